@@ -1,0 +1,49 @@
+"""Argument parsing shared by command families, with Redis's error strings."""
+
+import math
+
+from .resp import RedisError, string2ll
+
+E_NOT_INT = 'ERR value is not an integer or out of range'
+E_NOT_FLOAT = 'ERR value is not a valid float'
+E_SYNTAX = 'ERR syntax error'
+E_WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+E_DB_RANGE = 'ERR DB index is out of range'
+E_OVERFLOW = 'ERR increment or decrement would overflow'
+
+WRONGTYPE = RedisError(E_WRONGTYPE)
+SYNTAX = RedisError(E_SYNTAX)
+
+
+def int_arg(b, msg=E_NOT_INT):
+    """getLongLongFromObjectOrReply: a strict 64-bit integer or RedisError(msg)."""
+    v = string2ll(b)
+    if v is None:
+        raise RedisError(msg)
+    return v
+
+
+def float_arg(b, msg=E_NOT_FLOAT):
+    """getLongDoubleFromObjectOrReply: a finite-or-inf float without spaces, else error."""
+    try:
+        if not b or b[:1].isspace() or b[-1:].isspace():
+            raise ValueError
+        v = float(b)
+    except ValueError:
+        raise RedisError(msg) from None
+    if math.isnan(v):
+        raise RedisError(msg)
+    return v
+
+
+def db_arg(conn, b):
+    """A database index argument, checked against `databases`."""
+    db = int_arg(b)
+    if not 0 <= db < conn.ks.databases:
+        raise RedisError(E_DB_RANGE)
+    return db
+
+
+def lower(b):
+    """An option keyword as lower-case str (for comparisons with 'nx', 'ex', ...)."""
+    return b.decode('latin-1').lower()

@@ -1,0 +1,122 @@
+"""Connection commands: PING, ECHO, SELECT, QUIT, AUTH, HELLO, RESET (CLIENT lives in
+server.py's family of introspection commands)."""
+
+from ..args import db_arg, lower
+from ..command_table import Command
+from ..resp import OK, PONG, Map, RedisError, string2ll
+
+E_WRONGPASS = 'WRONGPASS invalid username-password pair or user is disabled.'
+
+
+def ping(c, args):
+    if len(args) > 2:
+        raise RedisError("ERR wrong number of arguments for 'ping' command")
+    if c.subscriptions and c.proto == 2:
+        return [b'pong', args[1] if len(args) > 1 else b'']
+    return args[1] if len(args) > 1 else PONG
+
+
+def echo(c, args):
+    return args[1]
+
+
+def select(c, args):
+    c.db = db_arg(c, args[1])
+    return OK
+
+
+def quit_(c, args):
+    c.close_after_reply()
+    return OK
+
+
+def check_password(c, user, password):
+    required = c.server.config['requirepass']
+    return user == b'default' and (not required or password == required.encode())
+
+
+def auth(c, args):
+    if len(args) > 3:
+        raise RedisError('ERR syntax error')
+    if len(args) == 2 and not c.server.config['requirepass']:
+        raise RedisError('ERR AUTH <password> called without any password configured for '
+                         'the default user. Are you sure your configuration is correct?')
+    user, password = (b'default', args[1]) if len(args) == 2 else (args[1], args[2])
+    if not check_password(c, user, password):
+        raise RedisError(E_WRONGPASS)
+    c.authenticated = True
+    c.update_gate()
+    return OK
+
+
+def hello(c, args):
+    proto = None
+    if len(args) > 1:
+        proto = string2ll(args[1])
+        if proto is None:
+            raise RedisError('ERR Protocol version is not an integer or out of range')
+        if proto < 2 or proto > 3:
+            raise RedisError('NOPROTO unsupported protocol version')
+    i = 2
+    name = None
+    while i < len(args):
+        opt = lower(args[i])
+        if opt == 'auth' and i + 2 < len(args):
+            if not check_password(c, args[i + 1], args[i + 2]):
+                raise RedisError(E_WRONGPASS)
+            c.authenticated = True
+            i += 3
+        elif opt == 'setname' and i + 1 < len(args):
+            name = args[i + 1]
+            if b' ' in name or any(ch < 33 or ch > 126 for ch in name):
+                raise RedisError('ERR Client names cannot contain spaces, newlines or '
+                                 'special characters.')
+            i += 2
+        else:
+            raise RedisError(f"ERR Syntax error in HELLO option '{args[i].decode('utf-8', 'replace')}'")
+    if not c.authenticated:
+        raise RedisError('NOAUTH HELLO must be called with the client already authenticated, '
+                         'otherwise the HELLO <proto> AUTH <user> <pass> option can be used to '
+                         'authenticate the client and select the RESP protocol version at '
+                         'the same time')
+    if name is not None:
+        c.name = name.decode('utf-8', 'replace') or None
+    if proto is not None:
+        c.proto = proto
+    c.update_gate()
+    from ..server import VERSION
+    return Map([(b'server', b'redis'), (b'version', VERSION.encode()), (b'proto', c.proto),
+                (b'id', c.id), (b'mode', b'standalone'), (b'role', b'master'),
+                (b'modules', [])])
+
+
+def reset(c, args):
+    c.multi = None
+    c.multi_error = False
+    c.unwatch_all()
+    for hook in c.server.reset_hooks:
+        hook(c)
+    c.db = 0
+    c.proto = 2
+    c.name = None
+    c.reply_mode = 'on'
+    c.no_evict = c.no_touch = False
+    c.authenticated = not c.server.config['requirepass']
+    c.update_gate()
+    return 'RESET'
+
+
+COMMANDS = [
+    Command('ping', ping, -1, 'fast', categories='@fast @connection', group='connection'),
+    Command('echo', echo, 2, 'fast', categories='@fast @connection', group='connection'),
+    Command('select', select, 2, 'loading stale fast', categories='@keyspace @fast',
+            group='connection'),
+    Command('quit', quit_, -1, 'allow_busy noscript loading stale fast no_auth',
+            categories='@fast @connection', group='connection'),
+    Command('auth', auth, -2, 'noscript loading stale fast no_auth allow_busy',
+            categories='@fast @connection', group='connection'),
+    Command('hello', hello, -1, 'noscript loading stale fast no_auth allow_busy',
+            categories='@fast @connection', group='connection', since='6.0.0'),
+    Command('reset', reset, 1, 'noscript loading stale fast no_auth allow_busy',
+            categories='@fast @connection', group='connection', since='6.2.0'),
+]

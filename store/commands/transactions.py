@@ -1,0 +1,92 @@
+"""MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+
+MULTI switches the connection to queueing (connection.py queues every command but these);
+EXEC runs the queue atomically, which in a single-threaded server means without letting
+another client in between. WATCH registers the connection on the keyspace's watcher map;
+any write to a watched key sets `dirty_cas` and EXEC then answers with a null array.
+"""
+
+from ..command_table import Command
+from ..resp import NULL_ARRAY, OK, RedisError
+from ..keyspace import now_ms
+
+
+def multi(c, args):
+    if c.multi is not None:
+        raise RedisError('ERR MULTI calls can not be nested')
+    c.multi = []
+    c.multi_error = False
+    c.update_gate()
+    return OK
+
+
+def _end_multi(c):
+    c.multi = None
+    c.multi_error = False
+    c.update_gate()
+    c.unwatch_all()
+
+
+def exec_(c, args):
+    if c.multi is None:
+        raise RedisError('ERR EXEC without MULTI')
+    queued, failed = c.multi, c.multi_error
+    if failed:
+        _end_multi(c)
+        raise RedisError('EXECABORT Transaction discarded because of previous errors.')
+    dirty = c.dirty_cas or _watched_key_expired(c)
+    _end_multi(c)
+    if dirty:
+        return NULL_ARRAY
+    return [c.call(cmd, a) for cmd, a in queued]
+
+
+def _watched_key_expired(c):
+    """Redis fails EXEC when a key that existed at WATCH time has logically expired since,
+    even if nothing has deleted it yet."""
+    now = now_ms()
+    for (db, key), deadline in zip(c.watched, c.watched_deadlines):
+        if deadline is not None and deadline < now:
+            return True
+    return False
+
+
+def discard(c, args):
+    if c.multi is None:
+        raise RedisError('ERR DISCARD without MULTI')
+    _end_multi(c)
+    return OK
+
+
+def watch(c, args):
+    if c.multi is not None:
+        raise RedisError('ERR WATCH inside MULTI is not allowed')
+    if not c.watched:
+        c.watched_deadlines = []
+    for key in args[1:]:
+        dk = (c.db, key)
+        if dk in c.watched:
+            continue
+        c.watched.append(dk)
+        c.watched_deadlines.append(c.ks.deadline(c.db, key))
+        c.ks.watch(c, c.db, key)
+    return OK
+
+
+def unwatch(c, args):
+    c.unwatch_all()
+    return OK
+
+
+COMMANDS = [
+    Command('multi', multi, 1, 'noscript loading stale fast allow_busy',
+            categories='@fast @transaction', group='transactions'),
+    Command('exec', exec_, 1, 'noscript loading stale skip_slowlog',
+            categories='@slow @transaction', group='transactions'),
+    Command('discard', discard, 1, 'noscript loading stale fast allow_busy',
+            categories='@fast @transaction', group='transactions'),
+    Command('watch', watch, -2, 'noscript loading stale fast allow_busy', (1, -1, 1),
+            '@fast @transaction', group='transactions'),
+    Command('unwatch', unwatch, 1, 'noscript loading stale fast allow_busy',
+            categories='@fast @transaction', group='transactions'),
+]

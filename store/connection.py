@@ -1,0 +1,266 @@
+"""One client connection: parse requests, run commands in order, write replies.
+
+Parsing has two paths. The fast path hands a read to hiredis when it starts a multibulk
+frame and ends with CRLF; it accepts hiredis's frames only if they account for every CRLF in
+the read (a multibulk command of n arguments has exactly 1 + 2n), which proves the read held
+whole, well-formed frames of bulk strings. Anything else (inline commands, frames split
+across reads, non-bulk elements, oversized arguments, unauthenticated clients) goes to the
+exact parser in resp.py, which reproduces Redis's errors, limits and close points; the
+connection returns to the fast path once the exact parser's buffer is empty.
+
+Commands from one read run in order and their replies leave in one write. The common case
+(authenticated, not in MULTI or subscribe mode, replies on) runs `execute` straight
+through; every special state sets `self.gated`, which routes commands through `_execute_gated`
+where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live.
+"""
+
+import asyncio
+import time
+
+import hiredis
+
+from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED, Raw)
+
+_perf_ns = time.perf_counter_ns
+
+
+class Connection(asyncio.Protocol):
+    def __init__(self, server):
+        self.server = server
+        self.ks = server.keyspace
+        self.table = server.commands
+        self.transport = None
+        self.reader = hiredis.Reader()
+        self.parser = None              # exact parser, while it holds a partial request
+        self.out = []
+        self.db = 0
+        self.proto = 2
+        self.id = 0
+        self.name = None
+        self.addr = self.laddr = '?'
+        self.created = self.last_interaction = time.time()
+        self.last_cmd = None            # the Command last run (CLIENT LIST cmd=)
+        self.authenticated = not server.config['requirepass']
+        self.closing = False
+        # MULTI/EXEC and WATCH
+        self.multi = None               # list of queued (cmd, args) while in MULTI
+        self.multi_error = False
+        self.dirty_cas = False
+        self.watched = []               # (db, key) pairs
+        self.watched_deadlines = []     # their deadlines at WATCH time
+        # CLIENT REPLY, CLIENT NO-EVICT/NO-TOUCH
+        self.reply_mode = 'on'
+        self.no_evict = self.no_touch = False
+        # pub/sub state, owned by store/pubsub
+        self.subscriptions = 0
+        self.gated = not self.authenticated
+
+    # -- asyncio.Protocol --------------------------------------------------------------
+
+    def connection_made(self, transport):
+        self.transport = transport
+        server = self.server
+        peer = transport.get_extra_info('peername')
+        sock = transport.get_extra_info('sockname')
+        if peer:
+            self.addr = f'{peer[0]}:{peer[1]}'
+        if sock:
+            self.laddr = f'{sock[0]}:{sock[1]}'
+        if len(server.clients) >= server.config['maxclients']:
+            server.stats.rejected_connections += 1
+            transport.write(b'-ERR max number of clients reached\r\n')
+            transport.close()
+            self.closing = True
+            return
+        server.register(self)
+
+    def connection_lost(self, exc):
+        self.closing = True
+        self.server.unregister(self)
+
+    def data_received(self, data):
+        if self.closing:
+            return
+        self.last_interaction = self.server.clock
+        self.server.stats.net_input_bytes += len(data)
+        if (self.parser is None and not self.gated and data[:1] == b'*'
+                and data[-2:] == b'\r\n' and len(data) <= self.server.max_bulk):
+            reader = self.reader
+            reader.feed(data)
+            frames = []
+            crlf = 0
+            try:
+                frame = reader.gets()
+                while frame is not False:
+                    if type(frame) is not list:
+                        crlf = -1
+                        break
+                    frames.append(frame)
+                    crlf += 1 + 2 * len(frame)
+                    frame = reader.gets()
+            except hiredis.ProtocolError:
+                crlf = -1
+            if crlf == data.count(b'\r\n'):
+                for args in frames:
+                    if args:
+                        self.execute(args)
+                self.flush()
+                return
+            self.reader = hiredis.Reader()
+        self._parse_exact(data)
+
+    def _parse_exact(self, data):
+        parser = self.parser
+        if parser is None:
+            parser = self.parser = RequestParser()
+        parser.feed(data)
+        error = None
+        try:
+            frames = parser.parse(self.server.max_bulk, self.authenticated)
+        except ProtocolError as e:
+            frames, error = parser.ready, e
+        for args in frames:
+            if self.closing:
+                break
+            self.execute(args)
+        if error is not None and not self.closing:
+            self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
+            self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode())
+            self.close_after_reply()
+        elif parser.pending() > self.server.config['client-query-buffer-limit']:
+            self.server.log(f'Closing client that reached max query buffer length: '
+                            f'{self.describe()}')
+            self.out.clear()
+            self.close_after_reply()
+        if not parser.buf and not parser.args:
+            self.parser = None
+        self.flush()
+
+    # -- output ------------------------------------------------------------------------
+
+    def flush(self):
+        out = self.out
+        if out and self.transport is not None:
+            data = out[0] if len(out) == 1 else b''.join(out)
+            out.clear()
+            self.server.stats.net_output_bytes += len(data)
+            self.transport.write(data)
+            if self.closing:
+                self.transport.close()
+
+    def close_after_reply(self):
+        """Stop reading; the transport closes once pending replies are written."""
+        self.closing = True
+        if not self.out and self.transport is not None:
+            self.transport.close()
+
+    def reply(self, value):
+        """Queue a reply outside the command path (pushes, protocol errors)."""
+        encode(value, self.proto, self.out)
+
+    # -- dispatch ----------------------------------------------------------------------
+
+    def execute(self, args):
+        """Run one command and queue its reply. The hot path."""
+        name = args[0]
+        cmd = self.table.get(name)
+        if cmd is None:
+            cmd = self.table.get(name.lower())
+        if self.gated or cmd is None or not cmd.arity_ok(len(args)):
+            return self._execute_gated(cmd, args)
+        t0 = _perf_ns()
+        try:
+            r = cmd.handler(self, args)
+        except RedisError as e:
+            r = e
+            cmd.failed += 1
+        except Exception as e:       # a bug must not take the server down
+            r = self._internal_error(cmd, e)
+        cmd.calls += 1
+        cmd.usec += (_perf_ns() - t0) // 1000
+        self.last_cmd = cmd
+        if r is OK:
+            self.out.append(b'+OK\r\n')
+        elif type(r) is bytes:
+            self.out.append(b'$%d\r\n%s\r\n' % (len(r), r))
+        else:
+            encode(r, self.proto, self.out)
+
+    def _internal_error(self, cmd, e):
+        self.server.log_exception(f'Error running {cmd.name}', e)
+        cmd.failed += 1
+        return RedisError(f'ERR internal error while running {cmd.name}: {e!r}'[:500])
+
+    def update_gate(self):
+        self.gated = (not self.authenticated or self.multi is not None
+                      or (self.subscriptions > 0 and self.proto == 2)
+                      or self.reply_mode != 'on')
+
+    def _reject(self, cmd, message):
+        if cmd is not None:
+            cmd.rejected += 1
+        if self.multi is not None:
+            self.multi_error = True
+        self._emit(RedisError(message))
+
+    def _emit(self, value):
+        mode = self.reply_mode
+        if mode == 'on':
+            encode(value, self.proto, self.out)
+        elif mode == 'skip':
+            self.reply_mode = 'on'
+            self.update_gate()
+
+    def _execute_gated(self, cmd, args):
+        name = args[0]
+        if name.lower() == b'quit':          # Redis 7.0 handles QUIT before anything else
+            self._emit(OK)
+            self.close_after_reply()
+            return
+        if cmd is None:
+            shown = ''
+            for a in args[1:]:
+                if len(shown) >= 128:
+                    break
+                shown += "'%s' " % a.decode('utf-8', 'replace')[:128 - len(shown)]
+            text = name.decode('utf-8', 'replace')[:128]
+            return self._reject(None, ' '.join(
+                f"ERR unknown command '{text}', with args beginning with: {shown}".split('\r\n')))
+        if not cmd.arity_ok(len(args)):
+            return self._reject(cmd, f"ERR wrong number of arguments for '{cmd.name}' command")
+        if not self.authenticated and not cmd.no_auth:
+            return self._reject(cmd, 'NOAUTH Authentication required.')
+        if self.subscriptions > 0 and self.proto == 2 and not cmd.pubsub_ok:
+            return self._reject(cmd, f"ERR Can't execute '{cmd.name}': only (P|S)SUBSCRIBE / "
+                                     "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+                                     "this context")
+        if self.multi is not None and not cmd.multi_ok:
+            self.multi.append((cmd, args))
+            return self._emit(QUEUED)
+        self._emit(self.call(cmd, args))
+
+    def call(self, cmd, args):
+        """Run a command and return its reply value (used by EXEC and the gated path)."""
+        t0 = _perf_ns()
+        try:
+            r = cmd.handler(self, args)
+        except RedisError as e:
+            r = e
+            cmd.failed += 1
+        except Exception as e:
+            r = self._internal_error(cmd, e)
+        cmd.calls += 1
+        cmd.usec += (_perf_ns() - t0) // 1000
+        self.last_cmd = cmd
+        return r
+
+    # -- helpers for commands ----------------------------------------------------------
+
+    def describe(self):
+        return f'id={self.id} addr={self.addr} laddr={self.laddr} name={self.name or ""}'
+
+    def unwatch_all(self):
+        if self.watched:
+            self.ks.unwatch(self, self.watched)
+            self.watched = []
+        self.dirty_cas = False

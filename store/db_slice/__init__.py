@@ -1,0 +1,34 @@
+"""One shard of the keyspace.
+
+A key belongs to the Redis Cluster hash slot CRC16(key) mod 16384 (only the part inside the
+first non-empty `{...}` counts, so `{user:1}:a` and `{user:1}:b` share a slot), and a slot to
+one shard. A shard holds its part of every database: a dict key -> value and a dict
+key -> deadline (ms since the epoch) for the keys that carry a TTL, plus the deadline index
+the active expiry walks. Shards are units of ownership, not threads: the active expiry works
+shard by shard, and the same cut lets a cluster of processes own disjoint slots later.
+"""
+
+from binascii import crc_hqx   # CRC-16/XMODEM, the CRC16 Redis Cluster uses
+
+from ..expiry import DeadlineIndex
+
+SLOTS = 16384
+
+
+def key_slot(key):
+    """CLUSTER KEYSLOT: hash slot of `key`, honouring {hashtags}."""
+    start = key.find(b'{')
+    if start >= 0:
+        end = key.find(b'}', start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    return crc_hqx(key, 0) & (SLOTS - 1)
+
+
+class DbSlice:
+    __slots__ = ('data', 'expires', 'index')
+
+    def __init__(self, databases):
+        self.data = [{} for _ in range(databases)]
+        self.expires = [{} for _ in range(databases)]
+        self.index = DeadlineIndex(self.expires)

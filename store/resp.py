@@ -1,0 +1,336 @@
+"""RESP wire format: the exact request parser and the reply encoder.
+
+Requests. The connection parses most traffic with hiredis (see connection.py); this module
+is the exact parser it falls back to whenever hiredis cannot prove that a read held only
+complete, well-formed multibulk frames: inline commands, frames split across reads, limits,
+and malformed input. It is a port of Redis 7.0's processInlineBuffer/processMultibulkBuffer,
+so errors, limits and the point where the connection closes match Redis byte for byte.
+
+Replies. Command handlers return plain Python values and the encoder renders them for the
+connection's protocol version:
+
+    bytes -> bulk string      None -> null           int -> integer
+    str -> simple string      bool -> boolean        float -> double
+    list/tuple -> array       Map -> map             Set -> set
+    Push -> push              Verbatim -> verbatim    RedisError -> error
+    NULL_ARRAY -> *-1 in RESP2 (null in RESP3)        Raw -> bytes sent as they are
+
+RESP2 renders the RESP3-only types the way Redis 7.0 does: maps as flat arrays, sets as
+arrays, doubles as bulk strings, booleans as 1/0, verbatim strings as bulk strings.
+"""
+
+import re
+
+INLINE_MAX_SIZE = 64 * 1024      # PROTO_INLINE_MAX_SIZE
+MBULK_BIG_ARG = 32 * 1024
+INT_MAX = 2**31 - 1
+
+
+class RedisError(Exception):
+    """An error reply. Raised by handlers (the dispatcher replies with it) or returned
+    inside an array (EXEC results). `msg` starts with the error code, e.g. 'ERR ...'."""
+
+    __slots__ = ('msg',)
+
+    def __init__(self, msg):
+        self.msg = msg
+
+    def __repr__(self):
+        return f'RedisError({self.msg!r})'
+
+
+class ProtocolError(Exception):
+    """Malformed request: reply '-ERR Protocol error: <msg>' (if msg) and close."""
+
+
+class Map(list):
+    """A map reply, built from (key, value) pairs or a dict."""
+
+    def __init__(self, items=()):
+        super().__init__(items.items() if isinstance(items, dict) else items)
+
+
+class Set(list):
+    """A set reply (RESP3 '~'), an array in RESP2."""
+
+
+class Push(list):
+    """An out-of-band push (RESP3 '>'), an array in RESP2."""
+
+
+class Verbatim(bytes):
+    """Verbatim text (RESP3 '=txt:'), a bulk string in RESP2."""
+
+
+class Raw(bytes):
+    """Bytes already encoded for the wire; sent unchanged in every protocol."""
+
+
+NULL_ARRAY = Raw(b'*-1\r\n')   # replaced by '_' in RESP3 by the encoder
+
+OK = 'OK'
+QUEUED = 'QUEUED'
+PONG = 'PONG'
+
+
+def format_double(d):
+    """Render a double the way Redis 7.0's addReplyDouble does (%.17g, inf, -inf)."""
+    if d != d:
+        return b'nan'
+    if d == float('inf'):
+        return b'inf'
+    if d == float('-inf'):
+        return b'-inf'
+    return b'%.17g' % d
+
+
+def encode(value, proto, out):
+    """Append the encoding of `value` for protocol `proto` (2 or 3) to the list `out`."""
+    t = type(value)
+    if t is bytes or t is bytearray:
+        out.append(b'$%d\r\n%s\r\n' % (len(value), value))
+    elif t is int:
+        out.append(b':%d\r\n' % value)
+    elif value is None:
+        out.append(b'_\r\n' if proto == 3 else b'$-1\r\n')
+    elif t is str:
+        out.append(b'+%s\r\n' % value.encode())
+    elif t is list or t is tuple:
+        out.append(b'*%d\r\n' % len(value))
+        for v in value:
+            encode(v, proto, out)
+    elif t is RedisError:
+        out.append(b'-%s\r\n' % value.msg.encode())
+    elif t is Raw:
+        if value is NULL_ARRAY and proto == 3:
+            out.append(b'_\r\n')
+        else:
+            out.append(value)
+    elif t is bool:
+        if proto == 3:
+            out.append(b'#t\r\n' if value else b'#f\r\n')
+        else:
+            out.append(b':1\r\n' if value else b':0\r\n')
+    elif t is float:
+        s = format_double(value)
+        out.append(b',%s\r\n' % s if proto == 3 else b'$%d\r\n%s\r\n' % (len(s), s))
+    elif t is Map:
+        if proto == 3:
+            out.append(b'%%%d\r\n' % len(value))
+        else:
+            out.append(b'*%d\r\n' % (2 * len(value)))
+        for k, v in value:
+            encode(k, proto, out)
+            encode(v, proto, out)
+    elif t is Set or t is Push:
+        mark = (b'~' if t is Set else b'>') if proto == 3 else b'*'
+        out.append(b'%s%d\r\n' % (mark, len(value)))
+        for v in value:
+            encode(v, proto, out)
+    elif t is Verbatim:
+        if proto == 3:
+            out.append(b'=%d\r\ntxt:%s\r\n' % (len(value) + 4, value))
+        else:
+            out.append(b'$%d\r\n%s\r\n' % (len(value), value))
+    elif isinstance(value, RedisError):
+        out.append(b'-%s\r\n' % value.msg.encode())
+    else:
+        raise TypeError(f'cannot encode {t.__name__}')
+    return out
+
+
+def to_bytes(value, proto=2):
+    return b''.join(encode(value, proto, []))
+
+
+# -- requests ---------------------------------------------------------------------------
+
+_STRICT_INT = re.compile(rb'-?[1-9][0-9]*|0')
+
+
+def string2ll(b):
+    """Redis's string2ll: a strict decimal integer (no sign '+', spaces or leading zeros)
+    within signed 64-bit range; None when `b` is not one."""
+    if len(b) > 20 or not _STRICT_INT.fullmatch(b):
+        return None
+    v = int(b)
+    if -2**63 <= v < 2**63:
+        return v
+    return None
+
+
+_ESCAPES = {ord('n'): 10, ord('r'): 13, ord('t'): 9, ord('b'): 8, ord('a'): 7}
+_HEX = b'0123456789abcdefABCDEF'
+
+
+def split_args(line):
+    """Redis's sdssplitargs: split an inline command line into arguments, honouring
+    "double quotes" with escapes and 'single quotes'. None on unbalanced quotes."""
+    args = []
+    n = len(line)
+    i = 0
+    while True:
+        while i < n and line[i] in b' \n\r\t\v\f':
+            i += 1
+        if i >= n:
+            return args
+        cur = bytearray()
+        inq = insq = False
+        while True:
+            if inq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if (c == 92 and i + 3 < n and line[i + 1] == ord('x')
+                        and line[i + 2] in _HEX and line[i + 3] in _HEX):
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == 92 and i + 1 < n:
+                    i += 1
+                    cur.append(_ESCAPES.get(line[i], line[i]))
+                elif c == 34:
+                    if i + 1 < n and line[i + 1] not in b' \n\r\t\v\f':
+                        return None
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            elif insq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if c == 92 and i + 1 < n and line[i + 1] == 39:
+                    i += 1
+                    cur.append(39)
+                elif c == 39:
+                    if i + 1 < n and line[i + 1] not in b' \n\r\t\v\f':
+                        return None
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            else:
+                if i >= n:
+                    break
+                c = line[i]
+                if c in b' \n\r\t\v\f\0':
+                    if c == 0:
+                        cur.append(c)
+                        i += 1
+                        continue
+                    break
+                elif c == 34:
+                    inq = True
+                elif c == 39:
+                    insq = True
+                else:
+                    cur.append(c)
+            i += 1
+        args.append(bytes(cur))
+
+
+class RequestParser:
+    """Incremental exact parser over a growing buffer.
+
+    `feed(data)` appends; `parse(limits)` returns the complete commands (lists of bytes)
+    and leaves any partial command buffered. A ProtocolError is raised after the commands
+    that preceded the malformed one have been returned through `self.ready`, so the caller
+    executes them first and then replies with the error and closes, as Redis does.
+    """
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.pos = 0
+        self.multibulklen = 0
+        self.bulklen = -1
+        self.args = []
+        self.ready = []
+
+    def pending(self):
+        """Bytes buffered but not yet turned into commands (the query buffer)."""
+        return len(self.buf) - self.pos + sum(len(a) for a in self.args)
+
+    def feed(self, data):
+        self.buf += data
+
+    def parse(self, max_bulk, authenticated=True):
+        buf = self.buf
+        ready = self.ready = []
+        try:
+            while self.pos < len(buf):
+                if self.multibulklen == 0 and buf[self.pos] != 42:   # not '*': inline
+                    if not self._inline():
+                        break
+                elif not self._multibulk(max_bulk, authenticated):
+                    break
+        finally:
+            if self.pos:
+                del buf[:self.pos]
+                self.pos = 0
+        return ready
+
+    def _inline(self):
+        buf = self.buf
+        nl = buf.find(b'\n', self.pos)
+        if nl < 0:
+            if len(buf) - self.pos > INLINE_MAX_SIZE:
+                raise ProtocolError('too big inline request')
+            return False
+        end = nl
+        if end != self.pos and buf[end - 1] == 13:
+            end -= 1
+        args = split_args(bytes(buf[self.pos:end]))
+        if args is None:
+            raise ProtocolError('unbalanced quotes in request')
+        self.pos = nl + 1
+        if args:
+            self.ready.append(args)
+        return True
+
+    def _multibulk(self, max_bulk, authenticated):
+        buf = self.buf
+        if self.multibulklen == 0:
+            cr = buf.find(b'\r', self.pos)
+            if cr < 0:
+                if len(buf) - self.pos > INLINE_MAX_SIZE:
+                    raise ProtocolError('too big mbulk count string')
+                return False
+            if cr - self.pos > len(buf) - self.pos - 2:
+                return False
+            ll = string2ll(bytes(buf[self.pos + 1:cr]))
+            if ll is None or ll > INT_MAX:
+                raise ProtocolError('invalid multibulk length')
+            if ll > 10 and not authenticated:
+                raise ProtocolError('unauthenticated multibulk length')
+            self.pos = cr + 2
+            if ll <= 0:
+                return True
+            self.multibulklen = ll
+            self.args = []
+        while self.multibulklen:
+            if self.bulklen == -1:
+                cr = buf.find(b'\r', self.pos)
+                if cr < 0:
+                    if len(buf) - self.pos > INLINE_MAX_SIZE:
+                        raise ProtocolError('too big bulk count string')
+                    return False
+                if cr - self.pos > len(buf) - self.pos - 2:
+                    return False
+                if buf[self.pos] != 36:
+                    raise ProtocolError("expected '$', got '%s'" % chr(buf[self.pos]))
+                ll = string2ll(bytes(buf[self.pos + 1:cr]))
+                if ll is None or ll < 0 or ll > max_bulk:
+                    raise ProtocolError('invalid bulk length')
+                if ll > 16384 and not authenticated:
+                    raise ProtocolError('unauthenticated bulk length')
+                self.pos = cr + 2
+                self.bulklen = ll
+            if len(buf) - self.pos < self.bulklen + 2:
+                return False
+            self.args.append(bytes(buf[self.pos:self.pos + self.bulklen]))
+            self.pos += self.bulklen + 2
+            self.bulklen = -1
+            self.multibulklen -= 1
+        self.ready.append(self.args)
+        self.args = []
+        return True

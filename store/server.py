@@ -1,0 +1,190 @@
+"""The server: listening socket, client registry, periodic housekeeping, shutdown.
+
+One process, one event loop (uvloop when available). The server owns the configuration, the
+keyspace and the command table; connections reach all three through it. A housekeeping
+timer (`cron`, `hz` times a second, as Redis's serverCron) refreshes the cached clock and
+closes idle clients when `timeout` is set; expiry has its own deadline timer.
+"""
+
+import asyncio
+import logging
+import os
+import socket
+import sys
+import time
+import traceback
+
+from .command_table import build_table
+from .commands import MODULES
+from .config import Config
+from .connection import Connection
+from .expiry.active import ActiveExpiry
+from .keyspace import Keyspace
+
+VERSION = '7.0.15'          # the Redis version whose behaviour we implement
+SERVER_NAME = 'store'
+
+
+class Stats:
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.total_connections_received = 0
+        self.rejected_connections = 0
+        self.net_input_bytes = 0
+        self.net_output_bytes = 0
+
+
+class Server:
+    def __init__(self, config=None, log_stream=None):
+        self.config = config or Config()
+        cfg = self.config
+        self.keyspace = Keyspace(cfg['databases'], cfg['shards'])
+        self.commands = build_table(*MODULES)
+        self.clients = {}
+        self.next_client_id = 1
+        self.clock = time.time()
+        self.start_time = time.time()
+        self.run_id = os.urandom(20).hex()
+        self.stats = Stats()
+        self.lastsave = int(time.time())
+        self.loop = None
+        self.listeners = []
+        self.port = cfg['port']
+        self.expiry = None
+        self.cron_handle = None
+        self.closed = None
+        self.exit_code = 0
+        self.log_stream = log_stream if log_stream is not None else sys.stdout
+        self.disconnect_hooks = []      # callables(conn), e.g. pub/sub cleanup
+        self.cron_hooks = []            # callables(now) run by cron
+        self.reset_hooks = []           # callables(conn) run by RESET
+        self.apply_all()
+
+    # -- configuration hooks -------------------------------------------------------------
+
+    def apply_config(self, name):
+        """Make a changed parameter take effect (called by CONFIG SET)."""
+        cfg = self.config
+        if name == 'proto-max-bulk-len':
+            self.max_bulk = cfg[name]
+        elif name == 'notify-keyspace-events':
+            self.keyspace.notify_flags = cfg[name]
+        elif name == 'active-expire-budget-us' and self.expiry is not None:
+            self.expiry.budget = cfg[name] / 1e6
+        elif name == 'requirepass':
+            # Redis keeps existing connections authenticated; new ones must AUTH.
+            pass
+
+    def apply_all(self):
+        for name in ('proto-max-bulk-len', 'notify-keyspace-events'):
+            self.apply_config(name)
+
+    # -- logging (redis-server's format: pid:role date time level message) ---------------
+
+    def log(self, msg, level='*'):
+        now = time.time()
+        stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
+        print(f'{os.getpid()}:M {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
+              file=self.log_stream, flush=True)
+
+    def log_verbose(self, msg):
+        if self.config['loglevel'] in ('debug', 'verbose'):
+            self.log(msg, '-')
+
+    def log_exception(self, msg, exc):
+        self.log(f'{msg}: {exc!r}\n' + ''.join(traceback.format_exception(exc)), '#')
+
+    # -- clients -------------------------------------------------------------------------
+
+    def register(self, conn):
+        conn.id = self.next_client_id
+        self.next_client_id += 1
+        self.clients[conn.id] = conn
+        self.stats.total_connections_received += 1
+        sock = conn.transport.get_extra_info('socket')
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def unregister(self, conn):
+        if self.clients.pop(conn.id, None) is None:
+            return
+        conn.unwatch_all()
+        for hook in self.disconnect_hooks:
+            hook(conn)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self):
+        """Listen and start housekeeping. Raises OSError when the address is taken."""
+        self.loop = asyncio.get_running_loop()
+        self.closed = asyncio.Event()
+        cfg = self.config
+        self.expiry = ActiveExpiry(self.keyspace, self.loop,
+                                   cfg['active-expire-budget-us'] / 1000.0)
+        hosts = ['0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
+                 for h in cfg['bind'].split()] or ['0.0.0.0']
+        port = cfg['port']
+        for host in hosts:
+            server = await self.loop.create_server(
+                lambda: Connection(self), host, port, backlog=cfg['tcp-backlog'],
+                reuse_address=True)
+            self.listeners.append(server)
+            if port == 0:       # ephemeral: every address shares the first one's port
+                port = server.sockets[0].getsockname()[1]
+        self.port = port
+        self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
+        self.log(f'Ready to accept connections tcp on {" ".join(hosts)}:{port}')
+
+    def cron(self):
+        self.clock = now = time.time()
+        timeout = self.config['timeout']
+        if timeout:
+            for conn in list(self.clients.values()):
+                if (now - conn.last_interaction > timeout and not conn.subscriptions
+                        and not conn.closing):
+                    self.log_verbose(f'Closing idle client {conn.describe()}')
+                    conn.close_after_reply()
+        for hook in self.cron_hooks:
+            hook(now)
+        self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
+
+    def request_shutdown(self, reason='', exit_code=0):
+        if self.closed is not None and not self.closed.is_set():
+            if reason:
+                self.log(reason, '#')
+            self.exit_code = exit_code
+            self.closed.set()
+
+    async def serve_until_shutdown(self):
+        await self.closed.wait()
+        await self.close()
+
+    async def close(self):
+        self.log('User requested shutdown...', '#')
+        if self.cron_handle is not None:
+            self.cron_handle.cancel()
+        if self.expiry is not None:
+            self.expiry.set_enabled(False)
+        for server in self.listeners:
+            server.close()
+        for conn in list(self.clients.values()):
+            conn.flush()
+            if conn.transport is not None:
+                conn.transport.close()
+        for server in self.listeners:
+            await server.wait_closed()
+        self.listeners = []
+        self.log('Redis is now ready to exit, bye bye...', '#')
+
+
+def new_event_loop():
+    try:
+        import uvloop
+        return uvloop.new_event_loop()
+    except ImportError:       # pragma: no cover - uvloop is a declared dependency
+        return asyncio.new_event_loop()
+
+
+logging.getLogger('asyncio').setLevel(logging.CRITICAL)

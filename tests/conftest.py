@@ -1,0 +1,145 @@
+"""Shared fixtures: our server (embedded, on a free port), Debian's redis-server as the
+reference for differential tests, clients for both, and a redis-cli runner."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+
+from store import EmbeddedServer
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, proc=None, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f'server exited with {proc.returncode}')
+        try:
+            with socket.create_connection(('127.0.0.1', port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise TimeoutError(f'nothing listening on {port}')
+
+
+def spawn_store(*args, port=None):
+    """Start `python -m store` as a subprocess; returns (proc, port)."""
+    port = port or free_port()
+    proc = subprocess.Popen([sys.executable, '-m', 'store', '--port', str(port), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for_port(port, proc)
+    return proc, port
+
+
+def spawn_redis(*args, port=None):
+    """Start Debian's redis-server on a free port (the reference implementation)."""
+    exe = shutil.which('redis-server')
+    if exe is None:
+        pytest.fail('redis-server is not installed; scripts/test installs it')
+    port = port or free_port()
+    proc = subprocess.Popen([exe, '--port', str(port), '--bind', '127.0.0.1', '--save', '',
+                             '--appendonly', 'no', '--enable-debug-command', 'yes',
+                             '--daemonize', 'no', *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_port(port, proc)
+    return proc, port
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope='session')
+def server():
+    """Our server, embedded in the test process on an ephemeral port."""
+    with EmbeddedServer(enable_debug_command='yes') as srv:
+        yield srv
+
+
+@pytest.fixture
+def r(server):
+    """A redis-py client (RESP2) on a flushed server."""
+    client = server.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def r3(server):
+    """A RESP3 redis-py client on a flushed server."""
+    client = server.client(protocol=3)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def make_server():
+    """Factory for a dedicated embedded server with its own config."""
+    started = []
+
+    def make(**options):
+        options.setdefault('enable_debug_command', 'yes')
+        srv = EmbeddedServer(**options).start()
+        started.append(srv)
+        return srv
+
+    yield make
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture(scope='session')
+def redis_ref():
+    """(host, port) of a reference redis-server for differential tests."""
+    proc, port = spawn_redis()
+    yield ('127.0.0.1', port)
+    stop(proc)
+
+
+@pytest.fixture
+def ref(redis_ref):
+    client = redis.Redis(*redis_ref)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def both(server, redis_ref):
+    """(ours, reference) raw-reply clients, both flushed, for differential tests."""
+    ours = server.client()
+    theirs = redis.Redis(*redis_ref)
+    for c in (ours, theirs):
+        c.flushall()
+    yield ours, theirs
+    ours.close()
+    theirs.close()
+
+
+def redis_cli(port, *args, input=None):
+    """Run redis-cli against `port`; returns its stdout."""
+    exe = shutil.which('redis-cli')
+    if exe is None:
+        pytest.fail('redis-cli is not installed; scripts/test installs it')
+    out = subprocess.run([exe, '-p', str(port), *args], input=input, capture_output=True,
+                         text=True, timeout=30)
+    return out.stdout

@@ -1,0 +1,82 @@
+"""The server core: start-up, pipelining, unknown commands, embedding."""
+
+import socket
+
+import pytest
+import redis
+
+from conftest import spawn_store, stop, free_port, redis_cli
+
+
+def test_ping_echo_and_unknown_command(r):
+    assert r.ping() is True
+    assert r.echo('hi') == b'hi'
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command('NOPE', 'a', 'b')
+    assert str(e.value) == "unknown command 'NOPE', with args beginning with: 'a' 'b' "
+
+
+def test_pipeline_many_commands_in_one_write(server):
+    with socket.create_connection(('127.0.0.1', server.port)) as s:
+        s.sendall(b''.join(b'*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%d\r\n' % (len(str(i)), i)
+                           for i in range(100)) + b'*2\r\n$3\r\nGET\r\n$1\r\nk\r\n')
+        want = b'+OK\r\n' * 100 + b'$2\r\n99\r\n'
+        got = b''
+        while len(got) < len(want):
+            got += s.recv(65536)
+        assert got == want
+
+
+def test_inline_commands(server):
+    with socket.create_connection(('127.0.0.1', server.port)) as s:
+        s.sendall(b'PING\r\nECHO "a b"\r\n\r\nSET x \'y z\'\nGET x\r\n')
+        want = b'+PONG\r\n$3\r\na b\r\n+OK\r\n$3\r\ny z\r\n'
+        got = b''
+        while len(got) < len(want):
+            got += s.recv(65536)
+        assert got == want
+
+
+def test_cli_subprocess_ready_line_and_sigterm():
+    proc, port = spawn_store()
+    try:
+        assert redis.Redis(port=port).ping()
+    finally:
+        stop(proc)
+    out = proc.stdout.read()
+    assert 'Ready to accept connections' in out
+    assert proc.returncode == 0
+
+
+def test_port_in_use_exits_nonzero():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        s.listen()
+        port = s.getsockname()[1]
+        import subprocess, sys
+        out = subprocess.run([sys.executable, '-m', 'store', '--port', str(port)],
+                             capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0
+    assert 'Could not create server TCP listening socket' in out.stderr
+
+
+def test_unknown_option_fails_clearly():
+    import subprocess, sys
+    out = subprocess.run([sys.executable, '-m', 'store', '--no-such-option', 'x'],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1
+    assert 'Bad directive or wrong number of arguments' in out.stderr
+    assert 'no-such-option' in out.stderr
+
+
+def test_embedded_context_manager_stops():
+    from store import EmbeddedServer
+    with EmbeddedServer() as srv:
+        port = srv.port
+        assert srv.client().ping()
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(port=port, socket_connect_timeout=1).ping()
+
+
+def test_pytest_plugin_fixture(store_server):
+    assert store_server.client().ping()

@@ -143,3 +143,23 @@ def redis_cli(port, *args, input=None):
     out = subprocess.run([exe, '-p', str(port), *args], input=input, capture_output=True,
                          text=True, timeout=30)
     return out.stdout
+
+
+def run_all(client, commands):
+    """Run raw commands, returning each reply or ('error', message): the form differential
+    tests compare between our server and redis-server."""
+    out = []
+    for cmd in commands:
+        try:
+            out.append(client.execute_command(*cmd))
+        except redis.ResponseError as e:
+            out.append(('error', str(e)))
+    return out
+
+
+def assert_same(both, commands):
+    """Run the same commands on our server and on redis-server; replies must be equal."""
+    ours, theirs = both
+    got, want = run_all(ours, commands), run_all(theirs, commands)
+    for cmd, g, w in zip(commands, got, want):
+        assert g == w, f'{cmd!r}: ours {g!r} != redis {w!r}'

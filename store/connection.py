@@ -9,8 +9,8 @@ exact parser in resp.py, which reproduces Redis's errors, limits and close point
 connection returns to the fast path once the exact parser's buffer is empty.
 
 Commands from one read run in order and their replies leave in one write. The common case
-(authenticated, not in MULTI or subscribe mode, replies on) runs `execute` straight
-through; every special state sets `self.gated`, which routes commands through `_execute_gated`
+(authenticated, not in MULTI or subscribe mode, replies on) runs inline in `run`; every
+special state sets `self.gated`, which routes commands through `_execute_gated`
 where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live.
 """
 
@@ -83,7 +83,7 @@ class Connection(asyncio.Protocol):
             return
         self.last_interaction = self.server.clock
         self.server.stats.net_input_bytes += len(data)
-        if (self.parser is None and not self.gated and data[:1] == b'*'
+        if (self.parser is None and self.authenticated and data[:1] == b'*'
                 and data[-2:] == b'\r\n' and len(data) <= self.server.max_bulk):
             reader = self.reader
             reader.feed(data)
@@ -101,9 +101,7 @@ class Connection(asyncio.Protocol):
             except hiredis.ProtocolError:
                 crlf = -1
             if crlf == data.count(b'\r\n'):
-                for args in frames:
-                    if args:
-                        self.execute(args)
+                self.run(frames)
                 self.flush()
                 return
             self.reader = hiredis.Reader()
@@ -119,10 +117,7 @@ class Connection(asyncio.Protocol):
             frames = parser.parse(self.server.max_bulk, self.authenticated)
         except ProtocolError as e:
             frames, error = parser.ready, e
-        for args in frames:
-            if self.closing:
-                break
-            self.execute(args)
+        self.run(frames)
         if error is not None and not self.closing:
             self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
             self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode())
@@ -150,7 +145,7 @@ class Connection(asyncio.Protocol):
 
     def close_after_reply(self):
         """Stop reading; the transport closes once pending replies are written."""
-        self.closing = True
+        self.closing = self.gated = True
         if not self.out and self.transport is not None:
             self.transport.close()
 
@@ -160,31 +155,39 @@ class Connection(asyncio.Protocol):
 
     # -- dispatch ----------------------------------------------------------------------
 
-    def execute(self, args):
-        """Run one command and queue its reply. The hot path."""
-        name = args[0]
-        cmd = self.table.get(name)
-        if cmd is None:
-            cmd = self.table.get(name.lower())
-        if self.gated or cmd is None or not cmd.arity_ok(len(args)):
-            return self._execute_gated(cmd, args)
-        t0 = _perf_ns()
-        try:
-            r = cmd.handler(self, args)
-        except RedisError as e:
-            r = e
-            cmd.failed += 1
-        except Exception as e:       # a bug must not take the server down
-            r = self._internal_error(cmd, e)
-        cmd.calls += 1
-        cmd.usec += (_perf_ns() - t0) // 1000
-        self.last_cmd = cmd
-        if r is OK:
-            self.out.append(b'+OK\r\n')
-        elif type(r) is bytes:
-            self.out.append(b'$%d\r\n%s\r\n' % (len(r), r))
-        else:
-            encode(r, self.proto, self.out)
+    def run(self, frames):
+        """Run parsed commands in order, queueing their replies. The hot path: a command
+        of a known name with the right arity on an ungated connection runs inline."""
+        table = self.table
+        out = self.out
+        for args in frames:
+            if not args:
+                continue
+            cmd = table.get(args[0])
+            if cmd is None or self.gated:
+                self._execute_gated(cmd, args)
+                continue
+            n, arity = len(args), cmd.arity
+            if (n != arity) if arity > 0 else (n < -arity):
+                self._execute_gated(cmd, args)
+                continue
+            t0 = _perf_ns()
+            try:
+                r = cmd.handler(self, args)
+            except RedisError as e:
+                r = e
+                cmd.failed += 1
+            except Exception as e:       # a bug must not take the server down
+                r = self._internal_error(cmd, e)
+            cmd.calls += 1
+            cmd.usec += (_perf_ns() - t0) // 1000
+            self.last_cmd = cmd
+            if r is OK:
+                out.append(b'+OK\r\n')
+            elif type(r) is bytes:
+                out.append(b'$%d\r\n%s\r\n' % (len(r), r))
+            else:
+                encode(r, self.proto, out)
 
     def _internal_error(self, cmd, e):
         self.server.log_exception(f'Error running {cmd.name}', e)
@@ -192,7 +195,7 @@ class Connection(asyncio.Protocol):
         return RedisError(f'ERR internal error while running {cmd.name}: {e!r}'[:500])
 
     def update_gate(self):
-        self.gated = (not self.authenticated or self.multi is not None
+        self.gated = (self.closing or not self.authenticated or self.multi is not None
                       or (self.subscriptions > 0 and self.proto == 2)
                       or self.reply_mode != 'on')
 
@@ -212,7 +215,13 @@ class Connection(asyncio.Protocol):
             self.update_gate()
 
     def _execute_gated(self, cmd, args):
+        """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
+        RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP."""
+        if self.closing:
+            return
         name = args[0]
+        if cmd is None:
+            cmd = self.table.get(name.lower())
         if name.lower() == b'quit':          # Redis 7.0 handles QUIT before anything else
             self._emit(OK)
             self.close_after_reply()

@@ -49,7 +49,7 @@ class Keyspace:
 
     def read(self, db, key):
         """Look a key up for a read command: lazy expiry, hit/miss stats, `keymiss`."""
-        s = self.shard_for(key)
+        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
             exp = s.expires[db]
@@ -64,7 +64,7 @@ class Keyspace:
 
     def lookup(self, db, key):
         """Look a key up for a write command: lazy expiry only."""
-        s = self.shard_for(key)
+        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
             exp = s.expires[db]
@@ -86,7 +86,7 @@ class Keyspace:
 
     def set(self, db, key, value, deadline=None):
         """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does."""
-        s = self.shard_for(key)
+        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
         s.data[db][key] = value
         exp = s.expires[db]
         if key in exp:

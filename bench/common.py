@@ -1,0 +1,116 @@
+"""Shared benchmark plumbing: start our server and redis-server side by side, read their
+CPU time and RSS from /proc, run redis-benchmark, load keys quickly over a raw socket.
+
+Both servers run on this machine in the same run, so the ratios between them mean
+something even on a noisy shared machine; absolute numbers do not.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+TICK = os.sysconf('SC_CLK_TCK')
+PAGE = os.sysconf('SC_PAGE_SIZE')
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f'server exited: {proc.returncode}')
+        try:
+            socket.create_connection(('127.0.0.1', port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(port)
+
+
+class ServerProc:
+    """A server subprocess: `ours` (python -m store) or `redis` (redis-server)."""
+
+    def __init__(self, kind, *args):
+        self.kind = kind
+        self.port = free_port()
+        if kind == 'ours':
+            cmd = [sys.executable, '-m', 'store', '--port', str(self.port), *args]
+        else:
+            exe = shutil.which('redis-server')
+            if not exe:
+                sys.exit('redis-server not found: apt-get install redis-server redis-tools')
+            cmd = [exe, '--port', str(self.port), '--bind', '127.0.0.1', '--save', '',
+                   '--appendonly', 'no', *args]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        wait_port(self.port, self.proc)
+
+    def cpu_seconds(self):
+        with open(f'/proc/{self.proc.pid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+
+    def rss_bytes(self):
+        with open(f'/proc/{self.proc.pid}/statm') as f:
+            return int(f.read().split()[1]) * PAGE
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def redis_benchmark(port, test, requests, clients=50, pipeline=1, extra=()):
+    """Run one redis-benchmark test; returns requests per second."""
+    exe = shutil.which('redis-benchmark')
+    if not exe:
+        sys.exit('redis-benchmark not found: apt-get install redis-tools')
+    out = subprocess.run([exe, '-h', '127.0.0.1', '-p', str(port), '-t', test, '-n',
+                          str(requests), '-c', str(clients), '-P', str(pipeline), '--csv',
+                          '-q', *extra], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = [p.strip('"') for p in line.split('","')]
+        if len(parts) >= 2 and parts[0] != 'test':
+            return float(parts[1])
+    raise RuntimeError(f'no result in redis-benchmark output: {out!r}')
+
+
+def command(*args):
+    parts = [b'*%d\r\n' % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        parts.append(b'$%d\r\n%s\r\n' % (len(a), a))
+    return b''.join(parts)
+
+
+def send_pipelined(port, commands, batch=10000):
+    """Send RESP-encoded commands over one connection in batches and read all replies
+    (each reply of these commands is one line: +OK, :n or -ERR)."""
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        for i in range(0, len(commands), batch):
+            chunk = commands[i:i + batch]
+            s.sendall(b''.join(chunk))
+            want = len(chunk)
+            buf = b''
+            while buf.count(b'\r\n') < want:
+                data = s.recv(1 << 20)
+                if not data:
+                    raise ConnectionError('server closed the connection')
+                buf += data

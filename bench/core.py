@@ -1,0 +1,90 @@
+"""Server-core benchmark: our server against redis-server in the same run.
+
+    .venv/bin/python bench/core.py [--requests 200000] [--keys 1000000]
+
+1. Throughput: redis-benchmark -t set,get,incr,mset -c 50 at -P 1 and -P 16 against each
+   server in turn (alternating, so drift on a shared machine hits both), with each server's
+   CPU seconds per request read from /proc/<pid>/stat around the run.
+2. Memory: RSS growth per key after loading N keys with `SET key:<i> <8 bytes> EX 3600`.
+
+Prints a Markdown table with the ratios the targets are stated in (see docs/benchmarks.md).
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ServerProc, command, redis_benchmark, send_pipelined  # noqa: E402
+
+TESTS = ['set', 'get', 'incr', 'mset']
+
+
+def throughput(servers, requests, pipelines, repeat):
+    rows = []
+    for pipeline in pipelines:
+        for test in TESTS:
+            result = {}
+            for srv in servers:
+                result[srv.kind] = {'rps': 0.0, 'cpu': 0.0}
+            for _ in range(repeat):
+                for srv in servers:
+                    cpu0 = srv.cpu_seconds()
+                    rps = redis_benchmark(srv.port, test, requests, 50, pipeline)
+                    cpu = srv.cpu_seconds() - cpu0
+                    best = result[srv.kind]
+                    if rps > best['rps']:
+                        best['rps'] = rps
+                        best['cpu'] = cpu / requests * 1e6
+            rows.append((test, pipeline, result))
+            o, r = result['ours'], result['redis']
+            print(f'  {test:5} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:6.2f} '
+                  f'us/req | redis {r["rps"]:>10.0f} rps {r["cpu"]:6.2f} us/req',
+                  file=sys.stderr)
+    return rows
+
+
+def memory(kind, nkeys):
+    with ServerProc(kind) as srv:
+        before = srv.rss_bytes()
+        value = b'v' * 8
+        cmds = [command(b'SET', b'key:%d' % i, value, b'EX', b'3600') for i in range(nkeys)]
+        send_pipelined(srv.port, cmds)
+        del cmds
+        after = srv.rss_bytes()
+    return (after - before) / nkeys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--requests', type=int, default=200000)
+    ap.add_argument('--keys', type=int, default=1000000)
+    ap.add_argument('--repeat', type=int, default=1, help='runs per cell; best is kept')
+    ap.add_argument('--skip-memory', action='store_true')
+    args = ap.parse_args()
+
+    print('throughput (redis-benchmark -c 50):', file=sys.stderr)
+    with ServerProc('ours') as ours, ServerProc('redis') as redis:
+        rows = throughput([ours, redis], args.requests, [1, 16], args.repeat)
+
+    print('| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
+          'redis CPU us/req | CPU ratio |')
+    print('|---|---|---|---|---|---|---|---|')
+    for test, pipeline, res in rows:
+        o, r = res['ours'], res['redis']
+        print(f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
+              f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
+              f'{o["cpu"] / r["cpu"]:.2f}x |')
+
+    if not args.skip_memory:
+        print(f'memory: loading {args.keys} keys with EX 3600 ...', file=sys.stderr)
+        ours_b = memory('ours', args.keys)
+        redis_b = memory('redis', args.keys)
+        print()
+        print('| keys (EX 3600) | ours RSS bytes/key | redis RSS bytes/key | ratio |')
+        print('|---|---|---|---|')
+        print(f'| {args.keys} | {ours_b:.0f} | {redis_b:.0f} | {ours_b / redis_b:.2f}x |')
+
+
+if __name__ == '__main__':
+    main()

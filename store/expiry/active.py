@@ -67,21 +67,23 @@ class ActiveExpiry:
         more = False
         for i in range(n):
             s = shards[(self.next_shard + i) % n]
+            index = s.index
             while True:
-                due = s.index.pop_due(now, CHUNK)
-                if not due:
-                    break
-                for db, key, deadline in due:
-                    exp = s.expires[db]
-                    if exp.get(key) == deadline:
-                        del exp[key]
-                        del s.data[db][key]
-                        batch = batches.get(db)
-                        if batch is None:
-                            batch = batches[db] = []
-                        batch.append(key)
-                    else:
-                        s.index.stale -= 1
+                if not index.promote(now, CHUNK):
+                    due = index.pop_due(now, CHUNK)
+                    if not due:
+                        break
+                    for db, key, deadline in due:
+                        exp = s.expires[db]
+                        if exp.get(key) == deadline:
+                            del exp[key]
+                            del s.data[db][key]
+                            batch = batches.get(db)
+                            if batch is None:
+                                batch = batches[db] = []
+                            batch.append(key)
+                        else:
+                            index.stale -= 1
                 if time.perf_counter() > stop:
                     more = True
                     break

@@ -1,45 +1,84 @@
 """The per-shard deadline index: which keys fall due when.
 
-Structure. For each database a dict maps a deadline (integer ms since the epoch) to its
-bucket, a list `[deadline, key, key, ...]`; a heap holds one `(deadline, db)` entry per
-bucket. Adding a key is a dict lookup and a list append, O(1) (plus O(log b) to push a new
-bucket onto the heap, b = number of buckets); finding the earliest deadline is heap[0].
+Two levels, like a two-level timing wheel:
 
-Memory. Keys that share a millisecond share a bucket, and the shard's `expires` dict stores
-the bucket's own deadline int (returned by `add`), so a volatile key costs one list slot
-(8 bytes) here plus its slot in `expires`; keys written in bulk share deadline objects.
+- far:  for each database, coarse buckets of COARSE_MS (1024 ms) windows,
+        `{window: [key, key, ...]}`, plus a heap of `(window, db)`.
+- near: exact-millisecond buckets `{deadline: [key, ...]}` plus a heap of `(deadline, db)`,
+        holding only keys whose window has come up (deadline < `horizon`).
 
-Removal is lazy. PERSIST, DEL or a new deadline leave the old bucket entry in place; when a
-bucket falls due, each key is deleted only if its current deadline is still the bucket's,
-otherwise the entry is stale and dropped. `stale` counts such entries and the index is
-rebuilt from `expires` when they outnumber the live ones, so memory stays within 2x of live
-keys whatever the write pattern (a session refreshed every second, for instance).
+A new deadline goes to `near` if its window was already promoted, else to `far`. When a
+window's start time arrives, `promote` moves it: each key's current deadline is read from
+`expires` and the key is filed in `near`. Due keys are then taken from `near` in deadline
+order, so keys are deleted at their exact millisecond while far-future keys cost one list
+slot (8 bytes) each: a bucket's fixed cost is shared by every key in its 1 s window (per shard), even
+when keys trickle in one per millisecond.
+
+Costs: add O(1) (+ O(log w) for a new window's heap entry); promotion O(1) per key; finding
+the next wake-up time is heap[0]. Work is done in chunks (`limit`) so the caller can keep
+to its time budget during a mass expiry.
+
+Deadline ints: `add` returns a canonical int object for the deadline (one per millisecond
+recently used), which the shard stores in `expires`, so keys written in the same
+millisecond share it instead of each holding a 32-byte int.
+
+Removal is lazy. PERSIST, DEL or a new deadline leave the old entry in place; promotion and
+expiry check each key against `expires` and drop entries that no longer match. `stale`
+counts them, and the index is rebuilt from `expires` when stale entries outnumber live
+ones, so memory stays within 2x of live keys whatever the write pattern.
 """
 
 import heapq
 
+COARSE_MS = 1024
+
 
 class DeadlineIndex:
-    __slots__ = ('expires', 'buckets', 'heap', 'entries', 'stale')
+    __slots__ = ('expires', 'far', 'far_heap', 'near', 'near_heap', 'horizon', 'entries',
+                 'stale', 'canon')
 
     def __init__(self, expires):
         self.expires = expires      # the shard's per-database key -> deadline dicts
-        self.buckets = [{} for _ in expires]
-        self.heap = []
+        self.canon = {}
+        self._reset()
+
+    def _reset(self):
+        self.far = [{} for _ in self.expires]
+        self.near = [{} for _ in self.expires]
+        self.far_heap = []
+        self.near_heap = []
+        self.horizon = 0            # deadlines below this are filed in `near`
         self.entries = 0
         self.stale = 0
 
     def add(self, db, key, deadline):
         """File `key` under `deadline`; return the int object to store as its deadline.
-        The caller counts the previous deadline, if any, as stale (`discard`)."""
-        buckets = self.buckets[db]
+        The caller reports the previous deadline, if any, with `discard`."""
+        canon = self.canon.get(deadline)
+        if canon is None:
+            if len(self.canon) >= 4096:
+                self.canon.clear()
+            self.canon[deadline] = canon = deadline
+        self.entries += 1
+        if canon < self.horizon:
+            self._file_near(db, key, canon)
+        else:
+            window = canon // COARSE_MS
+            buckets = self.far[db]
+            bucket = buckets.get(window)
+            if bucket is None:
+                bucket = buckets[window] = []
+                heapq.heappush(self.far_heap, (window, db))
+            bucket.append(key)
+        return canon
+
+    def _file_near(self, db, key, deadline):
+        buckets = self.near[db]
         bucket = buckets.get(deadline)
         if bucket is None:
-            bucket = buckets[deadline] = [deadline]
-            heapq.heappush(self.heap, (deadline, db))
+            bucket = buckets[deadline] = []
+            heapq.heappush(self.near_heap, (deadline, db))
         bucket.append(key)
-        self.entries += 1
-        return bucket[0]
 
     def discard(self):
         """A key's deadline went away or changed: its entry is now stale. Rebuilds the
@@ -50,60 +89,105 @@ class DeadlineIndex:
 
     def rebuild(self):
         """Drop stale entries: refile every live deadline from the `expires` dicts."""
-        self.buckets = [{} for _ in self.expires]
-        self.heap = []
-        self.entries = self.stale = 0
+        horizon = self.horizon
+        self._reset()
+        self.horizon = horizon
         for db, exp in enumerate(self.expires):
             for key, deadline in exp.items():
                 exp[key] = self.add(db, key, deadline)
 
     def clear(self, db):
-        """FLUSHDB: forget a database's buckets (their heap entries are skipped later)."""
-        dropped = sum(len(b) - 1 for b in self.buckets[db].values())
+        """FLUSHDB: forget a database's entries (their heap entries are skipped later)."""
+        dropped = (sum(len(b) for b in self.far[db].values())
+                   + sum(len(b) for b in self.near[db].values()))
         self.entries -= dropped
         self.stale = max(0, self.stale - dropped)
-        self.buckets[db] = {}
+        self.far[db] = {}
+        self.near[db] = {}
 
     def swap(self, db1, db2):
-        b = self.buckets
-        b[db1], b[db2] = b[db2], b[db1]
-        self.heap = [(d, db2 if db == db1 else db1 if db == db2 else db)
-                     for d, db in self.heap]
-        heapq.heapify(self.heap)
+        """SWAPDB: exchange two databases' entries."""
+        def other(db):
+            return db2 if db == db1 else db1 if db == db2 else db
+        for level in (self.far, self.near):
+            level[db1], level[db2] = level[db2], level[db1]
+        self.far_heap = [(w, other(db)) for w, db in self.far_heap]
+        self.near_heap = [(d, other(db)) for d, db in self.near_heap]
+        heapq.heapify(self.far_heap)
+        heapq.heapify(self.near_heap)
 
     def earliest(self):
-        """The earliest pending deadline, or None. Drops heap entries of cleared buckets."""
-        heap = self.heap
+        """When the next piece of work is due (ms), or None: the earliest exact deadline
+        in `near`, or the start of the earliest unpromoted window."""
+        best = None
+        heap = self.near_heap
         while heap:
             deadline, db = heap[0]
-            if deadline in self.buckets[db]:
-                return deadline
+            if deadline in self.near[db]:
+                best = deadline
+                break
             heapq.heappop(heap)
-        return None
+        heap = self.far_heap
+        while heap:
+            window, db = heap[0]
+            if window in self.far[db]:
+                start = window * COARSE_MS
+                if best is None or start < best:
+                    best = start
+                break
+            heapq.heappop(heap)
+        return best
+
+    def promote(self, now, limit):
+        """File the keys of windows that have started (start <= now) in `near`, up to
+        `limit` keys; returns the number of entries handled (0: nothing to promote)."""
+        done = 0
+        heap = self.far_heap
+        while heap and done < limit and heap[0][0] * COARSE_MS <= now:
+            window, db = heap[0]
+            bucket = self.far[db].get(window)
+            if bucket is not None:
+                exp = self.expires[db]
+                while bucket and done < limit:
+                    key = bucket.pop()
+                    done += 1
+                    deadline = exp.get(key)
+                    if deadline is not None and deadline // COARSE_MS == window:
+                        self._file_near(db, key, deadline)
+                    else:
+                        self.entries -= 1
+                        self.stale -= 1
+                if bucket:
+                    break
+                del self.far[db][window]
+            heapq.heappop(heap)
+            self.horizon = max(self.horizon, (window + 1) * COARSE_MS)
+        return done
 
     def pop_due(self, now, limit):
-        """Remove and return up to `limit` (db, key, deadline) entries due at `now`, that
-        is with deadline < now as Redis's keyIsExpired has it (stale ones included; the
-        caller checks them against `expires`)."""
+        """Remove and return up to `limit` promoted entries due at `now` (deadline < now,
+        as Redis's keyIsExpired has it) as (db, key, deadline) triples, stale ones
+        included: the caller checks them against `expires`."""
         out = []
-        heap = self.heap
+        heap = self.near_heap
         while heap and len(out) < limit:
             deadline, db = heap[0]
             if deadline >= now:
                 break
-            bucket = self.buckets[db].get(deadline)
+            bucket = self.near[db].get(deadline)
             if bucket is None:
                 heapq.heappop(heap)
                 continue
             take = limit - len(out)
-            while len(bucket) > 1 and take:
+            while bucket and take:
                 out.append((db, bucket.pop(), deadline))
                 take -= 1
-            if len(bucket) == 1:
-                del self.buckets[db][deadline]
+            if not bucket:
+                del self.near[db][deadline]
                 heapq.heappop(heap)
         self.entries -= len(out)
         return out
 
     def size(self):
+        """Entries in the index (live and stale)."""
         return self.entries

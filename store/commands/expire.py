@@ -1,3 +1,158 @@
-"""(to be written)"""
+"""Key expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL, EXPIRETIME,
+PEXPIRETIME, PERSIST.
 
-COMMANDS = []
+Why this module looks the way it does: all four setters are one function,
+`expire_generic`, a port of Redis 7.0's expireGenericCommand, because the order of its
+checks is observable. Options (NX XX GT LT) are validated before the time argument, the
+time argument before the key is looked up, and the overflow checks run on the arithmetic
+Redis does in 64-bit integers (seconds -> ms, then + basetime), so a client sees the same
+error for the same request. A deadline at or before now deletes the key and raises `del`
+(not `expire`), as Redis 7.0 does; otherwise the key gets the deadline and `expire` is
+raised. Deadlines are absolute integer milliseconds since the epoch and go through the
+keyspace primitives (`set_deadline`, `persist`, `delete`), which keep the shard's deadline
+index and WATCHers consistent.
+"""
+
+from .. import events
+from ..args import int_arg
+from ..command_table import Command
+from ..keyspace import now_ms
+from ..resp import RedisError
+
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -2**63
+
+NX, XX, GT, LT = 1, 2, 4, 8
+_FLAGS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT}
+
+
+def parse_expire_flags(args, start=3):
+    """parseExtendedExpireArgumentsOrReply: the NX/XX/GT/LT bit set."""
+    flags = 0
+    for opt in args[start:]:
+        bit = _FLAGS.get(opt.lower())
+        if bit is None:
+            raise RedisError(f"ERR Unsupported option {opt.decode('utf-8', 'replace')}")
+        flags |= bit
+    if flags & NX and flags & (XX | GT | LT):
+        raise RedisError('ERR NX and XX, GT or LT options at the same time are not compatible')
+    if flags & GT and flags & LT:
+        raise RedisError('ERR GT and LT options at the same time are not compatible')
+    return flags
+
+
+def expire_generic(c, args, relative, seconds):
+    name = args[0].decode('latin-1').lower()
+    flags = parse_expire_flags(args)
+    when = int_arg(args[2])
+    basetime = now_ms() if relative else 0
+    invalid = RedisError(f"ERR invalid expire time in '{name}' command")
+    if seconds:
+        # C's LLONG_MAX / 1000 truncates toward zero, for LLONG_MIN as well.
+        if when > LLONG_MAX // 1000 or when < -(-LLONG_MIN // 1000):
+            raise invalid
+        when *= 1000
+    if when > LLONG_MAX - basetime:
+        raise invalid
+    when += basetime
+
+    ks, db, key = c.ks, c.db, args[1]
+    if ks.lookup(db, key) is None:
+        return 0
+    if flags:
+        current = ks.deadline(db, key)
+        if flags & NX and current is not None:
+            return 0
+        if flags & XX and current is None:
+            return 0
+        # No TTL counts as an infinite one: GT never succeeds against it, LT always does.
+        if flags & GT and (current is None or when <= current):
+            return 0
+        if flags & LT and current is not None and when >= current:
+            return 0
+
+    if when <= now_ms():        # checkAlreadyExpired: delete now, as an explicit DEL
+        ks.delete(db, key)
+        ks.notify(events.GENERIC, b'del', db, key)
+        return 1
+    ks.set_deadline(db, key, when)
+    ks.notify(events.GENERIC, b'expire', db, key)
+    return 1
+
+
+def expire(c, args):
+    return expire_generic(c, args, relative=True, seconds=True)
+
+
+def pexpire(c, args):
+    return expire_generic(c, args, relative=True, seconds=False)
+
+
+def expireat(c, args):
+    return expire_generic(c, args, relative=False, seconds=True)
+
+
+def pexpireat(c, args):
+    return expire_generic(c, args, relative=False, seconds=False)
+
+
+def ttl_generic(c, key, in_ms, absolute):
+    """ttlGenericCommand: -2 for no key, -1 for no TTL, else the (rounded) TTL."""
+    ks = c.ks
+    if ks.read(c.db, key) is None:
+        return -2
+    deadline = ks.deadline(c.db, key)
+    if deadline is None:
+        return -1
+    ttl = deadline if absolute else deadline - now_ms()
+    if ttl < 0:
+        ttl = 0
+    return ttl if in_ms else (ttl + 500) // 1000
+
+
+def ttl(c, args):
+    return ttl_generic(c, args[1], in_ms=False, absolute=False)
+
+
+def pttl(c, args):
+    return ttl_generic(c, args[1], in_ms=True, absolute=False)
+
+
+def expiretime(c, args):
+    return ttl_generic(c, args[1], in_ms=False, absolute=True)
+
+
+def pexpiretime(c, args):
+    return ttl_generic(c, args[1], in_ms=True, absolute=True)
+
+
+def persist(c, args):
+    if c.ks.persist(c.db, args[1]):
+        c.ks.notify(events.GENERIC, b'persist', c.db, args[1])
+        return 1
+    return 0
+
+
+_WRITE = ('write fast', (1, 1, 1), '@keyspace @write @fast')
+_READ = ('readonly fast', (1, 1, 1), '@keyspace @read @fast')
+
+COMMANDS = [
+    Command('expire', expire, -3, *_WRITE, summary="Set a key's time to live in seconds"),
+    Command('pexpire', pexpire, -3, *_WRITE, since='2.6.0',
+            summary="Set a key's time to live in milliseconds"),
+    Command('expireat', expireat, -3, *_WRITE, since='1.2.0',
+            summary='Set the expiration for a key as a UNIX timestamp'),
+    Command('pexpireat', pexpireat, -3, *_WRITE, since='2.6.0',
+            summary='Set the expiration for a key as a UNIX timestamp specified in '
+                    'milliseconds'),
+    Command('ttl', ttl, 2, *_READ, tips='nondeterministic_output',
+            summary='Get the time to live for a key in seconds'),
+    Command('pttl', pttl, 2, *_READ, tips='nondeterministic_output', since='2.6.0',
+            summary='Get the time to live for a key in milliseconds'),
+    Command('expiretime', expiretime, 2, *_READ, since='7.0.0',
+            summary='Get the expiration Unix timestamp for a key'),
+    Command('pexpiretime', pexpiretime, 2, *_READ, since='7.0.0',
+            summary='Get the expiration Unix timestamp for a key in milliseconds'),
+    Command('persist', persist, 2, *_WRITE, since='2.2.0',
+            summary='Remove the expiration from a key'),
+]

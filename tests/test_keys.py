@@ -1,0 +1,488 @@
+"""Keyspace commands: DEL, UNLINK, EXISTS, TYPE, TOUCH, KEYS, SCAN, RANDOMKEY, RENAME,
+RENAMENX, MOVE, COPY, OBJECT, DUMP, RESTORE.
+
+Differential against redis-server where replies are deterministic (KEYS and SCAN results
+are compared as sets: their order is the server's own)."""
+
+import time
+
+import pytest
+import redis
+
+from conftest import assert_same, run_all
+
+GLOB_KEYS = ['hello', 'hallo', 'hxllo', 'hllo', 'heeeello', 'a*b', 'a?b', 'a[b', 'ab',
+             'foo:1', 'foo:22', 'bar', 'x\\y', 'key:{tag}', 'H']
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def test_arity_errors(both):
+    assert_same(both, [
+        ('DEL',), ('UNLINK',), ('EXISTS',), ('TYPE',), ('TYPE', 'a', 'b'), ('TOUCH',),
+        ('KEYS',), ('KEYS', 'a', 'b'), ('SCAN',), ('RANDOMKEY', 'x'), ('RENAME', 'a'),
+        ('RENAMENX', 'a', 'b', 'c'), ('MOVE', 'a'), ('COPY', 'a'), ('OBJECT',),
+        ('OBJECT', 'ENCODING'), ('OBJECT', 'ENCODING', 'a', 'b'), ('OBJECT', 'HELP', 'x'),
+        ('OBJECT', 'FREQ'), ('OBJECT', 'nosuch', 'k'), ('OBJECT', 'nosuch'), ('DUMP',),
+        ('DUMP', 'a', 'b'), ('RESTORE', 'a', '0'),
+    ])
+
+
+def test_del_unlink_exists_touch(both):
+    assert_same(both, [
+        ('SET', 'a', '1'), ('SET', 'b', '2'), ('SET', 'c', '3'),
+        ('EXISTS', 'a'), ('EXISTS', 'a', 'a', 'nokey', 'b'), ('TOUCH', 'a', 'a', 'nokey'),
+        ('DEL', 'a', 'a', 'nokey'), ('EXISTS', 'a'), ('UNLINK', 'b', 'c', 'b'),
+        ('DEL', 'nokey'), ('EXISTS', 'b', 'c'), ('TOUCH', 'b'),
+    ])
+
+
+def test_expired_keys_are_gone_for_del_and_exists(r):
+    r.set('k', 'v', px=10)
+    time.sleep(0.03)
+    assert r.exists('k') == 0
+    r.set('k', 'v', px=10)
+    time.sleep(0.03)
+    assert r.delete('k') == 0
+    assert r.touch('k') == 0
+
+
+def test_type(both):
+    assert_same(both, [('SET', 'k', 'v'), ('TYPE', 'k'), ('TYPE', 'nokey'),
+                       ('SET', 'n', '12'), ('TYPE', 'n')])
+
+
+def test_type_reply_is_simple_string(server):
+    import socket
+    with socket.create_connection(('127.0.0.1', server.port)) as s:
+        s.sendall(b'SET tk v\r\nTYPE tk\r\nTYPE nokey\r\nDEL tk\r\n')
+        want = b'+OK\r\n+string\r\n+none\r\n:1\r\n'
+        got = b''
+        while len(got) < len(want):
+            got += s.recv(4096)
+        assert got == want
+
+
+@pytest.mark.parametrize('pattern', ['*', 'h?llo', 'h*llo', 'h[ae]llo', 'h[^e]llo',
+                                     'h[a-b]llo', 'a\\*b', 'a\\?b', 'a[[]b', 'foo:*',
+                                     '*:{tag}', 'x\\\\y', 'nomatch*', '', '[', 'H*', 'h',
+                                     '*o', 'h*e*l*o'])
+def test_keys_patterns(both, pattern):
+    ours, theirs = both
+    for c in both:
+        for k in GLOB_KEYS:
+            c.set(k, 'v')
+    assert sorted(ours.keys(pattern)) == sorted(theirs.keys(pattern))
+
+
+def test_keys_skips_expired_and_other_dbs(r):
+    r.set('live', 'v')
+    r.set('dying', 'v', px=10)
+    r.execute_command('SELECT', 1)
+    r.set('other', 'v')
+    r.execute_command('SELECT', 0)
+    time.sleep(0.02)
+    assert r.keys('*') == [b'live']
+    assert r.keys() == [b'live']
+
+
+def test_scan_errors(both):
+    assert_same(both, [
+        ('SCAN', 'abc'), ('SCAN', ' 0'), ('SCAN', '0 '), ('SCAN', '1.5'), ('SCAN', '+'),
+        ('SCAN', '18446744073709551616'), ('SCAN', '0x10'),
+        ('SCAN', '0', 'COUNT', '0'), ('SCAN', '0', 'COUNT', '-1'), ('SCAN', '0', 'COUNT', 'x'),
+        ('SCAN', '0', 'COUNT'), ('SCAN', '0', 'MATCH'), ('SCAN', '0', 'TYPE'),
+        ('SCAN', '0', 'FOO', 'bar'), ('SCAN', '0', 'MATCH', '*', 'COUNT'),
+        # on an empty db every well-formed cursor ends the scan
+        ('SCAN', '0'), ('SCAN', ''), ('SCAN', '+0'), ('SCAN', '-0'),
+        ('SCAN', '0', 'count', '5', 'match', 'x', 'type', 'string'),
+    ])
+
+
+def full_scan(client, **kw):
+    cursor, seen, calls = 0, [], 0
+    while True:
+        cursor, batch = client.scan(cursor, **kw)
+        seen.extend(batch)
+        calls += 1
+        if cursor == 0:
+            return seen, calls
+
+
+def test_scan_full_iteration_returns_each_key_once(r):
+    keys = [f'key:{i}'.encode() for i in range(500)]
+    for k in keys:
+        r.set(k, 'v')
+    seen, calls = full_scan(r, count=20)
+    assert sorted(seen) == sorted(keys)
+    assert 20 <= calls <= 60
+    seen, calls = full_scan(r, count=1000)
+    assert sorted(seen) == sorted(keys) and calls == 1
+    seen, _ = full_scan(r)
+    assert sorted(seen) == sorted(keys)
+
+
+def test_scan_match_type_and_count(both):
+    ours, theirs = both
+    for c in both:
+        for k in GLOB_KEYS:
+            c.set(k, 'v')
+    for kw in ({'match': 'h*llo'}, {'match': 'foo:*', 'count': 3}, {'_type': 'string'},
+               {'_type': 'STRING'}, {'_type': 'list'}, {'_type': 'nosuchtype'},
+               {'match': 'h[ae]llo', '_type': 'string', 'count': 2}):
+        assert sorted(full_scan(ours, **kw)[0]) == sorted(full_scan(theirs, **kw)[0]), kw
+
+
+def test_scan_count_bounds_examined_keys(r):
+    for i in range(100):
+        r.set(f'k{i}', 'v')
+    cursor, batch = r.scan(0, count=5)
+    assert cursor != 0 and 1 <= len(batch) <= 10
+    cursor, batch = r.scan(0, match='nomatch', count=5)
+    assert cursor != 0 and batch == []
+
+
+def test_scan_guarantee_under_concurrent_writes(r):
+    """Keys present for the whole iteration are returned exactly once, even while other
+    keys are deleted and added between calls; deleted keys are never returned."""
+    stable = {f's:{i}'.encode() for i in range(300)}
+    churn = [f'c:{i}'.encode() for i in range(300)]
+    for k in stable:
+        r.set(k, 'v')
+    for k in churn:
+        r.set(k, 'v')
+    cursor, seen, step = 0, [], 0
+    deleted = set()
+    while True:
+        cursor, batch = r.scan(cursor, count=15)
+        assert not deleted & set(batch)
+        seen.extend(batch)
+        # delete churn keys (some already returned, some not) and add new ones
+        for k in churn[step * 10:step * 10 + 10]:
+            r.delete(k)
+            deleted.add(k)
+        r.set(f'new:{step}', 'v')
+        step += 1
+        if cursor == 0:
+            break
+    stable_seen = [k for k in seen if k in stable]
+    assert sorted(stable_seen) == sorted(stable)       # each once
+    # a concurrent SCAN 0 in between does not disturb an iteration in progress
+    cursor, first = r.scan(0, count=50)
+    r.scan(0, count=50)
+    for k in stable:
+        if k.endswith(b'7'):
+            r.delete(k)
+    rest, _ = full_scan_from(r, cursor)
+    survivors = {k for k in stable if not k.endswith(b'7')}
+    assert survivors <= set(first) | set(rest)
+
+
+def full_scan_from(client, cursor):
+    seen, calls = [], 0
+    while True:
+        cursor, batch = client.scan(cursor, count=50)
+        seen.extend(batch)
+        calls += 1
+        if cursor == 0:
+            return seen, calls
+
+
+def test_scan_skips_expired_and_foreign_cursors(r):
+    r.set('dying', 'v', px=10)
+    r.set('live', 'v')
+    time.sleep(0.02)
+    assert full_scan(r)[0] == [b'live']
+    # a cursor we never issued is still well-formed: it ends or continues, never errors
+    cursor, batch = r.scan(2**64 - 1)
+    assert cursor == 0 and batch == []
+    assert r.execute_command('SCAN', '-1') == (0, [])
+
+
+def test_randomkey(r):
+    assert r.randomkey() is None
+    keys = {f'k{i}'.encode() for i in range(20)}
+    for k in keys:
+        r.set(k, 'v')
+    got = {r.randomkey() for _ in range(200)}
+    assert got <= keys and len(got) > 5
+    r.flushall()
+    r.set('dying', 'v', px=10)
+    time.sleep(0.02)
+    assert r.randomkey() is None
+
+
+def test_rename_and_renamenx(both):
+    assert_same(both, [
+        ('RENAME', 'nokey', 'x'), ('RENAMENX', 'nokey', 'x'), ('RENAME', 'nokey', 'nokey'),
+        ('RENAMENX', 'nokey', 'nokey'),
+        ('SET', 'a', '1'), ('RENAME', 'a', 'a'), ('RENAMENX', 'a', 'a'), ('GET', 'a'),
+        ('RENAME', 'a', 'b'), ('EXISTS', 'a'), ('GET', 'b'),
+        ('SET', 'c', '3'), ('RENAMENX', 'b', 'c'), ('GET', 'b'), ('GET', 'c'),
+        ('RENAME', 'b', 'c'), ('GET', 'c'), ('EXISTS', 'b'),
+        ('RENAMENX', 'c', 'd'), ('GET', 'd'), ('EXISTS', 'c'),
+    ])
+
+
+def test_rename_moves_ttl(r):
+    r.set('a', '1')
+    r.expire('a', 100)
+    r.set('b', '2')
+    r.expire('b', 500)
+    assert r.rename('a', 'b')
+    assert 99 <= r.ttl('b') <= 100
+    r.set('c', '3')
+    r.expire('c', 300)
+    r.set('d', '4')
+    assert r.rename('d', 'c')
+    assert r.ttl('c') == -1                     # destination's TTL is replaced
+    r.set('e', '5', px=20)
+    assert r.renamenx('e', 'f') == 1
+    time.sleep(0.05)
+    assert r.exists('e', 'f') == 0              # the deadline moved with the value
+    r.set('g', 'v', px=10)
+    time.sleep(0.02)
+    with pytest.raises(redis.ResponseError, match='no such key'):
+        r.rename('g', 'h')
+
+
+def test_move(both):
+    assert_same(both, [
+        ('MOVE', 'a', '0'), ('MOVE', 'a', 'x'), ('MOVE', 'a', '16'), ('MOVE', 'a', '-1'),
+        ('MOVE', 'a', '2147483648'), ('MOVE', 'a', '-2147483649'),
+        ('MOVE', 'a', '99999999999999999999'), ('MOVE', 'nokey', '1'),
+        ('SET', 'a', '1'), ('MOVE', 'a', '1'), ('EXISTS', 'a'),
+        ('SELECT', '1'), ('GET', 'a'), ('SET', 'b', 'in1'), ('SELECT', '0'),
+        ('SET', 'b', 'in0'), ('MOVE', 'b', '1'), ('GET', 'b'), ('SELECT', '1'), ('GET', 'b'),
+        ('MOVE', 'a', '1'), ('MOVE', 'a', '0'), ('SELECT', '0'), ('GET', 'a'),
+    ])
+
+
+def test_move_keeps_ttl(r):
+    r.set('k', 'v')
+    r.expire('k', 100)
+    assert r.move('k', 3) is True
+    r.execute_command('SELECT', 3)
+    assert 99 <= r.ttl('k') <= 100
+    r.execute_command('SELECT', 0)
+
+
+def test_copy(both):
+    assert_same(both, [
+        ('COPY', 'a', 'a'), ('COPY', 'nokey', 'x'), ('SET', 'a', '1'),
+        ('COPY', 'a', 'a'), ('COPY', 'a', 'a', 'DB', '0'), ('COPY', 'a', 'a', 'DB', '1'),
+        ('COPY', 'a', 'b', 'DB'), ('COPY', 'a', 'b', 'FOO'), ('COPY', 'a', 'b', 'DB', 'x'),
+        ('COPY', 'a', 'b', 'DB', '16'), ('COPY', 'a', 'b', 'DB', '-1'),
+        ('COPY', 'a', 'b', 'DB', '4294967296'), ('COPY', 'a', 'b', 'REPLACE', 'x'),
+        ('COPY', 'a', 'b'), ('GET', 'b'), ('SET', 'a', '2'), ('COPY', 'a', 'b'), ('GET', 'b'),
+        ('COPY', 'a', 'b', 'replace'), ('GET', 'b'),
+        ('COPY', 'a', 'c', 'db', '2', 'REPLACE'), ('SELECT', '2'), ('GET', 'c'),
+        ('SET', 'c', 'x'), ('SELECT', '0'), ('COPY', 'a', 'c', 'DB', '2'),
+        ('COPY', 'a', 'c', 'DB', '3', 'DB', '2', 'REPLACE'), ('SELECT', '2'), ('GET', 'c'),
+        ('SELECT', '3'), ('EXISTS', 'c'), ('SELECT', '0'), ('EXISTS', 'a'),
+    ])
+
+
+def test_copy_keeps_ttl(r):
+    r.set('a', '1')
+    r.expire('a', 100)
+    r.set('b', 'old')
+    r.expire('b', 5)
+    assert r.copy('a', 'b', replace=True) is True
+    assert 99 <= r.ttl('b') <= 100
+    r.set('c', 'v')
+    assert r.copy('c', 'b', replace=True) is True
+    assert r.ttl('b') == -1
+
+
+def test_object_encoding_refcount(both):
+    values = ['1', '0', '-1', '9999', '10000', '-9223372036854775808', '9223372036854775807',
+              '9223372036854775808', '12345678901234567890', '01', '+1', ' 1', '1 ', '1.5',
+              'abc', 'x' * 44, 'x' * 45, '', '-0', '3' * 20]
+    cmds = []
+    for i, v in enumerate(values):
+        cmds += [('SET', f'k{i}', v), ('OBJECT', 'ENCODING', f'k{i}'),
+                 ('OBJECT', 'REFCOUNT', f'k{i}')]
+    cmds += [('OBJECT', 'ENCODING', 'nokey'), ('OBJECT', 'REFCOUNT', 'nokey'),
+             ('OBJECT', 'IDLETIME', 'nokey'), ('OBJECT', 'FREQ', 'nokey'),
+             ('OBJECT', 'FREQ', 'k0'), ('OBJECT', 'freq', 'k0'), ('OBJECT', 'HELP'),
+             ('object', 'help')]
+    assert_same(both, cmds)
+
+
+def test_object_idletime_freq_and_lfu(make_server):
+    r = make_server().client()
+    r.set('k', 'v')
+    assert r.object('idletime', 'k') == 0
+    with pytest.raises(redis.ResponseError, match='LFU maxmemory policy is not selected'):
+        r.object('freq', 'k')
+    r.close()
+    r = make_server(maxmemory_policy='allkeys-lfu').client()
+    r.set('k', 'v')
+    assert 0 <= r.object('freq', 'k') <= 255
+    with pytest.raises(redis.ResponseError) as e:
+        r.object('idletime', 'k')
+    assert str(e.value) == ('An LFU maxmemory policy is selected, idle time not tracked. '
+                            'Please note that when switching between policies at runtime '
+                            'LRU and LFU data will take some time to adjust.')
+    assert r.object('freq', 'nokey') is None
+    r.close()
+
+
+def test_object_refcount_unshared_with_lru_maxmemory(make_server):
+    r = make_server(maxmemory='100mb', maxmemory_policy='allkeys-lru').client()
+    r.set('k', '5')
+    assert r.object('refcount', 'k') == 1
+    r.close()
+
+
+def test_dump_restore_round_trip(r):
+    assert r.dump('nokey') is None
+    for v in (b'', b'hello', b'12', bytes(range(256)) * 10):
+        r.set('src', v)
+        payload = r.dump('src')
+        assert isinstance(payload, bytes)
+        assert r.restore('dst', 0, payload) == b'OK'
+        assert r.get('dst') == v and r.ttl('dst') == -1
+        r.delete('dst')
+
+
+def test_restore_ttl_replace_absttl(r):
+    r.set('src', 'v')
+    payload = r.dump('src')
+    assert r.restore('a', 100_000, payload)
+    assert 99_000 < r.pttl('a') <= 100_000
+    with pytest.raises(redis.ResponseError) as e:
+        r.restore('a', 0, payload)
+    assert str(e.value) == 'BUSYKEY Target key name already exists.'
+    assert r.restore('a', 0, payload, replace=True)
+    assert r.ttl('a') == -1
+    at = now_ms() + 50_000
+    assert r.restore('b', at, payload, absttl=True)
+    assert r.execute_command('PEXPIRETIME', 'b') == at
+    # a deadline in the past creates nothing (and with REPLACE deletes the old key)
+    assert r.restore('c', 1, payload, absttl=True)
+    assert r.exists('c') == 0
+    assert r.restore('b', 1000, payload, absttl=True, replace=True)
+    assert r.exists('b') == 0
+    assert r.execute_command('RESTORE', 'd', 9223372036854775807, payload) == b'OK'
+    assert r.exists('d') == 0                   # now + ttl wraps in 64 bits, as in Redis
+    assert r.restore('e', 0, payload, idletime=10)
+    assert r.restore('f', 0, payload, frequency=10)
+    assert r.get('e') == r.get('f') == b'v'
+
+
+def test_restore_rejects_bad_payloads(r):
+    r.set('src', 'value')
+    payload = r.dump('src')
+    for bad in (b'', b'x', payload[:-1], payload + b'x', b'\x00' + payload[1:],
+                payload[:3] + bytes([payload[3] ^ 1]) + payload[4:]):
+        with pytest.raises(redis.ResponseError,
+                           match='^DUMP payload version or checksum are wrong$'):
+            r.restore('dst', 0, bad)
+    import struct
+    import zlib
+    body = b'\x01s\xff\xff\x00\x00short'        # length runs past the end
+    with pytest.raises(redis.ResponseError, match='^Bad data format$'):
+        r.restore('dst', 0, body + struct.pack('<I', zlib.crc32(body)))
+    assert r.exists('dst') == 0
+
+
+def test_restore_argument_errors(both):
+    # Payloads from the two servers differ, so these use a payload both reject: the
+    # differential checks which error comes first.
+    assert_same(both, [
+        ('SET', 'busy', 'v'),
+        ('RESTORE', 'k', '0', 'junk', 'FOO'), ('RESTORE', 'k', '0', 'junk', 'IDLETIME'),
+        ('RESTORE', 'k', '0', 'junk', 'IDLETIME', '-1'),
+        ('RESTORE', 'k', '0', 'junk', 'IDLETIME', 'x'), ('RESTORE', 'k', '0', 'junk', 'FREQ'),
+        ('RESTORE', 'k', '0', 'junk', 'FREQ', '256'), ('RESTORE', 'k', '0', 'junk', 'FREQ', '-1'),
+        ('RESTORE', 'k', '0', 'junk', 'FREQ', '1', 'IDLETIME', '1'),
+        ('RESTORE', 'k', '0', 'junk', 'IDLETIME', '1', 'FREQ', '1'),
+        ('RESTORE', 'busy', '0', 'junk'), ('RESTORE', 'busy', '-1', 'junk'),
+        ('RESTORE', 'busy', '-1', 'junk', 'REPLACE'), ('RESTORE', 'k', '-1', 'junk'),
+        ('RESTORE', 'k', 'x', 'junk'), ('RESTORE', 'k', '0', 'junk'),
+        ('RESTORE', 'k', '0', 'junk', 'REPLACE', 'ABSTTL', 'IDLETIME', '5'),
+        ('RESTORE', 'busy', '0', 'junk', 'FOO'), ('GET', 'busy'),
+    ])
+
+
+def test_resp3(r3):
+    r3.set('a', '1')
+    assert r3.type('a') == b'string'
+    assert r3.execute_command('OBJECT', 'ENCODING', 'nokey') is None
+    assert r3.execute_command('RANDOMKEY') == b'a'
+    cursor, keys = r3.scan(0)
+    assert cursor == 0 and keys == [b'a']
+    assert r3.execute_command('DUMP', 'nokey') is None
+    assert r3.exists('a', 'a') == 2
+
+
+def test_watch_invalidated_by_generic_writes(server):
+    r = server.client()
+    r.flushall()
+    for setup, cmd, watched in (
+            (('SET', 'a', '1'), ('DEL', 'a'), 'a'),
+            (('SET', 'a', '1'), ('RENAME', 'a', 'b'), 'b'),
+            (('SET', 'a', '1'), ('RENAME', 'a', 'b'), 'a'),
+            (('SET', 'a', '1'), ('MOVE', 'a', '1'), 'a'),
+            (('SET', 'a', '1'), ('COPY', 'a', 'c'), 'c'),
+            (('SET', 'a', '1'), ('RESTORE', 'a', '0', None, 'REPLACE'), 'a')):
+        r.flushall()
+        r.execute_command(*setup)
+        if cmd[0] == 'RESTORE':
+            cmd = cmd[:3] + (r.dump('a'),) + cmd[4:]
+        other = server.client()
+        p = r.pipeline()
+        p.watch(watched)
+        other.execute_command(*cmd)
+        p.multi()
+        p.get(watched)
+        with pytest.raises(redis.WatchError):
+            p.execute()
+        other.close()
+    r.close()
+
+
+def test_events_in_redis_order(make_server):
+    srv = make_server(notify_keyspace_events='KEAn')
+    got = []
+    srv.call(setattr, srv.server.keyspace, 'publish',
+             lambda ch, msg: got.append(msg) if ch.startswith(b'__keyspace') else None)
+    r = srv.client()
+    r.set('a', '1')
+    r.set('x', '1')
+    payload = r.dump('a')
+    got.clear()
+    r.delete('a', 'nokey')
+    r.restore('a', 0, payload)
+    r.rename('a', 'b')
+    r.rename('b', 'x')                          # overwrites x: no del for it, as in Redis
+    r.renamenx('x', 'x')
+    r.move('x', 1)
+    r.execute_command('SELECT', 1)
+    r.copy('x', 'y', 0)
+    r.restore('x', 1, payload, replace=True, absttl=True)
+    assert got == [
+        b'del',
+        b'new', b'restore',
+        b'new', b'rename_from', b'rename_to',
+        b'new', b'rename_from', b'rename_to',
+        b'new', b'move_from', b'move_to',
+        b'new', b'copy_to',
+        b'del',
+    ]
+    r.close()
+
+
+def test_differential_mixed_sequence(both):
+    ours, theirs = both
+    cmds = [('SET', f'k{i}', str(i)) for i in range(30)]
+    cmds += [('DEL', 'k1', 'k2'), ('RENAME', 'k3', 'k1'), ('COPY', 'k4', 'k2'),
+             ('MOVE', 'k5', '2'), ('EXPIRE', 'k6', '100'), ('PERSIST', 'k6'),
+             ('RENAMENX', 'k7', 'k8')]
+    assert run_all(ours, cmds) == run_all(theirs, cmds)
+    assert sorted(ours.keys()) == sorted(theirs.keys())
+    assert sorted(full_scan(ours)[0]) == sorted(full_scan(theirs)[0])

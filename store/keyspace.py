@@ -15,6 +15,7 @@ import time
 
 from . import events
 from .db_slice import SLOTS, DbSlice, key_slot, crc_hqx
+from .expiry.stats import LagStats
 
 
 def now_ms():
@@ -37,6 +38,7 @@ class Keyspace:
     def reset_stats(self):
         self.hits = self.misses = 0
         self.expired_keys = 0
+        self.expire_lag = LagStats()
 
     # -- routing ---------------------------------------------------------------------
 
@@ -87,11 +89,16 @@ class Keyspace:
     def set(self, db, key, value, deadline=None):
         """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does."""
         s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
-        s.data[db][key] = value
         exp = s.expires[db]
         if key in exp:
-            del exp[key]
-            s.index.discard()
+            if exp[key] < now_ms():
+                # Redis's setKey looks the key up first: an expired old value is
+                # expired (counted, 'expired' event) before the new one is added.
+                self._expire(s, db, key)
+            else:
+                del exp[key]
+                s.index.discard()
+        s.data[db][key] = value
         if deadline is not None:
             exp[key] = s.index.add(db, key, deadline)
             if deadline < self.next_deadline:
@@ -150,18 +157,20 @@ class Keyspace:
         return True
 
     def _expire(self, s, db, key):
-        """Delete a key whose deadline passed: the one place expiries are recorded."""
+        """Delete a key whose deadline passed: the one place lazy expiries are recorded."""
         del s.data[db][key]
-        del s.expires[db][key]
+        deadline = s.expires[db].pop(key)
         s.index.discard()
         self.expired_keys += 1
+        self.expire_lag.record(now_ms() - deadline)
         if self.watchers:
             self.touch(db, key)
         if self.notify_flags & events.EXPIRED:
             self.notify(events.EXPIRED, b'expired', db, key)
 
     def expired_batch(self, db, keys, now):
-        """Keys the active expiry deleted in one step (already gone from the shards)."""
+        """Keys the active expiry deleted in one step (already gone from the shards);
+        their lags were recorded by the step."""
         self.expired_keys += len(keys)
         if self.watchers:
             for key in keys:

@@ -62,6 +62,7 @@ class ActiveExpiry:
         stop = time.perf_counter() + self.budget
         now = now_ms()
         batches = {}
+        record_lag = ks.expire_lag.record
         shards = ks.shards
         n = len(shards)
         more = False
@@ -78,6 +79,7 @@ class ActiveExpiry:
                         if exp.get(key) == deadline:
                             del exp[key]
                             del s.data[db][key]
+                            record_lag(now - deadline)
                             batch = batches.get(db)
                             if batch is None:
                                 batch = batches[db] = []

@@ -1,9 +1,58 @@
-"""String commands (to be completed)."""
+"""String and bitmap commands: GET/SET and their variants, counters, ranges, bits, LCS.
 
+A string value is stored as Python `bytes`; any other value type is another Redis type and
+gets WRONGTYPE. Every handler follows the control flow of Redis 7.0's t_string.c and
+bitops.c step by step, because the order of checks is observable: which error wins when
+several arguments are bad, whether a missing key answers before its arguments are parsed
+(GETEX, BITCOUNT), which look-ups count as keyspace hits/misses (read commands and the GET
+part of SET GET/GETSET/GETDEL/GETEX use `ks.read`, write paths `ks.lookup`).
+
+Keyspace events are raised as Redis raises them, in the same order: `new` when a command
+creates the key (Redis's dbAdd), then the command's own event (`set`, `incrby`, `append`,
+...), then `expire`/`persist`/`del` for TTL changes. A command that changes nothing raises
+nothing (SETBIT of a bit to its current value, SETRANGE with an empty string).
+
+GET, SET, INCR and MSET are the hot path: they check `ks.notify_flags` once and otherwise
+take a short branch without events. SET with exactly three arguments never parses options.
+
+INCRBYFLOAT. Redis adds in C `long double` (80-bit x87 extended precision on x86-64: a
+64-bit significand) and prints with "%.17Lf" before stripping trailing zeros. Python floats
+are too narrow to reproduce that (0.1 + 0.2 prints as 0.30000000000000004 in double but as
+0.3 in Redis), so the arithmetic is emulated exactly with Fractions rounded to the
+long-double grid, which reproduces Redis's replies digit for digit, including huge values
+such as 1e400 that a double cannot hold.
+"""
+
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+from .. import events
+from ..args import SYNTAX, WRONGTYPE, E_NOT_INT, E_OVERFLOW, int_arg
 from ..command_table import Command
-from ..resp import OK
-from ..args import WRONGTYPE
+from ..keyspace import now_ms
+from ..resp import OK, Map, RedisError, string2ll
 
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -2**63
+
+E_OFFSET = 'ERR offset is out of range'
+E_TOO_BIG = 'ERR string exceeds maximum allowed size (proto-max-bulk-len)'
+E_BIT_OFFSET = 'ERR bit offset is not an integer or out of range'
+E_BIT_VALUE = 'ERR bit is not an integer or out of range'
+E_NOT_FLOAT = 'ERR value is not a valid float'
+E_NAN = 'ERR increment would produce NaN or Infinity'
+
+STRING, GENERIC, NEW = events.STRING, events.GENERIC, events.NEW
+
+
+def _check_length(c, size, append):
+    """checkStringLength: the result must fit in proto-max-bulk-len."""
+    if size + append > c.server.max_bulk:
+        raise RedisError(E_TOO_BIG)
+
+
+# -- GET / SET ------------------------------------------------------------------------
 
 def get(c, args):
     v = c.ks.read(c.db, args[1])
@@ -12,12 +61,749 @@ def get(c, args):
     raise WRONGTYPE
 
 
+def _get_for_write(c, key):
+    """getGenericCommand: the old value for SET GET, GETSET, GETDEL (a read look-up)."""
+    v = c.ks.read(c.db, key)
+    if v is None or type(v) is bytes:
+        return v
+    raise WRONGTYPE
+
+
+# parseExtendedStringArgumentsOrReply flags
+NX, XX, GET, KEEPTTL, PERSIST, EX, PX, EXAT, PXAT = (1 << i for i in range(9))
+_EXPIRY = EX | PX | EXAT | PXAT
+_PLAIN_EXPIRY = {b'EX': EX, b'ex': EX, b'PX': PX, b'px': PX}
+
+
+def _keyword(b):
+    """An option name as Redis's strcasecmp sees it: lower-cased, cut at a NUL byte."""
+    if b'\0' in b:
+        b = b[:b.index(b'\0')]
+    return b.lower()
+
+
+def _parse_options(args, start, is_set):
+    """Parse SET's (is_set) or GETEX's options like Redis: returns (flags, expire argument).
+    Repeating an option is accepted; conflicting ones are a syntax error. Redis compares
+    option names as C strings, so anything after a NUL byte is ignored."""
+    flags = 0
+    expire = None
+    n = len(args)
+    i = start
+    while i < n:
+        opt = _keyword(args[i])
+        more = i + 1 < n
+        if opt == b'nx' and is_set and not flags & XX:
+            flags |= NX
+        elif opt == b'xx' and is_set and not flags & NX:
+            flags |= XX
+        elif opt == b'get' and is_set:
+            flags |= GET
+        elif opt == b'keepttl' and is_set and not flags & (PERSIST | _EXPIRY):
+            flags |= KEEPTTL
+        elif opt == b'persist' and not is_set and not flags & (KEEPTTL | _EXPIRY):
+            flags |= PERSIST
+        elif opt == b'ex' and more and not flags & (KEEPTTL | PERSIST | EXAT | PX | PXAT):
+            flags |= EX
+            i += 1
+            expire = args[i]
+        elif opt == b'px' and more and not flags & (KEEPTTL | PERSIST | EX | EXAT | PXAT):
+            flags |= PX
+            i += 1
+            expire = args[i]
+        elif opt == b'exat' and more and not flags & (KEEPTTL | PERSIST | EX | PX | PXAT):
+            flags |= EXAT
+            i += 1
+            expire = args[i]
+        elif opt == b'pxat' and more and not flags & (KEEPTTL | PERSIST | EX | EXAT | PX):
+            flags |= PXAT
+            i += 1
+            expire = args[i]
+        else:
+            raise SYNTAX
+        i += 1
+    return flags, expire
+
+
+def _deadline(c, arg, flags, name):
+    """getExpireMillisecondsOrReply: the absolute deadline in ms for an EX/PX/EXAT/PXAT
+    argument, with Redis's range checks (C overflow counts as an invalid time)."""
+    ms = int_arg(arg)
+    seconds = flags & (EX | EXAT)
+    if ms <= 0 or (seconds and ms > LLONG_MAX // 1000):
+        raise RedisError(f"ERR invalid expire time in '{name}' command")
+    if seconds:
+        ms *= 1000
+    if flags & (EX | PX):
+        ms += now_ms()
+        if ms > LLONG_MAX:
+            raise RedisError(f"ERR invalid expire time in '{name}' command")
+    return ms
+
+
+def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
+    """setGenericCommand after the expire time was validated."""
+    ks = c.ks
+    db = c.db
+    old = None
+    if flags & GET:
+        old = _get_for_write(c, key)
+    found = ks.lookup(db, key) is not None
+    if (flags & NX and found) or (flags & XX and not found):
+        return old if flags & GET else abort_reply
+    if not found and ks.notify_flags:
+        ks.notify(NEW, b'new', db, key)
+    if flags & KEEPTTL and found:
+        ks.overwrite(db, key, value)
+    else:
+        ks.set(db, key, value, deadline)
+    if ks.notify_flags:
+        ks.notify(STRING, b'set', db, key)
+        if deadline is not None:
+            ks.notify(GENERIC, b'expire', db, key)
+    return old if flags & GET else ok_reply
+
+
 def set_(c, args):
-    c.ks.set(c.db, args[1], args[2])
+    if len(args) == 3:
+        ks = c.ks
+        if ks.notify_flags:
+            return _set_generic(c, args[1], args[2], 0, None)
+        ks.set(c.db, args[1], args[2])
+        return OK
+    if len(args) == 5 and not c.ks.notify_flags:
+        unit = _PLAIN_EXPIRY.get(args[3])         # SET k v EX|PX n: skip option parsing
+        if unit is not None:
+            c.ks.set(c.db, args[1], args[2], _deadline(c, args[4], unit, 'set'))
+            return OK
+    flags, expire = _parse_options(args, 3, True)
+    deadline = None if expire is None else _deadline(c, expire, flags, 'set')
+    return _set_generic(c, args[1], args[2], flags, deadline)
+
+
+def setnx(c, args):
+    return _set_generic(c, args[1], args[2], NX, None, 1, 0)
+
+
+def setex(c, args):
+    return _set_generic(c, args[1], args[3], EX, _deadline(c, args[2], EX, 'setex'))
+
+
+def psetex(c, args):
+    return _set_generic(c, args[1], args[3], PX, _deadline(c, args[2], PX, 'psetex'))
+
+
+def getset(c, args):
+    key = args[1]
+    old = _get_for_write(c, key)
+    ks = c.ks
+    if ks.notify_flags and ks.lookup(c.db, key) is None:
+        ks.notify(NEW, b'new', c.db, key)
+    ks.set(c.db, key, args[2])
+    ks.notify(STRING, b'set', c.db, key)
+    return old
+
+
+def getdel(c, args):
+    key = args[1]
+    old = _get_for_write(c, key)
+    if old is not None and c.ks.delete(c.db, key):
+        c.ks.notify(GENERIC, b'del', c.db, key)
+    return old
+
+
+def getex(c, args):
+    flags, expire = _parse_options(args, 2, False)
+    key = args[1]
+    ks = c.ks
+    db = c.db
+    v = ks.read(db, key)
+    if v is None:
+        return None
+    if type(v) is not bytes:
+        raise WRONGTYPE
+    if expire is not None:
+        deadline = _deadline(c, expire, flags, 'getex')
+        if flags & (EXAT | PXAT) and deadline <= now_ms():
+            # An absolute time already in the past deletes the key at once.
+            ks.delete(db, key)
+            ks.notify(GENERIC, b'del', db, key)
+        else:
+            ks.set_deadline(db, key, deadline)
+            ks.notify(GENERIC, b'expire', db, key)
+    elif flags & PERSIST:
+        if ks.persist(db, key):
+            ks.notify(GENERIC, b'persist', db, key)
+    return v
+
+
+# -- multiple keys --------------------------------------------------------------------
+
+def mget(c, args):
+    read = c.ks.read
+    db = c.db
+    out = []
+    for key in args[1:]:
+        v = read(db, key)
+        out.append(v if type(v) is bytes else None)
+    return out
+
+
+def mset(c, args):
+    n = len(args)
+    if not n & 1:
+        raise RedisError("ERR wrong number of arguments for 'mset' command")
+    ks = c.ks
+    db = c.db
+    if ks.notify_flags:
+        for i in range(1, n, 2):
+            _set_generic(c, args[i], args[i + 1], 0, None)
+        return OK
+    kset = ks.set
+    for i in range(1, n, 2):
+        kset(db, args[i], args[i + 1])
     return OK
 
 
+def msetnx(c, args):
+    n = len(args)
+    if not n & 1:
+        raise RedisError("ERR wrong number of arguments for 'msetnx' command")
+    ks = c.ks
+    db = c.db
+    for i in range(1, n, 2):
+        if ks.lookup(db, args[i]) is not None:
+            return 0
+    for i in range(1, n, 2):
+        _set_generic(c, args[i], args[i + 1], 0, None)
+    return 1
+
+
+# -- APPEND, STRLEN, SETRANGE, GETRANGE ---------------------------------------------------
+
+def _lookup_string(c, key):
+    """lookupKeyWrite + checkType: the string value for a write command, or None."""
+    v = c.ks.lookup(c.db, key)
+    if v is None or type(v) is bytes:
+        return v
+    raise WRONGTYPE
+
+
+def _read_string(c, key):
+    """lookupKeyRead + checkType: the string value for a read command, or None."""
+    v = c.ks.read(c.db, key)
+    if v is None or type(v) is bytes:
+        return v
+    raise WRONGTYPE
+
+
+def _store(c, key, value, created, event):
+    """Write back a modified string (keeping its TTL) and raise `new` + `event`."""
+    ks = c.ks
+    if created:
+        ks.set(c.db, key, value)
+        if ks.notify_flags:
+            ks.notify(NEW, b'new', c.db, key)
+    else:
+        ks.overwrite(c.db, key, value)
+    if ks.notify_flags:
+        ks.notify(STRING, event, c.db, key)
+
+
+def append(c, args):
+    key, tail = args[1], args[2]
+    v = _lookup_string(c, key)
+    if v is None:
+        _store(c, key, tail, True, b'append')
+        return len(tail)
+    _check_length(c, len(v), len(tail))
+    v += tail
+    _store(c, key, v, False, b'append')
+    return len(v)
+
+
+def strlen(c, args):
+    v = _read_string(c, args[1])
+    return 0 if v is None else len(v)
+
+
+def setrange(c, args):
+    key, value = args[1], args[3]
+    offset = int_arg(args[2])
+    if offset < 0:
+        raise RedisError(E_OFFSET)
+    v = _lookup_string(c, key)
+    if v is None:
+        if not value:
+            return 0
+        _check_length(c, offset, len(value))
+        v = bytes(offset) + value
+        _store(c, key, v, True, b'setrange')
+        return len(v)
+    if not value:
+        return len(v)
+    _check_length(c, offset, len(value))
+    if offset > len(v):
+        v = v + bytes(offset - len(v)) + value
+    else:
+        v = v[:offset] + value + v[offset + len(value):]
+    _store(c, key, v, False, b'setrange')
+    return len(v)
+
+
+def getrange(c, args):
+    start = int_arg(args[2])
+    end = int_arg(args[3])
+    v = _read_string(c, args[1])
+    if v is None:
+        return b''
+    n = len(v)
+    if start < 0 and end < 0 and start > end:
+        return b''
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    if start < 0:
+        start = 0
+    if end < 0:
+        end = 0
+    if end >= n:
+        end = n - 1
+    if start > end or n == 0:
+        return b''
+    return v[start:end + 1]
+
+
+# -- counters -------------------------------------------------------------------------
+
+def _incr(c, key, by):
+    """incrDecrCommand: add `by` to the integer at `key` (created as 0)."""
+    ks = c.ks
+    db = c.db
+    v = ks.lookup(db, key)
+    if v is None:
+        ks.set(db, key, b'%d' % by)
+        if ks.notify_flags:
+            ks.notify(NEW, b'new', db, key)
+            ks.notify(STRING, b'incrby', db, key)
+        return by
+    if type(v) is not bytes:
+        raise WRONGTYPE
+    # string2ll, inlined: an integer is valid iff it is the canonical decimal spelling.
+    try:
+        if len(v) > 20:
+            raise ValueError
+        old = int(v)
+        if b'%d' % old != v or old > LLONG_MAX or old < LLONG_MIN:
+            raise ValueError
+    except ValueError:
+        raise RedisError(E_NOT_INT) from None
+    n = old + by
+    if n > LLONG_MAX or n < LLONG_MIN:
+        raise RedisError(E_OVERFLOW)
+    ks.overwrite(db, key, b'%d' % n)
+    if ks.notify_flags:
+        ks.notify(STRING, b'incrby', db, key)
+    return n
+
+
+def incr(c, args):
+    return _incr(c, args[1], 1)
+
+
+def decr(c, args):
+    return _incr(c, args[1], -1)
+
+
+def incrby(c, args):
+    return _incr(c, args[1], int_arg(args[2]))
+
+
+def decrby(c, args):
+    by = int_arg(args[2])
+    if by == LLONG_MIN:
+        raise RedisError('ERR decrement would overflow')
+    return _incr(c, args[1], -by)
+
+
+# long double (x87 80-bit extended) emulation for INCRBYFLOAT
+
+LD_MANT_BITS = 64                 # significand bits, explicit integer bit included
+LD_MIN_EXP = -16382               # exponent of the smallest normal value
+LD_MAX = Fraction((1 << LD_MANT_BITS) - 1) * 2 ** (16384 - LD_MANT_BITS)
+INF = float('inf')
+MAX_LONG_DOUBLE_CHARS = 5 * 1024
+
+_DEC_RE = re.compile(rb'([+-]?)(?:([0-9]+)\.?([0-9]*)|\.([0-9]+))(?:[eE]([+-]?[0-9]+))?')
+_HEX_RE = re.compile(rb'([+-]?)0[xX](?:([0-9a-fA-F]+)\.?([0-9a-fA-F]*)|\.([0-9a-fA-F]+))'
+                     rb'(?:[pP]([+-]?[0-9]+))?')
+_INF_RE = re.compile(rb'([+-]?)(?:inf|infinity)', re.I)
+
+
+def ld_round(x):
+    """Round a Fraction to the nearest long double (ties to even); INF/-INF on overflow."""
+    if x == 0:
+        return Fraction(0)
+    neg = x < 0
+    n, d = abs(x.numerator), x.denominator
+    e = n.bit_length() - d.bit_length()
+    if (n << max(0, -e)) < (d << max(0, e)):
+        e -= 1                                  # now 2**e <= |x| < 2**(e+1)
+    q = max(e, LD_MIN_EXP) - (LD_MANT_BITS - 1)  # exponent of one unit in the last place
+    if q >= 0:
+        m, r = divmod(n, d << q)
+        den = d << q
+    else:
+        m, r = divmod(n << -q, d)
+        den = d
+    if 2 * r > den or (2 * r == den and m & 1):
+        m += 1
+    v = Fraction(m << q) if q >= 0 else Fraction(m, 1 << -q)
+    if v > LD_MAX:
+        return -INF if neg else INF
+    return -v if neg else v
+
+
+def _big_int(digits):
+    """int() of a decimal digit string of any length (int() refuses > 4300 digits)."""
+    return int(Decimal(digits.decode())) if len(digits) > 4000 else int(digits)
+
+
+def strtold(b):
+    """Redis's string2ld: the long double value of `b` (a Fraction, or +-INF), or None
+    when Redis rejects it (empty, leading space, trailing garbage, NaN, over/underflow)."""
+    if not b or len(b) >= MAX_LONG_DOUBLE_CHARS or b[:1].isspace():
+        return None
+    m = _DEC_RE.fullmatch(b)
+    if m is not None:
+        sign, ipart, fpart, only_frac, exp = m.groups()
+        digits = (ipart + fpart) if only_frac is None else only_frac
+        frac_len = len(fpart) if only_frac is None else len(only_frac)
+        mant = _big_int(digits)
+        if mant == 0:
+            return Fraction(0)
+        e10 = (int(exp) if exp else 0) - frac_len
+        magnitude = len(str(Decimal(mant))) + e10     # |x| < 10**magnitude
+        if magnitude > 4940:
+            return None                # overflow: HUGE_VALL with ERANGE
+        if magnitude < -4960:
+            return None                # underflow to zero with ERANGE
+        x = Fraction(mant * 10 ** e10) if e10 >= 0 else Fraction(mant, 10 ** -e10)
+    else:
+        m = _HEX_RE.fullmatch(b)
+        if m is None:
+            m = _INF_RE.fullmatch(b)
+            if m is None:
+                return None            # garbage, or NaN (which Redis rejects too)
+            return -INF if m.group(1) == b'-' else INF
+        sign, ipart, fpart, only_frac, exp = m.groups()
+        digits = (ipart + fpart) if only_frac is None else only_frac
+        frac_len = len(fpart) if only_frac is None else len(only_frac)
+        mant = int(digits, 16)
+        if mant == 0:
+            return Fraction(0)
+        e2 = (int(exp) if exp else 0) - 4 * frac_len
+        magnitude = mant.bit_length() + e2
+        if magnitude > 16400:
+            return None
+        if magnitude < -16500:
+            return None
+        x = Fraction(mant << e2) if e2 >= 0 else Fraction(mant, 1 << -e2)
+    v = ld_round(x)
+    if v == 0 or v == INF or v == -INF:
+        return None                    # ERANGE to zero or HUGE_VALL: rejected
+    return -v if sign == b'-' else v
+
+
+def ld_format(x):
+    """ld2string(LD_STR_HUMAN): "%.17Lf" with trailing zeros (and a bare '.') removed."""
+    neg = x < 0
+    x = abs(x)
+    n = x.numerator * 10 ** 17
+    d = x.denominator
+    q, r = divmod(n, d)
+    if 2 * r > d or (2 * r == d and q & 1):
+        q += 1
+    s = str(Decimal(q)).rjust(18, '0')
+    s = s[:-17] + '.' + s[-17:]
+    s = s.rstrip('0')
+    if s.endswith('.'):
+        s = s[:-1]
+    if neg and s != '0':
+        s = '-' + s
+    return s.encode()
+
+
+def incrbyfloat(c, args):
+    key = args[1]
+    v = _lookup_string(c, key)
+    value = Fraction(0) if v is None else strtold(v)
+    if value is None:
+        raise RedisError(E_NOT_FLOAT)
+    incr = strtold(args[2])
+    if incr is None:
+        raise RedisError(E_NOT_FLOAT)
+    if type(value) is float or type(incr) is float:
+        raise RedisError(E_NAN)        # inf + anything is inf or NaN
+    result = ld_round(value + incr)
+    if type(result) is float:
+        raise RedisError(E_NAN)
+    new = ld_format(result)
+    _store(c, key, new, v is None, b'incrbyfloat')
+    return new
+
+
+# -- bits -----------------------------------------------------------------------------
+
+def _bit_offset(c, b):
+    """getBitOffsetFromArgument: a bit offset within proto-max-bulk-len bytes."""
+    off = string2ll(b)
+    if off is None or off < 0 or (off >> 3) >= c.server.max_bulk:
+        raise RedisError(E_BIT_OFFSET)
+    return off
+
+
+def setbit(c, args):
+    key = args[1]
+    off = _bit_offset(c, args[2])
+    on = string2ll(args[3])
+    if on is None or on & ~1:
+        raise RedisError(E_BIT_VALUE)
+    v = _lookup_string(c, key)
+    byte = off >> 3
+    mask = 1 << (7 - (off & 7))
+    created = v is None
+    if created:
+        buf = bytearray(byte + 1)
+        dirty = True
+    else:
+        dirty = len(v) <= byte
+        buf = bytearray(v)
+        if dirty:
+            buf.extend(bytes(byte + 1 - len(v)))
+    old = 1 if buf[byte] & mask else 0
+    if dirty or old != on:
+        if on:
+            buf[byte] |= mask
+        else:
+            buf[byte] &= ~mask
+        _store(c, key, bytes(buf), created, b'setbit')
+    return old
+
+
+def getbit(c, args):
+    off = _bit_offset(c, args[2])
+    v = _read_string(c, args[1])
+    if v is None:
+        return 0
+    byte = off >> 3
+    if byte < len(v) and v[byte] & (1 << (7 - (off & 7))):
+        return 1
+    return 0
+
+
+def bitcount(c, args):
+    v = _read_string(c, args[1])
+    if v is None:
+        return 0
+    n = len(args)
+    first_mask = last_mask = 0
+    if n == 4 or n == 5:
+        total = len(v)
+        start = int_arg(args[2])
+        end = int_arg(args[3])
+        if start < 0 and end < 0 and start > end:
+            return 0
+        isbit = False
+        if n == 5:
+            unit = _keyword(args[4])
+            if unit == b'bit':
+                isbit = True
+            elif unit != b'byte':
+                raise SYNTAX
+        if isbit:
+            total <<= 3
+        if start < 0:
+            start += total
+        if end < 0:
+            end += total
+        if start < 0:
+            start = 0
+        if end < 0:
+            end = 0
+        if end >= total:
+            end = total - 1
+        if isbit and start <= end:
+            first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
+            last_mask = (1 << (7 - (end & 7))) - 1
+            start >>= 3
+            end >>= 3
+    elif n == 2:
+        start, end = 0, len(v) - 1
+    else:
+        raise SYNTAX
+    if start > end:
+        return 0
+    count = int.from_bytes(v[start:end + 1], 'big').bit_count()
+    if first_mask:
+        count -= (v[start] & first_mask).bit_count()
+    if last_mask:
+        count -= (v[end] & last_mask).bit_count()
+    return count
+
+
+# -- LCS ------------------------------------------------------------------------------
+
+def lcs(c, args):
+    ks = c.ks
+    a = ks.read(c.db, args[1])
+    b = ks.read(c.db, args[2])
+    if (a is not None and type(a) is not bytes) or (b is not None and type(b) is not bytes):
+        raise RedisError('ERR The specified keys must contain string values')
+    a = a or b''
+    b = b or b''
+    getlen = getidx = withmatchlen = False
+    minmatchlen = 0
+    j = 3
+    n = len(args)
+    while j < n:
+        opt = _keyword(args[j])
+        if opt == b'idx':
+            getidx = True
+        elif opt == b'len':
+            getlen = True
+        elif opt == b'withmatchlen':
+            withmatchlen = True
+        elif opt == b'minmatchlen' and j + 1 < n:
+            minmatchlen = max(0, int_arg(args[j + 1]))
+            j += 1
+        else:
+            raise SYNTAX
+        j += 1
+    if getidx and getlen:
+        raise RedisError('ERR If you want both the length and indexes, please just use IDX.')
+    alen, blen = len(a), len(b)
+    if (alen + 1) * (blen + 1) * 4 > c.server.max_bulk:
+        raise RedisError('ERR Insufficient memory, transient memory for LCS exceeds '
+                         'proto-max-bulk-len')
+    # rows[i][j] = length of the LCS of a[:i] and b[:j]
+    rows = [[0] * (blen + 1)]
+    for i in range(1, alen + 1):
+        prev = rows[-1]
+        row = [0] * (blen + 1)
+        ch = a[i - 1]
+        for jj in range(1, blen + 1):
+            if ch == b[jj - 1]:
+                row[jj] = prev[jj - 1] + 1
+            else:
+                up, left = prev[jj], row[jj - 1]
+                row[jj] = up if up > left else left
+        rows.append(row)
+    total = rows[alen][blen]
+    if getlen and not getidx:
+        return total
+    # Walk back from the end, collecting the LCS and the matching ranges, as Redis does.
+    result = bytearray(total)
+    idx = total
+    matches = []
+    arange_start = alen                 # alen: no range being tracked
+    arange_end = brange_start = brange_end = 0
+    i, jj = alen, blen
+    while i > 0 and jj > 0:
+        emit = False
+        if a[i - 1] == b[jj - 1]:
+            result[idx - 1] = a[i - 1]
+            if arange_start == alen:
+                arange_start = arange_end = i - 1
+                brange_start = brange_end = jj - 1
+            elif arange_start == i and brange_start == jj:
+                arange_start -= 1
+                brange_start -= 1
+            else:
+                emit = True
+            if arange_start == 0 or brange_start == 0:
+                emit = True
+            idx -= 1
+            i -= 1
+            jj -= 1
+        else:
+            if rows[i - 1][jj] > rows[i][jj - 1]:
+                i -= 1
+            else:
+                jj -= 1
+            if arange_start != alen:
+                emit = True
+        if emit:
+            match_len = arange_end - arange_start + 1
+            if minmatchlen == 0 or match_len >= minmatchlen:
+                m = [[arange_start, arange_end], [brange_start, brange_end]]
+                if withmatchlen:
+                    m.append(match_len)
+                matches.append(m)
+            arange_start = alen
+    if getidx:
+        return Map([(b'matches', matches), (b'len', total)])
+    return bytes(result)
+
+
 COMMANDS = [
-    Command('get', get, 2, 'readonly fast', (1, 1, 1), '@read @string @fast', 'string'),
-    Command('set', set_, -3, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string'),
+    Command('get', get, 2, 'readonly fast', (1, 1, 1), '@read @string @fast', 'string',
+            summary='Get the value of a key'),
+    Command('set', set_, -3, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string',
+            summary='Set the string value of a key'),
+    Command('getex', getex, -2, 'write fast', (1, 1, 1), '@write @string @fast', 'string',
+            summary='Get the value of a key and optionally set its expiration',
+            since='6.2.0'),
+    Command('getdel', getdel, 2, 'write fast', (1, 1, 1), '@write @string @fast', 'string',
+            summary='Get the value of a key and delete the key', since='6.2.0'),
+    Command('getset', getset, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Set the string value of a key and return its old value'),
+    Command('setnx', setnx, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Set the value of a key, only if the key does not exist'),
+    Command('setex', setex, 4, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string',
+            summary='Set the value and expiration of a key', since='2.0.0'),
+    Command('psetex', psetex, 4, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string',
+            summary='Set the value and expiration in milliseconds of a key', since='2.6.0'),
+    Command('mset', mset, -3, 'write denyoom', (1, -1, 2), '@write @string @slow', 'string',
+            tips='request_policy:multi_shard response_policy:all_succeeded',
+            summary='Set multiple keys to multiple values', since='1.0.1'),
+    Command('msetnx', msetnx, -3, 'write denyoom', (1, -1, 2), '@write @string @slow',
+            'string', tips='request_policy:multi_shard response_policy:agg_min',
+            summary='Set multiple keys to multiple values, only if none of the keys exist',
+            since='1.0.1'),
+    Command('mget', mget, -2, 'readonly fast', (1, -1, 1), '@read @string @fast', 'string',
+            tips='request_policy:multi_shard', summary='Get the values of all the given keys'),
+    Command('append', append, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Append a value to a key', since='2.0.0'),
+    Command('strlen', strlen, 2, 'readonly fast', (1, 1, 1), '@read @string @fast', 'string',
+            summary='Get the length of the value stored in a key', since='2.2.0'),
+    Command('setrange', setrange, 4, 'write denyoom', (1, 1, 1), '@write @string @slow',
+            'string', since='2.2.0',
+            summary='Overwrite part of a string at key starting at the specified offset'),
+    Command('getrange', getrange, 4, 'readonly', (1, 1, 1), '@read @string @slow', 'string',
+            summary='Get a substring of the string stored at a key', since='2.4.0'),
+    Command('substr', getrange, 4, 'readonly', (1, 1, 1), '@read @string @slow', 'string',
+            summary='Get a substring of the string stored at a key'),
+    Command('incr', incr, 2, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Increment the integer value of a key by one'),
+    Command('decr', decr, 2, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Decrement the integer value of a key by one'),
+    Command('incrby', incrby, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Increment the integer value of a key by the given amount'),
+    Command('decrby', decrby, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
+            'string', summary='Decrement the integer value of a key by the given number'),
+    Command('incrbyfloat', incrbyfloat, 3, 'write denyoom fast', (1, 1, 1),
+            '@write @string @fast', 'string', since='2.6.0',
+            summary='Increment the float value of a key by the given amount'),
+    Command('setbit', setbit, 4, 'write denyoom', (1, 1, 1), '@write @bitmap @slow', 'bitmap',
+            summary='Sets or clears the bit at offset in the string value stored at key',
+            since='2.2.0'),
+    Command('getbit', getbit, 3, 'readonly fast', (1, 1, 1), '@read @bitmap @fast', 'bitmap',
+            summary='Returns the bit value at offset in the string value stored at key',
+            since='2.2.0'),
+    Command('bitcount', bitcount, -2, 'readonly', (1, 1, 1), '@read @bitmap @slow', 'bitmap',
+            summary='Count set bits in a string', since='2.6.0'),
+    Command('lcs', lcs, -3, 'readonly', (1, 2, 1), '@read @string @slow', 'string',
+            summary='Find longest common substring', since='7.0.0'),
 ]

@@ -84,7 +84,14 @@ class Param:
 def _parse_notify(args):
     flags = events.flags_from_string(' '.join(args)) if len(args) == 1 else None
     if flags is None:
-        raise ConfigError('Invalid event class character. Use \'Ag$lshzxeKEtmd\'.')
+        raise ConfigError('Invalid event class character. Use \'Ag$lshzxeKEtmdn\'.')
+    return flags
+
+
+def _parse_journal_events(args):
+    flags = events.flags_from_string(' '.join(args)) if len(args) == 1 else None
+    if flags is None or flags & (events.KEYSPACE | events.KEYEVENT):
+        raise ConfigError("Invalid event class character. Use 'Ag$lshzxetmdn'.")
     return flags
 
 
@@ -130,9 +137,11 @@ def _parse_words(args):
     return ' '.join(args)
 
 
-PARSERS = {'notify-keyspace-events': _parse_notify, 'client-output-buffer-limit': _parse_obl,
+PARSERS = {'notify-keyspace-events': _parse_notify,
+           'keyevent-journal-events': _parse_journal_events, 'client-output-buffer-limit': _parse_obl,
            'save': _parse_save, 'bind': _parse_words}
 RENDERERS = {'notify-keyspace-events': events.flags_to_string,
+             'keyevent-journal-events': events.flags_to_string,
              'client-output-buffer-limit': _render_obl, 'save': str, 'bind': str}
 
 INT_MAX = 2**31 - 1
@@ -171,6 +180,10 @@ PARAMS = [
     Param('lazyfree-lazy-server-del', 'bool', False),
     Param('lazyfree-lazy-user-del', 'bool', False),
     Param('lazyfree-lazy-user-flush', 'bool', False),
+    # keyspace-event journal (store/journal.py)
+    Param('keyevent-journal-events', 'special', 0),
+    Param('keyevent-journal-key', 'str', '__keyevents__'),
+    Param('keyevent-journal-maxlen', 'int', 1000000, 1, LLONG_MAX),
     # pub/sub
     Param('async-dispatch-quota', 'int', 100, 1, INT_MAX),
     Param('publish-buffer-limit', 'mem', 128 * 1024**2, 0, LLONG_MAX),
@@ -188,11 +201,16 @@ PARAMS = [
     Param('logfile', 'str', '', mutable=False),
     Param('enable-debug-command', 'enum', 'no', choices=('yes', 'no', 'local'),
           mutable=False),
+    Param('enable-protected-configs', 'enum', 'no', choices=('yes', 'no', 'local'),
+          mutable=False),
     Param('slowlog-log-slower-than', 'int', 10000, -1, LLONG_MAX),
     Param('slowlog-max-len', 'int', 128, 0, LLONG_MAX),
     Param('latency-monitor-threshold', 'int', 0, 0, LLONG_MAX),
     Param('busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, aliases=('lua-time-limit',)),
 ]
+
+# CONFIG SET may change these only as `enable-protected-configs` allows (Redis 7.0).
+PROTECTED = frozenset(('dir', 'dbfilename'))
 
 TABLE = {p.name: p for p in PARAMS}
 for _p in PARAMS:
@@ -215,7 +233,10 @@ class Config:
         param = TABLE.get(name.lower())
         if param is None:
             raise ConfigError('Bad directive or wrong number of arguments')
-        self.values[param.name] = param.parse(args)
+        value = param.parse(args)
+        if isinstance(value, dict):     # client-output-buffer-limit: only the classes given
+            value = {**self.values[param.name], **value}
+        self.values[param.name] = value
         return param
 
     def load_file(self, path):

@@ -1,9 +1,11 @@
 """One client connection: parse requests, run commands in order, write replies.
 
 Parsing has two paths. The fast path hands a read to hiredis when it starts a multibulk
-frame and ends with CRLF; it accepts hiredis's frames only if they account for every CRLF in
-the read (a multibulk command of n arguments has exactly 1 + 2n), which proves the read held
-whole, well-formed frames of bulk strings. Anything else (inline commands, frames split
+frame and ends with CRLF; it accepts hiredis's frames only if their canonical layout has a
+'*' or '$' at every frame and argument start and covers the read exactly
+(resp.bulk_frames_match), which proves the read held whole, well-formed frames of bulk
+strings (counting CRLFs does not: simple strings, RESP3 types and CRLFs inside values can
+cancel out). Anything else (inline commands, frames split
 across reads, non-bulk elements, oversized arguments, unauthenticated clients) goes to the
 exact parser in resp.py, which reproduces Redis's errors, limits and close points; the
 connection returns to the fast path once the exact parser's buffer is empty.
@@ -19,7 +21,8 @@ import time
 
 import hiredis
 
-from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED, Raw)
+from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED, Raw,
+                   bulk_frames_match, unknown_command_error)
 
 _perf_ns = time.perf_counter_ns
 
@@ -53,6 +56,9 @@ class Connection(asyncio.Protocol):
         self.no_evict = self.no_touch = False
         # pub/sub state, owned by store/pubsub
         self.subscriptions = 0
+        self.pubsub = None              # store.pubsub Subscriber, from the first subscribe
+        self.deferred = None            # commands held while a PUBLISH waits (backpressure)
+        self.write_paused = False       # transport above its high-water mark
         self.gated = not self.authenticated
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -83,24 +89,24 @@ class Connection(asyncio.Protocol):
             return
         self.last_interaction = self.server.clock
         self.server.stats.net_input_bytes += len(data)
+        if self.pubsub is not None and self.pubsub.queue:
+            self.pubsub.drain_before_commands()     # queued messages first, up to the quota
         if (self.parser is None and self.authenticated and data[:1] == b'*'
                 and data[-2:] == b'\r\n' and len(data) <= self.server.max_bulk):
             reader = self.reader
             reader.feed(data)
             frames = []
-            crlf = 0
+            ok = True
             try:
                 frame = reader.gets()
                 while frame is not False:
-                    if type(frame) is not list:
-                        crlf = -1
-                        break
                     frames.append(frame)
-                    crlf += 1 + 2 * len(frame)
                     frame = reader.gets()
             except hiredis.ProtocolError:
-                crlf = -1
-            if crlf == data.count(b'\r\n'):
+                ok = False
+            # hiredis also accepts simple strings, RESP3 types and attributes: run its
+            # frames only when they are provably the canonical bulk arrays of the read
+            if ok and bulk_frames_match(frames, data):
                 self.run(frames)
                 self.flush()
                 return
@@ -111,23 +117,36 @@ class Connection(asyncio.Protocol):
         parser = self.parser
         if parser is None:
             parser = self.parser = RequestParser()
-        parser.feed(data)
-        error = None
-        try:
-            frames = parser.parse(self.server.max_bulk, self.authenticated)
-        except ProtocolError as e:
-            frames, error = parser.ready, e
-        self.run(frames)
-        if error is not None and not self.closing:
-            self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
-            self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode())
-            self.close_after_reply()
-        elif parser.pending() > self.server.config['client-query-buffer-limit']:
-            self.server.log(f'Closing client that reached max query buffer length: '
-                            f'{self.describe()}')
-            self.out.clear()
-            self.close_after_reply()
-        if not parser.buf and not parser.args:
+        limit = self.server.config['client-query-buffer-limit']
+        # redis-server's limits apply per read(2) of at most 16 KB: replay those reads
+        for chunk in parser.reads(data):
+            parser.feed(chunk)
+            if parser.pending() > limit:
+                # checked before parsing; replies of earlier reads still go out
+                self.server.log(f'Closing client that reached max query buffer length: '
+                                f'{self.describe()}')
+                self.close_after_reply()
+                break
+            while True:
+                error = None
+                try:
+                    frames = parser.parse(self.server.max_bulk, self.authenticated)
+                except ProtocolError as e:
+                    frames, error = parser.ready, e
+                self.run(frames)
+                if error is None or self.closing:
+                    break
+                if frames:      # they may have changed the limits (AUTH, CONFIG SET)
+                    continue
+                self.server.log_verbose(f'Protocol error ({error}) from client: '
+                                        f'{self.describe()}')
+                self.out.append(b'-ERR Protocol error: %s\r\n'
+                                % str(error).encode('latin-1'))
+                self.close_after_reply()
+                break
+            if self.closing:
+                break
+        if not parser.buf and not parser.multibulklen:    # not mid-request (args may be [])
             self.parser = None
         self.flush()
 
@@ -142,6 +161,14 @@ class Connection(asyncio.Protocol):
             self.transport.write(data)
             if self.closing:
                 self.transport.close()
+
+    def pause_writing(self):
+        self.write_paused = True
+
+    def resume_writing(self):
+        self.write_paused = False
+        if self.pubsub is not None:
+            self.pubsub.resume()     # move queued messages on (store/pubsub/dispatch.py)
 
     def close_after_reply(self):
         """Stop reading; the transport closes once pending replies are written."""
@@ -197,11 +224,18 @@ class Connection(asyncio.Protocol):
     def update_gate(self):
         self.gated = (self.closing or not self.authenticated or self.multi is not None
                       or (self.subscriptions > 0 and self.proto == 2)
-                      or self.reply_mode != 'on')
+                      or self.reply_mode != 'on' or self.deferred is not None)
 
     def _reject(self, cmd, message):
         if cmd is not None:
             cmd.rejected += 1
+            if cmd.name == 'exec':      # rejectCommand -> execCommandAbort: discard, EXECABORT
+                self.multi = None
+                self.multi_error = False
+                self.unwatch_all()
+                self.update_gate()
+                message = ('EXECABORT Transaction discarded because of: '
+                           + (message[4:] if message.startswith('ERR ') else message))
         if self.multi is not None:
             self.multi_error = True
         self._emit(RedisError(message))
@@ -213,11 +247,17 @@ class Connection(asyncio.Protocol):
         elif mode == 'skip':
             self.reply_mode = 'on'
             self.update_gate()
+        elif mode == 'skip_next':       # CLIENT REPLY SKIP ran on this path: skip the next
+            encode(value, self.proto, self.out)
+            self.reply_mode = 'skip'
 
     def _execute_gated(self, cmd, args):
         """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
         RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP."""
         if self.closing:
+            return
+        if self.deferred is not None:       # a PUBLISH waits for publish-buffer-limit
+            self.deferred.append(args)
             return
         name = args[0]
         if cmd is None:
@@ -227,20 +267,23 @@ class Connection(asyncio.Protocol):
             self.close_after_reply()
             return
         if cmd is None:
-            shown = ''
-            for a in args[1:]:
-                if len(shown) >= 128:
-                    break
-                shown += "'%s' " % a.decode('utf-8', 'replace')[:128 - len(shown)]
-            text = name.decode('utf-8', 'replace')[:128]
-            return self._reject(None, ' '.join(
-                f"ERR unknown command '{text}', with args beginning with: {shown}".split('\r\n')))
+            return self._reject(None, unknown_command_error(args))
         if not cmd.arity_ok(len(args)):
             return self._reject(cmd, f"ERR wrong number of arguments for '{cmd.name}' command")
+        shown = cmd
+        if cmd.subcommands:         # Redis rejects bad subcommands here (and flags MULTI)
+            shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower())
+            if shown is None:
+                from .commands.client import shown as _shown
+                return self._reject(cmd, f"ERR unknown subcommand '{_shown(args[1], 128)}'. "
+                                         f"Try {cmd.name.upper()} HELP.")
+            if not shown.arity_ok(len(args)):
+                return self._reject(shown, f"ERR wrong number of arguments for "
+                                           f"'{shown.name}' command")
         if not self.authenticated and not cmd.no_auth:
             return self._reject(cmd, 'NOAUTH Authentication required.')
         if self.subscriptions > 0 and self.proto == 2 and not cmd.pubsub_ok:
-            return self._reject(cmd, f"ERR Can't execute '{cmd.name}': only (P|S)SUBSCRIBE / "
+            return self._reject(cmd, f"ERR Can't execute '{shown.name}': only (P|S)SUBSCRIBE / "
                                      "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
                                      "this context")
         if self.multi is not None and not cmd.multi_ok:

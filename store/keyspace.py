@@ -29,8 +29,15 @@ class Keyspace:
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
         self.watchers = {}          # (db, key) -> set of connections WATCHing it
-        self.notify_flags = 0       # notify-keyspace-events bits (store/events.py)
+        # Event classes: `publish_flags` is notify-keyspace-events, `journal_flags` is
+        # keyevent-journal-events; `notify_flags` is the union commands test before
+        # building an event, so events cost nothing when neither wants them.
+        self.publish_flags = 0
+        self.journal_flags = 0
+        self.notify_flags = 0
         self.publish = None         # publish(channel, message), set by the pub/sub layer
+        self.publish_batch = None   # publish_batch(channel, messages), likewise
+        self.journal = None         # the Journal, set by the server
         self.expiry = None          # the ActiveExpiry, told about new earliest deadlines
         self.next_deadline = float('inf')
         self.reset_stats()
@@ -39,6 +46,8 @@ class Keyspace:
         self.hits = self.misses = 0
         self.expired_keys = 0
         self.expire_lag = LagStats()
+        self.expire_cycle_ms = 0.0          # time spent in active-expiry steps
+        self.expire_time_cap_reached = 0    # steps that ran out of budget
 
     # -- routing ---------------------------------------------------------------------
 
@@ -166,18 +175,25 @@ class Keyspace:
         if self.watchers:
             self.touch(db, key)
         if self.notify_flags & events.EXPIRED:
-            self.notify(events.EXPIRED, b'expired', db, key)
+            self.notify(events.EXPIRED, b'expired', db, key, deadline)
 
-    def expired_batch(self, db, keys, now):
-        """Keys the active expiry deleted in one step (already gone from the shards);
-        their lags were recorded by the step."""
+    def expired_batch(self, db, keys, deadlines, now):
+        """Keys of one database the active expiry deleted in one step (already gone from
+        the shards; their lags were recorded by the step). Their `expired` events leave
+        as one batch: a single coalesced dispatch on __keyevent@db__:expired."""
         self.expired_keys += len(keys)
         if self.watchers:
             for key in keys:
                 self.touch(db, key)
-        if self.notify_flags & events.EXPIRED:
-            for key in keys:
-                self.notify(events.EXPIRED, b'expired', db, key)
+        flags = self.publish_flags
+        if flags & events.EXPIRED and self.publish is not None:
+            if flags & events.KEYSPACE:
+                for key in keys:
+                    self.publish(b'__keyspace@%d__:%s' % (db, key), b'expired')
+            if flags & events.KEYEVENT:
+                self.publish_batch(b'__keyevent@%d__:expired' % db, keys)
+        if self.journal_flags & events.EXPIRED:
+            self.journal.append_many(db, b'expired', keys, now, deadlines)
 
     # -- whole databases ---------------------------------------------------------------
 
@@ -258,16 +274,26 @@ class Keyspace:
 
     # -- keyspace events -------------------------------------------------------------
 
-    def notify(self, cls, event, db, key):
+    def set_event_flags(self, publish_flags, journal_flags):
+        # Without K or E nothing is published, as in Redis.
+        if not publish_flags & (events.KEYSPACE | events.KEYEVENT):
+            publish_flags = 0
+        self.publish_flags = publish_flags
+        self.journal_flags = journal_flags
+        self.notify_flags = publish_flags | journal_flags
+
+    def notify(self, cls, event, db, key, deadline=None):
         """notifyKeyspaceEvent: publish on __keyspace@db__:key and/or __keyevent@db__:event
-        when class `cls` is enabled. `event` and `key` are bytes."""
-        flags = self.notify_flags
-        if not flags & cls or self.publish is None:
-            return
-        if flags & events.KEYSPACE:
-            self.publish(b'__keyspace@%d__:%s' % (db, key), event)
-        if flags & events.KEYEVENT:
-            self.publish(b'__keyevent@%d__:%s' % (db, event), key)
+        when class `cls` is enabled, and journal the event when the journal takes `cls`.
+        `event` and `key` are bytes; `deadline` (ms) comes with `expired`."""
+        flags = self.publish_flags
+        if flags & cls and self.publish is not None:
+            if flags & events.KEYSPACE:
+                self.publish(b'__keyspace@%d__:%s' % (db, key), event)
+            if flags & events.KEYEVENT:
+                self.publish(b'__keyevent@%d__:%s' % (db, event), key)
+        if self.journal_flags & cls:
+            self.journal.append(db, event, key, None, deadline)
 
 
 def _random_dict_key(d):

@@ -22,7 +22,8 @@ arrays, doubles as bulk strings, booleans as 1/0, verbatim strings as bulk strin
 import re
 
 INLINE_MAX_SIZE = 64 * 1024      # PROTO_INLINE_MAX_SIZE
-MBULK_BIG_ARG = 32 * 1024
+MBULK_BIG_ARG = 32 * 1024        # PROTO_MBULK_BIG_ARG
+IOBUF_LEN = 16 * 1024            # PROTO_IOBUF_LEN: how much redis-server reads at a time
 INT_MAX = 2**31 - 1
 
 
@@ -37,6 +38,26 @@ class RedisError(Exception):
 
     def __repr__(self):
         return f'RedisError({self.msg!r})'
+
+
+def c_string(b):
+    """What C's %s sees of an argument: the bytes up to the first NUL."""
+    nul = b.find(0)
+    return b if nul < 0 else b[:nul]
+
+
+def unknown_command_error(args):
+    """processCommand's "unknown command" error, byte for byte: the name and arguments are
+    cut as printf's %.128s cuts them (bytes, up to a NUL) and CR/LF become spaces. The
+    message is a str holding the raw bytes (surrogateescape, which the encoder undoes)."""
+    shown = b''
+    for a in args[1:]:
+        if len(shown) >= 128:
+            break
+        shown += b"'%s' " % c_string(a)[:128 - len(shown)]
+    msg = b"ERR unknown command '%s', with args beginning with: %s" % (
+        c_string(args[0])[:128], shown)
+    return msg.replace(b'\r', b' ').replace(b'\n', b' ').decode('utf-8', 'surrogateescape')
 
 
 class ProtocolError(Exception):
@@ -100,7 +121,7 @@ def encode(value, proto, out):
         for v in value:
             encode(v, proto, out)
     elif t is RedisError:
-        out.append(b'-%s\r\n' % value.msg.encode())
+        out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
     elif t is Raw:
         if value is NULL_ARRAY and proto == 3:
             out.append(b'_\r\n')
@@ -133,7 +154,7 @@ def encode(value, proto, out):
         else:
             out.append(b'$%d\r\n%s\r\n' % (len(value), value))
     elif isinstance(value, RedisError):
-        out.append(b'-%s\r\n' % value.msg.encode())
+        out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
     else:
         raise TypeError(f'cannot encode {t.__name__}')
     return out
@@ -165,7 +186,13 @@ _HEX = b'0123456789abcdefABCDEF'
 
 def split_args(line):
     """Redis's sdssplitargs: split an inline command line into arguments, honouring
-    "double quotes" with escapes and 'single quotes'. None on unbalanced quotes."""
+    "double quotes" with escapes and 'single quotes'. None on unbalanced quotes.
+
+    As in C the line ends at its first NUL; blanks between arguments are isspace(), but
+    an unquoted argument ends only at ' ', \\n, \\r or \\t (\\v and \\f belong to it)."""
+    nul = line.find(0)
+    if nul >= 0:
+        line = line[:nul]
     args = []
     n = len(line)
     i = 0
@@ -213,11 +240,7 @@ def split_args(line):
                 if i >= n:
                     break
                 c = line[i]
-                if c in b' \n\r\t\v\f\0':
-                    if c == 0:
-                        cur.append(c)
-                        i += 1
-                        continue
+                if c in b' \n\r\t':
                     break
                 elif c == 34:
                     inq = True
@@ -229,13 +252,50 @@ def split_args(line):
         args.append(bytes(cur))
 
 
+def bulk_frames_match(frames, data):
+    """True when `frames` (what hiredis parsed from `data`) are arrays of bulk strings whose
+    canonical encoding covers `data` exactly, so redis-server would parse `data` into the
+    same commands without error.
+
+    Walking the canonical layout and checking the type byte at every frame ('*') and
+    argument ('$') is a proof: hiredis parses with strict integers, so a '*' or '$' at the
+    expected place means the element there is an array or bulk of exactly the length seen,
+    which fixes where the next one starts. Counting CRLFs or bytes is not enough: hiredis
+    also accepts simple strings, RESP3 types (sets, pushes, verbatim strings, big numbers)
+    and attributes, whose differences in length and CRLFs can cancel out."""
+    pos = 0
+    try:
+        for f in frames:
+            if type(f) is not list or data[pos] != 42:
+                return False
+            n = len(f)
+            pos += 4 if n < 10 else len(b'%d' % n) + 3
+            for a in f:
+                if type(a) is not bytes or data[pos] != 36:
+                    return False
+                n = len(a)
+                pos += n + (6 if n < 10 else 7 if n < 100 else len(b'%d' % n) + 5)
+    except IndexError:
+        return False
+    return pos == len(data)
+
+
 class RequestParser:
     """Incremental exact parser over a growing buffer.
 
     `feed(data)` appends; `parse(limits)` returns the complete commands (lists of bytes)
     and leaves any partial command buffered. A ProtocolError is raised after the commands
     that preceded the malformed one have been returned through `self.ready`, so the caller
-    executes them first and then replies with the error and closes, as Redis does.
+    executes them first and then replies with the error and closes, as Redis does. The
+    error is raised before the malformed header is consumed, so parsing again (after the
+    preceding commands ran, say an AUTH) re-examines it with the new state.
+
+    Redis searches the buffer with strchr, which stops at a NUL byte: a header or inline
+    line with a NUL before its CR/LF is incomplete until the size limits trip.
+
+    `reads(data)` cuts a network read into the reads redis-server would make from a socket
+    holding it (16 KB, or the rest of a big bulk argument), since its limits are checked
+    per read: feed each one, check `pending()` against client-query-buffer-limit, parse.
     """
 
     def __init__(self):
@@ -247,8 +307,32 @@ class RequestParser:
         self.ready = []
 
     def pending(self):
-        """Bytes buffered but not yet turned into commands (the query buffer)."""
-        return len(self.buf) - self.pos + sum(len(a) for a in self.args)
+        """Bytes buffered but not yet parsed: redis-server's query buffer (arguments of a
+        partial command already parsed have left it)."""
+        return len(self.buf) - self.pos
+
+    def reads(self, data):
+        """Yield `data` in the pieces redis-server's readQueryFromClient would read it."""
+        off, end = 0, len(data)
+        while off < end:
+            readlen = IOBUF_LEN
+            if self.multibulklen and self.bulklen >= MBULK_BIG_ARG:
+                remaining = self.bulklen + 2 - (len(self.buf) - self.pos)
+                if remaining > 0:
+                    readlen = remaining
+            if off == 0 and readlen >= end:
+                yield data
+                return
+            yield data[off:off + readlen]
+            off += readlen
+
+    def _find(self, char):
+        """strchr(querybuf + pos, char): -1 when absent or after a NUL."""
+        buf = self.buf
+        i = buf.find(char, self.pos)
+        if i > self.pos and buf.find(0, self.pos, i) >= 0:
+            return -1
+        return i
 
     def feed(self, data):
         self.buf += data
@@ -271,7 +355,7 @@ class RequestParser:
 
     def _inline(self):
         buf = self.buf
-        nl = buf.find(b'\n', self.pos)
+        nl = self._find(10)
         if nl < 0:
             if len(buf) - self.pos > INLINE_MAX_SIZE:
                 raise ProtocolError('too big inline request')
@@ -290,7 +374,7 @@ class RequestParser:
     def _multibulk(self, max_bulk, authenticated):
         buf = self.buf
         if self.multibulklen == 0:
-            cr = buf.find(b'\r', self.pos)
+            cr = self._find(13)
             if cr < 0:
                 if len(buf) - self.pos > INLINE_MAX_SIZE:
                     raise ProtocolError('too big mbulk count string')
@@ -309,7 +393,7 @@ class RequestParser:
             self.args = []
         while self.multibulklen:
             if self.bulklen == -1:
-                cr = buf.find(b'\r', self.pos)
+                cr = self._find(13)
                 if cr < 0:
                     if len(buf) - self.pos > INLINE_MAX_SIZE:
                         raise ProtocolError('too big bulk count string')
@@ -317,7 +401,11 @@ class RequestParser:
                 if cr - self.pos > len(buf) - self.pos - 2:
                     return False
                 if buf[self.pos] != 36:
-                    raise ProtocolError("expected '$', got '%s'" % chr(buf[self.pos]))
+                    # addReplyErrorFormat's %c: the raw byte, CR and LF mapped to spaces
+                    # (the connection encodes protocol errors as latin-1, byte for byte)
+                    c = buf[self.pos]
+                    raise ProtocolError("expected '$', got '%s'"
+                                        % (' ' if c in (10, 13) else chr(c)))
                 ll = string2ll(bytes(buf[self.pos + 1:cr]))
                 if ll is None or ll < 0 or ll > max_bulk:
                     raise ProtocolError('invalid bulk length')

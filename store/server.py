@@ -19,7 +19,9 @@ from .commands import MODULES
 from .config import Config
 from .connection import Connection
 from .expiry.active import ActiveExpiry
+from .journal import Journal
 from .keyspace import Keyspace
+from .pubsub import PubSub
 
 VERSION = '7.0.15'          # the Redis version whose behaviour we implement
 SERVER_NAME = 'store'
@@ -60,6 +62,9 @@ class Server:
         self.disconnect_hooks = []      # callables(conn), e.g. pub/sub cleanup
         self.cron_hooks = []            # callables(now) run by cron
         self.reset_hooks = []           # callables(conn) run by RESET
+        self.pubsub = PubSub(self)      # ChannelStore + dispatch; registers its hooks
+        self.keyspace.publish_batch = self.pubsub.publish_batch
+        self.journal = self.keyspace.journal = Journal(self)
         self.apply_all()
 
     # -- configuration hooks -------------------------------------------------------------
@@ -69,16 +74,22 @@ class Server:
         cfg = self.config
         if name == 'proto-max-bulk-len':
             self.max_bulk = cfg[name]
-        elif name == 'notify-keyspace-events':
-            self.keyspace.notify_flags = cfg[name]
+        elif name in ('notify-keyspace-events', 'keyevent-journal-events'):
+            self.keyspace.set_event_flags(cfg['notify-keyspace-events'],
+                                          cfg['keyevent-journal-events'])
+        elif name in ('keyevent-journal-key', 'keyevent-journal-maxlen'):
+            self.journal.configure(cfg['keyevent-journal-key'], cfg['keyevent-journal-maxlen'])
         elif name == 'active-expire-budget-us' and self.expiry is not None:
             self.expiry.budget = cfg[name] / 1e6
+        elif name in ('async-dispatch-quota', 'publish-buffer-limit',
+                      'client-output-buffer-limit'):
+            self.pubsub.apply_config()
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
             pass
 
     def apply_all(self):
-        for name in ('proto-max-bulk-len', 'notify-keyspace-events'):
+        for name in ('proto-max-bulk-len', 'notify-keyspace-events', 'keyevent-journal-key'):
             self.apply_config(name)
 
     # -- logging (redis-server's format: pid:role date time level message) ---------------

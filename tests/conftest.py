@@ -75,8 +75,9 @@ def server():
 
 @pytest.fixture
 def r(server):
-    """A redis-py client (RESP2) on a flushed server."""
-    client = server.client()
+    """A redis-py client speaking RESP2 (redis-py 8 defaults to RESP3) on a flushed
+    server."""
+    client = server.client(protocol=2)
     client.flushall()
     yield client
     client.close()
@@ -117,7 +118,7 @@ def redis_ref():
 
 @pytest.fixture
 def ref(redis_ref):
-    client = redis.Redis(*redis_ref)
+    client = redis.Redis(*redis_ref, protocol=2)
     client.flushall()
     yield client
     client.close()
@@ -125,9 +126,9 @@ def ref(redis_ref):
 
 @pytest.fixture
 def both(server, redis_ref):
-    """(ours, reference) raw-reply clients, both flushed, for differential tests."""
-    ours = server.client()
-    theirs = redis.Redis(*redis_ref)
+    """(ours, reference) RESP2 clients, both flushed, for differential tests."""
+    ours = server.client(protocol=2)
+    theirs = redis.Redis(*redis_ref, protocol=2)
     for c in (ours, theirs):
         c.flushall()
     yield ours, theirs
@@ -163,3 +164,38 @@ def assert_same(both, commands):
     got, want = run_all(ours, commands), run_all(theirs, commands)
     for cmd, g, w in zip(commands, got, want):
         assert g == w, f'{cmd!r}: ours {g!r} != redis {w!r}'
+
+
+def capture_events(client, commands, flags='KEA', pattern='__key*__:*'):
+    """Run `commands` on `client` with notify-keyspace-events `flags` and return the
+    keyspace events a real subscriber received, as (channel, message) pairs in order. A
+    PUBLISH to a sentinel channel after the commands marks the end, so nothing depends on
+    timing. Restores notify-keyspace-events afterwards."""
+    old = client.config_get('notify-keyspace-events')['notify-keyspace-events']
+    client.config_set('notify-keyspace-events', flags)
+    sub = client.pubsub()
+    try:
+        sub.psubscribe(pattern)
+        sub.subscribe('capture-events-sentinel')
+        for _ in range(2):
+            assert sub.get_message(timeout=5)['type'] in ('psubscribe', 'subscribe')
+        run_all(client, commands)
+        client.publish('capture-events-sentinel', 'end')
+        out = []
+        while True:
+            m = sub.get_message(timeout=5)
+            assert m is not None, 'sentinel never arrived'
+            if m['channel'] == b'capture-events-sentinel':
+                return out
+            out.append((m['channel'], m['data']))
+    finally:
+        client.config_set('notify-keyspace-events', old)
+        sub.close()
+
+
+def assert_same_events(both, commands, flags='KEA'):
+    """Keyspace events of `commands` on our server equal redis-server's, in order."""
+    ours, theirs = both
+    got, want = capture_events(ours, commands, flags), capture_events(theirs, commands, flags)
+    assert got == want
+    return got

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from conftest import assert_same, run_all
+from conftest import assert_same, assert_same_events, capture_events, run_all
 
 GLOB_KEYS = ['hello', 'hallo', 'hxllo', 'hllo', 'heeeello', 'a*b', 'a?b', 'a[b', 'ab',
              'foo:1', 'foo:22', 'bar', 'x\\y', 'key:{tag}', 'H']
@@ -446,35 +446,28 @@ def test_watch_invalidated_by_generic_writes(server):
     r.close()
 
 
-def test_events_in_redis_order(make_server):
-    srv = make_server(notify_keyspace_events='KEAn')
-    got = []
-    srv.call(setattr, srv.server.keyspace, 'publish',
-             lambda ch, msg: got.append(msg) if ch.startswith(b'__keyspace') else None)
-    r = srv.client()
+KEY_EVENT_COMMANDS = [
+    ('set', 'a', '1'), ('set', 'x', '1'), ('del', 'a', 'nokey'), ('set', 'a', '1'),
+    ('rename', 'a', 'b'), ('rename', 'b', 'x'),   # overwrites x: no del for it, as in Redis
+    ('renamenx', 'x', 'x'), ('renamenx', 'x', 'n'), ('move', 'n', '1'), ('move', 'n', '1'),
+    ('set', 'c', '1'), ('copy', 'c', 'd'), ('copy', 'c', 'd'), ('copy', 'c', 'd', 'replace'),
+    ('copy', 'c', 'e', 'db', '1'), ('unlink', 'c', 'd'), ('touch', 'e'), ('flushall',),
+]
+
+
+def test_events_match_redis(both):
+    events = assert_same_events(both, KEY_EVENT_COMMANDS, 'KEAn')
+    assert (b'__keyevent@0__:rename_to', b'x') in events
+
+
+def test_restore_events(r):
     r.set('a', '1')
-    r.set('x', '1')
     payload = r.dump('a')
-    got.clear()
-    r.delete('a', 'nokey')
-    r.restore('a', 0, payload)
-    r.rename('a', 'b')
-    r.rename('b', 'x')                          # overwrites x: no del for it, as in Redis
-    r.renamenx('x', 'x')
-    r.move('x', 1)
-    r.execute_command('SELECT', 1)
-    r.copy('x', 'y', 0)
-    r.restore('x', 1, payload, replace=True, absttl=True)
-    assert got == [
-        b'del',
-        b'new', b'restore',
-        b'new', b'rename_from', b'rename_to',
-        b'new', b'rename_from', b'rename_to',
-        b'new', b'move_from', b'move_to',
-        b'new', b'copy_to',
-        b'del',
-    ]
-    r.close()
+    got = capture_events(r, [('del', 'a'), ('restore', 'a', '0', payload),
+                             ('restore', 'a', '0', payload, 'replace')], 'Kgn',
+                         pattern='__keyspace@0__:*')
+    # RESTORE ... REPLACE deletes the old value and adds the new one (dbAdd: 'new')
+    assert [m for ch, m in got] == [b'del', b'new', b'restore', b'new', b'restore']
 
 
 def test_differential_mixed_sequence(both):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import assert_same, run_all
+from conftest import assert_same, assert_same_events, capture_events, run_all
 from store.commands import strings
 from store.commands.strings import ld_format, ld_round, strtold
 
@@ -538,54 +538,13 @@ EVENT_COMMANDS = [
 ]
 
 
-def _ref_events(ref, commands):
-    ref.config_set('notify-keyspace-events', 'KEAnm')
-    p = ref.pubsub()
-    try:
-        p.psubscribe('__keyevent@0__:*')
-        assert p.get_message(timeout=2)['type'] == 'psubscribe'
-        run_all(ref, commands)
-        ref.ping()
-        out = []
-        deadline = time.time() + 2
-        while time.time() < deadline:
-            m = p.get_message(timeout=0.1)
-            if m is None:
-                if out and time.time() > deadline - 1.7:
-                    break
-                continue
-            out.append((m['channel'].split(b':', 1)[1], m['data']))
-        return out
-    finally:
-        ref.config_set('notify-keyspace-events', '')
-        p.close()
+def test_keyspace_events_match_redis(both):
+    events = assert_same_events(both, EVENT_COMMANDS, 'KEAnm')
+    assert len(events) > 80
 
 
-def test_keyspace_events_match_redis(make_server, ref):
-    srv = make_server(notify_keyspace_events='KEAnm')
-    ks = srv.server.keyspace
-    got = []
-
-    def publish(channel, message):
-        if channel.startswith(b'__keyevent@'):
-            got.append((channel.split(b':', 1)[1], message))
-        return 0
-
-    srv.call(lambda: setattr(ks, 'publish', publish))
-    ours = srv.client()
-    run_all(ours, EVENT_COMMANDS)
-    want = _ref_events(ref, EVENT_COMMANDS)
-    assert len(want) > 40
-    assert got == want
-
-
-def test_no_events_when_disabled(make_server):
-    srv = make_server()
-    ks = srv.server.keyspace
-    got = []
-    srv.call(lambda: setattr(ks, 'publish', lambda ch, msg: got.append(ch)))
-    run_all(srv.client(), EVENT_COMMANDS)
-    assert got == []
+def test_no_events_when_disabled(r):
+    assert capture_events(r, EVENT_COMMANDS, '') == []
 
 
 # -- WATCH ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Command families, one module each; the server merges their COMMANDS tables."""
 
-from . import connection, expire, keys, server, strings, transactions
+from . import (client, connection, expire, keys, pubsub, server, streams, strings,
+               transactions)
 
-MODULES = [strings, keys, expire, transactions, connection, server]
+MODULES = [client, strings, keys, expire, transactions, connection, server, pubsub, streams]

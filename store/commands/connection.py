@@ -1,7 +1,7 @@
-"""Connection commands: PING, ECHO, SELECT, QUIT, AUTH, HELLO, RESET (CLIENT lives in
-server.py's family of introspection commands)."""
+"""Connection commands: PING, ECHO, SELECT, QUIT, AUTH, HELLO, RESET (CLIENT has its own
+module, client.py)."""
 
-from ..args import db_arg, lower
+from ..args import E_DB_RANGE, E_NOT_INT, lower
 from ..command_table import Command
 from ..resp import OK, PONG, Map, RedisError, string2ll
 
@@ -21,12 +21,24 @@ def echo(c, args):
 
 
 def select(c, args):
-    c.db = db_arg(c, args[1])
+    # getIntFromObjectOrReply: a 64-bit integer outside the C int range has its own error.
+    db = string2ll(args[1])
+    if db is None:
+        raise RedisError(E_NOT_INT)
+    if not -2**31 <= db < 2**31:
+        raise RedisError('ERR value is out of range, value must between -2147483648 and '
+                         '2147483647')
+    if not 0 <= db < c.ks.databases:
+        raise RedisError(E_DB_RANGE)
+    c.db = db
     return OK
 
 
 def quit_(c, args):
-    c.close_after_reply()
+    # Reached on the hot path only (the gated path answers QUIT itself): the +OK is queued
+    # after this returns, so close once it is written rather than now.
+    from .client import close_after_this_reply
+    close_after_this_reply(c)
     return OK
 
 
@@ -57,6 +69,8 @@ def hello(c, args):
             raise RedisError('ERR Protocol version is not an integer or out of range')
         if proto < 2 or proto > 3:
             raise RedisError('NOPROTO unsupported protocol version')
+    # As Redis 7.0: AUTH authenticates and SETNAME's name is checked as the options are
+    # parsed, left to right; the name is set only once everything succeeded.
     i = 2
     name = None
     while i < len(args):
@@ -65,22 +79,24 @@ def hello(c, args):
             if not check_password(c, args[i + 1], args[i + 2]):
                 raise RedisError(E_WRONGPASS)
             c.authenticated = True
+            c.update_gate()
             i += 3
         elif opt == 'setname' and i + 1 < len(args):
             name = args[i + 1]
-            if b' ' in name or any(ch < 33 or ch > 126 for ch in name):
+            if not all(33 <= ch <= 126 for ch in name):
                 raise RedisError('ERR Client names cannot contain spaces, newlines or '
                                  'special characters.')
             i += 2
         else:
-            raise RedisError(f"ERR Syntax error in HELLO option '{args[i].decode('utf-8', 'replace')}'")
+            raise RedisError(f"ERR Syntax error in HELLO option "
+                             f"'{args[i].decode('utf-8', 'replace')}'")
     if not c.authenticated:
         raise RedisError('NOAUTH HELLO must be called with the client already authenticated, '
-                         'otherwise the HELLO <proto> AUTH <user> <pass> option can be used to '
+                         'otherwise the HELLO AUTH <user> <pass> option can be used to '
                          'authenticate the client and select the RESP protocol version at '
                          'the same time')
     if name is not None:
-        c.name = name.decode('utf-8', 'replace') or None
+        c.name = name.decode('ascii') or None
     if proto is not None:
         c.proto = proto
     c.update_gate()
@@ -99,8 +115,11 @@ def reset(c, args):
     c.db = 0
     c.proto = 2
     c.name = None
-    c.reply_mode = 'on'
-    c.no_evict = c.no_touch = False
+    # Redis 7.0 clears REPLY_OFF and REPLY_SKIP_NEXT but not the active SKIP (so a skipped
+    # RESET sends nothing), and keeps NO-EVICT; NO-TOUCH (7.2) is cleared as 7.2 does.
+    if c.reply_mode != 'skip':
+        c.reply_mode = 'on'
+    c.no_touch = False
     c.authenticated = not c.server.config['requirepass']
     c.update_gate()
     return 'RESET'

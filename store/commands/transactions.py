@@ -38,7 +38,11 @@ def exec_(c, args):
     _end_multi(c)
     if dirty:
         return NULL_ARRAY
-    return [c.call(cmd, a) for cmd, a in queued]
+    c.in_exec = True
+    try:
+        return [c.call(cmd, a) for cmd, a in queued]
+    finally:
+        c.in_exec = False
 
 
 def _watched_key_expired(c):

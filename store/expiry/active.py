@@ -59,7 +59,8 @@ class ActiveExpiry:
         ks.next_deadline = float('inf')
         if not self.enabled:
             return
-        stop = time.perf_counter() + self.budget
+        start = time.perf_counter()
+        stop = start + self.budget
         now = now_ms()
         batches = {}
         record_lag = ks.expire_lag.record
@@ -82,8 +83,9 @@ class ActiveExpiry:
                             record_lag(now - deadline)
                             batch = batches.get(db)
                             if batch is None:
-                                batch = batches[db] = []
-                            batch.append(key)
+                                batch = batches[db] = ([], [])
+                            batch[0].append(key)
+                            batch[1].append(deadline)
                         else:
                             index.stale -= 1
                 if time.perf_counter() > stop:
@@ -92,9 +94,11 @@ class ActiveExpiry:
             if more:
                 self.next_shard = (self.next_shard + i) % n
                 break
-        for db, keys in batches.items():
-            ks.expired_batch(db, keys, now)
+        for db, (keys, deadlines) in batches.items():
+            ks.expired_batch(db, keys, deadlines, now)
+        ks.expire_cycle_ms += (time.perf_counter() - start) * 1000
         if more:
+            ks.expire_time_cap_reached += 1
             # Work remains: yield one loop turn to clients, then continue.
             ks.next_deadline = 0
             self.timer = self.loop.call_soon(self.step)

@@ -47,3 +47,19 @@ class LagStats:
             if seen >= rank:
                 return min(_bucket_value(b), self.max)
         return self.max
+
+
+def expiry_info_fields(server):
+    """INFO stats fields beyond Redis's: expiry lag percentiles, the deadline index size,
+    and the event journal's counters."""
+    ks = server.keyspace
+    lag = ks.expire_lag
+    return [
+        ('expired_lag_p50_ms', lag.percentile(50)),
+        ('expired_lag_p99_ms', lag.percentile(99)),
+        ('expired_lag_max_ms', lag.max),
+        ('expires_index_entries', sum(s.index.entries for s in ks.shards)),
+        ('expires_index_stale', sum(s.index.stale for s in ks.shards)),
+        ('keyevent_journal_appended', server.journal.appended),
+        ('keyevent_journal_dropped', server.journal.dropped),
+    ]

@@ -86,7 +86,7 @@ def _segment_regex(tokens, nocase):
 class Glob:
     """A compiled pattern; `match(subject)` is the whole test."""
 
-    __slots__ = ('pattern', 'literal', 'prefix', 'segments', 'starred', 'nocase')
+    __slots__ = ('pattern', 'literal', 'prefix', 'suffix', 'segments', 'starred', 'nocase')
 
     def __init__(self, pattern, nocase=False):
         self.pattern = pattern
@@ -111,6 +111,15 @@ class Glob:
         self.prefix = bytes(prefix)
         self.literal = (self.prefix if not self.starred and len(prefix) == len(segments[0])
                         else None)
+        # The literal suffix (bytes after the last wildcard of a starred pattern) indexes
+        # patterns such as `*.log` that have no prefix.
+        suffix = bytearray()
+        if self.starred and not nocase:
+            for t in reversed(segments[-1]):
+                if t is _ANY or len(t) != 1:
+                    break
+                suffix[:0] = bytes(t)
+        self.suffix = bytes(suffix)
         self.segments = [_segment_regex(s, nocase) for s in segments]
 
     def match(self, subject):

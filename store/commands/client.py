@@ -1,0 +1,488 @@
+"""The CLIENT command family (Redis 7.0 semantics and error strings).
+
+ID, SETNAME, GETNAME, LIST, INFO, KILL, REPLY, NO-EVICT, NO-TOUCH (7.2), PAUSE, UNPAUSE,
+UNBLOCK, GETREDIR, TRACKING, TRACKINGINFO, CACHING, HELP. The server keeps its clients in
+`server.clients` (id -> Connection, in connection order), which LIST and KILL walk.
+
+Client-side caching is not supported: TRACKING ON replies with an error, TRACKING OFF,
+GETREDIR, TRACKINGINFO and CACHING answer as Redis does for a client with tracking off.
+PAUSE validates its arguments and replies OK without pausing anyone.
+"""
+
+import time
+
+from ..args import E_NOT_INT, E_SYNTAX, lower
+from ..command_table import Command, subcommand
+from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, c_string, string2ll
+
+NO_REPLY = Raw(b'')         # a command that sends nothing (CLIENT REPLY OFF/SKIP)
+
+E_NAME = 'ERR Client names cannot contain spaces, newlines or special characters.'
+E_NO_CLIENT = 'ERR No such client'
+LONG_MAX = 2**63 - 1
+
+HELP = [
+    'CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    'CACHING (YES|NO)',
+    '    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.',
+    'GETREDIR',
+    '    Return the client ID we are redirecting to when tracking is enabled.',
+    'GETNAME',
+    '    Return the name of the current connection.',
+    'ID',
+    '    Return the ID of the current connection.',
+    'INFO',
+    '    Return information about the current client connection.',
+    'KILL <ip:port>',
+    '    Kill connection made from <ip:port>.',
+    'KILL <option> <value> [<option> <value> [...]]',
+    '    Kill connections. Options are:',
+    '    * ADDR (<ip:port>|<unixsocket>:0)',
+    '      Kill connections made from the specified address',
+    '    * LADDR (<ip:port>|<unixsocket>:0)',
+    '      Kill connections made to specified local address',
+    '    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)',
+    '      Kill connections by type.',
+    '    * USER <username>',
+    '      Kill connections authenticated by <username>.',
+    '    * SKIPME (YES|NO)',
+    '      Skip killing current connection (default: yes).',
+    'LIST [options ...]',
+    '    Return information about client connections. Options:',
+    '    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)',
+    '      Return clients of specified type.',
+    'UNPAUSE',
+    '    Stop the current client pause, resuming traffic.',
+    'PAUSE <timeout> [WRITE|ALL]',
+    '    Suspend all, or just write, clients for <timeout> milliseconds.',
+    'REPLY (ON|OFF|SKIP)',
+    '    Control the replies sent to the current connection.',
+    'SETNAME <name>',
+    '    Assign the name <name> to the current connection.',
+    'UNBLOCK <clientid> [TIMEOUT|ERROR]',
+    '    Unblock the specified blocked client.',
+    'TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]',
+    '         [OPTIN] [OPTOUT] [NOLOOP]',
+    '    Control server assisted client side caching.',
+    'TRACKINGINFO',
+    '    Report tracking status for the current connection.',
+    'NO-EVICT (ON|OFF)',
+    '    Protect current client connection from eviction.',
+    'HELP',
+    '    Prints this help.',
+]
+
+# getClientTypeByName: the names TYPE accepts. Only 'normal' and 'pubsub' clients exist
+# here (no replication), so 'master' and 'replica' match nobody.
+CLIENT_TYPES = {'normal': 'normal', 'slave': 'replica', 'replica': 'replica',
+                'pubsub': 'pubsub', 'master': 'master'}
+
+
+def shown(b, limit=None):
+    """An argument as C's %s (or %.128s) prints it in an error: raw bytes up to a NUL,
+    CR/LF as spaces (addReplyErrorFormat), kept byte-exact through surrogateescape."""
+    b = c_string(b)
+    if limit is not None:
+        b = b[:limit]
+    return b.replace(b'\r', b' ').replace(b'\n', b' ').decode('utf-8', 'surrogateescape')
+
+
+def _syntax_error(args):
+    """addReplySubcommandSyntaxError: right arity for the table, wrong for the form."""
+    return RedisError(f"ERR unknown subcommand or wrong number of arguments for "
+                      f"'{shown(args[1], 128)}'. Try CLIENT HELP.")
+
+
+def client_type(conn):
+    return 'pubsub' if conn.subscriptions > 0 else 'normal'
+
+
+def _type_arg(b):
+    t = CLIENT_TYPES.get(lower(b))
+    if t is None:
+        raise RedisError(f"ERR Unknown client type '{shown(b)}'")
+    return t
+
+
+def _sub_counts(conn):
+    """(channels, patterns, shard channels) for sub= psub= ssub=, from the pub/sub layer's
+    Subscriber (store/pubsub/dispatch.py: `sets` is (channels, patterns, shard channels))."""
+    sub = getattr(conn, 'pubsub', None)
+    sets = getattr(sub, 'sets', None)
+    if sets is not None and len(sets) == 3:
+        return [len(s) for s in sets]
+    return [conn.subscriptions, 0, 0]
+
+
+def _pubsub_queued(conn):
+    """Bytes of pub/sub messages queued for the connection (part of omem)."""
+    return getattr(getattr(conn, 'pubsub', None), 'qbytes', 0) or 0
+
+
+def _flags(conn):
+    f = ''
+    if conn.subscriptions:
+        f += 'P'
+    if conn.multi is not None:
+        f += 'x'
+    if conn.dirty_cas:
+        f += 'd'
+    if conn.closing:
+        f += 'c'
+    if conn.no_evict:
+        f += 'e'
+    if conn.no_touch:
+        f += 'T'
+    return f or 'N'
+
+
+def _cmd_name(conn):
+    cmd = conn.last_cmd
+    if cmd is None:
+        return 'NULL'
+    sub = getattr(conn, 'last_sub', None)
+    if cmd.subcommands and sub is not None and sub.container is cmd:
+        return sub.name
+    return cmd.name
+
+
+def client_info_line(conn, current=None, args=None):
+    """catClientInfoString: one CLIENT LIST line (without the newline). `current` is the
+    connection running the command, whose in-flight command and arguments show."""
+    now = time.time()
+    transport = conn.transport
+    sock = transport.get_extra_info('socket') if transport is not None else None
+    try:
+        fd = sock.fileno() if sock is not None else -1
+    except (OSError, AttributeError):
+        fd = -1
+    parser = conn.parser
+    qbuf = parser.pending() if parser is not None else 0
+    qbuf_free = 20474 - qbuf if 0 < qbuf < 20474 else 0
+    argv_mem = sum(len(a) for a in args) if conn is current and args else 0
+    multi_mem = 0
+    if conn.multi is not None:
+        multi_mem = sum(sum(len(a) for a in a_) + 16 * len(a_) for _, a_ in conn.multi)
+    obl = sum(len(b) for b in conn.out)
+    pending = 0
+    if transport is not None:
+        try:
+            pending = transport.get_write_buffer_size()
+        except (AttributeError, RuntimeError):
+            pending = 0
+    queued = _pubsub_queued(conn)
+    omem = pending + queued
+    oll = (1 if pending else 0) + (1 if queued else 0)
+    rbs = 16384 if conn is current else 0
+    tot_mem = 22296 + qbuf + argv_mem + multi_mem + obl + omem + rbs
+    sub, psub, ssub = _sub_counts(conn)
+    if conn is current:
+        cmd = f'client|{args[1].decode("latin-1").lower()}' if args else _cmd_name(conn)
+        idle = 0
+    else:
+        cmd = _cmd_name(conn)
+        idle = max(0, int(now - conn.last_interaction))
+    events = 'r' if not conn.closing else ''
+    if pending:
+        events += 'w'
+    return (f'id={conn.id} addr={conn.addr} laddr={conn.laddr} fd={fd} '
+            f'name={conn.name or ""} age={max(0, int(now - conn.created))} idle={idle} '
+            f'flags={_flags(conn)} db={conn.db} sub={sub} psub={psub} ssub={ssub} '
+            f'multi={len(conn.multi) if conn.multi is not None else -1} '
+            f'qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} '
+            f'rbs={rbs} rbp={rbs} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
+            f'events={events} cmd={cmd} user=default redir=-1 resp={conn.proto}')
+
+
+# -- subcommands ---------------------------------------------------------------------------
+
+def client_id(c, args):
+    return c.id
+
+
+def valid_name(name):
+    return all(33 <= ch <= 126 for ch in name)
+
+
+def client_setname(c, args):
+    name = args[2]
+    if not valid_name(name):
+        raise RedisError(E_NAME)
+    c.name = name.decode('ascii') or None
+    return OK
+
+
+def client_getname(c, args):
+    return c.name.encode() if c.name else None
+
+
+def client_list(c, args):
+    clients = c.server.clients
+    if len(args) == 2:
+        chosen = list(clients.values())
+    elif len(args) == 4 and lower(args[2]) == 'type':
+        t = _type_arg(args[3])
+        chosen = [conn for conn in clients.values() if client_type(conn) == t]
+    elif len(args) > 3 and lower(args[2]) == 'id':
+        chosen = []
+        for b in args[3:]:
+            cid = string2ll(b)
+            if cid is None:
+                raise RedisError('ERR Invalid client ID')
+            conn = clients.get(cid)
+            if conn is not None:
+                chosen.append(conn)
+    else:
+        raise RedisError(E_SYNTAX)
+    return Verbatim(''.join(client_info_line(conn, c, args) + '\n'
+                            for conn in chosen).encode())
+
+
+def client_info(c, args):
+    return Verbatim((client_info_line(c, c, args) + '\n').encode())
+
+
+def kill_connection(conn):
+    """freeClient: drop the connection now, discarding replies not yet written."""
+    conn.out.clear()
+    conn.closing = conn.gated = True
+    if conn.transport is not None:
+        conn.transport.close()
+    conn.server.unregister(conn)
+
+
+def close_after_this_reply(c):
+    """CLIENT_CLOSE_AFTER_REPLY from inside a handler: the reply being built is still
+    written (the connection's flush closes the transport after writing it), and nothing
+    after this command runs."""
+    c.closing = c.gated = True
+    transport = c.transport
+    if transport is not None:
+        c.server.loop.call_soon(transport.close)      # in case no reply is written
+
+
+def client_kill(c, args):
+    addr = laddr = user = ctype = None
+    cid = 0
+    skipme = True
+    if len(args) == 3:
+        addr = args[2].decode('utf-8', 'replace')
+        skipme = False              # the old form may kill the caller itself
+    else:
+        i = 2
+        while i < len(args):
+            opt = lower(args[i])
+            more = i + 1 < len(args)
+            if opt == 'id' and more:
+                v = string2ll(args[i + 1])
+                if v is None or not 1 <= v <= LONG_MAX:
+                    raise RedisError('ERR client-id should be greater than 0')
+                cid = v
+            elif opt == 'type' and more:
+                ctype = _type_arg(args[i + 1])
+            elif opt == 'addr' and more:
+                addr = args[i + 1].decode('utf-8', 'replace')
+            elif opt == 'laddr' and more:
+                laddr = args[i + 1].decode('utf-8', 'replace')
+            elif opt == 'user' and more:
+                user = args[i + 1]
+                if user != b'default':
+                    raise RedisError(f"ERR No such user '{shown(user)}'")
+            elif opt == 'skipme' and more:
+                v = lower(args[i + 1])
+                if v == 'yes':
+                    skipme = True
+                elif v == 'no':
+                    skipme = False
+                else:
+                    raise RedisError(E_SYNTAX)
+            else:
+                raise RedisError(E_SYNTAX)
+            i += 2
+    killed = 0
+    close_self = False
+    for conn in list(c.server.clients.values()):
+        if addr is not None and conn.addr != addr:
+            continue
+        if laddr is not None and conn.laddr != laddr:
+            continue
+        if ctype is not None and client_type(conn) != ctype:
+            continue
+        if cid and conn.id != cid:
+            continue
+        if conn is c:
+            if skipme:
+                continue
+            close_self = True
+        else:
+            kill_connection(conn)
+        killed += 1
+    if close_self:
+        close_after_this_reply(c)
+    if len(args) == 3:
+        if not killed:
+            raise RedisError(E_NO_CLIENT)
+        return OK
+    return killed
+
+
+def client_reply(c, args):
+    mode = lower(args[2])
+    if mode == 'on':
+        c.reply_mode = 'on'
+        c.update_gate()
+        return OK
+    if mode == 'off':
+        c.reply_mode = 'off'
+        c.update_gate()
+        return NO_REPLY
+    if mode == 'skip':
+        if c.reply_mode == 'off':
+            return NO_REPLY
+        if getattr(c, 'in_exec', False):
+            # Inside EXEC the array stays well formed; the skip applies to the command
+            # after EXEC (Redis 7.0 leaves a hole in the array here).
+            c.reply_mode = 'skip_next'
+            c.update_gate()
+            return OK
+        # On the hot path nothing else is emitted for this command, so the next reply is
+        # the one to skip; on the gated path _emit turns 'skip_next' into 'skip' after
+        # sending this (empty) reply.
+        c.reply_mode = 'skip_next' if c.gated else 'skip'
+        c.update_gate()
+        return NO_REPLY
+    raise RedisError(E_SYNTAX)
+
+
+def _on_off(args):
+    v = lower(args[2])
+    if v == 'on':
+        return True
+    if v == 'off':
+        return False
+    raise RedisError(E_SYNTAX)
+
+
+def client_no_evict(c, args):
+    c.no_evict = _on_off(args)
+    return OK
+
+
+def client_no_touch(c, args):
+    c.no_touch = _on_off(args)
+    return OK
+
+
+def client_pause(c, args):
+    if len(args) > 4:
+        raise _syntax_error(args)
+    if len(args) == 4 and lower(args[3]) not in ('write', 'all'):
+        raise RedisError('ERR CLIENT PAUSE mode must be WRITE or ALL')
+    ms = string2ll(args[2])
+    if ms is None:
+        raise RedisError('ERR timeout is not an integer or out of range')
+    if ms < 0:
+        raise RedisError('ERR timeout is negative')
+    if ms > LONG_MAX - int(time.time() * 1000):
+        raise RedisError('ERR timeout is out of range')
+    return OK
+
+
+def client_unpause(c, args):
+    return OK
+
+
+def client_unblock(c, args):
+    if len(args) > 4:
+        raise _syntax_error(args)
+    if len(args) == 4 and lower(args[3]) not in ('timeout', 'error'):
+        raise RedisError('ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR')
+    cid = string2ll(args[2])
+    if cid is None:
+        raise RedisError(E_NOT_INT)
+    target = c.server.clients.get(cid)
+    unblock = getattr(target, 'unblock', None) if target is not None else None
+    if unblock is not None and getattr(target, 'blocked', False):
+        unblock(error=len(args) == 4 and lower(args[3]) == 'error')
+        return 1
+    return 0
+
+
+def client_tracking(c, args):
+    mode = lower(args[2])
+    if mode == 'on':
+        raise RedisError('ERR client side caching (CLIENT TRACKING) is not supported by '
+                         'this server')
+    if mode == 'off':
+        return OK
+    raise RedisError(E_SYNTAX)
+
+
+def client_trackinginfo(c, args):
+    return Map([(b'flags', Set([b'off'])), (b'redirect', -1), (b'prefixes', [])])
+
+
+def client_getredir(c, args):
+    return -1
+
+
+def client_caching(c, args):
+    raise RedisError('ERR CLIENT CACHING can be called only when the client is in tracking '
+                     'mode with OPTIN or OPTOUT mode enabled')
+
+
+def client_help(c, args):
+    return HELP
+
+
+def client(c, args):
+    sub = c.last_sub = CLIENT.subcommands.get(args[1].decode('latin-1').lower())
+    if sub is None:         # (command_table.subcommand would echo CR/LF unescaped)
+        raise RedisError(f"ERR unknown subcommand '{shown(args[1], 128)}'. Try CLIENT HELP.")
+    return subcommand(CLIENT, c, args)
+
+
+_CONN = 'noscript loading stale'
+_ADMIN = 'admin noscript loading stale'
+_CAT = '@slow @connection'
+_ADMIN_CAT = '@admin @slow @dangerous @connection'
+
+CLIENT = Command('client', client, -2, '', categories='@slow', group='connection',
+                 since='2.4.0', summary='A container for client connection commands',
+                 subcommands=[
+    Command('caching', client_caching, 3, _CONN, categories=_CAT, group='connection',
+            since='6.0.0'),
+    Command('getname', client_getname, 2, _CONN, categories=_CAT, group='connection',
+            since='2.6.9'),
+    Command('getredir', client_getredir, 2, _CONN, categories=_CAT, group='connection',
+            since='6.0.0'),
+    Command('help', client_help, 2, 'loading stale', categories=_CAT, group='connection',
+            since='5.0.0'),
+    Command('id', client_id, 2, _CONN, categories=_CAT, group='connection', since='5.0.0'),
+    Command('info', client_info, 2, _CONN, categories=_CAT, group='connection',
+            tips='nondeterministic_output', since='6.2.0'),
+    Command('kill', client_kill, -3, _ADMIN, categories=_ADMIN_CAT, group='connection',
+            since='2.4.0'),
+    Command('list', client_list, -2, _ADMIN, categories=_ADMIN_CAT, group='connection',
+            tips='nondeterministic_output', since='2.4.0'),
+    Command('no-evict', client_no_evict, 3, _ADMIN, categories=_ADMIN_CAT,
+            group='connection', since='7.0.0'),
+    Command('no-touch', client_no_touch, 3, _CONN, categories=_CAT, group='connection',
+            since='7.2.0'),
+    Command('pause', client_pause, -3, _ADMIN, categories=_ADMIN_CAT, group='connection',
+            since='3.0.0'),
+    Command('reply', client_reply, 3, _CONN, categories=_CAT, group='connection',
+            since='3.2.0'),
+    Command('setname', client_setname, 3, _CONN, categories=_CAT, group='connection',
+            since='2.6.9'),
+    Command('tracking', client_tracking, -3, _CONN, categories=_CAT, group='connection',
+            since='6.0.0'),
+    Command('trackinginfo', client_trackinginfo, 2, _CONN, categories=_CAT,
+            group='connection', since='6.2.0'),
+    Command('unblock', client_unblock, -3, _ADMIN, categories=_ADMIN_CAT,
+            group='connection', since='5.0.0'),
+    Command('unpause', client_unpause, 2, _ADMIN, categories=_ADMIN_CAT, group='connection',
+            since='6.2.0'),
+])
+
+COMMANDS = [CLIENT]

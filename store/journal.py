@@ -1,0 +1,72 @@
+"""The keyspace-event journal: a durable, replayable copy of keyspace events.
+
+Pub/sub notifications are fire-and-forget; a consumer that is down or slow loses them. With
+`keyevent-journal-events` set (class letters as in notify-keyspace-events), every event of
+those classes is also appended to a Redis Stream, `keyevent-journal-key` (default
+`__keyevents__`) in database 0, which readers consume by stream id (XRANGE, XREAD,
+consumer groups; spark/ reads it exactly once). Entries have the fields
+
+    db, event, key, ts            ts: ms since the epoch when the event happened
+    deadline, lag                 for `expired` only: the key's deadline and ts - deadline
+
+and the stream is trimmed to `keyevent-journal-maxlen` entries as events are added. The
+journal writes the stream directly (no command parsing) and never raises keyspace events
+about itself, so it cannot feed on its own entries; events whose key is the journal key are
+not journaled either.
+"""
+
+from .stream import Stream
+from .keyspace import now_ms
+
+
+class Journal:
+    def __init__(self, server):
+        self.server = server
+        self.ks = server.keyspace
+        self.key = b'__keyevents__'
+        self.maxlen = 1_000_000
+        self.appended = 0
+        self.dropped = 0            # events lost because the key holds another type
+
+    def configure(self, key, maxlen):
+        self.key = key.encode()
+        self.maxlen = maxlen
+
+    def _stream(self):
+        s = self.ks.lookup(0, self.key)
+        if s is None:
+            s = Stream()
+            self.ks.set(0, self.key, s)
+        elif type(s) is not Stream:
+            return None
+        return s
+
+    def append(self, db, event, key, ts=None, deadline=None):
+        """Journal one event; `deadline` (ms) for expired keys."""
+        self.append_many(db, event, (key,), ts, None if deadline is None else (deadline,))
+
+    def append_many(self, db, event, keys, ts=None, deadlines=None):
+        """Journal one event for each key (an expiry batch shares `ts`)."""
+        if db == 0 and self.key in keys:
+            keys = [k for k in keys if k != self.key]
+        if not keys:
+            return
+        stream = self._stream()
+        if stream is None:
+            self.dropped += len(keys)
+            return
+        ts = now_ms() if ts is None else ts
+        head = (b'db', b'%d' % db, b'event', event, b'key')
+        tsb = b'%d' % ts
+        if deadlines is None:
+            for key in keys:
+                stream.append_auto(head + (key, b'ts', tsb), ts)
+        else:
+            for key, deadline in zip(keys, deadlines):
+                stream.append_auto(head + (key, b'ts', tsb, b'deadline', b'%d' % deadline,
+                                           b'lag', b'%d' % (ts - deadline)), ts)
+        self.appended += len(keys)
+        if len(stream) > self.maxlen:
+            stream.trim_maxlen(self.maxlen)
+        from .commands.streams import signal_ready
+        signal_ready(self.server, 0, self.key)

@@ -1,0 +1,27 @@
+"""Pub/sub: the ChannelStore (channel_store.py), message dispatch with backpressure
+(dispatch.py) and Redis glob matching (glob.py).
+
+The server creates one `PubSub` hub (`server.pubsub`); it registers its disconnect, RESET
+and cron hooks and becomes the keyspace's `publish` function, so keyspace notifications
+take the same path as PUBLISH. Commands live in store/commands/pubsub.py.
+"""
+
+from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore
+from .dispatch import PubSub, Subscriber
+
+
+def pubsub_info_fields(server):
+    """INFO fields of the pub/sub layer as [(name, value)], for the Stats section:
+    pubsub_channels, pubsub_patterns, pubsubshard_channels (as Redis 7.0), then
+    pubsub_queued_bytes (control queues + subscriber transport buffers, what
+    publish-buffer-limit bounds), pubsub_control_queue_bytes, pubsub_transport_buffer_bytes,
+    pubsub_blocked_publishers (waiting now), pubsub_publisher_waits (total),
+    pubsub_messages_delivered, client_output_buffer_limit_disconnections."""
+    hub = getattr(server, 'pubsub', None)
+    if hub is None:
+        return []
+    return hub.info_fields()
+
+
+__all__ = ['CHANNELS', 'PATTERNS', 'SHARD_CHANNELS', 'ChannelStore', 'PubSub', 'Subscriber',
+           'pubsub_info_fields']

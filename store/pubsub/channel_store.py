@@ -1,0 +1,229 @@
+"""ChannelStore: who is subscribed to what, read by every publish.
+
+Three namespaces, as in Redis 7.0: exact channels (SUBSCRIBE), patterns (PSUBSCRIBE) and
+shard channels (SSUBSCRIBE). Each is split into NSHARDS dicts by the hash of the channel or
+pattern, as Dragonfly's ShardedHashMap is.
+
+Invariants
+- A channel's subscribers are an immutable tuple of `Subscriber`s, replaced (never mutated)
+  when someone subscribes or leaves: copy-on-write. A publish reads the tuple once and
+  iterates a stable snapshot even if a subscriber disconnects while it is being served (an
+  output-buffer-limit disconnect happens inside the fan-out loop). Tuples keep subscription
+  order, so messages go out in the order Redis's client lists would send them.
+- A channel or pattern is present iff it has at least one subscriber.
+- Pattern entries (`PatternEntry`) hold the compiled glob and the subscriber tuple; the
+  entry object is the "updatable pointer": its `subs` field is swapped, the entry stays.
+
+Pattern index. Redis tests every pattern on every publish: O(patterns). Here every pattern
+is filed under its literal prefix (`news.*` under b'news.'); a pattern without one under its
+literal suffix (`*.log` under b'.log'); only patterns with neither (`*`, `?x*`, `*[ab]`) are
+tested on every publish. A publish on channel C looks up C[:L] for each distinct prefix
+length L <= len(C) present (and C[-L:] for suffixes), so its cost is the number of distinct
+prefix lengths plus the candidates actually matched, not the number of patterns.
+
+Updates are batched per shard per command (`Updater`), mirroring Dragonfly's
+ChannelStoreUpdater; in this single-threaded server that keeps each shard's changes together
+and leaves one place to add locking if shards ever move to threads.
+
+Complexity: subscribe/unsubscribe of one connection to a channel with n subscribers is O(n)
+(the tuple copy, a C-level memcpy); publish is O(subscribers + distinct index lengths +
+candidate patterns x match cost).
+"""
+
+from .glob import compile_glob
+
+NSHARDS = 16
+_MASK = NSHARDS - 1
+
+CHANNELS, PATTERNS, SHARD_CHANNELS = 0, 1, 2
+
+
+class PatternEntry:
+    __slots__ = ('pattern', 'glob', 'subs', 'prefix_only')
+
+    def __init__(self, pattern, subs):
+        self.pattern = pattern
+        self.glob = g = compile_glob(pattern)
+        self.subs = subs
+        # `literal*`: finding it under its prefix is the whole match
+        self.prefix_only = (g.starred and len(g.segments) == 2 and not g.segments[1][1]
+                            and len(g.prefix) == g.segments[0][1])
+
+
+def _drop(subs, sub):
+    i = subs.index(sub)
+    return subs[:i] + subs[i + 1:]
+
+
+class _LengthIndex:
+    """literal -> {pattern: PatternEntry}, plus the sorted distinct literal lengths."""
+
+    __slots__ = ('buckets', 'lengths', '_counts')
+
+    def __init__(self):
+        self.buckets = {}
+        self.lengths = ()
+        self._counts = {}
+
+    def add(self, literal, entry):
+        bucket = self.buckets.get(literal)
+        if bucket is None:
+            bucket = self.buckets[literal] = {}
+        bucket[entry.pattern] = entry
+        n = len(literal)
+        c = self._counts.get(n, 0)
+        self._counts[n] = c + 1
+        if not c:
+            self.lengths = tuple(sorted(self._counts))
+
+    def remove(self, literal, pattern):
+        bucket = self.buckets[literal]
+        del bucket[pattern]
+        if not bucket:
+            del self.buckets[literal]
+        n = len(literal)
+        c = self._counts[n] - 1
+        if c:
+            self._counts[n] = c
+        else:
+            del self._counts[n]
+            self.lengths = tuple(sorted(self._counts))
+
+
+class ChannelStore:
+    def __init__(self):
+        self.maps = ([{} for _ in range(NSHARDS)],     # CHANNELS: channel -> tuple
+                     [{} for _ in range(NSHARDS)],     # PATTERNS: pattern -> PatternEntry
+                     [{} for _ in range(NSHARDS)])     # SHARD_CHANNELS: channel -> tuple
+        self.channels, self.patterns, self.shard_channels = self.maps
+        self.counts = [0, 0, 0]                        # live keys per namespace
+        self.by_prefix = _LengthIndex()
+        self.by_suffix = _LengthIndex()
+        self.unindexed = {}                            # pattern -> PatternEntry
+
+    # -- reads (the publish path) ----------------------------------------------------------
+
+    def subscribers(self, channel, kind=CHANNELS):
+        """The subscriber snapshot of an exact or shard channel, or None."""
+        return self.maps[kind][hash(channel) & _MASK].get(channel)
+
+    def matching_patterns(self, channel):
+        """PatternEntry objects whose glob matches `channel` (each at most once)."""
+        out = []
+        n = len(channel)
+        index = self.by_prefix
+        if index.lengths:
+            buckets = index.buckets
+            for length in index.lengths:
+                if length > n:
+                    break
+                bucket = buckets.get(channel[:length])
+                if bucket:
+                    for e in bucket.values():
+                        if e.prefix_only or e.glob.match(channel):
+                            out.append(e)
+        index = self.by_suffix
+        if index.lengths:
+            buckets = index.buckets
+            for length in index.lengths:
+                if length > n:
+                    break
+                bucket = buckets.get(channel[n - length:])
+                if bucket:
+                    for e in bucket.values():
+                        if e.glob.match(channel):
+                            out.append(e)
+        for e in self.unindexed.values():
+            if e.glob.match(channel):
+                out.append(e)
+        return out
+
+    def count_subscribers(self, channel, kind=CHANNELS):
+        subs = self.subscribers(channel, kind)
+        return len(subs) if subs else 0
+
+    def keys(self, kind):
+        for shard in self.maps[kind]:
+            yield from shard
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def updater(self, kind, sub, add):
+        return Updater(self, kind, sub, add)
+
+    def _apply_shard(self, kind, shard, keys, sub, add):
+        m = self.maps[kind][shard]
+        if kind == PATTERNS:
+            for key in keys:
+                entry = m.get(key)
+                if add:
+                    if entry is None:
+                        entry = m[key] = PatternEntry(key, (sub,))
+                        self._index(entry)
+                        self.counts[kind] += 1
+                    else:
+                        entry.subs = entry.subs + (sub,)
+                elif entry is not None:
+                    if len(entry.subs) == 1:
+                        del m[key]
+                        self._unindex(entry)
+                        self.counts[kind] -= 1
+                    else:
+                        entry.subs = _drop(entry.subs, sub)
+            return
+        for key in keys:
+            subs = m.get(key)
+            if add:
+                if subs is None:
+                    m[key] = (sub,)
+                    self.counts[kind] += 1
+                else:
+                    m[key] = subs + (sub,)
+            elif subs is not None:
+                if len(subs) == 1:
+                    del m[key]
+                    self.counts[kind] -= 1
+                else:
+                    m[key] = _drop(subs, sub)
+
+    def _index(self, entry):
+        g = entry.glob
+        if g.prefix:
+            self.by_prefix.add(g.prefix, entry)
+        elif g.suffix:
+            self.by_suffix.add(g.suffix, entry)
+        else:
+            self.unindexed[entry.pattern] = entry
+
+    def _unindex(self, entry):
+        g = entry.glob
+        if g.prefix:
+            self.by_prefix.remove(g.prefix, entry.pattern)
+        elif g.suffix:
+            self.by_suffix.remove(g.suffix, entry.pattern)
+        else:
+            del self.unindexed[entry.pattern]
+
+
+class Updater:
+    """Collects one command's subscribe or unsubscribe keys and applies them per shard."""
+
+    __slots__ = ('store', 'kind', 'sub', 'add', 'pending')
+
+    def __init__(self, store, kind, sub, add):
+        self.store, self.kind, self.sub, self.add = store, kind, sub, add
+        self.pending = {}
+
+    def record(self, key):
+        shard = hash(key) & _MASK
+        keys = self.pending.get(shard)
+        if keys is None:
+            self.pending[shard] = [key]
+        else:
+            keys.append(key)
+
+    def apply(self):
+        store = self.store
+        for shard, keys in self.pending.items():
+            store._apply_shard(self.kind, shard, keys, self.sub, self.add)
+        self.pending = {}

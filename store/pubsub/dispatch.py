@@ -1,0 +1,582 @@
+"""Message dispatch: the publish path from a PUBLISH (or a keyspace event) to the sockets.
+
+Algorithm
+1. Look up the channel's subscriber snapshot and the matching patterns (ChannelStore).
+2. Encode each message once: the RESP2 array, and the RESP3 push (the same bytes with `>`
+   for `*`) only if a RESP3 subscriber is present. Every subscriber gets the same bytes
+   object; nothing is re-encoded per subscriber.
+3. Append it to each subscriber's control queue and mark the subscriber dirty. A message to
+   the publishing connection itself (when its queue is empty) becomes part of its PUBLISH
+   reply, so a RESP3 client that publishes to itself sees message-then-reply as in Redis,
+   also inside EXEC.
+4. Once per loop turn (`_drain`), each dirty subscriber's queue is joined into one write:
+   up to `async-dispatch-quota` items (and ~256 KB) per connection per turn, then the loop
+   gets a turn so commands are read and run. A connection that receives commands drains up
+   to the quota from its queue into its output first (`drain_before_commands`, called from
+   Connection.data_received), so messages already queued precede the replies, but a flood
+   of messages cannot hold replies back by more than one quota.
+5. Subscribers whose transport buffer is above its high-water mark (`pause_writing`) are
+   skipped until `resume_writing`; their backlog stays in the control queue where it is
+   counted.
+
+Accounting and limits
+- `queued` is the sum of all control-queue bytes, exact. `buffered` is the sum of the
+  subscribers' transport-buffer sizes, sampled after each write, on resume_writing, every
+  cron tick, and every few ms while a publisher waits. Their sum is what
+  `publish-buffer-limit` bounds (0 = no limit).
+- A PUBLISH/SPUBLISH that finds subscribers while the sum is above the limit waits: the
+  publisher's connection stops reading, the command and everything after it are held in
+  `conn.deferred` (the connection is gated), and they run, in order, once the sum is at
+  or below the limit. The loop and other clients carry on. Publishes inside EXEC and
+  keyspace notifications never wait (they cannot be suspended).
+- `client-output-buffer-limit pubsub <hard> <soft> <secs>` is checked against a
+  subscriber's control queue plus transport buffer when a message is queued and every cron
+  tick, with Redis's rules (hard: at once; soft: when still over it after <secs>); the
+  client is then dropped like Redis's freeClientAsync (queue discarded, socket aborted).
+
+Invariants: a subscriber's queue is non-empty only while it has subscriptions (fully
+unsubscribing, RESET and disconnect clear it); `queued == sum(s.qbytes)`; `buffered ==
+sum(s.tbytes)`, and `buffering` holds exactly the subscribers with tbytes > 0.
+"""
+
+import time
+from collections import deque
+
+from ..resp import Raw
+from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore
+
+_MASK = 15
+DRAIN_BATCH_BYTES = 256 * 1024
+POLL_INTERVAL = 0.005
+
+_SUB_NAMES = (b'subscribe', b'psubscribe', b'ssubscribe')
+_UNSUB_NAMES = (b'unsubscribe', b'punsubscribe', b'sunsubscribe')
+_MSG_HEAD = (b'*3\r\n$7\r\nmessage\r\n', None, b'*3\r\n$8\r\nsmessage\r\n')
+
+DEFERRED = Raw(b'')          # a handler's "no reply now": the command will run again later
+
+
+class Subscriber:
+    """Per-connection pub/sub state (Dragonfly's SubscribeInfo plus the control queue).
+
+    `sets[kind]` are insertion-ordered dicts used as sets (Redis 7.0 keeps patterns in
+    subscription order; UNSUBSCRIBE-all replies in that order)."""
+
+    __slots__ = ('hub', 'conn', 'sets', 'queue', 'qbytes', 'tbytes', 'soft_since',
+                 'doomed')
+
+    def __init__(self, hub, conn):
+        self.hub = hub
+        self.conn = conn
+        self.sets = ({}, {}, {})
+        self.queue = deque()
+        self.qbytes = 0             # bytes in `queue`
+        self.tbytes = 0             # sampled transport write-buffer size
+        self.soft_since = None      # when the soft output limit was first seen exceeded
+        self.doomed = False         # scheduled for an output-buffer-limit disconnect
+
+    def total(self):
+        s = self.sets
+        return len(s[0]) + len(s[1]) + len(s[2])
+
+    def drain_before_commands(self):
+        """Called by the connection before it runs newly read commands: move up to the
+        dispatch quota of queued messages into its output, ahead of the replies."""
+        hub = self.hub
+        q = self.queue
+        if not self.conn.subscriptions:
+            hub.clear_queue(self)
+            return
+        data = _take(q, hub.quota)
+        n = len(data)
+        self.qbytes -= n
+        hub.queued -= n
+        self.conn.out.append(data)
+        if hub.blocked:
+            hub.schedule_wake()
+
+    def resume(self):
+        """The transport drained below its low-water mark (Connection.resume_writing)."""
+        hub = self.hub
+        hub.sample(self)
+        if self.queue:
+            hub.dirty.append(self)
+            hub.schedule_drain()
+        if hub.blocked:
+            hub.schedule_wake()
+
+
+def _take(q, quota):
+    """Join up to `quota` items (and about DRAIN_BATCH_BYTES) from the front of deque q."""
+    if len(q) <= quota:
+        if len(q) == 1:
+            data = q[0]
+        else:
+            data = b''.join(q)
+        if len(data) <= DRAIN_BATCH_BYTES:
+            q.clear()
+            return data
+    parts = []
+    size = 0
+    pop = q.popleft
+    while q and len(parts) < quota and size < DRAIN_BATCH_BYTES:
+        item = pop()
+        parts.append(item)
+        size += len(item)
+    return parts[0] if len(parts) == 1 else b''.join(parts)
+
+
+def _bulk(b):
+    return b'$%d\r\n%s\r\n' % (len(b), b)
+
+
+class PubSub:
+    """The server's pub/sub hub: ChannelStore + dispatch + backpressure."""
+
+    def __init__(self, server):
+        self.server = server
+        self.store = ChannelStore()
+        self.dirty = []                 # subscribers with queued messages to write
+        self.drain_handle = None
+        self.wake_handle = None
+        self.poll_handle = None
+        self.queued = 0
+        self.buffered = 0
+        self.buffering = set()
+        self.soft_watch = set()
+        self.blocked = deque()          # publisher connections waiting for the limit
+        self.origin_out = None          # a subscriber's own messages, during its PUBLISH
+        # counters for INFO
+        self.messages = 0               # deliveries (receivers summed over publishes)
+        self.publisher_waits = 0        # times a PUBLISH had to wait
+        self.obl_disconnections = 0
+        self.apply_config()
+        server.disconnect_hooks.append(self.on_disconnect)
+        server.reset_hooks.append(self.on_reset)
+        server.cron_hooks.append(self.on_cron)
+        server.keyspace.publish = self.publish
+        server.keyspace.publish_batch = self.publish_batch
+
+    def apply_config(self):
+        cfg = self.server.config
+        self.quota = cfg['async-dispatch-quota']
+        self.limit = cfg['publish-buffer-limit']
+        hard, soft, secs = cfg['client-output-buffer-limit']['pubsub']
+        self.obl_hard, self.obl_soft, self.obl_secs = hard, soft, secs
+        limits = [x for x in (hard, soft) if x]
+        self.obl_check = min(limits) if limits else float('inf')
+
+    # -- subscribe / unsubscribe -------------------------------------------------------------
+
+    def subscriber(self, conn):
+        sub = conn.pubsub
+        if sub is None:
+            sub = conn.pubsub = Subscriber(self, conn)
+        return sub
+
+    def _count(self, sub, kind):
+        s = sub.sets
+        return len(s[2]) if kind == SHARD_CHANNELS else len(s[0]) + len(s[1])
+
+    def _set_total(self, conn, sub):
+        total = sub.total()
+        was = conn.subscriptions
+        conn.subscriptions = total
+        if bool(was) != bool(total):
+            conn.update_gate()
+        if not total:
+            self.clear_queue(sub)
+
+    def subscribe(self, conn, kind, keys):
+        """(P|S)SUBSCRIBE: one confirmation per argument, with the running count."""
+        sub = self.subscriber(conn)
+        mine = sub.sets[kind]
+        head = (b'*3\r\n' if conn.proto == 2 else b'>3\r\n') + _bulk(_SUB_NAMES[kind])
+        updater = None
+        frames = []
+        for key in keys:
+            if key not in mine:
+                mine[key] = None
+                if updater is None:
+                    updater = self.store.updater(kind, sub, True)
+                updater.record(key)
+            frames.append(b'%s%s:%d\r\n' % (head, _bulk(key), self._count(sub, kind)))
+        if updater is not None:
+            updater.apply()
+        self._set_total(conn, sub)
+        return Raw(b''.join(frames))
+
+    def unsubscribe(self, conn, kind, keys, notify=True):
+        """(P|S)UNSUBSCRIBE; keys None means all of this kind. With nothing to unsubscribe
+        from, Redis still replies once, with a null channel and the count."""
+        sub = conn.pubsub
+        mine = sub.sets[kind] if sub is not None else {}
+        if keys is None:
+            keys = list(mine)
+            if not keys:
+                if not notify:
+                    return None
+                null = b'$-1\r\n' if conn.proto == 2 else b'_\r\n'
+                head = (b'*3\r\n' if conn.proto == 2 else b'>3\r\n')
+                count = self._count(sub, kind) if sub is not None else 0
+                return Raw(b'%s%s%s:%d\r\n' % (head, _bulk(_UNSUB_NAMES[kind]), null, count))
+        head = (b'*3\r\n' if conn.proto == 2 else b'>3\r\n') + _bulk(_UNSUB_NAMES[kind])
+        updater = None
+        frames = []
+        for key in keys:
+            if key in mine:
+                del mine[key]
+                if updater is None:
+                    updater = self.store.updater(kind, sub, False)
+                updater.record(key)
+            if notify:
+                frames.append(b'%s%s:%d\r\n' % (
+                    head, _bulk(key), self._count(sub, kind) if sub is not None else 0))
+        if updater is not None:
+            updater.apply()
+        if sub is not None:
+            self._set_total(conn, sub)
+        return Raw(b''.join(frames)) if notify else None
+
+    def forget(self, conn):
+        """Leave no trace of `conn` (RESET, disconnect): cost is what it holds."""
+        sub = conn.pubsub
+        if sub is None:
+            return
+        for kind in (CHANNELS, PATTERNS, SHARD_CHANNELS):
+            if sub.sets[kind]:
+                self.unsubscribe(conn, kind, None, notify=False)
+        self.clear_queue(sub)
+        if sub.tbytes:
+            self.buffered -= sub.tbytes
+            sub.tbytes = 0
+            self.buffering.discard(sub)
+        sub.soft_since = None
+        self.soft_watch.discard(sub)
+
+    def clear_queue(self, sub):
+        if sub.queue:
+            self.queued -= sub.qbytes
+            sub.qbytes = 0
+            sub.queue.clear()
+            if self.blocked:
+                self.schedule_wake()
+
+    def on_reset(self, conn):
+        self.forget(conn)
+
+    def on_disconnect(self, conn):
+        self.forget(conn)
+        if conn.deferred is not None:
+            try:
+                self.blocked.remove(conn)
+            except ValueError:
+                pass
+            conn.deferred = None
+
+    # -- publish -------------------------------------------------------------------------------
+
+    def publish(self, channel, message):
+        """Internal publish (keyspace notifications): never waits. Returns receivers."""
+        return self._deliver(channel, message, CHANNELS, None)
+
+    def publish_batch(self, channel, messages):
+        """Publish several messages on one channel as one coalesced dispatch: one lookup,
+        and each subscriber gets one queue item holding all its frames (used for batches
+        of `__keyevent@N__:expired`). Returns receivers summed over the messages."""
+        if not messages:
+            return 0
+        if len(messages) == 1:
+            return self._deliver(channel, messages[0], CHANNELS, None)
+        store = self.store
+        subs = store.channels[hash(channel) & _MASK].get(channel)
+        pats = store.matching_patterns(channel) if store.counts[PATTERNS] else None
+        if subs is None and not pats:
+            return 0
+        n = 0
+        count = len(messages)
+        bodies = [_bulk(m) for m in messages]
+        if subs:
+            head = _bulk(b'message') + _bulk(channel)
+            self._fanout(subs, b''.join([b'*3\r\n' + head + m for m in bodies]),
+                         b''.join([b'>3\r\n' + head + m for m in bodies]), None, count)
+            n += len(subs)
+        if pats:
+            cb = _bulk(channel)
+            for e in pats:
+                head = _bulk(b'pmessage') + _bulk(e.pattern) + cb
+                self._fanout(e.subs, b''.join([b'*4\r\n' + head + m for m in bodies]),
+                             b''.join([b'>4\r\n' + head + m for m in bodies]), None, count)
+                n += len(e.subs)
+        self._after_fanout()
+        return n * len(messages)
+
+    def publish_command(self, conn, args, kind):
+        """PUBLISH / SPUBLISH from a client: may wait for publish-buffer-limit."""
+        channel = args[1]
+        store = self.store
+        if kind == CHANNELS:
+            subs = store.channels[hash(channel) & _MASK].get(channel)
+            if subs is None and not (store.counts[PATTERNS]
+                                     and store.matching_patterns(channel)):
+                return 0
+        elif store.shard_channels[hash(channel) & _MASK].get(channel) is None:
+            return 0
+        limit = self.limit
+        if (limit and self.queued + self.buffered > limit
+                and not getattr(conn, 'in_exec', False)
+                and conn.transport is not None and not conn.closing):
+            self._block(conn, args)
+            return DEFERRED
+        origin = conn.pubsub
+        if origin is None or not origin.total():
+            return self._deliver(channel, args[2], kind, None)
+        self.origin_out = mine = []
+        n = self._deliver(channel, args[2], kind, origin)
+        self.origin_out = None
+        if mine:        # Redis writes a client's own messages before its PUBLISH reply
+            mine.append(b':%d\r\n' % n)
+            return Raw(b''.join(mine))
+        return n
+
+    def _deliver(self, channel, message, kind, origin):
+        store = self.store
+        subs = store.maps[kind][hash(channel) & _MASK].get(channel)
+        pats = (store.matching_patterns(channel)
+                if kind == CHANNELS and store.counts[PATTERNS] else None)
+        if subs is None and not pats:
+            return 0
+        n = 0
+        if subs:
+            self._fanout(subs, b'%s$%d\r\n%s\r\n$%d\r\n%s\r\n' % (
+                _MSG_HEAD[kind], len(channel), channel, len(message), message), None,
+                origin, 1)
+            n = len(subs)
+        if pats:
+            tail = b'$%d\r\n%s\r\n$%d\r\n%s\r\n' % (len(channel), channel, len(message),
+                                                  message)
+            for e in pats:
+                p = e.pattern
+                self._fanout(e.subs, b'*4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n%s' % (
+                    len(p), p, tail), None, origin, 1)
+                n += len(e.subs)
+        self._after_fanout()
+        return n
+
+    def _fanout(self, subs, m2, m3, origin, count):
+        """Queue one encoded message (or a batch of `count`) for every subscriber: m2 is
+        the RESP2 encoding, m3 the RESP3 one (None: derived from m2 on first need, which
+        for a single frame is m2 with '>' for its leading '*')."""
+        size = len(m2)
+        dirty = self.dirty
+        check = self.obl_check
+        queued = 0
+        for s in subs:
+            q = s.queue
+            conn = s.conn
+            if not q:
+                if s is origin:
+                    if conn.proto != 2 and m3 is None:
+                        m3 = b'>' + m2[1:]
+                    self.origin_out.append(m2 if conn.proto == 2 else m3)
+                    continue
+                dirty.append(s)
+            if conn.proto == 2:
+                q.append(m2)
+            else:
+                if m3 is None:
+                    m3 = b'>' + m2[1:]
+                q.append(m3)
+            queued += size
+            b = s.qbytes = s.qbytes + size
+            if b + s.tbytes > check:
+                self._check_output_limit(s, time.time())
+        self.queued += queued
+        self.messages += len(subs) * count
+
+    def _after_fanout(self):
+        if self.dirty and self.drain_handle is None:
+            self.drain_handle = self.server.loop.call_soon(self._drain)
+        if self.soft_watch:
+            doomed = [s for s in self.soft_watch if s.doomed]
+            for s in doomed:
+                self._disconnect(s)
+
+    # -- draining ------------------------------------------------------------------------------
+
+    def schedule_drain(self):
+        if self.drain_handle is None:
+            self.drain_handle = self.server.loop.call_soon(self._drain)
+
+    def _drain(self):
+        """Once per loop turn: one coalesced write per dirty subscriber."""
+        self.drain_handle = None
+        dirty = self.dirty
+        if not dirty:
+            return
+        self.dirty = again = []
+        quota = self.quota
+        moved = 0
+        stats = self.server.stats
+        for s in dirty:
+            q = s.queue
+            if not q:
+                continue
+            conn = s.conn
+            transport = conn.transport
+            if conn.write_paused or transport is None or conn.closing:
+                continue        # resume_writing (or disconnect) takes it from here
+            if not conn.subscriptions:
+                self.clear_queue(s)
+                continue
+            data = _take(q, quota)
+            n = len(data)
+            s.qbytes -= n
+            moved += n
+            transport.write(data)
+            stats.net_output_bytes += n
+            t = transport.get_write_buffer_size()
+            if t != s.tbytes:
+                self.buffered += t - s.tbytes
+                s.tbytes = t
+                if t:
+                    self.buffering.add(s)
+                else:
+                    self.buffering.discard(s)
+            if q:
+                again.append(s)
+        self.queued -= moved
+        if again:
+            self.drain_handle = self.server.loop.call_soon(self._drain)
+        if self.blocked:
+            self._wake()
+
+    def sample(self, s):
+        """Refresh a subscriber's transport-buffer size."""
+        transport = s.conn.transport
+        t = transport.get_write_buffer_size() if transport is not None else 0
+        if t != s.tbytes:
+            self.buffered += t - s.tbytes
+            s.tbytes = t
+            if t:
+                self.buffering.add(s)
+            else:
+                self.buffering.discard(s)
+
+    # -- output buffer limits ------------------------------------------------------------------
+
+    def _check_output_limit(self, s, now):
+        """Redis's checkClientOutputBufferLimits for the pubsub class. A client over the
+        limit is marked and dropped after the current fan-out (the snapshot being iterated
+        stays valid either way)."""
+        if s.doomed:
+            return
+        used = s.qbytes + s.tbytes
+        hard, soft = self.obl_hard, self.obl_soft
+        over = bool(hard and used >= hard)
+        if soft and used >= soft:
+            if s.soft_since is None:
+                s.soft_since = now
+            elif now - s.soft_since > self.obl_secs:
+                over = True
+            self.soft_watch.add(s)
+        else:
+            s.soft_since = None
+            self.soft_watch.discard(s)
+        if over:
+            s.doomed = True
+            self.soft_watch.add(s)
+
+    def _disconnect(self, s):
+        conn = s.conn
+        self.soft_watch.discard(s)
+        self.obl_disconnections += 1
+        self.server.log(f'Client {conn.describe()} scheduled to be closed ASAP for '
+                        f'overcoming of output buffer limits.', '#')
+        self.forget(conn)
+        s.doomed = False
+        conn.closing = True
+        if conn.deferred is not None:
+            self.on_disconnect(conn)
+        if conn.transport is not None:
+            conn.transport.abort()
+
+    # -- backpressure on publishers -------------------------------------------------------------
+
+    def _block(self, conn, args):
+        conn.deferred = [args]
+        conn.update_gate()
+        conn.transport.pause_reading()
+        self.blocked.append(conn)
+        self.publisher_waits += 1
+        cmd = self.server.commands.get(b'publish' if args[0].lower() == b'publish'
+                                       else b'spublish')
+        if cmd is not None:
+            cmd.calls -= 1          # it is counted when it runs
+        if self.poll_handle is None:
+            self.poll_handle = self.server.loop.call_later(POLL_INTERVAL, self._poll)
+
+    def _poll(self):
+        self.poll_handle = None
+        for s in list(self.buffering):
+            self.sample(s)
+        self._wake()
+        if self.blocked:
+            self.poll_handle = self.server.loop.call_later(POLL_INTERVAL, self._poll)
+
+    def schedule_wake(self):
+        if self.wake_handle is None:
+            self.wake_handle = self.server.loop.call_soon(self._wake)
+
+    def _wake(self):
+        """Let waiting publishers run, oldest first, while the queued bytes are at or
+        below the limit (each resumed PUBLISH checks again and may wait again)."""
+        self.wake_handle = None
+        blocked = self.blocked
+        while blocked:
+            limit = self.limit
+            if limit and self.queued + self.buffered > limit:
+                return
+            conn = blocked.popleft()
+            cmds, conn.deferred = conn.deferred, None
+            conn.update_gate()
+            if conn.closing or conn.transport is None or cmds is None:
+                continue
+            conn.run(cmds)
+            conn.flush()
+            if conn.deferred is None and not conn.closing:
+                conn.transport.resume_reading()
+
+    # -- housekeeping ----------------------------------------------------------------------------
+
+    def on_cron(self, now):
+        self.apply_config()
+        for s in list(self.buffering):
+            self.sample(s)
+        if self.soft_watch:
+            for s in list(self.soft_watch):
+                if not s.doomed:
+                    self.sample(s)
+                    self._check_output_limit(s, now)
+                if s.doomed:
+                    self._disconnect(s)
+        if self.blocked:
+            self._wake()
+
+    # -- introspection ----------------------------------------------------------------------------
+
+    def info_fields(self):
+        counts = self.store.counts
+        return [
+            ('pubsub_channels', counts[CHANNELS]),
+            ('pubsub_patterns', counts[PATTERNS]),
+            ('pubsubshard_channels', counts[SHARD_CHANNELS]),
+            ('pubsub_queued_bytes', self.queued + self.buffered),
+            ('pubsub_control_queue_bytes', self.queued),
+            ('pubsub_transport_buffer_bytes', self.buffered),
+            ('pubsub_blocked_publishers', len(self.blocked)),
+            ('pubsub_publisher_waits', self.publisher_waits),
+            ('pubsub_messages_delivered', self.messages),
+            ('client_output_buffer_limit_disconnections', self.obl_disconnections),
+        ]
+

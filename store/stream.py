@@ -1,0 +1,370 @@
+"""The Stream data type (Redis 7.0 semantics) and its consumer groups.
+
+Layout. Entry ids are single ints, `ms << 64 | seq`, so they compare and bisect as plain
+ints. Entries live in two parallel lists, `ids` (sorted) and `vals` (the flat field/value
+tuples, or None for a deleted entry: a tombstone). Entries before `start` are gone: trimming
+at the head only moves `start` forward (O(1) per entry), and the lists are compacted
+(`del ids[:start]`) once the dead prefix is large, so appends, head trims and XTRIM MINID are
+amortised O(1) and every range lookup is a bisect, O(log n).
+
+Redis stores entries in radix-tree nodes of up to `stream-node-max-entries` (100) entries;
+approximate trimming (`~`) removes only whole nodes. We reproduce that by numbering every
+entry ever appended (`base + position`) and treating each run of NODE consecutive numbers
+as one node, which is exact as long as nodes are not split early by
+`stream-node-max-bytes` (entries of a few dozen bytes).
+
+`first_id`, `max_deleted`, `entries_added` and the group `entries_read` counters follow
+Redis 7.0's bookkeeping, so XINFO and the consumer-group lag match redis-server.
+
+The journal writer appends with `append_auto(fields, now_ms)` and trims with
+`trim_maxlen(n)`, skipping command parsing entirely.
+"""
+
+from bisect import bisect_left, bisect_right
+
+NODE = 100                      # stream-node-max-entries
+MAX_ID = (1 << 128) - 1         # 18446744073709551615-18446744073709551615
+U64 = (1 << 64) - 1
+SEQ_MASK = U64
+COMPACT_MIN = 1024
+
+
+def make_id(ms, seq):
+    return ms << 64 | seq
+
+
+def format_id(i):
+    return b'%d-%d' % (i >> 64, i & SEQ_MASK)
+
+
+class Consumer:
+    __slots__ = ('name', 'seen_time', 'pel')
+
+    def __init__(self, name, now):
+        self.name = name
+        self.seen_time = now
+        self.pel = PEL()
+
+
+class NACK:
+    """A pending entry: who has it, when it was last delivered, how many times."""
+    __slots__ = ('consumer', 'delivery_time', 'delivery_count')
+
+    def __init__(self, consumer, delivery_time, delivery_count=1):
+        self.consumer = consumer
+        self.delivery_time = delivery_time
+        self.delivery_count = delivery_count
+
+
+class PEL:
+    """A pending-entries list: id -> NACK, iterable in id order (a sorted id list beside
+    the dict; ids usually arrive in increasing order, so insertion is an append)."""
+    __slots__ = ('ids', 'd')
+
+    def __init__(self):
+        self.ids = []
+        self.d = {}
+
+    def __len__(self):
+        return len(self.d)
+
+    def get(self, i):
+        return self.d.get(i)
+
+    def add(self, i, nack):
+        if i not in self.d:
+            ids = self.ids
+            if not ids or ids[-1] < i:
+                ids.append(i)
+            else:
+                ids.insert(bisect_left(ids, i), i)
+        self.d[i] = nack
+
+    def remove(self, i):
+        if self.d.pop(i, None) is not None:
+            ids = self.ids
+            del ids[bisect_left(ids, i)]
+
+    def iter_from(self, lo, hi=MAX_ID):
+        """(id, nack) with lo <= id <= hi, in order (a snapshot: safe to mutate)."""
+        ids = self.ids
+        a = bisect_left(ids, lo)
+        b = bisect_right(ids, hi)
+        d = self.d
+        return [(i, d[i]) for i in ids[a:b]]
+
+    def first(self):
+        return self.ids[0] if self.ids else None
+
+    def last(self):
+        return self.ids[-1] if self.ids else None
+
+
+class Group:
+    __slots__ = ('name', 'last_id', 'entries_read', 'pel', 'consumers')
+
+    def __init__(self, name, last_id, entries_read):
+        self.name = name
+        self.last_id = last_id
+        self.entries_read = entries_read      # -1: unknown (SCG_INVALID_ENTRIES_READ)
+        self.pel = PEL()
+        self.consumers = {}
+
+
+class Stream:
+    redis_type = 'stream'       # what TYPE reports
+    __slots__ = ('ids', 'vals', 'start', 'base', 'length', 'ntomb', 'last_id',
+                 'first_id', 'max_deleted', 'entries_added', 'groups')
+
+    def __init__(self):
+        self.ids = []
+        self.vals = []
+        self.start = 0          # index of the first live entry (or len(ids))
+        self.base = 0           # number of entries compacted away before ids[0]
+        self.length = 0
+        self.ntomb = 0          # tombstones at positions >= start
+        self.last_id = 0
+        self.first_id = 0
+        self.max_deleted = 0
+        self.entries_added = 0
+        self.groups = {}
+
+    def __len__(self):
+        return self.length
+
+    # -- appending ---------------------------------------------------------------------
+
+    def next_auto_id(self, now_ms):
+        """streamNextID: now's ms with seq 0, or the last id plus one."""
+        last = self.last_id
+        if now_ms > last >> 64:
+            return now_ms << 64
+        return last + 1
+
+    def append(self, i, fields):
+        """Append an entry whose id the caller checked is greater than last_id."""
+        self.ids.append(i)
+        self.vals.append(fields)
+        self.length += 1
+        self.entries_added += 1
+        self.last_id = i
+        if self.length == 1:
+            self.first_id = i
+
+    def append_auto(self, fields, now_ms):
+        """Append with an auto-generated id (XADD key * ...); returns the id (an int).
+        `fields` is a flat tuple (f1, v1, f2, v2, ...) of bytes."""
+        i = self.next_auto_id(now_ms)
+        self.append(i, tuple(fields))
+        return i
+
+    # -- lookup ------------------------------------------------------------------------
+
+    def _live_from(self, pos):
+        """Smallest live position >= pos."""
+        vals = self.vals
+        n = len(vals)
+        while pos < n and vals[pos] is None:
+            pos += 1
+        return pos
+
+    def range(self, lo, hi, count=0, rev=False):
+        """[(id, fields)] for live entries with lo <= id <= hi, at most `count` (0: all),
+        ascending or (rev) descending."""
+        ids, vals = self.ids, self.vals
+        if lo > hi or not self.length:
+            return []
+        a = bisect_left(ids, lo, self.start)
+        b = bisect_right(ids, hi, a)
+        out = []
+        if not rev:
+            if not self.ntomb:
+                if count and b - a > count:
+                    b = a + count
+                return list(zip(ids[a:b], vals[a:b]))
+            for p in range(a, b):
+                v = vals[p]
+                if v is not None:
+                    out.append((ids[p], v))
+                    if len(out) == count:
+                        break
+        else:
+            for p in range(b - 1, a - 1, -1):
+                v = vals[p]
+                if v is not None:
+                    out.append((ids[p], v))
+                    if len(out) == count:
+                        break
+        return out
+
+    def get(self, i):
+        """The fields of live entry `i`, or None."""
+        ids = self.ids
+        p = bisect_left(ids, i, self.start)
+        if p < len(ids) and ids[p] == i:
+            return self.vals[p]
+        return None
+
+    def last_valid_id(self):
+        """streamLastValidID: the id of the last live entry (0 when empty)."""
+        vals = self.vals
+        p = len(vals) - 1
+        while p >= self.start and vals[p] is None:
+            p -= 1
+        return self.ids[p] if p >= self.start else 0
+
+    def first_live_id(self):
+        return self.ids[self.start] if self.length else None
+
+    # -- deleting ----------------------------------------------------------------------
+
+    def _advance(self, pos):
+        """Drop everything before position `pos` (caller adjusted `length`), then move past
+        tombstones and compact when the dead prefix is large."""
+        vals = self.vals
+        if self.ntomb:
+            for p in range(self.start, pos):
+                if vals[p] is None:
+                    self.ntomb -= 1
+            n = len(vals)
+            while pos < n and vals[pos] is None:
+                pos += 1
+                self.ntomb -= 1
+        self.start = pos
+        if pos >= COMPACT_MIN and pos * 2 >= len(vals):
+            del self.ids[:pos]
+            del vals[:pos]
+            self.base += pos
+            self.start = 0
+
+    def delete(self, i):
+        """XDEL one id; True when a live entry was deleted."""
+        ids = self.ids
+        p = bisect_left(ids, i, self.start)
+        if p >= len(ids) or ids[p] != i or self.vals[p] is None:
+            return False
+        self.vals[p] = None
+        self.length -= 1
+        self.ntomb += 1
+        if p == self.start:
+            self._advance(p)
+        return True
+
+    def _update_first_after_trim(self):
+        # streamTrim ends with streamGetEdgeID(first, skip tombstones); 0-0 when empty
+        self.first_id = self.ids[self.start] if self.length else 0
+
+    def trim_maxlen(self, maxlen, approx=False, limit=0):
+        """XTRIM MAXLEN: remove the oldest entries until at most `maxlen` remain; returns
+        how many were removed. Exact trimming with no tombstones is O(1) per entry."""
+        if self.length <= maxlen:
+            return 0
+        if not approx and not self.ntomb:
+            k = self.length - maxlen
+            self.length = maxlen
+            self._advance(self.start + k)
+            self._update_first_after_trim()
+            return k
+        return self._trim(maxlen, None, approx, limit)
+
+    def trim_minid(self, minid, approx=False, limit=0):
+        """XTRIM MINID: remove entries with ids below `minid`; returns how many."""
+        if not self.length or self.ids[self.start] >= minid:
+            return 0
+        if not approx and not self.ntomb:
+            pos = bisect_left(self.ids, minid, self.start)
+            k = pos - self.start
+            self.length -= k
+            self._advance(pos)
+            self._update_first_after_trim()
+            return k
+        return self._trim(None, minid, approx, limit)
+
+    def _trim(self, maxlen, minid, approx, limit):
+        """streamTrim: node by node from the head; whole nodes go when allowed, and in
+        exact mode the last node is trimmed entry by entry."""
+        ids, vals = self.ids, self.vals
+        deleted = 0
+        while self.length and (maxlen is None or self.length > maxlen):
+            s = self.start
+            node_end = min(len(ids), NODE * ((self.base + s) // NODE + 1) - self.base)
+            if self.ntomb:
+                entries = sum(1 for p in range(s, node_end) if vals[p] is not None)
+            else:
+                entries = node_end - s
+            if limit and deleted + entries > limit:
+                break
+            if maxlen is not None:
+                remove = self.length - entries >= maxlen
+            else:
+                remove = ids[node_end - 1] < minid
+            if remove:
+                self.length -= entries
+                deleted += entries
+                self._advance(node_end)
+                continue
+            if approx:
+                break
+            p = s
+            while p < node_end:
+                if maxlen is not None:
+                    if self.length <= maxlen:
+                        break
+                elif ids[p] >= minid:
+                    break
+                if vals[p] is not None:
+                    self.length -= 1
+                    deleted += 1
+                p += 1
+            self._advance(p)
+            break
+        if deleted:
+            self._update_first_after_trim()
+        return deleted
+
+    # -- introspection -----------------------------------------------------------------
+
+    def node_count(self):
+        """Radix-tree keys: the nodes still holding entries."""
+        if self.start >= len(self.ids):
+            return 0
+        return (self.base + len(self.ids) - 1) // NODE - (self.base + self.start) // NODE + 1
+
+    def has_tombstones(self, lo=0, hi=MAX_ID):
+        """streamRangeHasTombstones."""
+        md = self.max_deleted
+        if not self.length or not md:
+            return False
+        if self.first_id > md:
+            return False
+        return lo <= md <= hi
+
+    def estimate_distance(self, i):
+        """streamEstimateDistanceFromFirstEverEntry: the logical read counter of id `i`,
+        or -1 when it cannot be known."""
+        if not self.entries_added:
+            return 0
+        if not self.length and i <= self.last_id:
+            return self.entries_added
+        if i == self.last_id:
+            return self.entries_added
+        if i > self.last_id:
+            return -1
+        md = self.max_deleted
+        if not md or md < self.first_id:
+            if i < self.first_id:
+                return self.entries_added - self.length
+            if i == self.first_id:
+                return self.entries_added - self.length + 1
+        return -1
+
+    def group_lag(self, g):
+        """streamReplyWithCGLag: the group's lag, or None when unknown."""
+        if not self.entries_added:
+            return 0
+        if g.entries_read != -1 and not self.has_tombstones(g.last_id):
+            return self.entries_added - g.entries_read
+        er = self.estimate_distance(g.last_id)
+        if er != -1:
+            return self.entries_added - er
+        return None

@@ -1,0 +1,345 @@
+"""Connection commands and connection-level behaviour: PING, ECHO, SELECT, QUIT, RESET,
+HELLO, AUTH/requirepass, RESP3 replies on the wire, idle timeout, maxclients.
+
+Most checks are differential: the same requests go to our server and to redis-server
+7.0.15 and the raw reply bytes must be equal."""
+
+import re
+import socket
+import time
+
+import pytest
+import redis
+
+from conftest import assert_same, spawn_redis, stop
+from rawconn import RawConn, pack, session
+
+
+@pytest.fixture
+def r2(server):
+    client = server.client(protocol=2)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope='module')
+def ref_auth():
+    """A reference redis-server with requirepass."""
+    proc, port = spawn_redis('--requirepass', 'secret')
+    yield port
+    stop(proc)
+
+
+def same_session(port_a, port_b, commands, mask=None):
+    got, want = session(port_a, commands), session(port_b, commands)
+    for cmd, g, w in zip(commands, got, want):
+        if mask is not None:
+            g, w = mask(g), mask(w)
+        assert g == w, f'{cmd!r}: ours {g!r} != redis {w!r}'
+    return got
+
+
+def mask_id(raw):
+    """HELLO's client id differs between servers."""
+    return re.sub(rb'(\$2\r\nid\r\n):\d+\r\n', rb'\1:ID\r\n', raw)
+
+
+def send_and_read(port, data, wait=0.3):
+    with RawConn(port) as c:
+        c.send(data)
+        return c.read_available(wait)
+
+
+# -- PING, ECHO, SELECT ---------------------------------------------------------------------
+
+def test_ping_echo_select_match_redis(both):
+    assert_same(both, [
+        ('PING',), ('PING', 'hello'), ('PING', 'a', 'b'), ('ping',),
+        ('ECHO', 'x y'), ('ECHO', ''), ('ECHO',), ('ECHO', 'a', 'b'),
+        ('SELECT', '1'), ('SELECT', '15'), ('SELECT', '16'), ('SELECT', '-1'),
+        ('SELECT', 'abc'), ('SELECT', '01'), ('SELECT', '+1'), ('SELECT', ' 1'),
+        ('SELECT', '2147483647'), ('SELECT', '2147483648'), ('SELECT', '-2147483649'),
+        ('SELECT', '1099511627776'), ('SELECT', '99999999999999999999'),
+        ('SELECT',), ('SELECT', '1', '2'), ('SELECT', '0'),
+    ])
+
+
+def test_select_keeps_databases_apart(r2, server):
+    r2.set('k', 'db0')
+    with RawConn(server.port) as c:
+        assert c.cmd('SELECT', '5') == b'+OK\r\n'
+        assert c.cmd('GET', 'k') == b'$-1\r\n'
+        assert c.cmd('SET', 'k', 'db5') == b'+OK\r\n'
+        assert c.cmd('GET', 'k') == b'$3\r\ndb5\r\n'
+    assert r2.get('k') == b'db0'
+    db5 = server.client(db=5)
+    assert db5.get('k') == b'db5'
+    db5.close()
+
+
+def test_ping_binary_and_large(r2):
+    payload = bytes(range(256)) * 300
+    assert r2.echo(payload) == payload
+    with RawConn(r2.connection_pool.connection_kwargs['port']) as c:
+        assert c.cmd('PING', payload) == b'$%d\r\n%s\r\n' % (len(payload), payload)
+
+
+# -- QUIT ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('data', [
+    pack('QUIT'),
+    b'QUIT\r\n',
+    pack('PING') + pack('QUIT') + pack('SET', 'after-quit', '1'),
+    b'PING\r\nQUIT\r\nSET after-quit 1\r\n',
+    pack('QUIT', 'extra', 'args'),
+    b'quit\r\n',
+    pack('MULTI') + pack('SET', 'after-quit', '1') + pack('QUIT') + pack('EXEC'),
+])
+def test_quit_replies_ok_then_closes(server, redis_ref, data):
+    got = send_and_read(server.port, data, 0.5)
+    want = send_and_read(redis_ref[1], data, 0.5)
+    assert got == want
+    assert got.endswith(b'+OK\r\n<EOF>')
+    for port in (server.port, redis_ref[1]):
+        with RawConn(port) as c:
+            assert c.cmd('GET', 'after-quit') == b'$-1\r\n'
+
+
+def test_quit_split_across_reads(server):
+    with RawConn(server.port) as c:
+        c.send(b'*1\r\n$4\r\nQU')
+        time.sleep(0.05)
+        c.send(b'IT\r\n')
+        assert c.read_available(0.5) == b'+OK\r\n<EOF>'
+
+
+def test_quit_with_redis_py(server):
+    client = server.client(protocol=2)
+    assert client.execute_command('QUIT') in (True, b'OK')
+    assert client.ping()            # redis-py reconnects
+    client.close()
+
+
+# -- RESET --------------------------------------------------------------------------------
+
+def test_reset_matches_redis(server, redis_ref):
+    cmds = [
+        ('SELECT', '3'), ('SET', 'rk', 'v'), ('CLIENT', 'SETNAME', 'before'),
+        ('HELLO', '3'), ('MULTI',), ('SET', 'x', '1'),
+        ('RESET',),
+        ('GET', 'rk'), ('GET', 'x'), ('CLIENT', 'GETNAME'), ('EXEC',), ('PING',),
+        ('HELLO', '3', 'SETNAME', 'n'), ('CLIENT', 'NO-EVICT', 'on'), ('RESET',),
+        ('CLIENT', 'GETNAME'), ('SELECT', '3'), ('GET', 'rk'), ('RESET', 'extra'),
+    ]
+    for port in (server.port, redis_ref[1]):
+        redis.Redis(port=port, protocol=2).flushall()
+    same_session(server.port, redis_ref[1], cmds, mask_id)
+
+
+def test_reset_discards_watch(server, r2):
+    r2.set('w', '1')
+    with RawConn(server.port) as c:
+        assert c.cmd('WATCH', 'w') == b'+OK\r\n'
+        assert c.cmd('RESET') == b'+RESET\r\n'
+        r2.set('w', '2')                       # would fail the transaction if still watched
+        assert c.cmd('MULTI') == b'+OK\r\n'
+        assert c.cmd('GET', 'w') == b'+QUEUED\r\n'
+        assert c.cmd('EXEC') == b'*1\r\n$1\r\n2\r\n'
+
+
+def test_reset_while_reply_skip_and_no_evict(server, redis_ref):
+    data = (pack('CLIENT', 'NO-EVICT', 'on') + pack('CLIENT', 'REPLY', 'SKIP') + pack('RESET')
+            + pack('PING') + pack('CLIENT', 'REPLY', 'OFF') + pack('RESET') + pack('PING'))
+    got = send_and_read(server.port, data)
+    assert got == send_and_read(redis_ref[1], data)
+    assert got == b'+OK\r\n+PONG\r\n+RESET\r\n+PONG\r\n'
+    with RawConn(server.port) as c:        # RESET keeps NO-EVICT in 7.0
+        c.cmd('CLIENT', 'NO-EVICT', 'on')
+        c.cmd('RESET')
+        assert b' flags=e ' in c.cmd('CLIENT', 'INFO')
+
+
+# -- HELLO --------------------------------------------------------------------------------
+
+def test_hello_3_map_contents(server):
+    with RawConn(server.port) as c:
+        cid = int(c.cmd('CLIENT', 'ID')[1:-2])
+        raw = c.cmd('HELLO', '3')
+    assert raw == b'%7\r\n' + (b'$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n'
+                   b'$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:%d\r\n$4\r\nmode\r\n$10\r\nstandalone'
+                   b'\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n' % cid)
+
+
+def test_hello_matches_redis(server, redis_ref):
+    cmds = [
+        ('HELLO',), ('HELLO', '2'), ('HELLO', '4'), ('HELLO', '1'), ('HELLO', '-3'),
+        ('HELLO', 'x'), ('HELLO', '3.0'), ('HELLO', '99999999999999999999'),
+        ('HELLO', '3', 'BADOPT'), ('HELLO', '3', 'auth', 'a'), ('HELLO', '3', 'SETNAME'),
+        ('HELLO', '3', 'SETNAME', 'a b'), ('HELLO', '3', 'SETNAME', ''),
+        ('HELLO', '3', 'AUTH', 'default', 'wrong', 'BADOPT'),
+        ('HELLO', '3', 'AUTH', 'nobody', 'pw'),
+        ('HELLO', '3', 'AUTH', 'default', 'anything', 'SETNAME', 'named'),
+        ('CLIENT', 'GETNAME'), ('PING',), ('GET', 'missing'),
+        ('HELLO',), ('HELLO', '2', 'SETNAME', 'two'), ('CLIENT', 'GETNAME'), ('GET', 'missing'),
+        ('HELLO', '3', 'SETNAME', 'x', 'SETNAME', 'y'), ('CLIENT', 'GETNAME'),
+        ('HELLO', '3', 'SETNAME', 'a b', 'BADOPT'), ('HELLO', '3', 'BADOPT', 'SETNAME', 'a b'),
+        ('HELLO', '3', 'AUTH', 'default', 'pw', 'SETNAME', 'a b'),
+    ]
+    same_session(server.port, redis_ref[1], cmds, mask_id)
+
+
+def test_hello_via_redis_py(server):
+    client = server.client(protocol=3)
+    meta = client.execute_command('HELLO', '3')
+    assert meta[b'proto'] == 3 and meta[b'server'] == b'redis'
+    assert meta[b'id'] == client.client_id()
+    client.close()
+
+
+# -- AUTH / requirepass -------------------------------------------------------------------
+
+def test_auth_without_password_configured(server, redis_ref):
+    same_session(server.port, redis_ref[1], [
+        ('AUTH', 'x'), ('AUTH', 'default', 'x'), ('AUTH', 'nobody', 'x'),
+        ('AUTH', 'a', 'b', 'c'), ('AUTH',), ('PING',),
+    ])
+
+
+def test_requirepass_matches_redis(make_server, ref_auth):
+    srv = make_server(requirepass='secret')
+    cmds = [
+        ('PING',), ('GET', 'k'), ('SET', 'k', 'v'), ('NOPE', 'x'), ('GET',),
+        ('CLIENT', 'ID'), ('CLIENT', 'NOPE'), ('SELECT', '1'), ('MULTI',),
+        ('HELLO',), ('HELLO', '3'), ('HELLO', '3', 'SETNAME', 'a b'),
+        ('HELLO', '3', 'SETNAME', 'ok'), ('HELLO', '3', 'AUTH', 'default', 'wrong', 'x'),
+        ('HELLO', '3', 'AUTH', 'default', 'wrong', 'SETNAME', 'a b'),
+        ('HELLO', '2', 'AUTH', 'default', 'wrong'), ('AUTH', 'wrong'),
+        ('AUTH', 'default', 'wrong'), ('AUTH', 'nobody', 'secret'), ('PING',),
+        ('AUTH', 'secret'), ('PING',), ('AUTH', 'wrong'), ('PING',),    # stays authenticated
+        ('RESET',), ('PING',),                                          # RESET logs out
+        ('HELLO', '2', 'AUTH', 'default', 'secret', 'SETNAME', 'me'), ('CLIENT', 'GETNAME'),
+        ('SET', 'k', 'v'), ('GET', 'k'), ('SET', 'k', ''), ('RESET',),
+        ('HELLO', '3', 'AUTH', 'default', 'secret'), ('GET', 'missing'), ('QUIT',),
+    ]
+    same_session(srv.port, ref_auth, cmds, mask_id)
+
+
+def test_requirepass_redis_py(make_server):
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+    srv = make_server(requirepass='secret')
+    no_retry = dict(retry=Retry(NoBackoff(), 0))
+    with pytest.raises(redis.AuthenticationError):
+        srv.client(protocol=2, **no_retry).ping()
+    for proto in (2, 3):
+        good = srv.client(password='secret', protocol=proto, **no_retry)
+        assert good.ping() and good.set('a', '1') and good.get('a') == b'1'
+        good.close()
+    for proto in (2, 3):
+        with pytest.raises(redis.AuthenticationError):
+            srv.client(password='nope', protocol=proto, **no_retry).ping()
+
+
+@pytest.mark.parametrize('data', [
+    b'*11\r\n',
+    b'*10\r\n',
+    b'*1\r\n$16385\r\n',
+    b'*1\r\n$16384\r\n',
+    pack('PING') + b'*20\r\n$4\r\nPING\r\n',
+    b'*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*11\r\n$4\r\nECHO\r\n' + b'$1\r\nx\r\n' * 10,
+    b'*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*2\r\n$4\r\nECHO\r\n$16385\r\n' + b'y' * 16385
+    + b'\r\n',
+    b'PING\r\n*abc\r\n',
+])
+def test_unauthenticated_request_limits(make_server, ref_auth, data):
+    srv = make_server(requirepass='secret')
+    got = send_and_read(srv.port, data, 0.4)
+    want = send_and_read(ref_auth, data, 0.4)
+    assert got == want
+    if data.startswith(b'*11') or data.startswith(b'*1\r\n$16385'):
+        assert got.startswith(b'-ERR Protocol error: unauthenticated ')
+        assert got.endswith(b'<EOF>')
+
+
+def set_requirepass(server, value):
+    config = server.server.config
+    server.call(lambda: config.set_from_args('requirepass', [value]))
+
+
+def test_requirepass_set_later_keeps_existing_clients(server):
+    with RawConn(server.port) as before:
+        set_requirepass(server, 'pw')
+        try:
+            # a connection opened before requirepass was set stays authenticated
+            assert before.cmd('PING') == b'+PONG\r\n'
+            with RawConn(server.port) as after:
+                reply = after.cmd('PING')
+                assert reply == b'-NOAUTH Authentication required.\r\n'
+                assert after.cmd('AUTH', 'pw') == b'+OK\r\n'
+                assert after.cmd('PING') == b'+PONG\r\n'
+        finally:
+            set_requirepass(server, '')
+
+
+# -- RESP3 on the wire --------------------------------------------------------------------
+
+def test_resp3_raw_replies_match_redis(server, redis_ref):
+    cmds = [
+        ('HELLO', '3'), ('PING',), ('PING', 'x'), ('ECHO', ''), ('GET', 'nokey'),
+        ('SET', 'r3', 'v'), ('GET', 'r3'), ('DBSIZE',), ('NOPE',), ('SELECT', '99'),
+        ('CLIENT', 'GETNAME'), ('CLIENT', 'SETNAME', 'resp3'), ('CLIENT', 'GETNAME'),
+        ('CLIENT', 'TRACKINGINFO'), ('CLIENT', 'GETREDIR'), ('CLIENT', 'LIST', 'ID', '999999'),
+        ('CLIENT', 'HELP'),
+        ('MULTI',), ('GET', 'r3'), ('GET', 'nokey'), ('PING',), ('EXEC',),
+        ('MULTI',), ('EXEC',), ('EXEC',), ('DISCARD',),
+        ('WATCH', 'r3'), ('SET', 'r3', 'changed'), ('MULTI',), ('GET', 'r3'), ('EXEC',),
+        ('HELLO', '2'), ('GET', 'nokey'), ('WATCH', 'r3'), ('SET', 'r3', 'again'),
+        ('MULTI',), ('EXEC',),
+    ]
+    for port in (server.port, redis_ref[1]):
+        redis.Redis(port=port, protocol=2).flushall()
+    same_session(server.port, redis_ref[1], cmds, mask_id)
+
+
+# -- idle timeout and maxclients ----------------------------------------------------------
+
+def test_idle_timeout_closes_idle_clients(make_server):
+    srv = make_server(timeout=1)
+    idle = RawConn(srv.port)
+    busy = RawConn(srv.port)
+    assert idle.cmd('PING') == b'+PONG\r\n'
+    t0 = time.time()
+    closed_at = None
+    while time.time() - t0 < 3.5:
+        assert busy.cmd('PING') == b'+PONG\r\n'      # activity keeps a client open
+        if closed_at is None and idle.read_available(0.25).endswith(b'<EOF>'):
+            closed_at = time.time() - t0
+            break
+    assert closed_at is not None and 0.8 <= closed_at <= 3.0
+    assert busy.cmd('PING') == b'+PONG\r\n'
+    idle.close(), busy.close()
+
+
+def test_no_timeout_by_default(server):
+    with RawConn(server.port) as c:
+        time.sleep(1.2)
+        assert c.cmd('PING') == b'+PONG\r\n'
+
+
+def test_maxclients(make_server):
+    srv = make_server(maxclients=2)
+    a, b = RawConn(srv.port), RawConn(srv.port)
+    assert a.cmd('PING') == b'+PONG\r\n' and b.cmd('PING') == b'+PONG\r\n'
+    with RawConn(srv.port) as c:
+        assert c.read_available(1.0) == b'-ERR max number of clients reached\r\n<EOF>'
+    a.close()
+    deadline = time.time() + 3
+    while True:                  # the server notices the close asynchronously
+        with RawConn(srv.port) as c:
+            c.send(pack('PING'))
+            got = c.read_available(0.3)
+        if got == b'+PONG\r\n' or time.time() > deadline:
+            break
+    assert got == b'+PONG\r\n'
+    b.close()

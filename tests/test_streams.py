@@ -1,0 +1,711 @@
+"""Streams: XADD/XRANGE/XREAD/XTRIM/XDEL, consumer groups, blocking reads, and the
+internal append API, with differential cases against redis-server 7.0."""
+
+import socket
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import run_all
+
+from store.stream import Stream, format_id, make_id
+
+
+def raw(client):
+    """Turn off redis-py's reply parsing: tests compare the server's replies as sent."""
+    client.response_callbacks.clear()
+    return client
+
+
+@pytest.fixture(params=[2, 3], ids=['resp2', 'resp3'])
+def both(request, server, redis_ref):
+    """(ours, redis-server) raw clients speaking the same protocol (redis-py's default
+    is RESP3, so RESP2 is asked for explicitly)."""
+    ours = raw(server.client(protocol=request.param))
+    theirs = raw(redis.Redis(*redis_ref, protocol=request.param))
+    for c in (ours, theirs):
+        c.flushall()
+    yield ours, theirs
+    ours.close()
+    theirs.close()
+
+
+@pytest.fixture
+def r(server):
+    c = raw(server.client(protocol=2))
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def r3(server):
+    c = raw(server.client(protocol=3))
+    c.flushall()
+    yield c
+    c.close()
+
+
+def _normalize(cmd, reply):
+    """Zero the idle times of extended XPENDING replies (they depend on timing)."""
+    if cmd[0] == 'XPENDING' and len(cmd) > 3 and isinstance(reply, list):
+        return [[e[0], e[1], 0, e[3]] for e in reply]
+    return reply
+
+
+def assert_same(both, commands):
+    ours, theirs = both
+    got, want = run_all(ours, commands), run_all(theirs, commands)
+    for cmd, g, w in zip(commands, got, want):
+        assert _normalize(cmd, g) == _normalize(cmd, w), f'{cmd!r}: ours {g!r} != redis {w!r}'
+
+
+# -- differential cases (explicit ids, so both servers agree) ----------------------------
+
+BASIC = [
+    ('XADD', 's', '1-1', 'a', '1'),
+    ('XADD', 's', '1-1', 'a', '1'),
+    ('XADD', 's', '1-0', 'a', '1'),
+    ('XADD', 's', '1-*', 'b', '2'),
+    ('XADD', 's', '2-*', 'c', '3', 'd', '4'),
+    ('XADD', 's', '5', 'e', '5'),
+    ('XADD', 's', '0-0', 'x', 'y'),
+    ('XADD', 'new', '0-0', 'x', 'y'),
+    ('EXISTS', 'new'),
+    ('XADD', 'new', '0-*', 'x', 'y'),
+    ('XADD', 'new2', '0-1', 'x', 'y'),
+    ('XADD', 's', 'abc', 'x', 'y'),
+    ('XADD', 's', '1-x', 'x', 'y'),
+    ('XADD', 's', '-', 'x', 'y'),
+    ('XADD', 's', '+', 'x', 'y'),
+    ('XADD', 's', '10-1', 'x'),
+    ('XADD', 's', '10-1', 'x', 'y', 'z'),
+    ('XADD', 's', 'NOMKSTREAM', '11-1', 'x', 'y'),
+    ('XADD', 'missing', 'NOMKSTREAM', '11-1', 'x', 'y'),
+    ('EXISTS', 'missing'),
+    ('XADD', 's', 'MAXLEN', '-1', '12-1', 'x', 'y'),
+    ('XADD', 's', 'MAXLEN', 'x', '12-1', 'x', 'y'),
+    ('XADD', 's', 'MAXLEN', '5', 'MINID', '3', '12-1', 'x', 'y'),
+    ('XADD', 's', 'LIMIT', '5', '12-1', 'x', 'y'),
+    ('XADD', 's', 'MAXLEN', '5', 'LIMIT', '5', '12-1', 'x', 'y'),
+    ('XADD', 's', 'MAXLEN', '=', '5', 'LIMIT', '5', '12-1', 'x', 'y'),
+    ('XADD', 's', 'MAXLEN', '~', '5', 'LIMIT', '-1', '12-1', 'x', 'y'),
+    ('XLEN', 's'),
+    ('XLEN', 'nokey'),
+    ('XRANGE', 's', '-', '+'),
+    ('XRANGE', 's', '-', '+', 'COUNT', '2'),
+    ('XRANGE', 's', '-', '+', 'COUNT', '0'),
+    ('XRANGE', 's', '-', '+', 'COUNT', '-3'),
+    ('XRANGE', 's', '-', '+', 'COUNT'),
+    ('XRANGE', 's', '-', '+', 'LIMIT', '2'),
+    ('XRANGE', 's', '(1-1', '+'),
+    ('XRANGE', 's', '(1-1', '(2-0'),
+    ('XRANGE', 's', '1', '2'),
+    ('XRANGE', 's', '2', '1'),
+    ('XRANGE', 's', '(-', '+'),
+    ('XRANGE', 's', '-', '(+'),
+    ('XRANGE', 's', '(18446744073709551615-18446744073709551615', '+'),
+    ('XRANGE', 's', '-', '(0-0'),
+    ('XRANGE', 's', '-', '(0'),
+    ('XRANGE', 's', '(', '+'),
+    ('XRANGE', 's', '007', '+'),
+    ('XRANGE', 's', '+5', '+'),
+    ('XRANGE', 's', '18446744073709551616', '+'),
+    ('XRANGE', 'nokey', '-', '+'),
+    ('XRANGE', 'nokey', '-', '+', 'COUNT', '0'),
+    ('XREVRANGE', 's', '+', '-'),
+    ('XREVRANGE', 's', '+', '-', 'COUNT', '2'),
+    ('XREVRANGE', 's', '(5-0', '(1-1'),
+    ('XREVRANGE', 's', '-', '+'),
+    ('XDEL', 's', '2-0', '99-0', '2-0'),
+    ('XDEL', 's', 'bad'),
+    ('XDEL', 'nokey', 'bad'),
+    ('XRANGE', 's', '-', '+'),
+    ('XREVRANGE', 's', '+', '-', 'COUNT', '1'),
+    ('XLEN', 's'),
+    ('XINFO', 'STREAM', 'nokey'),
+    ('XTRIM', 's', 'MAXLEN', '2'),
+    ('XRANGE', 's', '-', '+'),
+    ('XTRIM', 's', 'MINID', '5-0'),
+    ('XTRIM', 's', 'MINID', '5-0'),
+    ('XRANGE', 's', '-', '+'),
+    ('XTRIM', 's'),
+    ('XTRIM', 's', 'FOO', '1'),
+    ('XTRIM', 's', 'MAXLEN', '1', 'LIMIT', '1'),
+    ('XTRIM', 's', 'MAXLEN'),
+    ('XTRIM', 'nokey', 'MAXLEN', '0'),
+    ('XTRIM', 's', 'MINID', '~', '6', 'LIMIT', '10'),
+    ('XTRIM', 's', 'MAXLEN', '0'),
+    ('XLEN', 's'),
+    ('XADD', 's', '1-1', 'a', 'b'),
+    ('XADD', 's', '*', 'a', 'b', 'c'),
+    ('SET', 'str', 'v'),
+    ('XADD', 'str', '1-1', 'a', 'b'),
+    ('XRANGE', 'str', '-', '+'),
+    ('XLEN', 'str'),
+    ('XTRIM', 'str', 'MAXLEN', '1'),
+    ('XDEL', 'str', '1-1'),
+    ('XREAD', 'STREAMS', 'str', '0'),
+    ('TYPE', 's'),
+]
+
+
+def test_basic_differential(both):
+    assert_same(both, BASIC)
+
+
+def _info_without_rax(reply):
+    d = dict(zip(reply[::2], reply[1::2])) if isinstance(reply, list) else dict(reply)
+    d.pop(b'radix-tree-nodes', None)
+    return d
+
+
+INFO_SETUP = [
+    ('XADD', 'i', '1-1', 'a', '1'),
+    ('XADD', 'i', '2-1', 'b', '2'),
+    ('XADD', 'i', '3-1', 'c', '3'),
+    ('XADD', 'i', '4-1', 'd', '4'),
+]
+
+
+@pytest.mark.parametrize('ops', [
+    [],
+    [('XDEL', 'i', '1-1')],
+    [('XDEL', 'i', '2-1')],
+    [('XDEL', 'i', '1-1', '2-1', '3-1', '4-1')],
+    [('XTRIM', 'i', 'MAXLEN', '0')],
+    [('XTRIM', 'i', 'MAXLEN', '1')],
+    [('XTRIM', 'i', 'MINID', '3')],
+    [('XDEL', 'i', '4-1')],
+])
+def test_xinfo_stream_differential(both, ops):
+    ours, theirs = both
+    for c in both:
+        run_all(c, INFO_SETUP + ops)
+    assert (_info_without_rax(ours.execute_command('XINFO', 'STREAM', 'i'))
+            == _info_without_rax(theirs.execute_command('XINFO', 'STREAM', 'i')))
+
+
+def test_approx_trim_whole_nodes_differential(both):
+    cmds = []
+    for i in range(1, 351):
+        cmds.append(('XADD', 'big', f'{i}-0', 'f', 'v'))
+    cmds += [
+        ('XTRIM', 'big', 'MAXLEN', '~', '300'),
+        ('XTRIM', 'big', 'MAXLEN', '~', '120'),
+        ('XLEN', 'big'),
+        ('XRANGE', 'big', '-', '+', 'COUNT', '1'),
+        ('XTRIM', 'big', 'MAXLEN', '~', '10', 'LIMIT', '99'),
+        ('XTRIM', 'big', 'MINID', '~', '310'),
+        ('XLEN', 'big'),
+        ('XDEL', 'big', '301-0', '302-0'),
+        ('XTRIM', 'big', 'MAXLEN', '=', '5'),
+        ('XRANGE', 'big', '-', '+'),
+        ('XADD', 'big', 'MAXLEN', '3', '400-0', 'f', 'v'),
+        ('XRANGE', 'big', '-', '+'),
+        ('XADD', 'big', 'MINID', '400', '401-0', 'f', 'v'),
+        ('XRANGE', 'big', '-', '+'),
+        ('XLEN', 'big'),
+    ]
+    assert_same(both, cmds)
+
+
+GROUPS = [
+    ('XGROUP', 'CREATE', 'g', 'grp', '$'),
+    ('XGROUP', 'CREATE', 'g', 'grp', '$', 'MKSTREAM'),
+    ('XGROUP', 'CREATE', 'g', 'grp', '$', 'MKSTREAM'),
+    ('XGROUP', 'CREATE', 'g', 'grp2', '0', 'ENTRIESREAD', '-2'),
+    ('XGROUP', 'CREATE', 'g', 'grp2', '0', 'BOGUS'),
+    ('XGROUP', 'CREATE', 'g', 'grp2', 'bad'),
+    ('XGROUP', 'CREATE', 'g', 'grp2', '0'),
+    ('XGROUP', 'CREATE', 'g', 'grp2', '0', 'MKSTREAM', 'ENTRIESREAD', '1', 'X'),
+    ('XGROUP', 'FOO', 'g', 'grp2'),
+    ('XGROUP', 'SETID', 'g', 'nogrp', '0'),
+    ('XGROUP', 'CREATECONSUMER', 'g', 'nogrp', 'c'),
+    ('XGROUP', 'DELCONSUMER', 'nokey', 'nogrp', 'c'),
+    ('XADD', 'g', '1-0', 'a', '1'),
+    ('XADD', 'g', '2-0', 'b', '2'),
+    ('XADD', 'g', '3-0', 'c', '3'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XREADGROUP', 'GROUP', 'grp', 'alice', 'STREAMS', 'g', '>'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'COUNT', '2', 'STREAMS', 'g', '>'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'bob', 'STREAMS', 'g', '>'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'bob', 'STREAMS', 'g', '>'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g', '0'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'COUNT', '1', 'STREAMS', 'g', '1-0'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g', '$'),
+    ('XREADGROUP', 'GROUP', 'nogrp', 'alice', 'STREAMS', 'g', '>'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'nokey', '>'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g', 'g', '>'),
+    ('XREADGROUP', 'COUNT', '1', 'STREAMS', 'g', '>'),
+    ('XREAD', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g', '>'),
+    ('XREAD', 'NOACK', 'STREAMS', 'g', '0'),
+    ('XREAD', 'STREAMS', 'g', '>'),
+    ('XREAD', 'STREAMS', 'g'),
+    ('XREAD', 'COUNT', '1', 'STREAMS', 'g', 'nokey', '0', '0'),
+    ('XREAD', 'STREAMS', 'g', '$'),
+    ('XREAD', 'BLOCK', '-1', 'STREAMS', 'g', '$'),
+    ('XREAD', 'BLOCK', 'x', 'STREAMS', 'g', '$'),
+    ('XREAD', 'FOO', 'STREAMS', 'g', '$'),
+    ('XREAD', 'COUNT', '1', 'g', '$'),
+    ('XPENDING', 'g', 'grp2'),
+    ('XPENDING', 'g', 'grp'),
+    ('XPENDING', 'g', 'nogrp'),
+    ('XPENDING', 'g', 'grp2', '-', '+'),
+    ('XPENDING', 'g', 'grp2', 'IDLE', '0', '-', '+'),
+    ('XPENDING', 'g', 'grp2', 'IDLE', 'x', '-', '+', '10'),
+    ('XPENDING', 'g', 'grp2', '-', '+', 'x'),
+    ('XPENDING', 'g', 'grp2', '(-', '+', '10'),
+    ('XPENDING', 'g', 'grp2', '-', '+', '10', 'nobody'),
+    ('XACK', 'g', 'grp2', '1-0', 'bad'),
+    ('XACK', 'g', 'grp2', '1-0', '1-0', '9-0'),
+    ('XACK', 'g', 'nogrp', '1-0'),
+    ('XACK', 'nokey', 'grp2', '1-0'),
+    ('XPENDING', 'g', 'grp2'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g', '0'),
+    ('XDEL', 'g', '2-0'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'alice', 'STREAMS', 'g', '0'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XINFO', 'GROUPS', 'nokey'),
+    ('XINFO', 'CONSUMERS', 'g', 'nogrp'),
+    ('XINFO', 'FOO', 'g'),
+    ('XINFO', 'STREAM'),
+    ('XINFO', 'STREAM', 'g', 'FULL', 'COUNT'),
+    ('XINFO', 'STREAM', 'g', 'FOO'),
+    ('XCLAIM', 'g', 'nogrp', 'c', '0', '1-0'),
+    ('XCLAIM', 'g', 'grp2', 'c', 'x', '1-0'),
+    ('XCLAIM', 'g', 'grp2', 'carol', '0', '3-0', 'BOGUS'),
+    ('XCLAIM', 'g', 'grp2', 'carol', '0', '3-0', 'IDLE', 'x'),
+    ('XCLAIM', 'g', 'grp2', 'carol', '0', '3-0', 'TIME', 'x'),
+    ('XCLAIM', 'g', 'grp2', 'carol', '0', '3-0', 'RETRYCOUNT', 'x'),
+    ('XCLAIM', 'g', 'grp2', 'carol', '0', '3-0', 'LASTID', 'x'),
+    ('XCLAIM', 'g', 'grp2', 'carol', '0', '3-0', '2-0', 'RETRYCOUNT', '5'),
+    ('XPENDING', 'g', 'grp2'),
+    ('XCLAIM', 'g', 'grp2', 'dave', '0', '3-0', 'JUSTID'),
+    ('XCLAIM', 'g', 'grp2', 'dave', '0', '1-0', 'FORCE', 'JUSTID'),
+    ('XCLAIM', 'g', 'grp2', 'dave', '100000', '3-0'),
+    ('XCLAIM', 'g', 'grp2', 'dave', '0', '3-0', 'LASTID', '5-0'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XGROUP', 'SETID', 'g', 'grp2', '0', 'ENTRIESREAD', '0'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XGROUP', 'SETID', 'g', 'grp2', '$'),
+    ('XGROUP', 'SETID', 'g', 'grp2', '$', 'FOO', '1'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XAUTOCLAIM', 'g', 'grp2', 'erin', '0', '0', 'COUNT', '1'),
+    ('XAUTOCLAIM', 'g', 'grp2', 'erin', '0', '0', 'COUNT', '0'),
+    ('XAUTOCLAIM', 'g', 'grp2', 'erin', 'x', '0'),
+    ('XAUTOCLAIM', 'g', 'grp2', 'erin', '0', '0', 'FOO'),
+    ('XAUTOCLAIM', 'g', 'nogrp', 'erin', '0', '0'),
+    ('XAUTOCLAIM', 'g', 'grp2', 'erin', '0', '0', 'JUSTID'),
+    ('XPENDING', 'g', 'grp2', '-', '+', '10', 'erin'),
+    ('XGROUP', 'CREATECONSUMER', 'g', 'grp2', 'frank'),
+    ('XGROUP', 'CREATECONSUMER', 'g', 'grp2', 'frank'),
+    ('XGROUP', 'DELCONSUMER', 'g', 'grp2', 'erin'),
+    ('XGROUP', 'DELCONSUMER', 'g', 'grp2', 'erin'),
+    ('XPENDING', 'g', 'grp2'),
+    ('XGROUP', 'DESTROY', 'g', 'grp'),
+    ('XGROUP', 'DESTROY', 'g', 'grp'),
+    ('XGROUP', 'DESTROY', 'nokey', 'grp'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'x', 'NOACK', 'STREAMS', 'g', '>'),
+    ('XADD', 'g', '6-0', 'z', '6'),
+    ('XREADGROUP', 'GROUP', 'grp2', 'x', 'NOACK', 'STREAMS', 'g', '>'),
+    ('XPENDING', 'g', 'grp2', '-', '+', '10', 'x'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XSETID', 'g', '1-0'),
+    ('XSETID', 'g', '10-0'),
+    ('XSETID', 'nokey', '10-0'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XADD', 'g', '10-0', 'late', '1'),
+    ('XADD', 'g', '10-*', 'late', '1'),
+    ('XINFO', 'GROUPS', 'g'),
+    ('XGROUP', 'HELP', 'x'),
+]
+
+MORE = [
+    ('XADD', 'm', '18446744073709551615-18446744073709551614', 'a', '1'),
+    ('XADD', 'm', '18446744073709551615-*', 'a', '1'),
+    ('XADD', 'm', '18446744073709551615-*', 'a', '1'),
+    ('XADD', 'm', '*', 'a', '1'),
+    ('XADD', 'n', '5-*', 'a', '1'),
+    ('XADD', 'n', '4-*', 'a', '1'),
+    ('XADD', 'n', '6-3', 'a', '1'),
+    ('XADD', 'n', '7-0', 'a', '1'),
+    ('XADD', 'n', '8-0', 'a', '1'),
+    ('XGROUP', 'CREATE', 'n', 'g', '0', 'ENTRIESREAD', '1'),
+    ('XGROUP', 'CREATE', 'n', 'h', '6-3'),
+    ('XINFO', 'GROUPS', 'n'),
+    ('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', '2', 'STREAMS', 'n', '>'),
+    ('XINFO', 'GROUPS', 'n'),
+    ('XDEL', 'n', '7-0'),
+    ('XINFO', 'GROUPS', 'n'),
+    ('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', 'n', '>'),
+    ('XINFO', 'GROUPS', 'n'),
+    ('XCLAIM', 'n', 'g', 'd', '0', '7-0', '5-0'),
+    ('XPENDING', 'n', 'g', '-', '+', '10'),
+    ('XDEL', 'n', '6-3'),
+    ('XAUTOCLAIM', 'n', 'g', 'e', '0', '0-0', 'COUNT', '1'),
+    ('XAUTOCLAIM', 'n', 'g', 'e', '0', '(5-0'),
+    ('XAUTOCLAIM', 'n', 'g', 'e', '0', '0', 'JUSTID'),
+    ('XPENDING', 'n', 'g'),
+    ('XPENDING', 'n', 'g', 'IDLE', '100000', '-', '+', '10'),
+    ('XPENDING', 'n', 'g', '-', '+', '0'),
+    ('XPENDING', 'n', 'g', '(8-0', '+', '10'),
+    ('XINFO', 'STREAM', 'n'),
+    ('XSETID', 'n', '100-0', 'ENTRIESADDED', '2'),
+    ('XSETID', 'n', '100-0', 'ENTRIESADDED', '50', 'MAXDELETEDID', '101-0'),
+    ('XSETID', 'n', '100-0', 'ENTRIESADDED', '50', 'MAXDELETEDID', '99-0'),
+    ('XINFO', 'STREAM', 'n'),
+    ('XINFO', 'GROUPS', 'n'),
+    ('XADD', 'n', 'MINID', '=', '9', '100-5', 'a', '1'),
+    ('XRANGE', 'n', '-', '+'),
+    ('XREADGROUP', 'GROUP', 'h', 'c', 'NOACK', 'STREAMS', 'n', '>'),
+    ('XINFO', 'GROUPS', 'n'),
+    ('XGROUP', 'SETID', 'n', 'h', '0', 'ENTRIESREAD', '-5'),
+    ('XGROUP', 'CREATE', 'n', 'k', '$', 'ENTRIESREAD', '3'),
+    ('XINFO', 'GROUPS', 'n'),
+]
+
+
+def test_more_differential(both):
+    assert_same(both, MORE)
+
+
+def test_consumer_groups_differential(both):
+    assert_same(both, GROUPS)
+
+
+def _as_dict(m):
+    return dict(m) if isinstance(m, dict) else dict(zip(m[::2], m[1::2]))
+
+
+def _full_without_times(reply):
+    """XINFO STREAM FULL with delivery and seen times zeroed."""
+    d = _info_without_rax(reply)
+    groups = []
+    for g in d[b'groups']:
+        g = _as_dict(g)
+        for p in g[b'pending']:
+            p[2] = 0
+        consumers = []
+        for cons in g[b'consumers']:
+            cons = _as_dict(cons)
+            cons[b'seen-time'] = 0
+            for p in cons[b'pending']:
+                p[1] = 0
+            consumers.append(cons)
+        g[b'consumers'] = consumers
+        groups.append(g)
+    d[b'groups'] = groups
+    return d
+
+
+def test_xinfo_full_differential(both):
+    setup = [('XADD', 'f', f'{i}-0', 'k', str(i)) for i in range(1, 15)] + [
+        ('XGROUP', 'CREATE', 'f', 'g1', '0'),
+        ('XGROUP', 'CREATE', 'f', 'g2', '$'),
+        ('XREADGROUP', 'GROUP', 'g1', 'c1', 'COUNT', '3', 'STREAMS', 'f', '>'),
+        ('XREADGROUP', 'GROUP', 'g1', 'c2', 'COUNT', '12', 'STREAMS', 'f', '>'),
+        ('XDEL', 'f', '13-0'),
+    ]
+    ours, theirs = both
+    for c in both:
+        run_all(c, setup)
+    for extra in ([], ['COUNT', '2'], ['COUNT', '0']):
+        a = ours.execute_command('XINFO', 'STREAM', 'f', 'FULL', *extra)
+        b = theirs.execute_command('XINFO', 'STREAM', 'f', 'FULL', *extra)
+        assert _full_without_times(a) == _full_without_times(b)
+
+
+def test_wrongtype_and_arity(both):
+    assert_same(both, [
+        ('SET', 'str', 'x'),
+        ('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', 'str', '>'),
+        ('XGROUP', 'CREATE', 'str', 'g', '$'),
+        ('XINFO', 'STREAM', 'str'),
+        ('XPENDING', 'str', 'g'),
+        ('XACK', 'str', 'g', '1'),
+        ('XCLAIM', 'str', 'g', 'c', '0', '1'),
+        ('XAUTOCLAIM', 'str', 'g', 'c', '0', '0'),
+        ('XADD', 's'),
+        ('XLEN',),
+        ('XRANGE', 's', '-'),
+        ('XREAD', 'STREAMS'),
+        ('XGROUP',),
+        ('XGROUP', 'DESTROY', 's'),
+        ('XINFO',),
+    ])
+
+
+# -- our server only ---------------------------------------------------------------------
+
+def test_auto_ids_increase(r):
+    a = r.xadd('s', {'f': 'v'})
+    b = r.xadd('s', {'f': 'v'})
+    ms_a, seq_a = map(int, a.split(b'-'))
+    ms_b, seq_b = map(int, b.split(b'-'))
+    assert (ms_b, seq_b) > (ms_a, seq_a)
+    assert abs(ms_a - time.time() * 1000) < 5000
+    assert r.xadd('s', {'f': 'v'}, maxlen=2, approximate=False) is not None
+    assert r.xlen('s') == 2
+    assert r.type('s') == b'stream'
+
+
+def test_resp3_replies(r3):
+    r3.xadd('s', {'a': '1'}, id='1-1')
+    r3.xadd('s', {'b': '2'}, id='2-1')
+    assert r3.execute_command('XREAD', 'STREAMS', 's', '0') == {
+        b's': [[b'1-1', [b'a', b'1']], [b'2-1', [b'b', b'2']]]}
+    assert r3.execute_command('XREAD', 'STREAMS', 's', '$') is None
+    info = r3.execute_command('XINFO', 'STREAM', 's')
+    assert isinstance(info, dict) and info[b'length'] == 2
+    assert info[b'first-entry'] == [b'1-1', [b'a', b'1']]
+    r3.execute_command('XGROUP', 'CREATE', 's', 'g', '0')
+    groups = r3.execute_command('XINFO', 'GROUPS', 's')
+    assert groups == [{b'name': b'g', b'consumers': 0, b'pending': 0,
+                       b'last-delivered-id': b'0-0', b'entries-read': None, b'lag': 2}]
+
+
+def test_resp2_xread_shape(r):
+    r.xadd('s', {'a': '1'}, id='1-1')
+    assert r.execute_command('XREAD', 'STREAMS', 's', '0') == [
+        [b's', [[b'1-1', [b'a', b'1']]]]]
+
+
+def test_blocking_xread_woken_by_xadd(server):
+    reader = raw(server.client(protocol=2))
+    writer = server.client()
+    reader.flushall()
+    writer.xadd('s', {'x': '0'}, id='1-0')
+    result = {}
+
+    def read():
+        result['r'] = reader.execute_command('XREAD', 'BLOCK', '0', 'STREAMS', 's', '$')
+
+    t = threading.Thread(target=read)
+    t.start()
+    time.sleep(0.2)
+    assert t.is_alive()             # really blocked
+    assert writer.ping()            # the event loop still serves others
+    assert writer.execute_command('INFO', 'clients')['blocked_clients'] == 1
+    writer.xadd('s', {'y': '1'}, id='2-0')
+    t.join(5)
+    assert not t.is_alive()
+    assert result['r'] == [[b's', [[b'2-0', [b'y', b'1']]]]]
+    reader.close()
+    writer.close()
+
+
+def test_blocking_timeout_and_pipelined_commands_wait(server):
+    with socket.create_connection(('127.0.0.1', server.port)) as s:
+        s.sendall(b'*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$3\r\n300\r\n$7\r\nSTREAMS\r\n'
+                  b'$2\r\nbk\r\n$1\r\n$\r\n*1\r\n$4\r\nPING\r\n')
+        s.settimeout(0.15)
+        with pytest.raises(socket.timeout):
+            s.recv(100)                 # PING must wait behind the blocked XREAD
+        s.settimeout(5)
+        t0 = time.time()
+        got = b''
+        while len(got) < len(b'*-1\r\n+PONG\r\n'):
+            got += s.recv(100)
+        assert got == b'*-1\r\n+PONG\r\n'
+        assert time.time() - t0 < 2
+
+
+def test_blocking_resp3_timeout_is_null(server):
+    c = raw(server.client(protocol=3))
+    t0 = time.time()
+    assert c.execute_command('XREAD', 'BLOCK', '100', 'STREAMS', 'none', '0') is None
+    assert 0.08 < time.time() - t0 < 2
+    c.close()
+
+
+def test_block_in_multi_does_not_block(r):
+    p = r.pipeline(transaction=True)
+    p.execute_command('XREAD', 'BLOCK', '0', 'STREAMS', 's', '$')
+    p.ping()
+    assert p.execute() == [None, b'PONG']
+
+
+def test_disconnect_while_blocked_cleans_up(server):
+    r = server.client()
+    with socket.create_connection(('127.0.0.1', server.port)) as s:
+        s.sendall(b'*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n'
+                  b'$2\r\ndc\r\n$1\r\n$\r\n')
+        time.sleep(0.1)
+        assert r.execute_command('INFO', 'clients')['blocked_clients'] == 1
+    deadline = time.time() + 3
+    while r.execute_command('INFO', 'clients')['blocked_clients'] and time.time() < deadline:
+        time.sleep(0.02)
+    assert r.execute_command('INFO', 'clients')['blocked_clients'] == 0
+    r.xadd('dc', {'a': 'b'})           # nothing left to wake
+    assert r.xlen('dc') == 1
+    r.close()
+
+
+def test_blocking_xreadgroup_and_destroyed_group(server):
+    admin = server.client()
+    admin.flushall()
+    admin.xgroup_create('q', 'g', id='$', mkstream=True)
+    out = {}
+
+    def consume(name, key):
+        c = raw(server.client(protocol=2))
+        try:
+            out[key] = c.execute_command('XREADGROUP', 'GROUP', 'g', name, 'BLOCK', '0',
+                                         'STREAMS', 'q', '>')
+        except redis.ResponseError as e:
+            out[key] = str(e)
+        c.close()
+
+    t1 = threading.Thread(target=consume, args=('c1', 'first'))
+    t1.start()
+    time.sleep(0.15)
+    t2 = threading.Thread(target=consume, args=('c2', 'second'))
+    t2.start()
+    time.sleep(0.15)
+    admin.xadd('q', {'job': '1'}, id='5-0')
+    t1.join(5)
+    assert out['first'] == [[b'q', [[b'5-0', [b'job', b'1']]]]]
+    assert t2.is_alive()            # the entry went to c1 only
+    assert admin.xpending('q', 'g')['pending'] == 1
+    admin.xgroup_destroy('q', 'g')
+    t2.join(5)
+    assert out['second'] == 'NOGROUP the consumer group this client was blocked on no longer exists'
+    admin.close()
+
+
+def test_xread_multiple_keys_and_dollar(r):
+    r.xadd('a', {'f': '1'}, id='1-0')
+    r.xadd('b', {'f': '2'}, id='1-0')
+    assert r.execute_command('XREAD', 'COUNT', '5', 'STREAMS', 'a', 'b', '0', '0') == [
+        [b'a', [[b'1-0', [b'f', b'1']]]], [b'b', [[b'1-0', [b'f', b'2']]]]]
+    assert r.execute_command('XREAD', 'STREAMS', 'a', 'b', '$', '$') is None
+
+
+def test_keyspace_events(server):
+    c = server.client()
+    c.flushall()
+    c.config_set('notify-keyspace-events', 'KEt')
+    p = c.pubsub()
+    p.psubscribe('__keyevent@0__:*')
+    assert p.get_message(timeout=1)['type'] == 'psubscribe'
+    c.xadd('ev', {'a': '1'}, id='1-0')
+    c.xadd('ev', {'a': '2'}, id='2-0', maxlen=1, approximate=False)
+    c.xdel('ev', '2-0')
+    c.xgroup_create('ev', 'g', id='0')
+    c.xgroup_createconsumer('ev', 'g', 'c')
+    c.xgroup_setid('ev', 'g', id='0')
+    c.xgroup_delconsumer('ev', 'g', 'c')
+    c.xgroup_destroy('ev', 'g')
+    c.xadd('ev', {'a': '3'}, id='3-0')
+    c.xtrim('ev', maxlen=0)
+    seen = []
+    while True:
+        m = p.get_message(timeout=0.5)
+        if m is None:
+            break
+        seen.append(m['channel'].split(b':', 1)[1])
+    assert seen == [b'xadd', b'xadd', b'xtrim', b'xdel', b'xgroup-create',
+                    b'xgroup-createconsumer', b'xgroup-setid', b'xgroup-delconsumer',
+                    b'xgroup-destroy', b'xadd', b'xtrim']
+    c.config_set('notify-keyspace-events', '')
+    p.close()
+    c.close()
+
+
+def test_watch_sees_xadd(server):
+    r = raw(server.client(protocol=2))
+    other = raw(server.client(protocol=2))
+    r.flushall()
+    r.xadd('w', {'a': '1'}, id='1-0')
+    r.execute_command('WATCH', 'w')
+    other.xadd('w', {'a': '2'}, id='2-0')
+    r.execute_command('MULTI')
+    r.execute_command('XLEN', 'w')
+    assert r.execute_command('EXEC') is None
+    r.close()
+    other.close()
+
+
+# -- the data type directly ---------------------------------------------------------------
+
+def test_stream_internal_append_and_trim():
+    s = Stream()
+    for n in range(5000):
+        s.append_auto((b'event', b'set', b'n', b'%d' % n), 1000)
+        s.trim_maxlen(100)
+    assert len(s) == 100
+    items = s.range(0, (1 << 128) - 1)
+    assert [f[3] for _, f in items] == [b'%d' % n for n in range(4900, 5000)]
+    assert items[0][0] == make_id(1000, 4900)
+    assert format_id(items[-1][0]) == b'1000-4999'
+    assert len(s.ids) < 5000            # the dead prefix was compacted
+    # exclusive paging by id, then MINID trimming after a commit
+    page = s.range(items[9][0] + 1, (1 << 128) - 1, 10)
+    assert [i for i, _ in page] == [i for i, _ in items[10:20]]
+    assert s.trim_minid(items[50][0]) == 50
+    assert len(s) == 50 and s.first_id == items[50][0]
+    assert s.append_auto((b'a', b'b'), 2000) == make_id(2000, 0)
+    assert s.append_auto((b'a', b'b'), 1500) == make_id(2000, 1)
+
+
+def test_stream_delete_and_ranges_with_tombstones():
+    s = Stream()
+    for n in range(1, 11):
+        s.append(make_id(n, 0), (b'f', b'%d' % n))
+    assert s.delete(make_id(1, 0)) and s.delete(make_id(5, 0))
+    assert not s.delete(make_id(5, 0))
+    assert [i >> 64 for i, _ in s.range(0, make_id(7, 0))] == [2, 3, 4, 6, 7]
+    assert [i >> 64 for i, _ in s.range(0, make_id(99, 0), 2, rev=True)] == [10, 9]
+    assert s.trim_maxlen(3) == 5
+    assert [i >> 64 for i, _ in s.range(0, make_id(99, 0))] == [8, 9, 10]
+
+
+def test_client_unblock(server):
+    reader = raw(server.client(protocol=2))
+    admin = raw(server.client(protocol=2))
+    reader.flushall()
+    rid = reader.execute_command('CLIENT', 'ID')
+    out = {}
+
+    def read():
+        try:
+            out['r'] = reader.execute_command('XREAD', 'BLOCK', '0', 'STREAMS', 'u', '$')
+        except redis.ResponseError as e:
+            out['r'] = str(e)
+
+    for how, want in (('TIMEOUT', None),
+                      ('ERROR', 'UNBLOCKED client unblocked via CLIENT UNBLOCK')):
+        t = threading.Thread(target=read)
+        t.start()
+        time.sleep(0.15)
+        assert admin.execute_command('CLIENT', 'UNBLOCK', rid, how) == 1
+        t.join(5)
+        assert out['r'] == want
+    assert admin.execute_command('CLIENT', 'UNBLOCK', rid) == 0
+    reader.close()
+    admin.close()
+
+
+def test_large_stream_paging_is_fast(r):
+    s = Stream()
+    t0 = time.perf_counter()
+    for n in range(50000):
+        s.append_auto((b'db', b'0', b'event', b'set', b'key', b'k%d' % n), 1)
+        s.trim_maxlen(20000)
+    assert time.perf_counter() - t0 < 3
+    t0 = time.perf_counter()
+    last = 0
+    pages = 0
+    while True:
+        page = s.range(last + 1, (1 << 128) - 1, 500)
+        if not page:
+            break
+        last = page[-1][0]
+        pages += 1
+    assert pages == 40
+    assert time.perf_counter() - t0 < 1
+    assert s.trim_minid(last) == 19999 and len(s) == 1

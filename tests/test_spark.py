@@ -1,0 +1,284 @@
+"""The `keyevents` PySpark data source and the expiry report, against our server.
+
+One local[2] Spark session is shared by the module (starting one costs ~10 s). Tests that
+need the server's own key-event journal start a server with `keyevent-journal-events x`;
+the others write journal-shaped entries with XADD, which exercises the same reader.
+"""
+
+import csv
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from store import EmbeddedServer  # noqa: E402
+from spark.ids import fmt_id, last_id, parse_id, plan_ranges  # noqa: E402
+
+from conftest import spawn_store, stop  # noqa: E402
+
+JOURNAL = '__keyevents__'
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope='module')
+def spark():
+    from spark import session
+    s = session('local[2]', app='test_spark')
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def xr(server):
+    client = server.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+def journal_server(**options):
+    """An embedded server journaling `expired` events."""
+    return EmbeddedServer(keyevent_journal_events='x', **options).start()
+
+
+def add_events(client, namespaces, start=0, event='expired'):
+    """XADD journal-shaped entries: {namespace: count}; returns the keys written."""
+    keys = []
+    pipe = client.pipeline(transaction=False)
+    now = int(time.time() * 1000)
+    for ns, n in namespaces.items():
+        for i in range(start, start + n):
+            key = f'{ns}:{i}'
+            fields = {'db': 0, 'event': event, 'key': key, 'ts': now}
+            if event == 'expired':
+                fields.update(deadline=now - 3, lag=3)
+            pipe.xadd(JOURNAL, fields)
+            keys.append(key)
+    pipe.execute()
+    return keys
+
+
+def counts(df):
+    return {r['namespace']: r['count'] for r in df.groupBy('namespace').count().collect()}
+
+
+def wait_for(cond, timeout=15, what='condition'):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f'timed out waiting for {what}')
+
+
+# ---------------------------------------------------------------- id ranges (no Spark)
+
+def test_plan_ranges_cover_each_entry_once_and_balance_bursts(xr):
+    # 4 bursts of 1000 entries, each within 5 ms, 50 ms apart, then a quiet tail.
+    pipe = xr.pipeline(transaction=False)
+    for i in range(4000):
+        ms = 1000 + (i // 1000) * 50 + (i % 1000) // 200
+        pipe.xadd(JOURNAL, {'event': 'expired', 'key': f'k:{i}'}, id=f'{ms}-*')
+    pipe.xadd(JOURNAL, {'event': 'expired', 'key': 'k:last'}, id='9000-0')
+    pipe.execute()
+    hi = last_id(xr, JOURNAL)
+    ranges = plan_ranges(xr, JOURNAL, (0, 1), hi, 4)
+    assert 2 <= len(ranges) <= 4
+    seen = []
+    sizes = []
+    for lo, hi_ in ranges:
+        got = xr.xrange(JOURNAL, fmt_id(lo), fmt_id(hi_))
+        sizes.append(len(got))
+        seen += [e[0] for e in got]
+    assert len(seen) == len(set(seen)) == 4001
+    assert max(sizes) <= 2 * 4001 / len(ranges)
+    # a range inside one millisecond splits by sequence number
+    one_ms = plan_ranges(xr, JOURNAL, (1000, 0), (1000, 199), 4)
+    assert [(a[1], b[1]) for a, b in one_ms] == [(0, 49), (50, 99), (100, 149), (150, 199)]
+    # an empty or inverted range plans nothing
+    assert plan_ranges(xr, JOURNAL, (9001, 0), (9999, 0), 4) == []
+    assert parse_id(b'5-7') == (5, 7) and parse_id('5') == (5, 0)
+
+
+# ---------------------------------------------------------------- batch reads
+
+def test_batch_read_counts_per_namespace(spark, server, xr):
+    add_events(xr, {'user': 3000, 'session': 2000, 'cart': 1000})
+    add_events(xr, {'user': 50}, start=10_000, event='del')
+    df = (spark.read.format('keyevents').option('url', server.url())
+          .option('partitions', 4).option('pageSize', 700).load())
+    assert df.columns == ['id', 'ts', 'db', 'event', 'key', 'namespace', 'deadline', 'lag_ms']
+    rows = df.collect()
+    assert len(rows) == len({r.id for r in rows}) == 6050
+    expired = df.filter("event = 'expired'")
+    assert counts(expired) == {'user': 3000, 'session': 2000, 'cart': 1000}
+    r = expired.first()
+    assert r.lag_ms == 3 and r.deadline is not None and r.db == 0
+    assert df.filter("event = 'del'").filter('deadline is null and lag_ms is null').count() == 50
+
+    only_del = (spark.read.format('keyevents').option('url', server.url())
+                .option('events', 'del').load())
+    assert counts(only_del) == {'user': 50}
+    by_regex = (spark.read.format('keyevents').option('url', server.url())
+                .option('events', 'expired').option('namespaceRegex', r'^(u|c)\w*:').load())
+    assert counts(by_regex) == {'u': 3000, 'c': 1000, '': 2000}
+
+
+def test_batch_read_of_missing_journal_is_empty(spark, server, xr):
+    df = spark.read.format('keyevents').option('url', server.url()).load()
+    assert df.count() == 0
+
+
+# ---------------------------------------------------------------- streaming
+
+def _start_query(spark, url, checkpoint, sink, **options):
+    reader = spark.readStream.format('keyevents').option('url', url).option('partitions', 3)
+    for k, v in options.items():
+        reader = reader.option(k, str(v))
+
+    def collect(df, batch_id):
+        sink.append((batch_id, [r.id for r in df.select('id').collect()]))
+
+    return (reader.load().writeStream.foreachBatch(collect)
+            .option('checkpointLocation', checkpoint)
+            .trigger(processingTime='300 milliseconds').start())
+
+
+def test_stream_restart_from_checkpoint_neither_loses_nor_repeats(spark, server, xr, tmp_path):
+    add_events(xr, {'user': 1500, 'session': 900, 'cart': 600})
+    checkpoint = str(tmp_path / 'checkpoint')
+    sink = []
+    q = _start_query(spark, server.url(), checkpoint, sink, maxEventsPerBatch=500)
+    wait_for(lambda: sum(len(ids) for _, ids in sink) >= 1000, 60, 'first batches')
+    q.stop()                                    # mid-way: 3000 events, at most ~2 batches in
+    done_before = sum(len(ids) for _, ids in sink)
+    assert done_before < 3000
+    assert all(len(ids) <= 500 for _, ids in sink)
+    add_events(xr, {'user': 300}, start=5000)   # more arrive while it is down
+    q = _start_query(spark, server.url(), checkpoint, sink, maxEventsPerBatch=500)
+    try:
+        wait_for(lambda: sum(len(ids) for _, ids in sink) >= 3300, 60, 'all events')
+        time.sleep(1)                           # anything extra would show up now
+    finally:
+        q.stop()
+    ids = [i for _, batch in sink for i in batch]
+    # a batch that ran but was not committed before the stop is replayed with the same ids;
+    # foreachBatch sinks see it twice under the same batch id (that is how Spark signals it)
+    by_batch = {}
+    for batch_id, batch in sink:
+        assert by_batch.setdefault(batch_id, batch) == batch
+    unique = [i for batch in by_batch.values() for i in batch]
+    assert len(unique) == len(set(unique)) == 3300
+    assert set(ids) == {e[0].decode() for e in xr.xrange(JOURNAL)}
+
+
+def test_trim_on_commit_keeps_journal_short(spark, server, xr, tmp_path):
+    sink = []
+    written = []
+    stop_writer = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop_writer.is_set():
+            written.extend(add_events(xr, {'user': 100}, start=i))
+            i += 100
+            time.sleep(0.05)                    # ~2000 events/s
+
+    q = _start_query(spark, server.url(), str(tmp_path / 'ck'), sink, trimOnCommit='true')
+    t = threading.Thread(target=writer)
+    t.start()
+    lengths = []
+    try:
+        end = time.time() + 8
+        while time.time() < end:
+            lengths.append(xr.xlen(JOURNAL))
+            time.sleep(0.2)
+    finally:
+        stop_writer.set()
+        t.join()
+    wait_for(lambda: sum(len(ids) for _, ids in sink) >= len(written), 30, 'catch up')
+    q.stop()
+    got = [i for _, ids in sink for i in ids]
+    assert len(got) == len(set(got)) == len(written)
+    # without trimming the journal would hold everything written (~16000); with it, only what
+    # arrived since the last committed batch
+    assert len(written) > 5000
+    assert max(lengths[len(lengths) // 2:]) < 6000, lengths
+    assert xr.xlen(JOURNAL) < 6000
+
+
+# ---------------------------------------------------------------- the server's journal
+
+KEYS = {'user': 30, 'session': 20, 'cart': 10}
+
+
+def write_expiring_keys(client, px=300):
+    pipe = client.pipeline(transaction=False)
+    for ns, n in KEYS.items():
+        for i in range(n):
+            pipe.set(f'{ns}:{i}', 'v', px=px)
+    pipe.set('user:persistent', 'v')                      # never expires
+    pipe.set('other:1', 'v', px=60_000)                   # not within the test
+    pipe.execute()
+
+
+def test_journal_expired_counts_per_namespace(spark):
+    srv = journal_server()
+    try:
+        r = srv.client()
+        write_expiring_keys(r)
+        total = sum(KEYS.values())
+        wait_for(lambda: r.xlen(JOURNAL) >= total, 15, 'expired events in the journal')
+        df = spark.read.format('keyevents').option('url', srv.url()).load()
+        expired = df.filter("event = 'expired'")
+        assert counts(expired) == KEYS
+        rows = expired.collect()
+        assert len({row.id for row in rows}) == total
+        assert all(row.deadline is not None and row.lag_ms is not None and row.lag_ms >= 0
+                   for row in rows)
+    finally:
+        srv.stop()
+
+
+def test_expiry_report_cli_prints_exact_counts(tmp_path):
+    proc, port = spawn_store('--keyevent-journal-events', 'x')
+    try:
+        import redis
+        r = redis.Redis(port=port)
+        write_expiring_keys(r)
+        wait_for(lambda: r.xlen(JOURNAL) >= sum(KEYS.values()), 15, 'journal')
+        env = dict(os.environ, PYTHONPATH=ROOT)
+        out = subprocess.run(
+            [sys.executable, '-m', 'spark.expiry_report', '--url', f'redis://127.0.0.1:{port}',
+             '--format', 'csv', '--out', '/dev/stdout', '--master', 'local[2]'],
+            capture_output=True, text=True, timeout=180, env=env, cwd=str(tmp_path))
+        assert out.returncode == 0, out.stderr[-3000:]
+        rows = list(csv.DictReader(io.StringIO(out.stdout)))
+        assert list(rows[0])[:2] == ['namespace', 'expired']
+        assert {row['namespace']: int(row['expired']) for row in rows} == KEYS
+        assert 'batch 0:' in out.stderr
+    finally:
+        stop(proc)
+
+
+# ---------------------------------------------------------------- report state (no Spark)
+
+def test_report_state_merges_batches_and_survives_a_restart():
+    from spark.expiry_report import ReportState, percentile
+    rows = [('user', 'expired', 60_000, lag, 10, 61_000, 119_000) for lag in range(100)]
+    rows += [('user', 'del', 60_000, None, 5, 60_500, 60_900),
+             ('cart', 'expired', 120_000, 7, 3, 121_000, 122_000)]
+    st = ReportState()
+    st.merge(rows[:50])
+    st.merge(rows[50:])
+    assert st.summary_rows() == [['cart', 3, 0, 7, 7, 121_000, 122_000],
+                                 ['user', 1000, 5, 49, 98, 60_500, 119_000]]
+    assert st.window_rows() == [[60_000, 120_000, 'user', 1000], [120_000, 180_000, 'cart', 3]]
+    again = ReportState.from_json(st.to_json())
+    assert again.summary_rows() == st.summary_rows()
+    assert again.window_rows() == st.window_rows()
+    assert percentile({}, 0.5) is None and percentile({5: 1}, 0.99) == 5

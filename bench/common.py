@@ -78,13 +78,15 @@ class ServerProc:
 
 
 def redis_benchmark(port, test, requests, clients=50, pipeline=1, extra=()):
-    """Run one redis-benchmark test; returns requests per second."""
+    """Run one redis-benchmark test; returns requests per second. `test` is a test name
+    for -t (set, get, ...) or a list: a command line with __rand_int__ placeholders."""
     exe = shutil.which('redis-benchmark')
     if not exe:
         sys.exit('redis-benchmark not found: apt-get install redis-tools')
-    out = subprocess.run([exe, '-h', '127.0.0.1', '-p', str(port), '-t', test, '-n',
-                          str(requests), '-c', str(clients), '-P', str(pipeline), '--csv',
-                          '-q', *extra], capture_output=True, text=True, check=True).stdout
+    what = ['-t', test] if isinstance(test, str) else ['-r', '100000', *test]
+    out = subprocess.run([exe, '-h', '127.0.0.1', '-p', str(port), '-n', str(requests),
+                          '-c', str(clients), '-P', str(pipeline), '--csv', '-q', *extra,
+                          *what], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         parts = [p.strip('"') for p in line.split('","')]
         if len(parts) >= 2 and parts[0] != 'test':

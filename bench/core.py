@@ -4,7 +4,8 @@
 
 1. Throughput: redis-benchmark -t set,get,incr,mset -c 50 at -P 1 and -P 16 against each
    server in turn (alternating, so drift on a shared machine hits both), with each server's
-   CPU seconds per request read from /proc/<pid>/stat around the run.
+   CPU seconds per request read from /proc/<pid>/stat around the run; then SET with and
+   without `EX 100` on the same 100,000 random keys, for the cost of a TTL.
 2. Memory: RSS growth per key after loading N keys with `SET key:<i> <8 bytes> EX 3600`.
 
 Prints a Markdown table with the ratios the targets are stated in (see docs/benchmarks.md).
@@ -18,12 +19,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ServerProc, command, redis_benchmark, send_pipelined  # noqa: E402
 
 TESTS = ['set', 'get', 'incr', 'mset']
+# The expiry cost: the same random keys written with and without a TTL.
+TTL_TESTS = [('SET (random keys)', ['SET', 'key:__rand_int__', 'xxx']),
+             ('SET EX 100 (random keys)', ['SET', 'key:__rand_int__', 'xxx', 'EX', '100'])]
 
 
-def throughput(servers, requests, pipelines, repeat):
+def throughput(servers, requests, pipelines, repeat, tests):
     rows = []
     for pipeline in pipelines:
-        for test in TESTS:
+        for name, test in tests:
             result = {}
             for srv in servers:
                 result[srv.kind] = {'rps': 0.0, 'cpu': 0.0}
@@ -36,9 +40,9 @@ def throughput(servers, requests, pipelines, repeat):
                     if rps > best['rps']:
                         best['rps'] = rps
                         best['cpu'] = cpu / requests * 1e6
-            rows.append((test, pipeline, result))
+            rows.append((name, pipeline, result))
             o, r = result['ours'], result['redis']
-            print(f'  {test:5} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:6.2f} '
+            print(f'  {name:5} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:6.2f} '
                   f'us/req | redis {r["rps"]:>10.0f} rps {r["cpu"]:6.2f} us/req',
                   file=sys.stderr)
     return rows
@@ -65,7 +69,8 @@ def main():
 
     print('throughput (redis-benchmark -c 50):', file=sys.stderr)
     with ServerProc('ours') as ours, ServerProc('redis') as redis:
-        rows = throughput([ours, redis], args.requests, [1, 16], args.repeat)
+        rows = throughput([ours, redis], args.requests, [1, 16], args.repeat,
+                          [(t, t) for t in TESTS] + TTL_TESTS)
 
     print('| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
           'redis CPU us/req | CPU ratio |')
@@ -75,6 +80,15 @@ def main():
         print(f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
               f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
               f'{o["cpu"] / r["cpu"]:.2f}x |')
+    ttl = {(name, p): res for name, p, res in rows if name in dict(TTL_TESTS)}
+    print()
+    print('| pipeline | server | CPU us/req SET | CPU us/req SET EX 100 | SET EX / SET |')
+    print('|---|---|---|---|---|')
+    for p in (1, 16):
+        plain, ex = ttl[(TTL_TESTS[0][0], p)], ttl[(TTL_TESTS[1][0], p)]
+        for kind in ('ours', 'redis'):
+            a, b = plain[kind]['cpu'], ex[kind]['cpu']
+            print(f'| {p} | {kind} | {a:.2f} | {b:.2f} | {b / a:.2f}x |')
 
     if not args.skip_memory:
         print(f'memory: loading {args.keys} keys with EX 3600 ...', file=sys.stderr)

@@ -99,25 +99,27 @@ class Keyspace:
         """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does."""
         s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
         exp = s.expires[db]
-        if key in exp:
-            if exp[key] < now_ms():
-                # Redis's setKey looks the key up first: an expired old value is
-                # expired (counted, 'expired' event) before the new one is added.
-                self._expire(s, db, key)
-            else:
-                del exp[key]
-                s.index.discard()
+        old = exp.get(key)
+        if old is not None and old < now_ms():
+            # Redis's setKey looks the key up first: an expired old value is
+            # expired (counted, 'expired' event) before the new one is added.
+            self._expire(s, db, key)
+            old = None
         s.data[db][key] = value
         if deadline is not None:
-            exp[key] = s.index.add(db, key, deadline)
+            exp[key] = s.index.add(db, key, deadline, old)
             if deadline < self.next_deadline:
                 self.expiry.reschedule(deadline)
+        elif old is not None:
+            del exp[key]
+            s.index.discard()
         if self.watchers:
             self.touch(db, key)
 
     def overwrite(self, db, key, value):
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
-        self.shard_for(key).data[db][key] = value
+        self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)
+                        ].data[db][key] = value
         if self.watchers:
             self.touch(db, key)
 
@@ -143,9 +145,7 @@ class Keyspace:
         """Give an existing key a TTL (the caller checked the key exists)."""
         s = self.shard_for(key)
         exp = s.expires[db]
-        if key in exp:
-            s.index.discard()
-        exp[key] = s.index.add(db, key, deadline)
+        exp[key] = s.index.add(db, key, deadline, exp.get(key))
         if deadline < self.next_deadline:
             self.expiry.reschedule(deadline)
         if self.watchers:

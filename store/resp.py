@@ -166,18 +166,21 @@ def to_bytes(value, proto=2):
 
 # -- requests ---------------------------------------------------------------------------
 
-_STRICT_INT = re.compile(rb'-?[1-9][0-9]*|0')
 
 
 def string2ll(b):
     """Redis's string2ll: a strict decimal integer (no sign '+', spaces or leading zeros)
     within signed 64-bit range; None when `b` is not one."""
-    if len(b) > 20 or not _STRICT_INT.fullmatch(b):
+    if b.isdigit() and len(b) < 19 and (b[0] != 48 or len(b) == 1):
+        return int(b)               # the common case: a small non-negative number
+    try:
+        v = int(b)
+    except ValueError:
         return None
-    v = int(b)
-    if -2**63 <= v < 2**63:
-        return v
-    return None
+    # int() also takes '+1', ' 1', '1_0' and '01': only the canonical spelling counts.
+    if b'%d' % v != b or not -2**63 <= v < 2**63:
+        return None
+    return v
 
 
 _ESCAPES = {ord('n'): 10, ord('r'): 13, ord('t'): 9, ord('b'): 8, ord('a'): 7}

@@ -73,6 +73,7 @@ def _get_for_write(c, key):
 NX, XX, GET, KEEPTTL, PERSIST, EX, PX, EXAT, PXAT = (1 << i for i in range(9))
 _EXPIRY = EX | PX | EXAT | PXAT
 _PLAIN_EXPIRY = {b'EX': EX, b'ex': EX, b'PX': PX, b'px': PX}
+_UNIT_MS = {EX: 1000, PX: 1}
 
 
 def _keyword(b):
@@ -174,7 +175,13 @@ def set_(c, args):
     if len(args) == 5 and not c.ks.notify_flags:
         unit = _PLAIN_EXPIRY.get(args[3])         # SET k v EX|PX n: skip option parsing
         if unit is not None:
-            c.ks.set(c.db, args[1], args[2], _deadline(c, args[4], unit, 'set'))
+            n = args[4]
+            if n.isdigit() and n[0] != 48 and len(n) < 13:
+                # A positive time far from any overflow: what _deadline would compute.
+                deadline = int(n) * _UNIT_MS[unit] + now_ms()
+            else:
+                deadline = _deadline(c, n, unit, 'set')
+            c.ks.set(c.db, args[1], args[2], deadline)
             return OK
     flags, expire = _parse_options(args, 3, True)
     deadline = None if expire is None else _deadline(c, expire, flags, 'set')

@@ -51,14 +51,22 @@ class DeadlineIndex:
         self.entries = 0
         self.stale = 0
 
-    def add(self, db, key, deadline):
+    def add(self, db, key, deadline, old=None):
         """File `key` under `deadline`; return the int object to store as its deadline.
-        The caller reports the previous deadline, if any, with `discard`."""
+        `old` is the key's previous deadline, if it had one: when both fall in the same
+        window that has not started yet, the existing entry already covers the key
+        (promotion reads the current deadline), so nothing is filed or left stale."""
         canon = self.canon.get(deadline)
         if canon is None:
             if len(self.canon) >= 4096:
                 self.canon.clear()
             self.canon[deadline] = canon = deadline
+        if old is not None:
+            horizon = self.horizon
+            if (old >= horizon and canon >= horizon
+                    and old // COARSE_MS == canon // COARSE_MS):
+                return canon
+            self.discard()
         self.entries += 1
         if canon < self.horizon:
             self._file_near(db, key, canon)
@@ -145,6 +153,9 @@ class DeadlineIndex:
         heap = self.far_heap
         while heap and done < limit and heap[0][0] * COARSE_MS <= now:
             window, db = heap[0]
+            # From now on this window's new deadlines go to `near`; its filed keys
+            # follow as the bucket drains (possibly over several calls).
+            self.horizon = max(self.horizon, (window + 1) * COARSE_MS)
             bucket = self.far[db].get(window)
             if bucket is not None:
                 exp = self.expires[db]
@@ -161,7 +172,6 @@ class DeadlineIndex:
                     break
                 del self.far[db][window]
             heapq.heappop(heap)
-            self.horizon = max(self.horizon, (window + 1) * COARSE_MS)
         return done
 
     def pop_due(self, now, limit):

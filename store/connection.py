@@ -211,10 +211,14 @@ class Connection(asyncio.Protocol):
             self.last_cmd = cmd
             if r is OK:
                 out.append(b'+OK\r\n')
-            elif type(r) is bytes:
-                out.append(b'$%d\r\n%s\r\n' % (len(r), r))
             else:
-                encode(r, self.proto, out)
+                t = type(r)
+                if t is bytes:
+                    out.append(b'$%d\r\n%s\r\n' % (len(r), r))
+                elif t is int:
+                    out.append(b':%d\r\n' % r)
+                else:
+                    encode(r, self.proto, out)
 
     def _internal_error(self, cmd, e):
         self.server.log_exception(f'Error running {cmd.name}', e)

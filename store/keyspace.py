@@ -84,6 +84,25 @@ class Keyspace:
                 return None
         return v
 
+    def lookup_for_update(self, db, key):
+        """lookup for a read-modify-write command (INCR, APPEND): returns the value (or
+        None) and the shard dict to store the new value in, routing the key once. The
+        caller stores with `data[key] = new` and then calls `updated(db, key)`."""
+        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
+        data = s.data[db]
+        v = data.get(key)
+        if v is not None:
+            exp = s.expires[db]
+            if exp and key in exp and exp[key] < now_ms():
+                self._expire(s, db, key)
+                return None, data
+        return v, data
+
+    def updated(self, db, key):
+        """A value was replaced in place (lookup_for_update): signal WATCHers."""
+        if self.watchers:
+            self.touch(db, key)
+
     def exists(self, db, key):
         return self.lookup(db, key) is not None
 
@@ -233,9 +252,9 @@ class Keyspace:
                 for key in s.data[db]:
                     self.touch(db, key)
         for s in self.shards:
+            s.index.clear(db)           # reads expires[db]: before it is replaced
             s.data[db] = {}
             s.expires[db] = {}
-            s.index.clear(db)
 
     def flushall(self):
         for db in range(self.databases):

@@ -388,7 +388,7 @@ def _incr(c, key, by):
     """incrDecrCommand: add `by` to the integer at `key` (created as 0)."""
     ks = c.ks
     db = c.db
-    v = ks.lookup(db, key)
+    v, data = ks.lookup_for_update(db, key)
     if v is None:
         ks.set(db, key, b'%d' % by)
         if ks.notify_flags:
@@ -409,7 +409,8 @@ def _incr(c, key, by):
     n = old + by
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)
-    ks.overwrite(db, key, b'%d' % n)
+    data[key] = b'%d' % n
+    ks.updated(db, key)
     if ks.notify_flags:
         ks.notify(STRING, b'incrby', db, key)
     return n

@@ -80,12 +80,12 @@ def build_table(*modules):
 def subcommand(cmd, c, args):
     """Dispatch a container command (CONFIG, CLIENT, OBJECT, ...) to its subcommand with
     Redis's errors for unknown subcommands and wrong arity."""
-    from .resp import RedisError
+    from .resp import RedisError, error_arg
     name = args[1].decode('utf-8', 'replace').lower()
     sub = cmd.subcommands.get(name)
     if sub is None:
-        raise RedisError(f"ERR unknown subcommand '{args[1].decode('utf-8', 'replace')[:128]}'"
-                         f". Try {cmd.name.upper()} HELP.")
+        raise RedisError(f"ERR unknown subcommand '{error_arg(args[1], 128)}'. "
+                         f"Try {cmd.name.upper()} HELP.")
     if not sub.arity_ok(len(args)):
         raise RedisError(f"ERR wrong number of arguments for '{sub.name}' command")
     sub.calls += 1

@@ -21,8 +21,8 @@ import time
 
 import hiredis
 
-from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED, Raw,
-                   bulk_frames_match, unknown_command_error)
+from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED,
+                   bulk_frames_match, error_arg, unknown_command_error)
 
 _perf_ns = time.perf_counter_ns
 
@@ -278,8 +278,7 @@ class Connection(asyncio.Protocol):
         if cmd.subcommands:         # Redis rejects bad subcommands here (and flags MULTI)
             shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower())
             if shown is None:
-                from .commands.client import shown as _shown
-                return self._reject(cmd, f"ERR unknown subcommand '{_shown(args[1], 128)}'. "
+                return self._reject(cmd, f"ERR unknown subcommand '{error_arg(args[1], 128)}'. "
                                          f"Try {cmd.name.upper()} HELP.")
             if not shown.arity_ok(len(args)):
                 return self._reject(shown, f"ERR wrong number of arguments for "

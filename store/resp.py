@@ -19,7 +19,6 @@ RESP2 renders the RESP3-only types the way Redis 7.0 does: maps as flat arrays, 
 arrays, doubles as bulk strings, booleans as 1/0, verbatim strings as bulk strings.
 """
 
-import re
 
 INLINE_MAX_SIZE = 64 * 1024      # PROTO_INLINE_MAX_SIZE
 MBULK_BIG_ARG = 32 * 1024        # PROTO_MBULK_BIG_ARG
@@ -44,6 +43,15 @@ def c_string(b):
     """What C's %s sees of an argument: the bytes up to the first NUL."""
     nul = b.find(0)
     return b if nul < 0 else b[:nul]
+
+
+def error_arg(b, limit=None):
+    """An argument as C's %s (or %.128s) prints it in an error: raw bytes up to a NUL,
+    CR/LF as spaces (addReplyErrorFormat), kept byte-exact through surrogateescape."""
+    b = c_string(b)
+    if limit is not None:
+        b = b[:limit]
+    return b.replace(b'\r', b' ').replace(b'\n', b' ').decode('utf-8', 'surrogateescape')
 
 
 def unknown_command_error(args):

@@ -1,7 +1,6 @@
 """Shared fixtures: our server (embedded, on a free port), Debian's redis-server as the
 reference for differential tests, clients for both, and a redis-cli runner."""
 
-import os
 import shutil
 import socket
 import subprocess

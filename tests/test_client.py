@@ -7,7 +7,7 @@ import pytest
 import redis
 import redis.asyncio
 
-from conftest import assert_same, run_all
+from conftest import assert_same
 from rawconn import RawConn, pack, session
 
 # CLIENT LIST fields in redis-server 7.0.15's order.

@@ -5,7 +5,6 @@ Most checks are differential: the same requests go to our server and to redis-se
 7.0.15 and the raw reply bytes must be equal."""
 
 import re
-import socket
 import time
 
 import pytest

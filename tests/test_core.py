@@ -5,7 +5,7 @@ import socket
 import pytest
 import redis
 
-from conftest import spawn_store, stop, free_port, redis_cli
+from conftest import spawn_store, stop
 
 
 def test_ping_echo_and_unknown_command(r):

@@ -7,7 +7,6 @@ import pytest
 import redis
 import redis.asyncio
 
-from conftest import assert_same
 from rawconn import RawConn, pack, session
 
 

@@ -13,7 +13,7 @@ import time
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..command_table import Command, subcommand
-from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, c_string, string2ll
+from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, error_arg, string2ll
 
 NO_REPLY = Raw(b'')         # a command that sends nothing (CLIENT REPLY OFF/SKIP)
 
@@ -78,19 +78,10 @@ CLIENT_TYPES = {'normal': 'normal', 'slave': 'replica', 'replica': 'replica',
                 'pubsub': 'pubsub', 'master': 'master'}
 
 
-def shown(b, limit=None):
-    """An argument as C's %s (or %.128s) prints it in an error: raw bytes up to a NUL,
-    CR/LF as spaces (addReplyErrorFormat), kept byte-exact through surrogateescape."""
-    b = c_string(b)
-    if limit is not None:
-        b = b[:limit]
-    return b.replace(b'\r', b' ').replace(b'\n', b' ').decode('utf-8', 'surrogateescape')
-
-
 def _syntax_error(args):
     """addReplySubcommandSyntaxError: right arity for the table, wrong for the form."""
     return RedisError(f"ERR unknown subcommand or wrong number of arguments for "
-                      f"'{shown(args[1], 128)}'. Try CLIENT HELP.")
+                      f"'{error_arg(args[1], 128)}'. Try CLIENT HELP.")
 
 
 def client_type(conn):
@@ -100,7 +91,7 @@ def client_type(conn):
 def _type_arg(b):
     t = CLIENT_TYPES.get(lower(b))
     if t is None:
-        raise RedisError(f"ERR Unknown client type '{shown(b)}'")
+        raise RedisError(f"ERR Unknown client type '{error_arg(b)}'")
     return t
 
 
@@ -287,7 +278,7 @@ def client_kill(c, args):
             elif opt == 'user' and more:
                 user = args[i + 1]
                 if user != b'default':
-                    raise RedisError(f"ERR No such user '{shown(user)}'")
+                    raise RedisError(f"ERR No such user '{error_arg(user)}'")
             elif opt == 'skipme' and more:
                 v = lower(args[i + 1])
                 if v == 'yes':
@@ -438,7 +429,7 @@ def client_help(c, args):
 def client(c, args):
     sub = c.last_sub = CLIENT.subcommands.get(args[1].decode('latin-1').lower())
     if sub is None:         # (command_table.subcommand would echo CR/LF unescaped)
-        raise RedisError(f"ERR unknown subcommand '{shown(args[1], 128)}'. Try CLIENT HELP.")
+        raise RedisError(f"ERR unknown subcommand '{error_arg(args[1], 128)}'. Try CLIENT HELP.")
     return subcommand(CLIENT, c, args)
 
 

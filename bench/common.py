@@ -10,7 +10,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+
+import hiredis
 
 TICK = os.sysconf('SC_CLK_TCK')
 PAGE = os.sysconf('SC_PAGE_SIZE')
@@ -116,3 +119,47 @@ def send_pipelined(port, commands, batch=10000):
                 if not data:
                     raise ConnectionError('server closed the connection')
                 buf += data
+
+
+class ExpiredEvents(threading.Thread):
+    """A raw-socket subscriber on __keyevent@0__:expired that calls `on_batch(time, keys)`
+    with the keys of each read, timestamped on arrival."""
+
+    def __init__(self, port, on_batch):
+        super().__init__(daemon=True)
+        self.on_batch = on_batch
+        self.stopped = False
+        self.sock = socket.create_connection(('127.0.0.1', port))
+        self.sock.sendall(command(b'SUBSCRIBE', b'__keyevent@0__:expired'))
+        self.reader = hiredis.Reader()
+        while True:                        # wait for the subscribe confirmation
+            self.reader.feed(self.sock.recv(65536))
+            reply = self.reader.gets()
+            if reply is not False:
+                break
+
+    def run(self):
+        self.sock.settimeout(0.2)
+        while not self.stopped:
+            try:
+                data = self.sock.recv(1 << 20)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            now = time.time()
+            self.reader.feed(data)
+            keys = []
+            while True:
+                msg = self.reader.gets()
+                if msg is False:
+                    break
+                keys.append(msg[2])
+            if keys:
+                self.on_batch(now, keys)
+
+    def stop(self):
+        self.stopped = True
+        self.sock.close()

@@ -12,13 +12,11 @@ seconds after t, and the p50/p99/max lag (arrival - t) in ms.
 
 import argparse
 import os
-import socket
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ServerProc, command, send_pipelined  # noqa: E402
+from common import ExpiredEvents, ServerProc, command, send_pipelined  # noqa: E402
 
 
 def percentile(values, p):
@@ -28,68 +26,27 @@ def percentile(values, p):
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
-class Subscriber(threading.Thread):
-    """A raw-socket subscriber that timestamps every expired event on arrival."""
-
-    def __init__(self, port, prefix=b'probe:'):
-        super().__init__(daemon=True)
-        self.sock = socket.create_connection(('127.0.0.1', port))
-        self.sock.sendall(command(b'SUBSCRIBE', b'__keyevent@0__:expired'))
-        self.prefix = prefix
-        self.arrivals = {}
-        self.stopped = False
-        self.buf = b''
-        self._read_until(b'\r\n:1\r\n')     # subscribe confirmation
-
-    def _read_until(self, marker):
-        while marker not in self.buf:
-            self.buf += self.sock.recv(65536)
-        self.buf = self.buf.split(marker, 1)[1]
-
-    def run(self):
-        import hiredis
-        reader = hiredis.Reader()
-        reader.feed(self.buf)
-        self.sock.settimeout(0.2)
-        while not self.stopped:
-            try:
-                data = self.sock.recv(1 << 20)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            now = time.time()
-            reader.feed(data)
-            while True:
-                msg = reader.gets()
-                if msg is False:
-                    break
-                key = msg[2]
-                if key.startswith(self.prefix) and key not in self.arrivals:
-                    self.arrivals[key] = now
-
-    def stop(self):
-        self.stopped = True
-        self.sock.close()
-
-
 def run_one(kind, background, probes, wait):
     with ServerProc(kind, '--notify-keyspace-events', 'Ex') as srv:
         if background:
             send_pipelined(srv.port, [command(b'SET', b'bg:%d' % i, b'v', b'EX', b'3600')
                                       for i in range(background)])
-        sub = Subscriber(srv.port)
+        arrivals = {}
+
+        def on_batch(now, keys):
+            for key in keys:
+                if key.startswith(b'probe:'):
+                    arrivals.setdefault(key, now)
+        sub = ExpiredEvents(srv.port, on_batch)
         sub.start()
         t = int(time.time() * 1000) + 2000
         send_pipelined(srv.port, [command(b'SET', b'probe:%d' % i, b'v', b'PXAT', t)
                                   for i in range(probes)])
         end = t / 1000 + wait
-        while time.time() < end and len(sub.arrivals) < probes:
+        while time.time() < end and len(arrivals) < probes:
             time.sleep(0.05)
         sub.stop()
-        lags = [(a * 1000 - t) for a in sub.arrivals.values()]
+        lags = [(a * 1000 - t) for a in arrivals.values()]
         return len(lags), percentile(lags, 50), percentile(lags, 99), max(lags, default=0)
 
 

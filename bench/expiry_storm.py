@@ -17,45 +17,22 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ServerProc, command, send_pipelined  # noqa: E402
+from common import ExpiredEvents, ServerProc, command, send_pipelined  # noqa: E402
 from expiry_lag import percentile  # noqa: E402
 
 
-class Counter(threading.Thread):
-    """Counts expired events (each is a 3-element push ending in a bulk key)."""
+class Counter:
+    """Counts expired events and remembers when the last one arrived."""
 
     def __init__(self, port):
-        super().__init__(daemon=True)
-        self.sock = socket.create_connection(('127.0.0.1', port))
-        self.sock.sendall(command(b'SUBSCRIBE', b'__keyevent@0__:expired'))
         self.count = 0
         self.last = None
-        self.stopped = False
+        self.events = ExpiredEvents(port, self.on_batch)
+        self.events.start()
 
-    def run(self):
-        import hiredis
-        reader = hiredis.Reader()
-        self.sock.settimeout(0.2)
-        while not self.stopped:
-            try:
-                data = self.sock.recv(1 << 20)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            reader.feed(data)
-            n = 0
-            while True:
-                msg = reader.gets()
-                if msg is False:
-                    break
-                if msg[0] == b'message':
-                    n += 1
-            if n:
-                self.count += n
-                self.last = time.time()
+    def on_batch(self, now, keys):
+        self.count += len(keys)
+        self.last = now
 
 
 class Getter(threading.Thread):
@@ -87,7 +64,6 @@ def run_one(kind, nkeys, wait):
         t0 = time.time()
         # Deadline: after the load (estimated from a first slice) plus a margin.
         counter = Counter(srv.port)
-        counter.start()
         t = int((t0 + 5 + nkeys / 100000) * 1000)
         send_pipelined(srv.port, [command(b'SET', b'storm:%d' % i, b'v', b'PXAT', t)
                                   for i in range(nkeys)])
@@ -99,7 +75,8 @@ def run_one(kind, nkeys, wait):
         while time.time() < end and counter.count < nkeys:
             time.sleep(0.05)
         done = counter.last or time.time()
-        getter.stopped = counter.stopped = True
+        getter.stopped = True
+        counter.events.stop()
         getter.join(2)
         storm = [lat for ts, lat in getter.samples if t / 1000 <= ts <= done]
         return (counter.count, (done - t / 1000) if counter.count else float('nan'),

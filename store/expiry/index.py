@@ -105,11 +105,13 @@ class DeadlineIndex:
                 exp[key] = self.add(db, key, deadline)
 
     def clear(self, db):
-        """FLUSHDB: forget a database's entries (their heap entries are skipped later)."""
+        """FLUSHDB: forget a database's entries (their heap entries are skipped later).
+        Called before the database's `expires` dict is emptied: of the dropped entries,
+        one per key still in it is live, the rest were counted in `stale`."""
         dropped = (sum(len(b) for b in self.far[db].values())
                    + sum(len(b) for b in self.near[db].values()))
         self.entries -= dropped
-        self.stale = max(0, self.stale - dropped)
+        self.stale -= dropped - len(self.expires[db])
         self.far[db] = {}
         self.near[db] = {}
 

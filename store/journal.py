@@ -12,11 +12,27 @@ consumer groups; spark/ reads it exactly once). Entries have the fields
 and the stream is trimmed to `keyevent-journal-maxlen` entries as events are added. The
 journal writes the stream directly (no command parsing) and never raises keyspace events
 about itself, so it cannot feed on its own entries; events whose key is the journal key are
-not journaled either.
+not journaled either. Each entry is stored only as its reply encoding (one template format
+per event; store/stream.py `enc` and ENCODED), so reading the journal with XRANGE/XREAD,
+the analytics path (spark/), only joins bytes, and an entry costs one bytes object.
 """
 
-from .stream import Stream
+from .stream import ENCODED, Stream, format_id
 from .keyspace import now_ms
+
+
+def _bulk(b):
+    return b'$%d\r\n%s\r\n' % (len(b), b)
+
+
+def _template(fields):
+    """A %-template that gives encode_entry(id, entry) for an entry made of `fields`
+    (flat, bytes) with None where a value varies: fill with (len(id), id, then len(v), v
+    for each varying value). One format per event instead of one per field."""
+    parts = [b'*2\r\n$%d\r\n%s\r\n', b'*%d\r\n' % len(fields)]
+    for f in fields:
+        parts.append(b'$%d\r\n%s\r\n' if f is None else _bulk(f).replace(b'%', b'%%'))
+    return b''.join(parts)
 
 
 class Journal:
@@ -58,13 +74,22 @@ class Journal:
         ts = now_ms() if ts is None else ts
         head = (b'db', b'%d' % db, b'event', event, b'key')
         tsb = b'%d' % ts
+        # each entry is stored with its reply encoding (store/stream.py: `enc`)
         if deadlines is None:
+            tpl = _template(head + (None, b'ts', tsb))
             for key in keys:
-                stream.append_auto(head + (key, b'ts', tsb), ts)
+                i = stream.next_auto_id(ts)
+                idb = format_id(i)
+                stream.append(i, ENCODED, tpl % (len(idb), idb, len(key), key))
         else:
+            tpl = _template(head + (None, b'ts', tsb, b'deadline', None, b'lag', None))
             for key, deadline in zip(keys, deadlines):
-                stream.append_auto(head + (key, b'ts', tsb, b'deadline', b'%d' % deadline,
-                                           b'lag', b'%d' % (ts - deadline)), ts)
+                i = stream.next_auto_id(ts)
+                idb = format_id(i)
+                dlb = b'%d' % deadline
+                lagb = b'%d' % (ts - deadline)
+                stream.append(i, ENCODED, tpl % (len(idb), idb, len(key), key, len(dlb), dlb,
+                                                 len(lagb), lagb))
         self.appended += len(keys)
         if len(stream) > self.maxlen:
             stream.trim_maxlen(self.maxlen)

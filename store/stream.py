@@ -16,10 +16,17 @@ as one node, which is exact as long as nodes are not split early by
 `first_id`, `max_deleted`, `entries_added` and the group `entries_read` counters follow
 Redis 7.0's bookkeeping, so XINFO and the consumer-group lag match redis-server.
 
-The journal writer appends with `append_auto(fields, now_ms)` and trims with
-`trim_maxlen(n)`, skipping command parsing entirely.
+The journal writer appends with `append(next_auto_id(now_ms), fields, enc)` and trims
+with `trim_maxlen(n)`, skipping command parsing entirely.
+
+Encoded entries. A third parallel list, `enc`, may hold an entry's reply already encoded
+for the wire (`encode_entry`: `[id, [f1, v1, ...]]`, the same bytes in RESP2 and RESP3), or
+None. The journal fills it when it appends (one template format per event, much cheaper than
+encoding the entry field by field when it is read), so XRANGE over the journal, the
+analytics path, only joins bytes. Other entries are encoded when read and not cached.
 """
 
+import hiredis
 from bisect import bisect_left, bisect_right
 
 NODE = 100                      # stream-node-max-entries
@@ -35,6 +42,39 @@ def make_id(ms, seq):
 
 def format_id(i):
     return b'%d-%d' % (i >> 64, i & SEQ_MASK)
+
+
+class _Encoded:
+    """`vals` marker for an entry whose fields live only in `enc` (journal entries: one
+    bytes object instead of a tuple of field objects plus their encoding). Readers that
+    need the fields decode them (`fields_at`); copies keep the marker itself."""
+    __slots__ = ()
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        return 'ENCODED'
+
+
+ENCODED = _Encoded()
+
+
+def decode_fields(encoded):
+    """The fields of an encode_entry() encoding."""
+    reader = hiredis.Reader()
+    reader.feed(encoded)
+    return tuple(reader.gets()[1])
+
+
+def encode_entry(i, fields):
+    """The RESP encoding of one entry as XRANGE/XREAD reply it: [id, [f1, v1, ...]]."""
+    idb = b'%d-%d' % (i >> 64, i & SEQ_MASK)
+    return b'*2\r\n$%d\r\n%s\r\n*%d\r\n%s' % (
+        len(idb), idb, len(fields), b''.join([b'$%d\r\n%s\r\n' % (len(v), v) for v in fields]))
 
 
 class Consumer:
@@ -113,12 +153,13 @@ class Group:
 
 class Stream:
     redis_type = 'stream'       # what TYPE reports
-    __slots__ = ('ids', 'vals', 'start', 'base', 'length', 'ntomb', 'last_id',
+    __slots__ = ('ids', 'vals', 'enc', 'start', 'base', 'length', 'ntomb', 'last_id',
                  'first_id', 'max_deleted', 'entries_added', 'groups')
 
     def __init__(self):
         self.ids = []
         self.vals = []
+        self.enc = []           # encode_entry(id, fields) of the entry, or None
         self.start = 0          # index of the first live entry (or len(ids))
         self.base = 0           # number of entries compacted away before ids[0]
         self.length = 0
@@ -141,10 +182,12 @@ class Stream:
             return now_ms << 64
         return last + 1
 
-    def append(self, i, fields):
-        """Append an entry whose id the caller checked is greater than last_id."""
+    def append(self, i, fields, enc=None):
+        """Append an entry whose id the caller checked is greater than last_id; `enc`, if
+        given, must be encode_entry(i, fields), and `fields` may then be ENCODED."""
         self.ids.append(i)
         self.vals.append(fields)
+        self.enc.append(enc)
         self.length += 1
         self.entries_added += 1
         self.last_id = i
@@ -168,41 +211,60 @@ class Stream:
             pos += 1
         return pos
 
+    def _span(self, lo, hi, count, rev):
+        """The positions of the live entries with lo <= id <= hi, at most `count` (0: all),
+        ascending or (rev) descending: a range() when they are contiguous, else a list."""
+        ids, vals = self.ids, self.vals
+        if lo > hi or not self.length:
+            return range(0)
+        a = bisect_left(ids, lo, self.start)
+        b = bisect_right(ids, hi, a)
+        if not rev and not self.ntomb:
+            if count and b - a > count:
+                b = a + count
+            return range(a, b)
+        out = []
+        for p in (range(a, b) if not rev else range(b - 1, a - 1, -1)):
+            if vals[p] is not None:
+                out.append(p)
+                if len(out) == count:
+                    break
+        return out
+
+    def fields_at(self, p):
+        v = self.vals[p]
+        return decode_fields(self.enc[p]) if v is ENCODED else v
+
     def range(self, lo, hi, count=0, rev=False):
         """[(id, fields)] for live entries with lo <= id <= hi, at most `count` (0: all),
         ascending or (rev) descending."""
         ids, vals = self.ids, self.vals
-        if lo > hi or not self.length:
-            return []
-        a = bisect_left(ids, lo, self.start)
-        b = bisect_right(ids, hi, a)
-        out = []
-        if not rev:
-            if not self.ntomb:
-                if count and b - a > count:
-                    b = a + count
-                return list(zip(ids[a:b], vals[a:b]))
-            for p in range(a, b):
-                v = vals[p]
-                if v is not None:
-                    out.append((ids[p], v))
-                    if len(out) == count:
-                        break
-        else:
-            for p in range(b - 1, a - 1, -1):
-                v = vals[p]
-                if v is not None:
-                    out.append((ids[p], v))
-                    if len(out) == count:
-                        break
-        return out
+        span = self._span(lo, hi, count, rev)
+        return [(ids[p], vals[p] if vals[p] is not ENCODED else self.fields_at(p))
+                for p in span]
+
+    def range_encoded(self, lo, hi, count=0, rev=False):
+        """As range(), but as (ids, encoded): the entries' ids and their encode_entry()
+        bytes (cached ones where the writer stored them)."""
+        ids, vals, enc = self.ids, self.vals, self.enc
+        span = self._span(lo, hi, count, rev)
+        if type(span) is range:
+            a, b = span.start, span.stop
+            idl, out = ids[a:b], enc[a:b]
+            if None in out:
+                out = [e if e is not None else encode_entry(ids[p], vals[p])
+                       for p, e in zip(span, out)]
+            return idl, out
+        return ([ids[p] for p in span],
+                [enc[p] if enc[p] is not None else encode_entry(ids[p], vals[p])
+                 for p in span])
 
     def get(self, i):
         """The fields of live entry `i`, or None."""
         ids = self.ids
         p = bisect_left(ids, i, self.start)
         if p < len(ids) and ids[p] == i:
-            return self.vals[p]
+            return self.fields_at(p)
         return None
 
     def last_valid_id(self):
@@ -234,6 +296,7 @@ class Stream:
         if pos >= COMPACT_MIN and pos * 2 >= len(vals):
             del self.ids[:pos]
             del vals[:pos]
+            del self.enc[:pos]
             self.base += pos
             self.start = 0
 
@@ -244,6 +307,7 @@ class Stream:
         if p >= len(ids) or ids[p] != i or self.vals[p] is None:
             return False
         self.vals[p] = None
+        self.enc[p] = None
         self.length -= 1
         self.ntomb += 1
         if p == self.start:

@@ -244,6 +244,35 @@ def test_journal_expired_counts_per_namespace(spark):
         srv.stop()
 
 
+def test_journal_entries_reply_like_xadded_entries():
+    """The journal stores each entry's reply pre-encoded (store/journal.py); its XRANGE and
+    XREAD replies must be byte for byte those of the same entries XADDed, in RESP2 and 3."""
+    from rawconn import RawConn
+    srv = EmbeddedServer(keyevent_journal_events='xg').start()
+    try:
+        r = srv.client()
+        keys = [b'pct%s%d:1', b'crlf\r\n:2', b'bin\xff\x00:3', b'plain:4']
+        for k in keys:
+            r.set(k, 'v', px=1)
+        r.set(b'gone:%', 'v')
+        r.delete(b'gone:%')                                # a `del`: no deadline/lag
+        # an `expire` and an `expired` per key, and the `del`
+        wait_for(lambda: r.xlen(JOURNAL) >= 2 * len(keys) + 1, 15, 'journal entries')
+        for entry_id, fields in r.xrange(JOURNAL):
+            flat = [x for kv in fields.items() for x in kv]
+            r.execute_command('XADD', 'copy', entry_id, *flat)
+        with RawConn(srv.port) as c:
+            for proto in (2, 3):
+                c.cmd('HELLO', proto)
+                for cmd in (('XRANGE', '{}', '-', '+'), ('XREVRANGE', '{}', '+', '-', 'COUNT', 3),
+                            ('XREAD', 'STREAMS', '{}', '0')):
+                    got = c.cmd(*[a.format(JOURNAL) if a == '{}' else a for a in cmd])
+                    want = c.cmd(*[a.format('copy') if a == '{}' else a for a in cmd])
+                    assert got.replace(b'$13\r\n__keyevents__', b'$4\r\ncopy') == want, cmd
+    finally:
+        srv.stop()
+
+
 def test_expiry_report_cli_prints_exact_counts(tmp_path):
     proc, port = spawn_store('--keyevent-journal-events', 'x')
     try:

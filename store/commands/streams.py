@@ -154,6 +154,12 @@ def _entries(items):
     return [[format_id(i), list(f)] for i, f in items]
 
 
+def _raw_entries(encoded):
+    """An array of entries from their encode_entry() bytes, as one Raw reply (entries are
+    arrays of bulk strings, the same in RESP2 and RESP3)."""
+    return Raw(b'*%d\r\n%s' % (len(encoded), b''.join(encoded)))
+
+
 def _id_or_none(i):
     return None if i is None else format_id(i)
 
@@ -484,7 +490,7 @@ def _xrange(c, args, rev):
         return []
     if count == 0:
         return NULL_ARRAY
-    return _entries(s.range(lo, hi, max(count, 0), rev))
+    return _raw_entries(s.range_encoded(lo, hi, max(count, 0), rev)[1])
 
 
 def xrange_(c, args):
@@ -596,10 +602,10 @@ def _modified_db(c, db, key):
 def _reply_range(c, s, start, end, count, group, consumer, noack, key, db):
     """streamReplyWithRange for new entries: with a group, advance last-delivered-id and
     entries-read, and (unless NOACK) record each entry in the PELs."""
-    items = s.range(start, end, count)
-    if group is not None and items:
+    ids, encoded = s.range_encoded(start, end, count)
+    if group is not None and ids:
         now = now_ms()
-        for i, _ in items:
+        for i in ids:
             if i > group.last_id:
                 if group.entries_read != -1 and not s.has_tombstones(i):
                     group.entries_read += 1
@@ -620,7 +626,7 @@ def _reply_range(c, s, start, end, count, group, consumer, noack, key, db):
                     group.pel.add(i, nack)
                     consumer.pel.add(i, nack)
         _modified_db(c, db, key)
-    return _entries(items)
+    return _raw_entries(encoded)
 
 
 def _reply_history(c, s, start, count, consumer):
@@ -631,8 +637,8 @@ def _reply_history(c, s, start, count, consumer):
         if count and len(out) >= count:
             break
         fields = s.get(i)
-        if fields is None:
-            out.append([format_id(i), None])
+        if fields is None:                   # deleted: addReplyNullArray, *-1 / _
+            out.append([format_id(i), NULL_ARRAY])
         else:
             nack.delivery_time = now
             nack.delivery_count += 1

@@ -18,10 +18,8 @@ the deferred commands. Inside EXEC (`conn.in_exec`) a blocking read replies at o
 timeout, as Redis does for clients that may not block. A disconnect hook drops the waiter.
 """
 
-import time
-
 from .. import events
-from ..args import SYNTAX, WRONGTYPE, E_NOT_INT, int_arg, lower
+from ..args import SYNTAX, WRONGTYPE, E_NOT_INT, int_arg
 from ..command_table import Command, subcommand
 from ..keyspace import now_ms
 from ..resp import NULL_ARRAY, OK, Map, Raw, RedisError, string2ll

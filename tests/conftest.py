@@ -135,6 +135,18 @@ def both(server, redis_ref):
     theirs.close()
 
 
+@pytest.fixture
+def both3(server, redis_ref):
+    """(ours, reference) RESP3 clients, both flushed."""
+    ours = server.client(protocol=3)
+    theirs = redis.Redis(*redis_ref, protocol=3)
+    for c in (ours, theirs):
+        c.flushall()
+    yield ours, theirs
+    ours.close()
+    theirs.close()
+
+
 def redis_cli(port, *args, input=None):
     """Run redis-cli against `port`; returns its stdout."""
     exe = shutil.which('redis-cli')

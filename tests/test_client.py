@@ -16,14 +16,6 @@ FIELDS = ['id', 'addr', 'laddr', 'fd', 'name', 'age', 'idle', 'flags', 'db', 'su
           'oll', 'omem', 'tot-mem', 'events', 'cmd', 'user', 'redir', 'resp']
 
 
-@pytest.fixture
-def r2(r, server):
-    """An explicitly RESP2 redis-py client (redis-py 8 defaults to RESP3)."""
-    client = server.client(protocol=2)
-    yield client
-    client.close()
-
-
 def parse_line(line):
     return dict(f.split('=', 1) for f in line.split(' '))
 
@@ -120,8 +112,7 @@ def test_list_field_set_and_order_match_redis(server, redis_ref):
     ours.close(), theirs.close()
 
 
-def test_list_values(server, r2):
-    r = r2
+def test_list_values(server, r):
     me = r.client_id()
     other = RawConn(server.port)
     assert other.cmd('SELECT', '3') == b'+OK\r\n'

@@ -14,14 +14,6 @@ from conftest import assert_same, spawn_redis, stop
 from rawconn import RawConn, pack, session
 
 
-@pytest.fixture
-def r2(server):
-    client = server.client(protocol=2)
-    client.flushall()
-    yield client
-    client.close()
-
-
 @pytest.fixture(scope='module')
 def ref_auth():
     """A reference redis-server with requirepass."""
@@ -64,23 +56,23 @@ def test_ping_echo_select_match_redis(both):
     ])
 
 
-def test_select_keeps_databases_apart(r2, server):
-    r2.set('k', 'db0')
+def test_select_keeps_databases_apart(r, server):
+    r.set('k', 'db0')
     with RawConn(server.port) as c:
         assert c.cmd('SELECT', '5') == b'+OK\r\n'
         assert c.cmd('GET', 'k') == b'$-1\r\n'
         assert c.cmd('SET', 'k', 'db5') == b'+OK\r\n'
         assert c.cmd('GET', 'k') == b'$3\r\ndb5\r\n'
-    assert r2.get('k') == b'db0'
+    assert r.get('k') == b'db0'
     db5 = server.client(db=5)
     assert db5.get('k') == b'db5'
     db5.close()
 
 
-def test_ping_binary_and_large(r2):
+def test_ping_binary_and_large(r):
     payload = bytes(range(256)) * 300
-    assert r2.echo(payload) == payload
-    with RawConn(r2.connection_pool.connection_kwargs['port']) as c:
+    assert r.echo(payload) == payload
+    with RawConn(r.connection_pool.connection_kwargs['port']) as c:
         assert c.cmd('PING', payload) == b'$%d\r\n%s\r\n' % (len(payload), payload)
 
 
@@ -136,12 +128,12 @@ def test_reset_matches_redis(server, redis_ref):
     same_session(server.port, redis_ref[1], cmds, mask_id)
 
 
-def test_reset_discards_watch(server, r2):
-    r2.set('w', '1')
+def test_reset_discards_watch(server, r):
+    r.set('w', '1')
     with RawConn(server.port) as c:
         assert c.cmd('WATCH', 'w') == b'+OK\r\n'
         assert c.cmd('RESET') == b'+RESET\r\n'
-        r2.set('w', '2')                       # would fail the transaction if still watched
+        r.set('w', '2')                       # would fail the transaction if still watched
         assert c.cmd('MULTI') == b'+OK\r\n'
         assert c.cmd('GET', 'w') == b'+QUEUED\r\n'
         assert c.cmd('EXEC') == b'*1\r\n$1\r\n2\r\n'

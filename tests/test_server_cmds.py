@@ -18,24 +18,6 @@ import redis.asyncio
 from conftest import assert_same, free_port, stop, wait_for_port
 
 
-@pytest.fixture
-def r2(server):
-    """A RESP2 redis-py client on a flushed server (redis-py 8 speaks RESP3 by default)."""
-    client = server.client(protocol=2)
-    client.flushall()
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def both2(server, redis_ref):
-    """(ours, reference) RESP2 clients."""
-    clients = (server.client(protocol=2), redis.Redis(*redis_ref, protocol=2))
-    yield clients
-    for c in clients:
-        c.close()
-
-
 def raw(client, *args):
     """Send a command and return the reply without redis-py's response callbacks (which
     parse every COMMAND subcommand as COMMAND's own reply)."""
@@ -93,17 +75,17 @@ def wire(port, payload, want_replies, hello3=False):
 
 # -- CONFIG -------------------------------------------------------------------------------
 
-def test_config_get_patterns_aliases_and_case(r, r2):
+def test_config_get_patterns_aliases_and_case(r):
     assert r.config_get('maxmemory') == {'maxmemory': '0'}
     # Exact names are answered as typed, aliases under the alias.
-    assert raw(r2, 'CONFIG', 'GET', 'MAXMEMORY') == [b'MAXMEMORY', b'0']
+    assert raw(r, 'CONFIG', 'GET', 'MAXMEMORY') == [b'MAXMEMORY', b'0']
     assert r.config_get('lua-time-limit') == {'lua-time-limit': '5000'}
     # Globs match case-insensitively and cover aliases.
     assert r.config_get('LUA*') == {'lua-time-limit': '5000'}
     got = r.config_get('maxmemory*')
     assert set(got) == {'maxmemory', 'maxmemory-policy', 'maxmemory-samples'}
     # Several patterns; a name matched twice appears once.
-    got = raw(r2, 'CONFIG', 'GET', 'hz', 'HZ', 'h?', 'nosuch')
+    got = raw(r, 'CONFIG', 'GET', 'hz', 'HZ', 'h?', 'nosuch')
     assert got == [b'hz', b'10']
     assert 'port' in r.config_get('*')
 
@@ -306,8 +288,7 @@ def headers(text):
     return re.findall(r'^# (\w+)\r$', text, re.M)
 
 
-def test_info_text_layout_and_sections(r2):
-    r = r2
+def test_info_text_layout_and_sections(r):
     r.set('k', 'v')
     text = raw(r, 'INFO').decode()
     assert headers(text) == DEFAULT_HEADERS
@@ -430,8 +411,8 @@ MINE = ['info', 'time', 'dbsize', 'flushdb', 'flushall', 'swapdb', 'lastsave', '
 
 
 @pytest.mark.parametrize('protocol', [2, 3])
-def test_command_info_matches_redis(both, both2, protocol):
-    ours, theirs = both if protocol == 3 else both2
+def test_command_info_matches_redis(both, both3, protocol):
+    ours, theirs = both3 if protocol == 3 else both
     for name in MINE:
         assert raw(ours, 'COMMAND', 'INFO', name) == raw(theirs, 'COMMAND', 'INFO', name), name
     for container in ('config', 'command'):
@@ -458,8 +439,8 @@ def _docs(reply):
 
 
 @pytest.mark.parametrize('protocol', [2, 3])
-def test_command_docs_match_redis(both, both2, protocol):
-    ours, theirs = both if protocol == 3 else both2
+def test_command_docs_match_redis(both, both3, protocol):
+    ours, theirs = both3 if protocol == 3 else both
     names = MINE[:-2] + ['config', 'command']
     assert _docs(raw(ours, 'COMMAND', 'DOCS', *names)) == _docs(
         raw(theirs, 'COMMAND', 'DOCS', *names))

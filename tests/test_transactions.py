@@ -10,14 +10,6 @@ import redis.asyncio
 from rawconn import RawConn, pack, session
 
 
-@pytest.fixture
-def r2(server):
-    client = server.client(protocol=2)
-    client.flushall()
-    yield client
-    client.close()
-
-
 def flush(*ports):
     for port in ports:
         with RawConn(port) as c:
@@ -104,13 +96,13 @@ def test_exec_replies_in_resp3(server, redis_ref):
     assert results[0][-1] == b'_\r\n'
 
 
-def test_queued_commands_are_not_run_before_exec(server, r2):
+def test_queued_commands_are_not_run_before_exec(server, r):
     with RawConn(server.port) as c:
         assert c.cmd('MULTI') == b'+OK\r\n'
         assert c.cmd('SET', 'q', '1') == b'+QUEUED\r\n'
-        assert r2.get('q') is None
+        assert r.get('q') is None
         assert c.cmd('EXEC') == b'*1\r\n+OK\r\n'
-    assert r2.get('q') == b'1'
+    assert r.get('q') == b'1'
 
 
 # -- WATCH -------------------------------------------------------------------------------
@@ -204,14 +196,14 @@ def test_watch_sees_ttl_changes(server, redis_ref):
     ])
 
 
-def test_client_list_shows_dirty_cas(server, r2):
-    r2.set('d', '1')
+def test_client_list_shows_dirty_cas(server, r):
+    r.set('d', '1')
     with RawConn(server.port) as c:
         cid = int(c.cmd('CLIENT', 'ID')[1:-2])
         c.cmd('WATCH', 'd')
-        r2.set('d', '2')
+        r.set('d', '2')
         c.cmd('MULTI')
-        line = r2.execute_command('CLIENT', 'LIST', 'ID', cid).decode()
+        line = r.execute_command('CLIENT', 'LIST', 'ID', cid).decode()
         assert ' flags=xd ' in line
         assert c.cmd('EXEC') == b'*-1\r\n'
 

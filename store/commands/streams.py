@@ -347,7 +347,7 @@ def parse_add_trim(args, xadd):
         lo = opt.lower()
         if xadd and opt == b'*':
             break
-        elif lo == b'maxlen' and more:
+        elif (lo == b'maxlen' or lo == b'minid') and more:
             if t.strategy is not None:
                 raise RedisError(E_BOTH)
             t.approx = False
@@ -357,24 +357,14 @@ def parse_add_trim(args, xadd):
                 i += 1
             elif more >= 2 and nxt == b'=':
                 i += 1
-            t.maxlen = int_arg(args[i + 1])
-            if t.maxlen < 0:
-                raise RedisError('ERR The MAXLEN argument must be >= 0.')
+            if lo == b'maxlen':
+                t.maxlen = int_arg(args[i + 1])
+                if t.maxlen < 0:
+                    raise RedisError('ERR The MAXLEN argument must be >= 0.')
+            else:
+                t.minid = strict_id(args[i + 1])
             i += 1
-            t.strategy = 'maxlen'
-        elif lo == b'minid' and more:
-            if t.strategy is not None:
-                raise RedisError(E_BOTH)
-            t.approx = False
-            nxt = args[i + 1]
-            if more >= 2 and nxt == b'~':
-                t.approx = True
-                i += 1
-            elif more >= 2 and nxt == b'=':
-                i += 1
-            t.minid = strict_id(args[i + 1])
-            i += 1
-            t.strategy = 'minid'
+            t.strategy = lo.decode()
         elif lo == b'limit' and more:
             t.limit = int_arg(args[i + 1])
             if t.limit < 0:

@@ -61,14 +61,6 @@ def get(c, args):
     raise WRONGTYPE
 
 
-def _get_for_write(c, key):
-    """getGenericCommand: the old value for SET GET, GETSET, GETDEL (a read look-up)."""
-    v = c.ks.read(c.db, key)
-    if v is None or type(v) is bytes:
-        return v
-    raise WRONGTYPE
-
-
 # parseExtendedStringArgumentsOrReply flags
 NX, XX, GET, KEEPTTL, PERSIST, EX, PX, EXAT, PXAT = (1 << i for i in range(9))
 _EXPIRY = EX | PX | EXAT | PXAT
@@ -148,7 +140,7 @@ def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
     db = c.db
     old = None
     if flags & GET:
-        old = _get_for_write(c, key)
+        old = _read_string(c, key)
     found = ks.lookup(db, key) is not None
     if (flags & NX and found) or (flags & XX and not found):
         return old if flags & GET else abort_reply
@@ -202,7 +194,7 @@ def psetex(c, args):
 
 def getset(c, args):
     key = args[1]
-    old = _get_for_write(c, key)
+    old = _read_string(c, key)
     ks = c.ks
     if ks.notify_flags and ks.lookup(c.db, key) is None:
         ks.notify(NEW, b'new', c.db, key)
@@ -213,7 +205,7 @@ def getset(c, args):
 
 def getdel(c, args):
     key = args[1]
-    old = _get_for_write(c, key)
+    old = _read_string(c, key)
     if old is not None and c.ks.delete(c.db, key):
         c.ks.notify(GENERIC, b'del', c.db, key)
     return old
@@ -297,7 +289,8 @@ def _lookup_string(c, key):
 
 
 def _read_string(c, key):
-    """lookupKeyRead + checkType: the string value for a read command, or None."""
+    """lookupKeyRead + checkType: the string value for a read command (and the old value
+    for SET GET, GETSET, GETDEL, as getGenericCommand reads it), or None. GET inlines it."""
     v = c.ks.read(c.db, key)
     if v is None or type(v) is bytes:
         return v

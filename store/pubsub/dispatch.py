@@ -435,14 +435,7 @@ class PubSub:
             moved += n
             transport.write(data)
             stats.net_output_bytes += n
-            t = transport.get_write_buffer_size()
-            if t != s.tbytes:
-                self.buffered += t - s.tbytes
-                s.tbytes = t
-                if t:
-                    self.buffering.add(s)
-                else:
-                    self.buffering.discard(s)
+            self.sample(s)
             if q:
                 again.append(s)
         self.queued -= moved

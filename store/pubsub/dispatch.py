@@ -543,7 +543,6 @@ class PubSub:
     # -- housekeeping ----------------------------------------------------------------------------
 
     def on_cron(self, now):
-        self.apply_config()
         for s in list(self.buffering):
             self.sample(s)
         if self.soft_watch:

@@ -351,6 +351,16 @@ def setrange(c, args):
     return len(v)
 
 
+def _clamp_range(start, end, n):
+    """Redis's index normalisation for GETRANGE and BITCOUNT: negative indexes count from
+    the end of `n` items, then both are clamped into [0, n - 1]."""
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    return max(start, 0), min(max(end, 0), n - 1)
+
+
 def getrange(c, args):
     start = int_arg(args[2])
     end = int_arg(args[3])
@@ -360,16 +370,7 @@ def getrange(c, args):
     n = len(v)
     if start < 0 and end < 0 and start > end:
         return b''
-    if start < 0:
-        start += n
-    if end < 0:
-        end += n
-    if start < 0:
-        start = 0
-    if end < 0:
-        end = 0
-    if end >= n:
-        end = n - 1
+    start, end = _clamp_range(start, end, n)
     if start > end or n == 0:
         return b''
     return v[start:end + 1]
@@ -625,16 +626,7 @@ def bitcount(c, args):
                 raise SYNTAX
         if isbit:
             total <<= 3
-        if start < 0:
-            start += total
-        if end < 0:
-            end += total
-        if start < 0:
-            start = 0
-        if end < 0:
-            end = 0
-        if end >= total:
-            end = total - 1
+        start, end = _clamp_range(start, end, total)
         if isbit and start <= end:
             first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
             last_mask = (1 << (7 - (end & 7))) - 1

@@ -123,28 +123,30 @@ def ref(redis_ref):
     client.close()
 
 
+def _client_pair(server, redis_ref, protocol):
+    ours = server.client(protocol=protocol)
+    theirs = redis.Redis(*redis_ref, protocol=protocol)
+    for c in (ours, theirs):
+        c.flushall()
+    return ours, theirs
+
+
 @pytest.fixture
 def both(server, redis_ref):
     """(ours, reference) RESP2 clients, both flushed, for differential tests."""
-    ours = server.client(protocol=2)
-    theirs = redis.Redis(*redis_ref, protocol=2)
-    for c in (ours, theirs):
-        c.flushall()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
+    pair = _client_pair(server, redis_ref, 2)
+    yield pair
+    for c in pair:
+        c.close()
 
 
 @pytest.fixture
 def both3(server, redis_ref):
     """(ours, reference) RESP3 clients, both flushed."""
-    ours = server.client(protocol=3)
-    theirs = redis.Redis(*redis_ref, protocol=3)
-    for c in (ours, theirs):
-        c.flushall()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
+    pair = _client_pair(server, redis_ref, 3)
+    yield pair
+    for c in pair:
+        c.close()
 
 
 def redis_cli(port, *args, input=None):

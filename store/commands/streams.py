@@ -992,6 +992,15 @@ def xpending(c, args):
     return out
 
 
+def _transfer(nack, consumer, i):
+    """Move pending entry `i` to `consumer`'s PEL (XCLAIM, XAUTOCLAIM)."""
+    if nack.consumer is not consumer:
+        if nack.consumer is not None:
+            nack.consumer.pel.remove(i)
+        consumer.pel.add(i, nack)
+        nack.consumer = consumer
+
+
 def xclaim(c, args):
     key = args[1]
     s = _read_stream(c, key)
@@ -1063,16 +1072,12 @@ def xclaim(c, args):
             continue
         if consumer is None:
             consumer = _get_consumer(c, s, g, name, key, c.db)
-        if nack.consumer is not consumer and nack.consumer is not None:
-            nack.consumer.pel.remove(i)
+        _transfer(nack, consumer, i)
         nack.delivery_time = deliverytime
         if retrycount >= 0:
             nack.delivery_count = retrycount
         elif not justid:
             nack.delivery_count += 1
-        if nack.consumer is not consumer:
-            consumer.pel.add(i, nack)
-            nack.consumer = consumer
         out.append(format_id(i) if justid else [format_id(i), list(s.get(i))])
     _modified(c, key)
     return out
@@ -1133,14 +1138,10 @@ def xautoclaim(c, args):
             continue
         if consumer is None:
             consumer = _get_consumer(c, s, g, args[3], key, c.db)
-        if nack.consumer is not consumer:
-            nack.consumer.pel.remove(i)
+        _transfer(nack, consumer, i)
         nack.delivery_time = now
         if not justid:
             nack.delivery_count += 1
-        if nack.consumer is not consumer:
-            consumer.pel.add(i, nack)
-            nack.consumer = consumer
         claimed.append(format_id(i) if justid else [format_id(i), list(s.get(i))])
         count -= 1
     cursor = pending[pos][0] if pos < len(pending) else 0

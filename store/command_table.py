@@ -14,7 +14,7 @@ a reply value (see resp.py) or raises RedisError.
 
 class Command:
     __slots__ = ('name', 'handler', 'arity', 'flags', 'first_key', 'last_key', 'step',
-                 'categories', 'subcommands', 'group', 'calls', 'usec', 'failed',
+                 'categories', 'subcommands', 'group', 'calls', 'ns', 'failed',
                  'rejected', 'no_auth', 'pubsub_ok', 'multi_ok', 'tips', 'summary',
                  'since', 'container')
 
@@ -46,7 +46,7 @@ class Command:
         self.reset_stats()
 
     def reset_stats(self):
-        self.calls = self.usec = self.failed = self.rejected = 0
+        self.calls = self.ns = self.failed = self.rejected = 0   # ns: time in the handler
 
     def arity_ok(self, n):
         a = self.arity

@@ -51,8 +51,10 @@ class Keyspace:
 
     # -- routing ---------------------------------------------------------------------
 
+    # Routing is written out inline in the hot methods below. `123 in key` ('{'): an int
+    # operand is a memchr, while `b'{' in key` takes a buffer-protocol path ~8x slower.
     def shard_for(self, key):
-        if b'{' in key:
+        if 123 in key:
             return self.slot_shard[key_slot(key)]
         return self.slot_shard[crc_hqx(key, 0) & (SLOTS - 1)]
 
@@ -60,7 +62,7 @@ class Keyspace:
 
     def read(self, db, key):
         """Look a key up for a read command: lazy expiry, hit/miss stats, `keymiss`."""
-        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
             exp = s.expires[db]
@@ -75,7 +77,7 @@ class Keyspace:
 
     def lookup(self, db, key):
         """Look a key up for a write command: lazy expiry only."""
-        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
             exp = s.expires[db]
@@ -88,7 +90,7 @@ class Keyspace:
         """lookup for a read-modify-write command (INCR, APPEND): returns the value (or
         None) and the shard dict to store the new value in, routing the key once. The
         caller stores with `data[key] = new` and then calls `updated(db, key)`."""
-        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         data = s.data[db]
         v = data.get(key)
         if v is not None:
@@ -116,7 +118,7 @@ class Keyspace:
 
     def set(self, db, key, value, deadline=None):
         """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does."""
-        s = self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)]
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         exp = s.expires[db]
         old = exp.get(key)
         if old is not None and old < now_ms():
@@ -137,7 +139,7 @@ class Keyspace:
 
     def overwrite(self, db, key, value):
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
-        self.slot_shard[(key_slot(key) if b'{' in key else crc_hqx(key, 0) & 16383)
+        self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)
                         ].data[db][key] = value
         if self.watchers:
             self.touch(db, key)

@@ -19,6 +19,7 @@ RESP2 renders the RESP3-only types the way Redis 7.0 does: maps as flat arrays, 
 arrays, doubles as bulk strings, booleans as 1/0, verbatim strings as bulk strings.
 """
 
+import hiredis
 
 INLINE_MAX_SIZE = 64 * 1024      # PROTO_INLINE_MAX_SIZE
 MBULK_BIG_ARG = 32 * 1024        # PROTO_MBULK_BIG_ARG
@@ -263,32 +264,58 @@ def split_args(line):
         args.append(bytes(cur))
 
 
-def bulk_frames_match(frames, data):
-    """True when `frames` (what hiredis parsed from `data`) are arrays of bulk strings whose
-    canonical encoding covers `data` exactly, so redis-server would parse `data` into the
-    same commands without error.
+def parse_bulk_arrays(reader, data):
+    """The commands in `data`, parsed by hiredis `reader`, when they provably are what
+    redis-server would parse from it without error; otherwise None (the caller then
+    discards the reader and uses the exact parser). `data` starts with '*' and ends with
+    CRLF.
 
-    Walking the canonical layout and checking the type byte at every frame ('*') and
-    argument ('$') is a proof: hiredis parses with strict integers, so a '*' or '$' at the
-    expected place means the element there is an array or bulk of exactly the length seen,
-    which fixes where the next one starts. Counting CRLFs or bytes is not enough: hiredis
-    also accepts simple strings, RESP3 types (sets, pushes, verbatim strings, big numbers)
-    and attributes, whose differences in length and CRLFs can cancel out."""
+    hiredis also accepts what a request may not hold: simple strings, RESP3 types
+    (verbatim strings, big numbers, sets, pushes, maps) and attributes. Its integers are
+    as strict as Redis's (string2ll) and both skip the two bytes after a bulk payload
+    unchecked. So the frames are Redis's commands when every frame is an array, every
+    element a bulk string, and hiredis consumed the whole read with no frame left open:
+    - the common case: none of the type bytes hiredis turns into bytes or top-level arrays
+      ('+', '=', '(', '|', '~', '>') occurs anywhere in the read (a few memchr scans),
+      every frame is a list of bytes (a join raises on ints, nils, errors, nested arrays),
+      and an empty array fed after the read parses back as [] (had hiredis kept the start
+      of an unfinished frame, say "*3\r\n", it would become part of that frame);
+    - otherwise the canonical layout is walked: a '*' or '$' at every frame and argument
+      start, covering the read exactly. Counting CRLFs or bytes is not enough, as simple
+      strings, RESP3 types and attributes can cancel out in length and CRLFs."""
+    reader.feed(data)
+    frames = []
+    try:
+        frame = reader.gets()
+        while frame is not False:
+            frames.append(frame)
+            frame = reader.gets()
+        # + = ( | ~ >, as ints: `int in bytes` is a memchr, `bytes in bytes` much slower
+        if not (43 in data or 61 in data or 40 in data or 124 in data
+                or 126 in data or 62 in data):
+            for f in frames:
+                if type(f) is not list:
+                    return None
+                b''.join(f)
+            reader.feed(b'*0\r\n')
+            return frames if reader.gets() == [] else None
+    except (hiredis.ProtocolError, TypeError):
+        return None
     pos = 0
     try:
         for f in frames:
             if type(f) is not list or data[pos] != 42:
-                return False
+                return None
             n = len(f)
             pos += 4 if n < 10 else len(b'%d' % n) + 3
             for a in f:
                 if type(a) is not bytes or data[pos] != 36:
-                    return False
+                    return None
                 n = len(a)
                 pos += n + (6 if n < 10 else 7 if n < 100 else len(b'%d' % n) + 5)
     except IndexError:
-        return False
-    return pos == len(data)
+        return None
+    return frames if pos == len(data) else None
 
 
 class RequestParser:

@@ -183,6 +183,21 @@ def test_cases_run_fast_and_exact_paths_alike(server, redis_ref):
                 assert split == whole, f'{name} cut at {cut}: {split!r} != {whole!r}'
 
 
+def test_read_ending_inside_a_frame_at_a_line_end(server, redis_ref):
+    """A first read that starts with '*' and ends with CRLF but leaves a frame open
+    ("*3\\r\\n", or a command and the next one's header lines) must not lose that frame
+    start: the second read completes it."""
+    data = bulk(b'SET', b'pf:k', b'v') + bulk(b'GET', b'pf:k') + bulk(b'DEL', b'pf:k')
+    whole = exchange(redis_ref[1], data)
+    assert whole == (b'+OK\r\n$1\r\nv\r\n:1\r\n', False)
+    cut = data.find(b'\r\n') + 2
+    while cut < len(data):
+        split = exchange(server.port, None, pieces=[data[:cut], data[cut:]], gap=0.02,
+                         want=whole)
+        assert split == whole, f'cut at {cut}: {split!r}'
+        cut = data.find(b'\r\n', cut) + 2
+
+
 def test_commands_before_error_run_and_after_do_not(server, redis_ref):
     ref = redis_ref[1]
     for port in (server.port, ref):

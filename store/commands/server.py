@@ -68,7 +68,7 @@ def _dispatch(c, args):
         raise
     finally:
         if sub is not None and sub.arity_ok(len(args)):
-            sub.usec += (_perf_ns() - t0) // 1000
+            sub.ns += _perf_ns() - t0
 
 
 def unique_commands(server):
@@ -574,9 +574,10 @@ def _cpu_section(server):
 
 
 def _cmdstat(cmd):
-    per_call = cmd.usec / cmd.calls if cmd.calls else 0
+    usec = cmd.ns // 1000
+    per_call = usec / cmd.calls if cmd.calls else 0
     return (f'cmdstat_{cmd.name}',
-            f'calls={cmd.calls},usec={cmd.usec},usec_per_call={per_call:.2f},'
+            f'calls={cmd.calls},usec={usec},usec_per_call={per_call:.2f},'
             f'rejected_calls={cmd.rejected},failed_calls={cmd.failed}')
 
 

@@ -19,7 +19,7 @@ import time
 import hiredis
 
 from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED,
-                   parse_bulk_arrays, error_arg, unknown_command_error)
+                   BULK_HEADER, CRLF, parse_bulk_arrays, error_arg, unknown_command_error)
 
 _perf_ns = time.perf_counter_ns
 
@@ -205,7 +205,8 @@ class Connection(asyncio.Protocol):
             else:
                 t = type(r)
                 if t is bytes:
-                    out.append(b'$%d\r\n%s\r\n' % (len(r), r))
+                    n = len(r)
+                    out += (BULK_HEADER[n] if n < 1024 else b'$%d\r\n' % n, r, CRLF)
                 elif t is int:
                     out.append(b':%d\r\n' % r)
                 else:

@@ -137,6 +137,23 @@ class Keyspace:
         if self.watchers:
             self.touch(db, key)
 
+    def set_pairs(self, db, args):
+        """MSET: store each key args[1], args[3], ... with the value after it, as `set`
+        without a TTL does, routing each key inline rather than calling `set` per key."""
+        slot_shard = self.slot_shard
+        pairs = iter(args)
+        next(pairs)
+        for key, value in zip(pairs, pairs):
+            s = slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+            exp = s.expires[db]
+            if exp and key in exp:
+                self.set(db, key, value)        # drops (or first expires) the old TTL
+            else:
+                s.data[db][key] = value
+        if self.watchers:
+            for i in range(1, len(args), 2):
+                self.touch(db, args[i])
+
     def overwrite(self, db, key, value):
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
         self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)

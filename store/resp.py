@@ -114,11 +114,18 @@ def format_double(d):
     return b'%.17g' % d
 
 
+# '$<n>\r\n' for short values: `out += (BULK_HEADER[n], value, CRLF)` costs half of
+# formatting b'$%d\r\n%s\r\n', and never copies the value before the final join.
+BULK_HEADER = [b'$%d\r\n' % n for n in range(1024)]
+CRLF = b'\r\n'
+
+
 def encode(value, proto, out):
     """Append the encoding of `value` for protocol `proto` (2 or 3) to the list `out`."""
     t = type(value)
     if t is bytes or t is bytearray:
-        out.append(b'$%d\r\n%s\r\n' % (len(value), value))
+        n = len(value)
+        out += (BULK_HEADER[n] if n < 1024 else b'$%d\r\n' % n, value, CRLF)
     elif t is int:
         out.append(b':%d\r\n' % value)
     elif value is None:

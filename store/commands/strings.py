@@ -252,15 +252,11 @@ def mset(c, args):
     n = len(args)
     if not n & 1:
         raise RedisError("ERR wrong number of arguments for 'mset' command")
-    ks = c.ks
-    db = c.db
-    if ks.notify_flags:
+    if c.ks.notify_flags:
         for i in range(1, n, 2):
             _set_generic(c, args[i], args[i + 1], 0, None)
-        return OK
-    kset = ks.set
-    for i in range(1, n, 2):
-        kset(db, args[i], args[i + 1])
+    else:
+        c.ks.set_pairs(c.db, args)
     return OK
 
 
@@ -391,15 +387,9 @@ def _incr(c, key, by):
         return by
     if type(v) is not bytes:
         raise WRONGTYPE
-    # string2ll, inlined: an integer is valid iff it is the canonical decimal spelling.
-    try:
-        if len(v) > 20:
-            raise ValueError
-        old = int(v)
-        if b'%d' % old != v or old > LLONG_MAX or old < LLONG_MIN:
-            raise ValueError
-    except ValueError:
-        raise RedisError(E_NOT_INT) from None
+    old = string2ll(v)
+    if old is None:
+        raise RedisError(E_NOT_INT)
     n = old + by
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)

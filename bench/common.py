@@ -40,13 +40,17 @@ def wait_port(port, proc, timeout=20):
 
 
 class ServerProc:
-    """A server subprocess: `ours` (python -m store) or `redis` (redis-server)."""
+    """A server subprocess: `ours` (python -m store), `redis` (redis-server) or `floor`
+    (the minimal Python server of bench/floor.py)."""
 
     def __init__(self, kind, *args):
         self.kind = kind
         self.port = free_port()
         if kind == 'ours':
             cmd = [sys.executable, '-m', 'store', '--port', str(self.port), *args]
+        elif kind == 'floor':
+            cmd = [sys.executable, os.path.join(ROOT, 'bench', 'floor.py'), '--serve',
+                   str(self.port)]
         else:
             exe = shutil.which('redis-server')
             if not exe:

@@ -4,8 +4,9 @@ Parsing has two paths. The fast path hands a read to hiredis when it starts a mu
 frame and ends with CRLF; it accepts hiredis's frames only when resp.parse_bulk_arrays
 proves the read held whole, well-formed frames of bulk strings. Anything else (inline
 commands, frames split across reads, non-bulk elements, oversized arguments,
-unauthenticated clients) goes to the exact parser in resp.py, which reproduces Redis's errors, limits and close points; the
-connection returns to the fast path once the exact parser's buffer is empty.
+unauthenticated clients) goes to the exact parser in resp.py, which reproduces Redis's
+errors, limits and close points; the connection returns to the fast path once the exact
+parser's buffer is empty.
 
 Commands from one read run in order and their replies leave in one write. The common case
 (authenticated, not in MULTI or subscribe mode, replies on) runs inline in `run`; every

@@ -574,10 +574,9 @@ def _cpu_section(server):
 
 
 def _cmdstat(cmd):
-    usec = cmd.ns // 1000
-    per_call = usec / cmd.calls if cmd.calls else 0
+    per_call = cmd.ns / 1000 / cmd.calls if cmd.calls else 0
     return (f'cmdstat_{cmd.name}',
-            f'calls={cmd.calls},usec={usec},usec_per_call={per_call:.2f},'
+            f'calls={cmd.calls},usec={cmd.ns // 1000},usec_per_call={per_call:.2f},'
             f'rejected_calls={cmd.rejected},failed_calls={cmd.failed}')
 
 

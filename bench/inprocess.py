@@ -1,0 +1,71 @@
+"""Per-command cost of the server's Python, without sockets: a Connection with a dummy
+transport is fed the same 16-command batch over and over through `data_received`, as
+uvloop would call it under `redis-benchmark -P 16`.
+
+    .venv/bin/python bench/inprocess.py [set get incr setex mset ping]
+
+A diagnostic for work on the hot path, steadier than the socket benchmarks on a shared
+machine; the targets are checked by bench/core.py against redis-server.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from store.config import Config  # noqa: E402
+from store.connection import Connection  # noqa: E402
+from store.server import Server  # noqa: E402
+
+
+def command(*args):
+    return b'*%d\r\n' % len(args) + b''.join(b'$%d\r\n%s\r\n' % (len(a), a) for a in args)
+
+
+BATCHES = {
+    'set': command(b'SET', b'key:__rand_int__', b'xxx'),
+    'get': command(b'GET', b'key:__rand_int__'),
+    'incr': command(b'INCR', b'counter:__rand_int__'),
+    'setex': command(b'SET', b'key:__rand_int__', b'xxx', b'EX', b'100'),
+    'mset': command(b'MSET', *[b'key:__rand_int__', b'xxx'] * 10),
+    'ping': command(b'PING'),
+}
+
+
+class Transport:
+    def write(self, data):
+        pass
+
+    def get_extra_info(self, name):
+        return None
+
+    def close(self):
+        pass
+
+
+class Timer:
+    """Stands in for the active expiry, which needs a running loop."""
+
+    def reschedule(self, deadline):
+        pass
+
+
+def main():
+    server = Server(Config())
+    server.keyspace.expiry = Timer()
+    conn = Connection(server)
+    conn.connection_made(Transport())
+    for name in sys.argv[1:] or BATCHES:
+        data = BATCHES[name] * 16
+        rounds = 20000
+        best = float('inf')
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(rounds):
+                conn.data_received(data)
+            best = min(best, (time.perf_counter() - t0) / rounds / 16)
+        print(f'{name:6} {best * 1e6:.3f} us per command')
+
+
+if __name__ == '__main__':
+    main()

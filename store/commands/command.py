@@ -1,0 +1,276 @@
+"""COMMAND: the command table as clients see it, with COUNT, DOCS, INFO, LIST, GETKEYS,
+GETKEYSANDFLAGS and HELP.
+
+redis-cli reads COMMAND DOCS at start-up, so replies follow Redis 7.0: COMMAND INFO's
+ten-element entries with key specs derived from each entry's key positions, COMMAND DOCS'
+summary, since, group, complexity and arguments. The complexity and argument documentation
+of the server group's commands (DOCS) lives here, beside the code that renders it.
+"""
+
+from ..args import E_SYNTAX, lower
+from ..command_table import Command
+from ..pubsub.glob import glob_match
+from ..resp import Map, RedisError, Set
+from .server import as_text, dispatch_subcommand, unique_commands
+from .server import server_subcommand as _sub      # the table's shorthand
+
+
+def lookup_command(server, name):
+    """lookupCommandBySds: 'get' or 'config|get', case-insensitively; None if unknown."""
+    base, _, sub = as_text(name).lower().partition('|')
+    cmd = server.commands.get(base.encode())
+    if cmd is None or not sub:
+        return cmd
+    return cmd.subcommands.get(sub)
+
+
+COMMAND_HELP = [
+    'COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    '(no subcommand)',
+    '    Return details about all Redis commands.',
+    'COUNT',
+    '    Return the total number of commands in this Redis server.',
+    'LIST',
+    '    Return a list of all commands in this Redis server.',
+    'INFO [<command-name> ...]',
+    '    Return details about multiple Redis commands.',
+    '    If no command names are given, documentation details for all',
+    '    commands are returned.',
+    'DOCS [<command-name> ...]',
+    '    Return documentation details about multiple Redis commands.',
+    '    If no command names are given, documentation details for all',
+    '    commands are returned.',
+    'GETKEYS <full-command>',
+    '    Return the keys from a full Redis command.',
+    'GETKEYSANDFLAGS <full-command>',
+    '    Return the keys and the access flags from a full Redis command.',
+    'HELP',
+    '    Prints this help.',
+]
+
+
+def _key_flags(cmd):
+    """Key-spec flags derived from the command's flags (the table has no key specs)."""
+    if 'write' in cmd.flags:
+        return ['RW', 'update']
+    return ['RO', 'access']
+
+
+def _key_specs(cmd):
+    if not cmd.first_key:
+        return []
+    last = cmd.last_key - cmd.first_key if cmd.last_key >= 0 else cmd.last_key
+    return [Map([
+        (b'flags', Set(_key_flags(cmd))),
+        (b'begin_search', Map([(b'type', b'index'),
+                               (b'spec', Map([(b'index', cmd.first_key)]))])),
+        (b'find_keys', Map([(b'type', b'range'),
+                            (b'spec', Map([(b'lastkey', last), (b'keystep', cmd.step),
+                                           (b'limit', 0)]))])),
+    ])]
+
+
+def command_info(cmd):
+    """addReplyCommandInfo: name, arity, flags, first/last/step, ACL categories, tips, key
+    specs, subcommands."""
+    return [cmd.name.encode(), cmd.arity, Set(list(cmd.flags)), cmd.first_key, cmd.last_key,
+            cmd.step, Set(list(cmd.categories)), Set([t.encode() for t in cmd.tips]),
+            _key_specs(cmd), [command_info(sub) for sub in cmd.subcommands.values()]]
+
+
+def _arg(name, type_, token=None, flags='', since=None, args=None):
+    """One entry of a command's documented arguments (addReplyCommandArgList)."""
+    items = [(b'name', name.encode()), (b'type', type_.encode())]
+    if token:
+        items.append((b'token', token.encode()))
+    if since:
+        items.append((b'since', since.encode()))
+    if flags:
+        items.append((b'flags', Set(flags.split())))
+    if args:
+        items.append((b'arguments', args))
+    return Map(items)
+
+
+_FLUSH_ARGS = [_arg('async', 'oneof', flags='optional', args=[
+    _arg('async', 'pure-token', 'ASYNC', since='4.0.0'),
+    _arg('sync', 'pure-token', 'SYNC', since='6.2.0')])]
+_NAMES_ARG = [_arg('command-name', 'string', flags='optional multiple')]
+
+# Complexity and argument documentation of the server group's commands (COMMAND DOCS):
+# COMMAND's own and those of server.py, config_cmd.py, info.py and debug.py.
+DOCS = {
+    'info': ('O(1)', [_arg('section', 'string', flags='optional multiple')]),
+    'time': ('O(1)', None),
+    'dbsize': ('O(1)', None),
+    'flushdb': ('O(N) where N is the number of keys in the selected database', _FLUSH_ARGS),
+    'flushall': ('O(N) where N is the total number of keys in all databases', _FLUSH_ARGS),
+    'swapdb': ('O(N) where N is the count of clients watching or blocking on keys from '
+               'both databases.', [_arg('index1', 'integer'), _arg('index2', 'integer')]),
+    'lastsave': ('O(1)', None),
+    'save': ('O(N) where N is the total number of keys in all databases', None),
+    'bgsave': ('O(1)', [_arg('schedule', 'pure-token', 'SCHEDULE', 'optional', '3.2.2')]),
+    'shutdown': ('O(N) when saving, where N is the total number of keys in all databases '
+                 'when saving data, otherwise O(1)', [
+                     _arg('nosave_save', 'oneof', flags='optional', args=[
+                         _arg('nosave', 'pure-token', 'NOSAVE'),
+                         _arg('save', 'pure-token', 'SAVE')]),
+                     _arg('now', 'pure-token', 'NOW', 'optional', '7.0.0'),
+                     _arg('force', 'pure-token', 'FORCE', 'optional', '7.0.0'),
+                     _arg('abort', 'pure-token', 'ABORT', 'optional', '7.0.0')]),
+    'debug': ('Depends on subcommand.', None),
+    'command': ('O(N) where N is the total number of Redis commands', None),
+    'command|count': ('O(1)', None),
+    'command|docs': ('O(N) where N is the number of commands to look up', _NAMES_ARG),
+    'command|info': ('O(N) where N is the number of commands to look up', _NAMES_ARG),
+    'command|getkeys': ('O(N) where N is the number of arguments to the command', None),
+    'command|getkeysandflags': ('O(N) where N is the number of arguments to the command',
+                                None),
+    'command|list': ('O(N) where N is the total number of Redis commands', [
+        _arg('filterby', 'oneof', 'FILTERBY', 'optional', args=[
+            _arg('module-name', 'string', 'MODULE'), _arg('category', 'string', 'ACLCAT'),
+            _arg('pattern', 'pattern', 'PATTERN')])]),
+    'command|help': ('O(1)', None),
+    'config': ('Depends on subcommand.', None),
+    'config|get': ('O(N) when N is the number of configuration parameters provided', [
+        _arg('parameter', 'block', flags='multiple', args=[_arg('parameter', 'string')])]),
+    'config|set': ('O(N) when N is the number of configuration parameters provided', [
+        _arg('parameter_value', 'block', flags='multiple', args=[
+            _arg('parameter', 'string'), _arg('value', 'string')])]),
+    'config|resetstat': ('O(1)', None),
+    'config|rewrite': ('O(1)', None),
+    'config|help': ('O(1)', None),
+}
+
+
+def command_docs(cmd):
+    """addReplyCommandDocs: summary, since, group, complexity, arguments, subcommands."""
+    items = []
+    if cmd.summary:
+        items.append((b'summary', cmd.summary.encode()))
+    items.append((b'since', cmd.since.encode()))
+    items.append((b'group', cmd.group.encode()))
+    complexity, arguments = DOCS.get(cmd.name, (None, None))
+    if complexity:
+        items.append((b'complexity', complexity.encode()))
+    if cmd.name == 'debug':
+        items.append((b'doc_flags', Set(['syscmd'])))
+    if arguments:
+        items.append((b'arguments', arguments))
+    if cmd.subcommands:
+        items.append((b'subcommands', Map([(sub.name.encode(), command_docs(sub))
+                                           for sub in cmd.subcommands.values()])))
+    return Map(items)
+
+
+def command(c, args):
+    if len(args) == 1:
+        return [command_info(cmd) for cmd in unique_commands(c.server)]
+    return dispatch_subcommand(c, args)
+
+
+def command_count(c, args):
+    return len(unique_commands(c.server))
+
+
+def command_info_(c, args):
+    if len(args) == 2:
+        return [command_info(cmd) for cmd in unique_commands(c.server)]
+    out = []
+    for name in args[2:]:
+        cmd = lookup_command(c.server, name)
+        out.append(None if cmd is None else command_info(cmd))
+    return out
+
+
+def command_docs_(c, args):
+    if len(args) == 2:
+        found = unique_commands(c.server)
+    else:
+        found = [cmd for cmd in (lookup_command(c.server, n) for n in args[2:]) if cmd]
+    return Map([(cmd.name.encode(), command_docs(cmd)) for cmd in found])
+
+
+def command_list(c, args):
+    kind = arg = None
+    i = 2
+    while i < len(args):
+        if lower(args[i]) == 'filterby' and len(args) - 1 - i == 2:
+            kind = lower(args[i + 1])
+            if kind not in ('module', 'aclcat', 'pattern'):
+                raise RedisError(E_SYNTAX)
+            arg = args[i + 2]
+            i += 3
+        else:
+            raise RedisError(E_SYNTAX)
+    out = []
+    for cmd in unique_commands(c.server):
+        for each in cmd.all():
+            if kind == 'module':
+                continue            # no modules here
+            if kind == 'aclcat' and '@' + as_text(arg).lower() not in each.categories:
+                continue
+            if kind == 'pattern' and not glob_match(arg, each.name.encode(), nocase=True):
+                continue
+            out.append(each.name.encode())
+    return out
+
+
+def _getkeys(c, args):
+    """The command named by args[2:] and the positions of its keys, with Redis's errors."""
+    argv = args[2:]
+    cmd = c.server.commands.get(argv[0].lower())
+    if cmd is not None and cmd.subcommands and len(argv) >= 2:
+        cmd = cmd.subcommands.get(as_text(argv[1]).lower())
+    if cmd is None:
+        raise RedisError('ERR Invalid command specified')
+    if not cmd.first_key:
+        raise RedisError('ERR The command has no key arguments')
+    if not cmd.arity_ok(len(argv)):
+        raise RedisError('ERR Invalid number of arguments specified for command')
+    positions = cmd.key_positions(argv)
+    if not positions or positions[-1] >= len(argv):
+        raise RedisError('ERR Invalid arguments specified for command')
+    return cmd, [argv[i] for i in positions]
+
+
+def command_getkeys(c, args):
+    return _getkeys(c, args)[1]
+
+
+def command_getkeysandflags(c, args):
+    cmd, keys = _getkeys(c, args)
+    return [[key, Set(_key_flags(cmd))] for key in keys]
+
+
+def command_help(c, args):
+    return COMMAND_HELP
+
+
+# -- the command table --------------------------------------------------------------------
+
+COMMANDS = [
+    Command('command', command, -1, 'loading stale', categories='@slow @connection',
+            group='server', tips='nondeterministic_output_order',
+            summary='Get array of Redis command details', since='2.8.13',
+            subcommands=[
+                _sub('count', command_count, 2, 'loading stale', '@slow @connection',
+                     'Get total number of Redis commands', '2.8.13'),
+                _sub('docs', command_docs_, -2, 'loading stale', '@slow @connection',
+                     'Get array of specific Redis command documentation', '7.0.0',
+                     'nondeterministic_output_order'),
+                _sub('getkeys', command_getkeys, -4, 'loading stale', '@slow @connection',
+                     'Extract keys given a full Redis command', '2.8.13'),
+                _sub('getkeysandflags', command_getkeysandflags, -4, 'loading stale',
+                     '@slow @connection',
+                     'Extract keys and access flags given a full Redis command', '7.0.0'),
+                _sub('info', command_info_, -2, 'loading stale', '@slow @connection',
+                     'Get array of specific Redis command details, or all when no argument '
+                     'is given.', '2.8.13', 'nondeterministic_output_order'),
+                _sub('list', command_list, -2, 'loading stale', '@slow @connection',
+                     'Get an array of Redis command names', '7.0.0',
+                     'nondeterministic_output_order'),
+                _sub('help', command_help, 2, 'loading stale', '@slow @connection',
+                     'Show helpful text about the different subcommands', '5.0.0'),
+            ]),
+]

@@ -1,0 +1,282 @@
+"""CONFIG: GET, SET, RESETSTAT, REWRITE and HELP, and the CONFIG REWRITE file writer.
+
+Named config_cmd.py because store/config.py is the parameter table these commands read and
+write. CONFIG GET replies with a map, CONFIG SET checks every name and value before it
+applies any and fails in Redis 7.0's three forms, CONFIG RESETSTAT clears the counters that
+INFO reads (server, keyspace and per-command ones), and CONFIG REWRITE rewrites the config
+file in place as config.c's rewriteConfig does.
+"""
+
+import os
+import tempfile
+
+from ..args import E_SYNTAX
+from ..command_table import Command
+from ..config import PARAMS, PROTECTED, TABLE, ConfigError
+from ..pubsub.glob import glob_match
+from ..resp import OK, Map, RedisError, split_args
+from .server import (ADMIN, as_text, dispatch_subcommand, protected_allowed,
+                     unique_commands)
+from .server import server_subcommand as _sub      # the table's shorthand
+
+
+# -- CONFIG -------------------------------------------------------------------------------
+
+CONFIG_HELP = [
+    'CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    'GET <pattern>',
+    '    Return parameters matching the glob-like <pattern> and their values.',
+    'SET <directive> <value>',
+    '    Set the configuration <directive> to <value>.',
+    'RESETSTAT',
+    '    Reset statistics reported by the INFO command.',
+    'REWRITE',
+    '    Rewrite the configuration file.',
+    'HELP',
+    '    Prints this help.',
+]
+
+
+def config_get(c, args):
+    """Exact names are looked up as typed (an alias is answered under the alias); glob
+    patterns match every name and alias case-insensitively. Each name appears once."""
+    config = c.server.config
+    matches = {}        # lower-case name -> (name as replied, canonical name)
+    for pattern in args[2:]:
+        text = as_text(pattern)
+        if not any(ch in text for ch in '[*?'):
+            param = TABLE.get(text.lower())
+            if param is not None and text.lower() not in matches:
+                matches[text.lower()] = (text, param.name)
+            continue
+        for name, param in TABLE.items():
+            if name not in matches and glob_match(pattern, name.encode(), nocase=True):
+                matches[name] = (name, param.name)
+    return Map([(shown.encode('utf-8', 'surrogateescape'), config.render(name).encode())
+                for shown, name in matches.values()])
+
+
+def _set_failed(name, reason):
+    return RedisError(f"ERR CONFIG SET failed (possibly related to argument '{name}') - "
+                      f'{reason}')
+
+
+def config_set(c, args):
+    """Check every name (unknown, immutable, protected, duplicate), then parse every value,
+    and only then store them all and apply them: a failure changes nothing."""
+    if len(args) % 2:
+        raise RedisError(E_SYNTAX)
+    server = c.server
+    config = server.config
+    chosen = []
+    seen = set()
+    for i in range(2, len(args), 2):
+        name = as_text(args[i])
+        key = name.lower()
+        param = TABLE.get(key)
+        if param is None:
+            raise RedisError(f"ERR Unknown option or number of arguments for CONFIG SET - "
+                             f"'{name}'")
+        if not param.mutable:
+            raise _set_failed(name, "can't set immutable config")
+        if param.name in PROTECTED and not protected_allowed(c, config['enable-protected-configs']):
+            raise _set_failed(name, "can't set protected config")
+        if key in seen:
+            raise _set_failed(name, 'duplicate parameter')
+        seen.add(key)
+        chosen.append((key, param, as_text(args[i + 1])))
+    new = []
+    for key, param, value in chosen:
+        try:
+            parsed = param.parse([value])
+        except ConfigError as e:
+            raise _set_failed(key, e) from None
+        if isinstance(parsed, dict):    # client-output-buffer-limit: only the classes given
+            parsed = {**config.values[param.name], **parsed}
+        new.append((param, parsed))
+    for param, parsed in new:
+        config.values[param.name] = parsed
+    for param, _ in new:
+        server.apply_config(param.name)
+    return OK
+
+
+def reset_stats(server):
+    """CONFIG RESETSTAT: server counters, keyspace counters, per-command counters."""
+    server.stats.reset()
+    server.keyspace.reset_stats()
+    for cmd in unique_commands(server):
+        for each in cmd.all():
+            each.reset_stats()
+    sampler = getattr(server, 'ops_sampler', None)
+    if sampler is not None:
+        sampler.reset()
+
+
+def config_resetstat(c, args):
+    reset_stats(c.server)
+    c.table[b'config'].subcommands['resetstat'].calls = 1    # this call, counted after it
+    return OK
+
+
+def config_rewrite(c, args):
+    server = c.server
+    if not server.config.file:
+        raise RedisError('ERR The server is running without a config file')
+    try:
+        rewrite_config(server.config, server.config.file)
+    except OSError as e:
+        server.log(f'CONFIG REWRITE failed: {e.strerror or e}', '#')
+        raise RedisError(f'ERR Rewriting config file: {e.strerror or e}') from None
+    server.log('CONFIG REWRITE executed with success.')
+    return OK
+
+
+def config_help(c, args):
+    return CONFIG_HELP
+
+
+def config(c, args):
+    return dispatch_subcommand(c, args)
+
+
+# -- CONFIG REWRITE (config.c's rewriteConfig) --------------------------------------------
+
+SIGNATURE = '# Generated by CONFIG REWRITE'
+# Directives the file may hold that are not parameters; their lines are kept as they are.
+_KEPT_DIRECTIVES = ('include', 'rename-command', 'user', 'loadmodule', 'sentinel')
+
+
+def format_memory(n):
+    """rewriteConfigFormatMemory: 1gb, 100mb, 4kb or plain bytes."""
+    for unit, size in (('gb', 1024**3), ('mb', 1024**2), ('kb', 1024)):
+        if n and n % size == 0:
+            return f'{n // size}{unit}'
+    return str(n)
+
+
+def quote(s):
+    """sdscatrepr: a double-quoted string with C escapes."""
+    out = ['"']
+    for ch in s.encode('utf-8', 'surrogateescape'):
+        c = chr(ch)
+        if c in '\\"':
+            out.append('\\' + c)
+        elif c in '\n\r\t\a\b':
+            out.append({'\n': '\\n', '\r': '\\r', '\t': '\\t', '\a': '\\a', '\b': '\\b'}[c])
+        elif 32 <= ch < 127:
+            out.append(c)
+        else:
+            out.append(f'\\x{ch:02x}')
+    out.append('"')
+    return ''.join(out)
+
+
+def _rewrite_lines(config, param):
+    """The lines one parameter rewrites to, each with whether it must be written even
+    when the old file does not mention the parameter (its value is not the default)."""
+    name, value = param.name, config.values[param.name]
+    force = value != param.default
+    if name == 'save':
+        words = value.split()
+        if not words:
+            return [('save ""', True)]
+        return [(f'save {words[i]} {words[i + 1]}', True) for i in range(0, len(words), 2)]
+    if name == 'client-output-buffer-limit':
+        return [(f'{name} {cls} {format_memory(hard)} {format_memory(soft)} {secs}',
+                 (hard, soft, secs) != param.default[cls])
+                for cls, (hard, soft, secs) in sorted(
+                    value.items(), key=lambda kv: ('normal', 'slave', 'pubsub').index(kv[0]))]
+    if param.kind == 'mem':
+        text = format_memory(value)
+    elif param.kind == 'str' or name in ('notify-keyspace-events', 'keyevent-journal-events'):
+        text = quote(config.render(name))
+    else:
+        text = config.render(name)
+    return [(f'{name} {text}', force)]
+
+
+def rewrite_config(config, path):
+    """Keep the file's comments, blank lines and unknown directives; replace each
+    parameter's lines in place; append parameters that differ from their default after a
+    '# Generated by CONFIG REWRITE' line; drop leftover lines of rewritten parameters."""
+    try:
+        with open(path, encoding='utf-8', errors='surrogateescape') as f:
+            old = f.read().split('\n')
+        if old[-1] == '':
+            old.pop()           # the newline ending the last line
+    except FileNotFoundError:
+        old = []
+    lines = []
+    positions = {}          # canonical option name -> indexes in `lines`
+    has_signature = False
+    for raw in old:
+        line = raw.strip('\r\n\t ')
+        if not line or line.startswith('#'):
+            has_signature = has_signature or line == SIGNATURE
+            lines.append(line)
+            continue
+        argv = split_args(line.encode('utf-8', 'surrogateescape'))
+        name = as_text(argv[0]).lower() if argv else ''
+        if name not in TABLE and name not in _KEPT_DIRECTIVES:
+            lines.append('# ??? ' + line)
+            continue
+        name = TABLE[name].name if name in TABLE else name
+        positions.setdefault(name, []).append(len(lines))
+        lines.append(line)
+    for param in PARAMS:
+        slots = positions.pop(param.name, [])
+        for text, force in _rewrite_lines(config, param):
+            if slots:
+                lines[slots.pop(0)] = text
+            elif force:
+                if not has_signature:
+                    lines.append(SIGNATURE)
+                    has_signature = True
+                lines.append(text)
+        for i in slots:         # the parameter now takes fewer lines than the file had
+            lines[i] = ''
+    content = []
+    for line in lines:
+        if line == '' and content and content[-1] == '':
+            continue            # every run of blank lines becomes one
+        content.append(line)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix='.config-rewrite-', dir=directory)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8', errors='surrogateescape') as f:
+            f.write(''.join(line + '\n' for line in content))
+            f.flush()
+            os.fsync(f.fileno())
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# -- the command table --------------------------------------------------------------------
+
+_CONFIG_FLAGS = 'admin noscript loading stale'
+
+
+COMMANDS = [
+    Command('config', config, -2, categories='@slow', group='server',
+            summary='A container for server configuration commands', since='2.0.0',
+            subcommands=[
+                _sub('get', config_get, -3, _CONFIG_FLAGS, ADMIN,
+                     'Get the values of configuration parameters', '2.0.0'),
+                _sub('set', config_set, -4, _CONFIG_FLAGS, ADMIN,
+                     'Set configuration parameters to the given values', '2.0.0',
+                     'request_policy:all_nodes response_policy:all_succeeded'),
+                _sub('resetstat', config_resetstat, 2, _CONFIG_FLAGS, ADMIN,
+                     'Reset the stats returned by INFO', '2.0.0'),
+                _sub('rewrite', config_rewrite, 2, _CONFIG_FLAGS, ADMIN,
+                     'Rewrite the configuration file with the in memory configuration',
+                     '2.8.0'),
+                _sub('help', config_help, 2, 'loading stale', '@slow',
+                     'Show helpful text about the different subcommands', '5.0.0'),
+            ]),
+]

@@ -12,14 +12,12 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
+from common import command  # noqa: E402
 from store.config import Config  # noqa: E402
 from store.connection import Connection  # noqa: E402
 from store.server import Server  # noqa: E402
-
-
-def command(*args):
-    return b'*%d\r\n' % len(args) + b''.join(b'$%d\r\n%s\r\n' % (len(a), a) for a in args)
 
 
 BATCHES = {

@@ -123,7 +123,7 @@ def ref(redis_ref):
     client.close()
 
 
-def _client_pair(server, redis_ref, protocol):
+def client_pair(server, redis_ref, protocol):
     ours = server.client(protocol=protocol)
     theirs = redis.Redis(*redis_ref, protocol=protocol)
     for c in (ours, theirs):
@@ -134,7 +134,7 @@ def _client_pair(server, redis_ref, protocol):
 @pytest.fixture
 def both(server, redis_ref):
     """(ours, reference) RESP2 clients, both flushed, for differential tests."""
-    pair = _client_pair(server, redis_ref, 2)
+    pair = client_pair(server, redis_ref, 2)
     yield pair
     for c in pair:
         c.close()
@@ -143,7 +143,7 @@ def both(server, redis_ref):
 @pytest.fixture
 def both3(server, redis_ref):
     """(ours, reference) RESP3 clients, both flushed."""
-    pair = _client_pair(server, redis_ref, 3)
+    pair = client_pair(server, redis_ref, 3)
     yield pair
     for c in pair:
         c.close()

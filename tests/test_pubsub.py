@@ -15,20 +15,13 @@ import redis
 import redis.asyncio
 
 from conftest import redis_cli
+from rawconn import pack
 
 from store.pubsub import CHANNELS, PATTERNS
 from store.pubsub.channel_store import ChannelStore
 
 
 # -- raw transcripts --------------------------------------------------------------------------
-
-def enc(*args):
-    out = [b'*%d\r\n' % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b'$%d\r\n%s\r\n' % (len(a), a))
-    return b''.join(out)
-
 
 class RawClient:
     """A socket that sends commands and reads everything the server sends up to the
@@ -44,13 +37,13 @@ class RawClient:
         self.n = 0
 
     def send(self, *cmds):
-        self.s.sendall(b''.join(enc(*c) for c in cmds))
+        self.s.sendall(b''.join(pack(*c) for c in cmds))
 
     def sync(self):
         self.n += 1
         tok = b'sync%d' % self.n
         try:
-            self.s.sendall(enc('PING', tok))
+            self.s.sendall(pack('PING', tok))
         except OSError:
             return b'<closed>'
         end = b'$%d\r\n%s\r\n' % (len(tok), tok)
@@ -471,7 +464,7 @@ def test_control_queue_drains_quota_before_commands(make_server):
             hub.publish(b'q', b'%04d' % i)
         assert len(conn.pubsub.queue) == 1000
         # the subscriber's next read arrives before the loop drains the queue
-        conn.data_received(enc('PING', 'cmd'))
+        conn.data_received(pack('PING', 'cmd'))
         return len(conn.pubsub.queue)
     assert srv.call(flood_then_command) == 990
     data = b''
@@ -492,7 +485,7 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
     published = [0]
 
     def flood():
-        pipe_payload = b''.join(enc('PUBLISH', 'flood', 'x' * 64) for _ in range(200))
+        pipe_payload = b''.join(pack('PUBLISH', 'flood', 'x' * 64) for _ in range(200))
         s = socket.create_connection(('127.0.0.1', srv.port))
         while not stop.is_set():
             s.sendall(pipe_payload)
@@ -505,7 +498,7 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
     c = socket.create_connection(('127.0.0.1', srv.port))
     c.settimeout(10)
     reader = hiredis.Reader()
-    c.sendall(enc('HELLO', '3') + enc('SUBSCRIBE', 'flood'))
+    c.sendall(pack('HELLO', '3') + pack('SUBSCRIBE', 'flood'))
     pushes = 0
     replies = []
 
@@ -533,7 +526,7 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
         for i in range(100):
             before = pushes
             t0 = time.perf_counter()
-            c.sendall(enc('INCR', 'ctr'))
+            c.sendall(pack('INCR', 'ctr'))
             replies.append(read_reply())
             latencies.append(time.perf_counter() - t0)
             assert pushes >= before

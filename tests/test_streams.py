@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from conftest import run_all
+from conftest import client_pair, run_all
 
 from store.stream import Stream, format_id, make_id
 
@@ -21,31 +21,21 @@ def raw(client):
 
 @pytest.fixture(params=[2, 3], ids=['resp2', 'resp3'])
 def both(request, server, redis_ref):
-    """(ours, redis-server) raw clients speaking the same protocol (redis-py's default
-    is RESP3, so RESP2 is asked for explicitly)."""
-    ours = raw(server.client(protocol=request.param))
-    theirs = raw(redis.Redis(*redis_ref, protocol=request.param))
-    for c in (ours, theirs):
-        c.flushall()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
+    """(ours, redis-server) raw clients speaking the same protocol, RESP2 and RESP3."""
+    pair = [raw(c) for c in client_pair(server, redis_ref, request.param)]
+    yield pair
+    for c in pair:
+        c.close()
 
 
 @pytest.fixture
-def r(server):
-    c = raw(server.client(protocol=2))
-    c.flushall()
-    yield c
-    c.close()
+def r(r):
+    return raw(r)
 
 
 @pytest.fixture
-def r3(server):
-    c = raw(server.client(protocol=3))
-    c.flushall()
-    yield c
-    c.close()
+def r3(r3):
+    return raw(r3)
 
 
 def _normalize(cmd, reply):

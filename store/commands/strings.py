@@ -66,6 +66,7 @@ NX, XX, GET, KEEPTTL, PERSIST, EX, PX, EXAT, PXAT = (1 << i for i in range(9))
 _EXPIRY = EX | PX | EXAT | PXAT
 _PLAIN_EXPIRY = {b'EX': EX, b'ex': EX, b'PX': PX, b'px': PX}
 _UNIT_MS = {EX: 1000, PX: 1}
+_TIME_OPTIONS = {b'ex': EX, b'px': PX, b'exat': EXAT, b'pxat': PXAT}   # one of them at most
 
 
 def _keyword(b):
@@ -96,20 +97,9 @@ def _parse_options(args, start, is_set):
             flags |= KEEPTTL
         elif opt == b'persist' and not is_set and not flags & (KEEPTTL | _EXPIRY):
             flags |= PERSIST
-        elif opt == b'ex' and more and not flags & (KEEPTTL | PERSIST | EXAT | PX | PXAT):
-            flags |= EX
-            i += 1
-            expire = args[i]
-        elif opt == b'px' and more and not flags & (KEEPTTL | PERSIST | EX | EXAT | PXAT):
-            flags |= PX
-            i += 1
-            expire = args[i]
-        elif opt == b'exat' and more and not flags & (KEEPTTL | PERSIST | EX | PX | PXAT):
-            flags |= EXAT
-            i += 1
-            expire = args[i]
-        elif opt == b'pxat' and more and not flags & (KEEPTTL | PERSIST | EX | EXAT | PX):
-            flags |= PXAT
+        elif opt in _TIME_OPTIONS and more and not flags & (
+                KEEPTTL | PERSIST | _EXPIRY & ~_TIME_OPTIONS[opt]):
+            flags |= _TIME_OPTIONS[opt]
             i += 1
             expire = args[i]
         else:

@@ -12,7 +12,8 @@ import signal
 import sys
 
 from .config import Config, ConfigError
-from .server import Server, VERSION, new_event_loop
+from .server import Server, new_event_loop
+from .version import VERSION
 
 
 def parse_argv(argv):

@@ -17,8 +17,8 @@ per event; store/stream.py `enc` and ENCODED), so reading the journal with XRANG
 the analytics path (spark/), only joins bytes, and an entry costs one bytes object.
 """
 
-from .stream import ENCODED, Stream, format_id
-from .keyspace import now_ms
+from .types.stream import ENCODED, Stream, format_id
+from .clock import now_ms
 
 
 def _bulk(b):

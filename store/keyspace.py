@@ -11,15 +11,11 @@ deletes keys at their deadline; the lazy path here makes reads correct in betwee
 """
 
 import random
-import time
 
 from . import events
+from .clock import now_ms
 from .db_slice import SLOTS, DbSlice, key_slot, crc_hqx
 from .expiry.stats import LagStats
-
-
-def now_ms():
-    return time.time_ns() // 1_000_000
 
 
 class Keyspace:

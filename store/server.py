@@ -23,8 +23,6 @@ from .journal import Journal
 from .keyspace import Keyspace
 from .pubsub import PubSub
 
-VERSION = '7.0.15'          # the Redis version whose behaviour we implement
-SERVER_NAME = 'store'
 
 
 class Stats:

@@ -10,7 +10,7 @@ import redis
 
 from conftest import client_pair, run_all
 
-from store.stream import Stream, format_id, make_id
+from store.types.stream import Stream, format_id, make_id
 
 
 def raw(client):

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import assert_same, assert_same_events, capture_events, run_all
 from store.commands import strings
-from store.commands.strings import ld_format, ld_round, strtold
+from store.longdouble import ld_format, ld_round, strtold
 
 FUTURE_S = 4102444800            # 2100-01-01, an EXAT both servers agree on
 FUTURE_MS = FUTURE_S * 1000

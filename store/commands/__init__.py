@@ -1,7 +1,7 @@
 """Command families, one module each; the server merges their COMMANDS tables."""
 
-from . import (client, command, config_cmd, connection, debug, expire, info, keys, pubsub,
-               server, streams, strings, transactions)
+from . import (admin, client, config_cmd, debug, expire, info, introspection, keys, pubsub,
+               session, streams, strings, transactions)
 
-MODULES = [client, strings, keys, expire, transactions, connection, config_cmd, command, info,
-           debug, server, pubsub, streams]
+MODULES = [client, strings, keys, expire, transactions, session, config_cmd, introspection,
+           info, debug, admin, pubsub, streams]

@@ -12,7 +12,7 @@ PAUSE validates its arguments and replies OK without pausing anyone.
 import time
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
-from ..command_table import Command, subcommand
+from ..command_table import Family
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, error_arg, string2ll
 
 NO_REPLY = Raw(b'')         # a command that sends nothing (CLIENT REPLY OFF/SKIP)
@@ -76,6 +76,9 @@ HELP = [
 # here (no replication), so 'master' and 'replica' match nobody.
 CLIENT_TYPES = {'normal': 'normal', 'slave': 'replica', 'replica': 'replica',
                 'pubsub': 'pubsub', 'master': 'master'}
+
+
+COMMANDS = Family('connection', since='2.4.0')
 
 
 def _syntax_error(args):
@@ -187,6 +190,12 @@ def client_info_line(conn, current=None, args=None):
 
 # -- subcommands ---------------------------------------------------------------------------
 
+CLIENT = COMMANDS.container('client', -2, categories='@slow',
+                            summary='A container for client connection commands')
+
+
+@CLIENT.subcommand('id', 2, flags='noscript loading stale', categories='@slow @connection',
+                   since='5.0.0')
 def client_id(c, args):
     return c.id
 
@@ -195,6 +204,8 @@ def valid_name(name):
     return all(33 <= ch <= 126 for ch in name)
 
 
+@CLIENT.subcommand('setname', 3, flags='noscript loading stale', categories='@slow @connection',
+                   since='2.6.9')
 def client_setname(c, args):
     name = args[2]
     if not valid_name(name):
@@ -203,10 +214,15 @@ def client_setname(c, args):
     return OK
 
 
+@CLIENT.subcommand('getname', 2, flags='noscript loading stale', categories='@slow @connection',
+                   since='2.6.9')
 def client_getname(c, args):
     return c.name.encode() if c.name else None
 
 
+@CLIENT.subcommand('list', -2, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous @connection',
+                   tips='nondeterministic_output', since='2.4.0')
 def client_list(c, args):
     clients = c.server.clients
     if len(args) == 2:
@@ -229,6 +245,8 @@ def client_list(c, args):
                             for conn in chosen).encode())
 
 
+@CLIENT.subcommand('info', 2, flags='noscript loading stale', categories='@slow @connection',
+                   tips='nondeterministic_output', since='6.2.0')
 def client_info(c, args):
     return Verbatim((client_info_line(c, c, args) + '\n').encode())
 
@@ -252,6 +270,8 @@ def close_after_this_reply(c):
         c.server.loop.call_soon(transport.close)      # in case no reply is written
 
 
+@CLIENT.subcommand('kill', -3, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous @connection', since='2.4.0')
 def client_kill(c, args):
     addr = laddr = user = ctype = None
     cid = 0
@@ -317,6 +337,8 @@ def client_kill(c, args):
     return killed
 
 
+@CLIENT.subcommand('reply', 3, flags='noscript loading stale', categories='@slow @connection',
+                   since='3.2.0')
 def client_reply(c, args):
     mode = lower(args[2])
     if mode == 'on':
@@ -354,16 +376,22 @@ def _on_off(args):
     raise RedisError(E_SYNTAX)
 
 
+@CLIENT.subcommand('no-evict', 3, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous @connection', since='7.0.0')
 def client_no_evict(c, args):
     c.no_evict = _on_off(args)
     return OK
 
 
+@CLIENT.subcommand('no-touch', 3, flags='noscript loading stale', categories='@slow @connection',
+                   since='7.2.0')
 def client_no_touch(c, args):
     c.no_touch = _on_off(args)
     return OK
 
 
+@CLIENT.subcommand('pause', -3, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous @connection', since='3.0.0')
 def client_pause(c, args):
     if len(args) > 4:
         raise _syntax_error(args)
@@ -379,10 +407,14 @@ def client_pause(c, args):
     return OK
 
 
+@CLIENT.subcommand('unpause', 2, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous @connection', since='6.2.0')
 def client_unpause(c, args):
     return OK
 
 
+@CLIENT.subcommand('unblock', -3, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous @connection', since='5.0.0')
 def client_unblock(c, args):
     if len(args) > 4:
         raise _syntax_error(args)
@@ -399,6 +431,8 @@ def client_unblock(c, args):
     return 0
 
 
+@CLIENT.subcommand('tracking', -3, flags='noscript loading stale', categories='@slow @connection',
+                   since='6.0.0')
 def client_tracking(c, args):
     mode = lower(args[2])
     if mode == 'on':
@@ -409,71 +443,27 @@ def client_tracking(c, args):
     raise RedisError(E_SYNTAX)
 
 
+@CLIENT.subcommand('trackinginfo', 2, flags='noscript loading stale',
+                   categories='@slow @connection', since='6.2.0')
 def client_trackinginfo(c, args):
     return Map([(b'flags', Set([b'off'])), (b'redirect', -1), (b'prefixes', [])])
 
 
+@CLIENT.subcommand('getredir', 2, flags='noscript loading stale', categories='@slow @connection',
+                   since='6.0.0')
 def client_getredir(c, args):
     return -1
 
 
+@CLIENT.subcommand('caching', 3, flags='noscript loading stale', categories='@slow @connection',
+                   since='6.0.0')
 def client_caching(c, args):
     raise RedisError('ERR CLIENT CACHING can be called only when the client is in tracking '
                      'mode with OPTIN or OPTOUT mode enabled')
 
 
+@CLIENT.subcommand('help', 2, flags='loading stale', categories='@slow @connection', since='5.0.0')
 def client_help(c, args):
     return HELP
 
 
-def client(c, args):
-    sub = c.last_sub = CLIENT.subcommands.get(args[1].decode('latin-1').lower())
-    if sub is None:         # (command_table.subcommand would echo CR/LF unescaped)
-        raise RedisError(f"ERR unknown subcommand '{error_arg(args[1], 128)}'. Try CLIENT HELP.")
-    return subcommand(CLIENT, c, args)
-
-
-_CONN = 'noscript loading stale'
-_ADMIN = 'admin noscript loading stale'
-_CAT = '@slow @connection'
-_ADMIN_CAT = '@admin @slow @dangerous @connection'
-
-CLIENT = Command('client', client, -2, '', categories='@slow', group='connection',
-                 since='2.4.0', summary='A container for client connection commands',
-                 subcommands=[
-    Command('caching', client_caching, 3, _CONN, categories=_CAT, group='connection',
-            since='6.0.0'),
-    Command('getname', client_getname, 2, _CONN, categories=_CAT, group='connection',
-            since='2.6.9'),
-    Command('getredir', client_getredir, 2, _CONN, categories=_CAT, group='connection',
-            since='6.0.0'),
-    Command('help', client_help, 2, 'loading stale', categories=_CAT, group='connection',
-            since='5.0.0'),
-    Command('id', client_id, 2, _CONN, categories=_CAT, group='connection', since='5.0.0'),
-    Command('info', client_info, 2, _CONN, categories=_CAT, group='connection',
-            tips='nondeterministic_output', since='6.2.0'),
-    Command('kill', client_kill, -3, _ADMIN, categories=_ADMIN_CAT, group='connection',
-            since='2.4.0'),
-    Command('list', client_list, -2, _ADMIN, categories=_ADMIN_CAT, group='connection',
-            tips='nondeterministic_output', since='2.4.0'),
-    Command('no-evict', client_no_evict, 3, _ADMIN, categories=_ADMIN_CAT,
-            group='connection', since='7.0.0'),
-    Command('no-touch', client_no_touch, 3, _CONN, categories=_CAT, group='connection',
-            since='7.2.0'),
-    Command('pause', client_pause, -3, _ADMIN, categories=_ADMIN_CAT, group='connection',
-            since='3.0.0'),
-    Command('reply', client_reply, 3, _CONN, categories=_CAT, group='connection',
-            since='3.2.0'),
-    Command('setname', client_setname, 3, _CONN, categories=_CAT, group='connection',
-            since='2.6.9'),
-    Command('tracking', client_tracking, -3, _CONN, categories=_CAT, group='connection',
-            since='6.0.0'),
-    Command('trackinginfo', client_trackinginfo, 2, _CONN, categories=_CAT,
-            group='connection', since='6.2.0'),
-    Command('unblock', client_unblock, -3, _ADMIN, categories=_ADMIN_CAT,
-            group='connection', since='5.0.0'),
-    Command('unpause', client_unpause, 2, _ADMIN, categories=_ADMIN_CAT, group='connection',
-            since='6.2.0'),
-])
-
-COMMANDS = [CLIENT]

@@ -11,13 +11,12 @@ import os
 import tempfile
 
 from ..args import E_SYNTAX
-from ..command_table import Command
+from ..command_table import Family
 from ..config import PARAMS, PROTECTED, TABLE, ConfigError
-from ..pubsub.glob import glob_match
+from ..glob import glob_match
 from ..resp import OK, Map, RedisError, split_args
-from .server import (ADMIN, as_text, dispatch_subcommand, protected_allowed,
+from .admin import (as_text, protected_allowed,
                      unique_commands)
-from .server import server_subcommand as _sub      # the table's shorthand
 
 
 # -- CONFIG -------------------------------------------------------------------------------
@@ -37,6 +36,16 @@ CONFIG_HELP = [
 ]
 
 
+COMMANDS = Family('server', since='2.0.0')
+
+
+CONFIG = COMMANDS.container('config', -2, categories='@slow',
+                            summary='A container for server configuration commands')
+
+
+@CONFIG.subcommand('get', -3, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous',
+                   summary='Get the values of configuration parameters', since='2.0.0')
 def config_get(c, args):
     """Exact names are looked up as typed (an alias is answered under the alias); glob
     patterns match every name and alias case-insensitively. Each name appears once."""
@@ -61,6 +70,10 @@ def _set_failed(name, reason):
                       f'{reason}')
 
 
+@CONFIG.subcommand('set', -4, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous',
+                   tips='request_policy:all_nodes response_policy:all_succeeded',
+                   summary='Set configuration parameters to the given values', since='2.0.0')
 def config_set(c, args):
     """Check every name (unknown, immutable, protected, duplicate), then parse every value,
     and only then store them all and apply them: a failure changes nothing."""
@@ -113,12 +126,17 @@ def reset_stats(server):
         sampler.reset()
 
 
+@CONFIG.subcommand('resetstat', 2, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous',
+                   summary='Reset the stats returned by INFO', since='2.0.0')
 def config_resetstat(c, args):
     reset_stats(c.server)
-    c.table[b'config'].subcommands['resetstat'].calls = 1    # this call, counted after it
     return OK
 
 
+@CONFIG.subcommand('rewrite', 2, flags='admin noscript loading stale',
+                   categories='@admin @slow @dangerous', since='2.8.0',
+                   summary='Rewrite the configuration file with the in memory configuration')
 def config_rewrite(c, args):
     server = c.server
     if not server.config.file:
@@ -132,12 +150,10 @@ def config_rewrite(c, args):
     return OK
 
 
+@CONFIG.subcommand('help', 2, flags='loading stale', categories='@slow', since='5.0.0',
+                   summary='Show helpful text about the different subcommands')
 def config_help(c, args):
     return CONFIG_HELP
-
-
-def config(c, args):
-    return dispatch_subcommand(c, args)
 
 
 # -- CONFIG REWRITE (config.c's rewriteConfig) --------------------------------------------
@@ -260,23 +276,3 @@ def rewrite_config(config, path):
 # -- the command table --------------------------------------------------------------------
 
 _CONFIG_FLAGS = 'admin noscript loading stale'
-
-
-COMMANDS = [
-    Command('config', config, -2, categories='@slow', group='server',
-            summary='A container for server configuration commands', since='2.0.0',
-            subcommands=[
-                _sub('get', config_get, -3, _CONFIG_FLAGS, ADMIN,
-                     'Get the values of configuration parameters', '2.0.0'),
-                _sub('set', config_set, -4, _CONFIG_FLAGS, ADMIN,
-                     'Set configuration parameters to the given values', '2.0.0',
-                     'request_policy:all_nodes response_policy:all_succeeded'),
-                _sub('resetstat', config_resetstat, 2, _CONFIG_FLAGS, ADMIN,
-                     'Reset the stats returned by INFO', '2.0.0'),
-                _sub('rewrite', config_rewrite, 2, _CONFIG_FLAGS, ADMIN,
-                     'Rewrite the configuration file with the in memory configuration',
-                     '2.8.0'),
-                _sub('help', config_help, 2, 'loading stale', '@slow',
-                     'Show helpful text about the different subcommands', '5.0.0'),
-            ]),
-]

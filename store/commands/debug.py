@@ -11,9 +11,10 @@ import os
 import time
 
 from ..args import int_arg, lower
-from ..command_table import Command
+from ..command_table import Family
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
-from .server import ADMIN, as_text, protected_allowed
+from ..types import encoding_of
+from .admin import as_text, protected_allowed
 
 
 E_DEBUG_DISABLED = ('ERR DEBUG command not allowed. If the enable-debug-command option is set '
@@ -65,6 +66,9 @@ DEBUG_HELP = [
 ]
 
 
+COMMANDS = Family('server')
+
+
 def _atoi(b):
     """C atoi: the leading integer of `b`, 0 if none."""
     digits = b.strip()
@@ -90,10 +94,6 @@ def _strtod(b):
 
 
 def _encoding(value):
-    try:
-        from .keys import encoding_of
-    except ImportError:         # pragma: no cover - keys.py is part of the package
-        return 'embstr' if type(value) is bytes else 'raw'
     return encoding_of(value)
 
 
@@ -193,6 +193,9 @@ def debug_populate(c, args):
     return OK
 
 
+@COMMANDS.command('debug', -2, flags='admin noscript loading stale',
+                  categories='@admin @slow @dangerous',
+                  summary='A container for debugging commands')
 def debug(c, args):
     """DEBUG is one command that parses its own subcommands (Redis 7.0 debugCommand), so
     its errors differ from those of containers like CONFIG."""
@@ -242,8 +245,3 @@ def debug(c, args):
 
 
 # -- the command table --------------------------------------------------------------------
-
-COMMANDS = [
-    Command('debug', debug, -2, 'admin noscript loading stale', categories=ADMIN,
-            group='server', summary='A container for debugging commands', since='1.0.0'),
-]

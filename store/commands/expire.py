@@ -15,8 +15,8 @@ index and WATCHers consistent.
 
 from .. import events
 from ..args import int_arg
-from ..command_table import Command
-from ..keyspace import now_ms
+from ..command_table import Family
+from ..clock import now_ms
 from ..resp import RedisError
 
 LLONG_MAX = 2**63 - 1
@@ -24,6 +24,9 @@ LLONG_MIN = -2**63
 
 NX, XX, GT, LT = 1, 2, 4, 8
 _FLAGS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT}
+
+
+COMMANDS = Family('generic', since='2.6.0')
 
 
 def parse_expire_flags(args, start=3):
@@ -80,18 +83,31 @@ def expire_generic(c, args, relative, seconds):
     return 1
 
 
+@COMMANDS.command('expire', -3, flags='write fast', keys=(1, 1, 1),
+                  categories='@keyspace @write @fast', since='1.0.0',
+                  summary="Set a key's time to live in seconds")
 def expire(c, args):
     return expire_generic(c, args, relative=True, seconds=True)
 
 
+@COMMANDS.command('pexpire', -3, flags='write fast', keys=(1, 1, 1),
+                  categories='@keyspace @write @fast',
+                  summary="Set a key's time to live in milliseconds")
 def pexpire(c, args):
     return expire_generic(c, args, relative=True, seconds=False)
 
 
+@COMMANDS.command('expireat', -3, flags='write fast', keys=(1, 1, 1),
+                  categories='@keyspace @write @fast', since='1.2.0',
+                  summary='Set the expiration for a key as a UNIX timestamp')
 def expireat(c, args):
     return expire_generic(c, args, relative=False, seconds=True)
 
 
+@COMMANDS.command('pexpireat', -3, flags='write fast', keys=(1, 1, 1),
+                  categories='@keyspace @write @fast',
+                  summary='Set the expiration for a key as a UNIX timestamp specified in '
+                          'milliseconds')
 def pexpireat(c, args):
     return expire_generic(c, args, relative=False, seconds=False)
 
@@ -110,22 +126,37 @@ def ttl_generic(c, key, in_ms, absolute):
     return ttl if in_ms else (ttl + 500) // 1000
 
 
+@COMMANDS.command('ttl', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@keyspace @read @fast', tips='nondeterministic_output',
+                  since='1.0.0', summary='Get the time to live for a key in seconds')
 def ttl(c, args):
     return ttl_generic(c, args[1], in_ms=False, absolute=False)
 
 
+@COMMANDS.command('pttl', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@keyspace @read @fast', tips='nondeterministic_output',
+                  summary='Get the time to live for a key in milliseconds')
 def pttl(c, args):
     return ttl_generic(c, args[1], in_ms=True, absolute=False)
 
 
+@COMMANDS.command('expiretime', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@keyspace @read @fast', since='7.0.0',
+                  summary='Get the expiration Unix timestamp for a key')
 def expiretime(c, args):
     return ttl_generic(c, args[1], in_ms=False, absolute=True)
 
 
+@COMMANDS.command('pexpiretime', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@keyspace @read @fast', since='7.0.0',
+                  summary='Get the expiration Unix timestamp for a key in milliseconds')
 def pexpiretime(c, args):
     return ttl_generic(c, args[1], in_ms=True, absolute=True)
 
 
+@COMMANDS.command('persist', 2, flags='write fast', keys=(1, 1, 1),
+                  categories='@keyspace @write @fast', since='2.2.0',
+                  summary='Remove the expiration from a key')
 def persist(c, args):
     if c.ks.persist(c.db, args[1]):
         c.ks.notify(events.GENERIC, b'persist', c.db, args[1])
@@ -135,24 +166,3 @@ def persist(c, args):
 
 _WRITE = ('write fast', (1, 1, 1), '@keyspace @write @fast')
 _READ = ('readonly fast', (1, 1, 1), '@keyspace @read @fast')
-
-COMMANDS = [
-    Command('expire', expire, -3, *_WRITE, summary="Set a key's time to live in seconds"),
-    Command('pexpire', pexpire, -3, *_WRITE, since='2.6.0',
-            summary="Set a key's time to live in milliseconds"),
-    Command('expireat', expireat, -3, *_WRITE, since='1.2.0',
-            summary='Set the expiration for a key as a UNIX timestamp'),
-    Command('pexpireat', pexpireat, -3, *_WRITE, since='2.6.0',
-            summary='Set the expiration for a key as a UNIX timestamp specified in '
-                    'milliseconds'),
-    Command('ttl', ttl, 2, *_READ, tips='nondeterministic_output',
-            summary='Get the time to live for a key in seconds'),
-    Command('pttl', pttl, 2, *_READ, tips='nondeterministic_output', since='2.6.0',
-            summary='Get the time to live for a key in milliseconds'),
-    Command('expiretime', expiretime, 2, *_READ, since='7.0.0',
-            summary='Get the expiration Unix timestamp for a key'),
-    Command('pexpiretime', pexpiretime, 2, *_READ, since='7.0.0',
-            summary='Get the expiration Unix timestamp for a key in milliseconds'),
-    Command('persist', persist, 2, *_WRITE, since='2.2.0',
-            summary='Remove the expiration from a key'),
-]

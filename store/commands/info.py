@@ -13,11 +13,15 @@ import resource
 import sys
 import time
 
-from ..command_table import Command
+from ..command_table import Family
 from ..expiry.stats import expiry_info_fields
 from ..pubsub import pubsub_info_fields
 from ..resp import Verbatim
-from .server import as_text, unique_commands
+from ..version import VERSION
+from .admin import as_text, unique_commands
+
+
+COMMANDS = Family('server')
 
 
 def total_commands(server):
@@ -110,7 +114,6 @@ def _server_section(server):
     now = time.time()
     uname = os.uname()
     cfg = server.config
-    from ..server import VERSION
     return [
         ('redis_version', VERSION), ('redis_git_sha1', '00000000'), ('redis_git_dirty', 0),
         ('redis_build_id', '0'), ('redis_mode', 'standalone'),
@@ -343,15 +346,12 @@ def info_text(server, names=()):
     return '\r\n'.join(parts)
 
 
+@COMMANDS.command('info', -1, flags='loading stale', categories='@slow @dangerous',
+                  tips='nondeterministic_output request_policy:all_shards response_policy:special',
+                  summary='Get information and statistics about the server')
 def info(c, args):
     text = info_text(c.server, [as_text(a) for a in args[1:]]).encode('utf-8', 'replace')
     return Verbatim(text) if c.proto == 3 else text
 
 
 # -- the command table --------------------------------------------------------------------
-
-COMMANDS = [
-    Command('info', info, -1, 'loading stale', categories='@slow @dangerous', group='server',
-            tips='nondeterministic_output request_policy:all_shards response_policy:special',
-            summary='Get information and statistics about the server', since='1.0.0'),
-]

@@ -7,30 +7,24 @@ Why it is built this way:
   order of checks (it decides which error a client sees) and their keyspace events, in
   Redis's order: a key created by dbAdd raises `new` before the command's own event
   (rename_from/rename_to, move_from/move_to, copy_to, restore).
-* Values are plain Python objects owned by the type families. This module knows them only
-  through small tables: `TYPE_NAMES` (TYPE, SCAN TYPE), `encoding_of` (OBJECT ENCODING) and
-  the DUMP codec registry (`register_dump`), so a family adds its type in one line.
+* Values are plain Python objects owned by the type modules; TYPE, OBJECT ENCODING, COPY
+  and DUMP/RESTORE ask the type registry (store/types/) about them.
 * SCAN has a stateless cursor (see `scan`): it names a shard and a position in a fixed
   order of that shard's keys (by hash), so the guarantee does not depend on any per-client
   iterator surviving on the server.
-* DUMP uses a format of our own, not RDB: a version byte, a tagged encoding of the value
-  and a CRC32. It only has to round-trip through our RESTORE, and its decoder builds only
-  plain data types (never pickle), so a RESTORE payload cannot run code.
 """
 
-import copy
 import re
-import struct
-import zlib
 from bisect import bisect_left
-from collections import deque
 
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Command, subcommand
-from ..keyspace import now_ms
-from ..pubsub.glob import compile_glob
-from ..resp import OK, RedisError, string2ll
+from ..command_table import Family
+from ..clock import now_ms
+from ..glob import compile_glob
+from ..resp import OK, RedisError
+from ..types import copy_value, encoding_of, string_encoding, type_name
+from ..types.dump import dump_value, load_value, verify_payload
 
 LLONG_MAX = 2**63 - 1
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
@@ -44,70 +38,19 @@ E_BAD_PAYLOAD = 'ERR DUMP payload version or checksum are wrong'
 E_BAD_FORMAT = 'ERR Bad data format'
 
 
-# -- value types ------------------------------------------------------------------------
-
-# Python type of a stored value -> the name TYPE reports. Type families add their classes
-# (e.g. TYPE_NAMES[Stream] = 'stream'); `type_name` falls back to a `redis_type`
-# attribute and to the builtin containers.
-TYPE_NAMES = {bytes: 'string'}
-_BUILTIN_TYPES = ((dict, 'hash'), (list, 'list'), (deque, 'list'), (set, 'set'))
-
-
-def type_name(value):
-    """The TYPE of a stored value ('none' for no value)."""
-    if value is None:
-        return 'none'
-    name = TYPE_NAMES.get(type(value))
-    if name is not None:
-        return name
-    name = getattr(value, 'redis_type', None)
-    if name is not None:
-        return name
-    for pytype, name in _BUILTIN_TYPES:
-        if isinstance(value, pytype):
-            return name
-    return 'none'
-
-
-def string_encoding(value):
-    """tryObjectEncoding for a string value: 'int' when it is a strict 64-bit integer of at
-    most 20 characters, 'embstr' up to 44 bytes, 'raw' beyond."""
-    if len(value) <= 20 and string2ll(value) is not None:
-        return 'int'
-    return 'embstr' if len(value) <= 44 else 'raw'
-
-
-_BUILTIN_ENCODINGS = ((dict, 'hashtable'), (list, 'quicklist'), (deque, 'quicklist'),
-                      (set, 'hashtable'))
-
-
-def encoding_of(value):
-    """OBJECT ENCODING: a plausible Redis encoding name. Type families can give their
-    classes an `encoding` attribute (a string or a no-argument method)."""
-    if type(value) is bytes:
-        return string_encoding(value)
-    enc = getattr(value, 'encoding', None)
-    if enc is not None:
-        return enc() if callable(enc) else enc
-    for pytype, name in _BUILTIN_ENCODINGS:
-        if isinstance(value, pytype):
-            return name
-    return 'raw'
-
-
-def copy_value(value):
-    """COPY duplicates the value: strings are immutable and shared, containers are deep
-    copied (a type family may define `copy()` to do it faster)."""
-    if type(value) is bytes:
-        return value
-    dup = getattr(value, 'copy', None)
-    if dup is not None and not isinstance(value, (dict, list, set, deque)):
-        return dup()
-    return copy.deepcopy(value)
-
-
 # -- DEL, UNLINK, EXISTS, TYPE, TOUCH ---------------------------------------------------
 
+COMMANDS = Family('generic')
+
+
+@COMMANDS.command('unlink', -2, flags='write fast', keys=(1, -1, 1),
+                  categories='@keyspace @write @fast',
+                  tips='request_policy:multi_shard response_policy:agg_sum', since='4.0.0',
+                  summary='Delete a key asynchronously in another thread. Otherwise it is just as '
+                          'DEL, but non blocking.')
+@COMMANDS.command('del', -2, flags='write', keys=(1, -1, 1), categories='@keyspace @write @slow',
+                  tips='request_policy:multi_shard response_policy:agg_sum',
+                  summary='Delete a key')
 def delete(c, args):
     ks, db = c.ks, c.db
     n = 0
@@ -118,21 +61,35 @@ def delete(c, args):
     return n
 
 
+@COMMANDS.command('exists', -2, flags='readonly fast', keys=(1, -1, 1),
+                  categories='@keyspace @read @fast',
+                  tips='request_policy:multi_shard response_policy:agg_sum',
+                  summary='Determine if a key exists')
 def exists(c, args):
     ks, db = c.ks, c.db
     return sum(1 for key in args[1:] if ks.read(db, key) is not None)
 
 
+@COMMANDS.command('type', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@keyspace @read @fast', summary='Determine the type stored at key')
 def type_(c, args):
     return type_name(c.ks.read(c.db, args[1]))
 
 
+@COMMANDS.command('touch', -2, flags='readonly fast', keys=(1, -1, 1),
+                  categories='@keyspace @read @fast',
+                  tips='request_policy:multi_shard response_policy:agg_sum', since='3.2.1',
+                  summary='Alters the last access time of a key(s). Returns the number of '
+                          'existing keys specified.')
 def touch(c, args):
     return exists(c, args)
 
 
 # -- KEYS, SCAN, RANDOMKEY --------------------------------------------------------------
 
+@COMMANDS.command('keys', 2, flags='readonly', categories='@keyspace @read @slow @dangerous',
+                  tips='request_policy:all_shards nondeterministic_output_order',
+                  summary='Find all keys matching the given pattern')
 def keys(c, args):
     """Every live key matching the pattern. Expired keys are skipped, not deleted, as in
     Redis 7.0's keysCommand."""
@@ -203,6 +160,9 @@ class ScanViews:
         self.views.pop((db, i), None)
 
 
+@COMMANDS.command('scan', -2, flags='readonly', categories='@keyspace @read @slow',
+                  tips='nondeterministic_output request_policy:special', since='2.8.0',
+                  summary='Incrementally iterate the keys space')
 def scan(c, args):
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 
@@ -273,6 +233,9 @@ def scan(c, args):
     return [b'%d' % next_cursor, found]
 
 
+@COMMANDS.command('randomkey', 1, flags='readonly', categories='@keyspace @read @slow',
+                  tips='request_policy:all_shards nondeterministic_output',
+                  summary='Return a random key from the keyspace')
 def randomkey(c, args):
     return c.ks.random_key(c.db)
 
@@ -298,10 +261,15 @@ def rename_generic(c, args, nx):
     return 1 if nx else OK
 
 
+@COMMANDS.command('rename', 3, flags='write', keys=(1, 2, 1), categories='@keyspace @write @slow',
+                  summary='Rename a key')
 def rename(c, args):
     return rename_generic(c, args, nx=False)
 
 
+@COMMANDS.command('renamenx', 3, flags='write fast', keys=(1, 2, 1),
+                  categories='@keyspace @write @fast',
+                  summary='Rename a key, only if the new key does not exist')
 def renamenx(c, args):
     return rename_generic(c, args, nx=True)
 
@@ -317,6 +285,8 @@ def _db_index(c, b):
     return dbid
 
 
+@COMMANDS.command('move', 3, flags='write fast', keys=(1, 1, 1),
+                  categories='@keyspace @write @fast', summary='Move a key to another database')
 def move(c, args):
     ks, src_db, key = c.ks, c.db, args[1]
     dst_db = _db_index(c, args[2])
@@ -336,6 +306,8 @@ def move(c, args):
     return 1
 
 
+@COMMANDS.command('copy', -3, flags='write denyoom', keys=(1, 2, 1),
+                  categories='@keyspace @write @slow', since='6.2.0', summary='Copy a key')
 def copy_(c, args):
     ks, db = c.ks, c.db
     src, dst = args[1], args[2]
@@ -394,8 +366,8 @@ OBJECT_HELP = [
 ]
 
 
-def object_(c, args):
-    return subcommand(OBJECT, c, args)
+OBJECT = COMMANDS.container('object', -2, categories='@slow', since='2.2.3',
+                            summary='A container for object introspection commands')
 
 
 def _object_lookup(c, key):
@@ -413,11 +385,17 @@ def _lfu(c):
     return 'lfu' in c.server.config['maxmemory-policy']
 
 
+@OBJECT.subcommand('encoding', 3, flags='readonly', keys=(2, 2, 1),
+                   categories='@keyspace @read @slow', tips='nondeterministic_output',
+                   since='2.2.3', summary='Inspect the internal encoding of a Redis object')
 def object_encoding(c, args):
     value = _object_lookup(c, args[2])
     return None if value is None else encoding_of(value).encode()
 
 
+@OBJECT.subcommand('refcount', 3, flags='readonly', keys=(2, 2, 1),
+                   categories='@keyspace @read @slow', tips='nondeterministic_output',
+                   since='2.2.3', summary='Get the number of references to the value of the key')
 def object_refcount(c, args):
     value = _object_lookup(c, args[2])
     if value is None:
@@ -432,6 +410,9 @@ def object_refcount(c, args):
     return 1
 
 
+@OBJECT.subcommand('idletime', 3, flags='readonly', keys=(2, 2, 1),
+                   categories='@keyspace @read @slow', tips='nondeterministic_output',
+                   since='2.2.3', summary='Get the time since a Redis object was last accessed')
 def object_idletime(c, args):
     value = _object_lookup(c, args[2])
     if value is None:
@@ -441,6 +422,9 @@ def object_idletime(c, args):
     return 0            # access times are not tracked
 
 
+@OBJECT.subcommand('freq', 3, flags='readonly', keys=(2, 2, 1), categories='@keyspace @read @slow',
+                   tips='nondeterministic_output', since='4.0.0',
+                   summary='Get the logarithmic access frequency counter of a Redis object')
 def object_freq(c, args):
     value = _object_lookup(c, args[2])
     if value is None:
@@ -450,140 +434,26 @@ def object_freq(c, args):
     return LFU_INIT_VAL     # access frequencies are not tracked
 
 
+@OBJECT.subcommand('help', 2, flags='loading stale', categories='@keyspace @slow', since='6.2.0',
+                   summary='Show helpful text about the different subcommands')
 def object_help(c, args):
     return OBJECT_HELP
 
 
 # -- DUMP, RESTORE ----------------------------------------------------------------------
-#
-# Payload: DUMP_VERSION (1 byte), the tagged value, CRC32 of all that (4 bytes, LE).
-# Tagged value: one tag byte, then
-#   b's' bytes: u32 length + data        b'i' int: u32 length + decimal ASCII
-#   b'f' float: IEEE-754 double (LE)     b'n' None
-#   b'l' list, b't' tuple, b'q' deque, b'e' set, b'z' frozenset: u32 count + items
-#   b'h' dict: u32 count + key/value pairs
-#   b'o' registered class: name (as b's') + its state (tagged value)
 
-DUMP_VERSION = 1
-_U32 = struct.Struct('<I')
-_F64 = struct.Struct('<d')
-_SEQ_TAGS = {list: b'l', tuple: b't', deque: b'q', set: b'e', frozenset: b'z'}
-_SEQ_TYPES = {v[0]: k for k, v in _SEQ_TAGS.items()}
-
-# class -> (name, to_state, from_state) and name -> class, for type families' values.
-_DUMP_CLASSES = {}
-_DUMP_NAMES = {}
-
-
-def register_dump(cls, name, to_state, from_state):
-    """Let DUMP/RESTORE handle `cls`: to_state(value) returns plain data (bytes, int,
-    float, None, list, tuple, dict, set, deque) and from_state(state) rebuilds it."""
-    _DUMP_CLASSES[cls] = (name.encode(), to_state, from_state)
-    _DUMP_NAMES[name.encode()] = (cls, from_state)
-
-
-def _encode(value, out):
-    t = type(value)
-    if t is bytes:
-        out += b's' + _U32.pack(len(value)) + value
-    elif t is int:
-        digits = b'%d' % value
-        out += b'i' + _U32.pack(len(digits)) + digits
-    elif t is float:
-        out += b'f' + _F64.pack(value)
-    elif value is None:
-        out += b'n'
-    elif t in _SEQ_TAGS:
-        out += _SEQ_TAGS[t] + _U32.pack(len(value))
-        for item in value:
-            _encode(item, out)
-    elif t is dict:
-        out += b'h' + _U32.pack(len(value))
-        for k, v in value.items():
-            _encode(k, out)
-            _encode(v, out)
-    elif t in _DUMP_CLASSES:
-        name, to_state, _ = _DUMP_CLASSES[t]
-        out += b'o'
-        _encode(name, out)
-        _encode(to_state(value), out)
-    else:
-        raise RedisError(f'ERR DUMP is not supported for values of type {type_name(value)}')
-
-
-class _Reader:
-    __slots__ = ('data', 'pos')
-
-    def __init__(self, data):
-        self.data, self.pos = data, 0
-
-    def take(self, n):
-        if self.pos + n > len(self.data):
-            raise ValueError('truncated')
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
-
-    def u32(self):
-        return _U32.unpack(self.take(4))[0]
-
-    def value(self):
-        tag = self.take(1)
-        if tag == b's':
-            return bytes(self.take(self.u32()))
-        if tag == b'i':
-            return int(self.take(self.u32()))
-        if tag == b'f':
-            return _F64.unpack(self.take(8))[0]
-        if tag == b'n':
-            return None
-        if tag in _SEQ_TYPES:
-            n = self.u32()
-            return _SEQ_TYPES[tag](self.value() for _ in range(n))
-        if tag == b'h':
-            n = self.u32()
-            out = {}
-            for _ in range(n):
-                k = self.value()
-                out[k] = self.value()
-            return out
-        if tag == b'o':
-            cls, from_state = _DUMP_NAMES[self.value()]
-            return from_state(self.value())
-        raise ValueError('unknown tag')
-
-
-def dump_value(value):
-    out = bytearray([DUMP_VERSION])
-    _encode(value, out)
-    out += _U32.pack(zlib.crc32(out))
-    return bytes(out)
-
-
-def verify_payload(payload):
-    """verifyDumpPayload: known version and matching checksum."""
-    if len(payload) < 5 or payload[0] != DUMP_VERSION:
-        return False
-    return _U32.unpack(payload[-4:])[0] == zlib.crc32(payload[:-4])
-
-
-def load_value(payload):
-    """The value in a verified payload, or None when it does not decode."""
-    reader = _Reader(payload[1:-4])
-    try:
-        value = reader.value()
-    except (ValueError, KeyError, TypeError, struct.error):
-        return None
-    if reader.pos != len(reader.data) or value is None:
-        return None
-    return value
-
-
+@COMMANDS.command('dump', 2, flags='readonly', keys=(1, 1, 1), categories='@keyspace @read @slow',
+                  tips='nondeterministic_output', since='2.6.0',
+                  summary='Return a serialized version of the value stored at the specified key.')
 def dump(c, args):
     value = c.ks.read(c.db, args[1])
     return None if value is None else dump_value(value)
 
 
+@COMMANDS.command('restore', -4, flags='write denyoom', keys=(1, 1, 1),
+                  categories='@keyspace @write @slow @dangerous', since='2.6.0',
+                  summary='Create a key using the provided serialized value, previously obtained '
+                          'using DUMP.')
 def restore(c, args):
     """RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], checks in Redis
     7.0's order: options, existing key, TTL, payload."""
@@ -639,67 +509,5 @@ def restore(c, args):
     return OK
 
 
-# -- the table --------------------------------------------------------------------------
-
 _MULTI = 'request_policy:multi_shard response_policy:agg_sum'
 _SUB = dict(keys=(2, 2, 1), categories='@keyspace @read @slow')
-
-OBJECT = Command(
-    'object', object_, -2, categories='@slow', since='2.2.3',
-    summary='A container for object introspection commands', subcommands=[
-        Command('encoding', object_encoding, 3, 'readonly', **_SUB, tips='nondeterministic_output',
-                since='2.2.3', summary='Inspect the internal encoding of a Redis object'),
-        Command('freq', object_freq, 3, 'readonly', **_SUB, tips='nondeterministic_output',
-                since='4.0.0',
-                summary='Get the logarithmic access frequency counter of a Redis object'),
-        Command('idletime', object_idletime, 3, 'readonly', **_SUB,
-                tips='nondeterministic_output', since='2.2.3',
-                summary='Get the time since a Redis object was last accessed'),
-        Command('refcount', object_refcount, 3, 'readonly', **_SUB,
-                tips='nondeterministic_output', since='2.2.3',
-                summary='Get the number of references to the value of the key'),
-        Command('help', object_help, 2, 'loading stale', categories='@keyspace @slow',
-                since='6.2.0', summary='Show helpful text about the different subcommands'),
-    ])
-
-COMMANDS = [
-    Command('del', delete, -2, 'write', (1, -1, 1), '@keyspace @write @slow', tips=_MULTI,
-            summary='Delete a key'),
-    Command('unlink', delete, -2, 'write fast', (1, -1, 1), '@keyspace @write @fast',
-            tips=_MULTI, since='4.0.0',
-            summary='Delete a key asynchronously in another thread. Otherwise it is just as '
-                    'DEL, but non blocking.'),
-    Command('exists', exists, -2, 'readonly fast', (1, -1, 1), '@keyspace @read @fast',
-            tips=_MULTI, summary='Determine if a key exists'),
-    Command('type', type_, 2, 'readonly fast', (1, 1, 1), '@keyspace @read @fast',
-            summary='Determine the type stored at key'),
-    Command('touch', touch, -2, 'readonly fast', (1, -1, 1), '@keyspace @read @fast',
-            tips=_MULTI, since='3.2.1',
-            summary='Alters the last access time of a key(s). Returns the number of existing '
-                    'keys specified.'),
-    Command('keys', keys, 2, 'readonly', (0, 0, 0), '@keyspace @read @slow @dangerous',
-            tips='request_policy:all_shards nondeterministic_output_order',
-            summary='Find all keys matching the given pattern'),
-    Command('scan', scan, -2, 'readonly', (0, 0, 0), '@keyspace @read @slow',
-            tips='nondeterministic_output request_policy:special', since='2.8.0',
-            summary='Incrementally iterate the keys space'),
-    Command('randomkey', randomkey, 1, 'readonly', (0, 0, 0), '@keyspace @read @slow',
-            tips='request_policy:all_shards nondeterministic_output',
-            summary='Return a random key from the keyspace'),
-    Command('rename', rename, 3, 'write', (1, 2, 1), '@keyspace @write @slow',
-            summary='Rename a key'),
-    Command('renamenx', renamenx, 3, 'write fast', (1, 2, 1), '@keyspace @write @fast',
-            summary='Rename a key, only if the new key does not exist'),
-    Command('move', move, 3, 'write fast', (1, 1, 1), '@keyspace @write @fast',
-            summary='Move a key to another database'),
-    Command('copy', copy_, -3, 'write denyoom', (1, 2, 1), '@keyspace @write @slow',
-            since='6.2.0', summary='Copy a key'),
-    OBJECT,
-    Command('dump', dump, 2, 'readonly', (1, 1, 1), '@keyspace @read @slow',
-            tips='nondeterministic_output', since='2.6.0',
-            summary='Return a serialized version of the value stored at the specified key.'),
-    Command('restore', restore, -4, 'write denyoom', (1, 1, 1),
-            '@keyspace @write @slow @dangerous', since='2.6.0',
-            summary='Create a key using the provided serialized value, previously obtained '
-                    'using DUMP.'),
-]

@@ -6,40 +6,58 @@ subscribe-mode rules for RESP2 are in connection.py (`pubsub_ok` in command_tabl
 machinery is in store/pubsub.
 """
 
-from ..command_table import Command, subcommand
+from ..command_table import Family
 from ..pubsub import CHANNELS, PATTERNS, SHARD_CHANNELS
-from ..pubsub.glob import compile_glob
+from ..glob import compile_glob
 from ..resp import RedisError
 
 
+COMMANDS = Family('pubsub', since='2.0.0')
+
+
+@COMMANDS.command('subscribe', -2, flags='pubsub noscript loading stale',
+                  categories='@pubsub @slow')
 def subscribe(c, args):
     return c.server.pubsub.subscribe(c, CHANNELS, args[1:])
 
 
+@COMMANDS.command('psubscribe', -2, flags='pubsub noscript loading stale',
+                  categories='@pubsub @slow')
 def psubscribe(c, args):
     return c.server.pubsub.subscribe(c, PATTERNS, args[1:])
 
 
+@COMMANDS.command('ssubscribe', -2, flags='pubsub noscript loading stale', keys=(1, -1, 1),
+                  categories='@pubsub @slow', since='7.0.0')
 def ssubscribe(c, args):
     return c.server.pubsub.subscribe(c, SHARD_CHANNELS, args[1:])
 
 
+@COMMANDS.command('unsubscribe', -1, flags='pubsub noscript loading stale',
+                  categories='@pubsub @slow')
 def unsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, CHANNELS, args[1:] or None)
 
 
+@COMMANDS.command('punsubscribe', -1, flags='pubsub noscript loading stale',
+                  categories='@pubsub @slow')
 def punsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, PATTERNS, args[1:] or None)
 
 
+@COMMANDS.command('sunsubscribe', -1, flags='pubsub noscript loading stale', keys=(1, -1, 1),
+                  categories='@pubsub @slow', since='7.0.0')
 def sunsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, SHARD_CHANNELS, args[1:] or None)
 
 
+@COMMANDS.command('publish', 3, flags='pubsub loading stale fast', categories='@pubsub @fast')
 def publish(c, args):
     return c.server.pubsub.publish_command(c, args, CHANNELS)
 
 
+@COMMANDS.command('spublish', 3, flags='pubsub loading stale fast', keys=(1, 1, 1),
+                  categories='@pubsub @fast', since='7.0.0')
 def spublish(c, args):
     return c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)
 
@@ -70,22 +88,35 @@ def _numsub(c, args, kind):
     return out
 
 
+PUBSUB = COMMANDS.container('pubsub', -2, categories='@slow', since='2.8.0')
+
+
+@PUBSUB.subcommand('channels', -2, flags='pubsub loading stale', categories='@pubsub @slow',
+                   since='1.0.0')
 def pubsub_channels(c, args):
     return _channel_list(c, args, CHANNELS)
 
 
+@PUBSUB.subcommand('shardchannels', -2, flags='pubsub loading stale', categories='@pubsub @slow',
+                   since='7.0.0')
 def pubsub_shardchannels(c, args):
     return _channel_list(c, args, SHARD_CHANNELS)
 
 
+@PUBSUB.subcommand('numsub', -2, flags='pubsub loading stale', categories='@pubsub @slow',
+                   since='1.0.0')
 def pubsub_numsub(c, args):
     return _numsub(c, args, CHANNELS)
 
 
+@PUBSUB.subcommand('shardnumsub', -2, flags='pubsub loading stale', categories='@pubsub @slow',
+                   since='7.0.0')
 def pubsub_shardnumsub(c, args):
     return _numsub(c, args, SHARD_CHANNELS)
 
 
+@PUBSUB.subcommand('numpat', 2, flags='pubsub loading stale', categories='@pubsub @slow',
+                   since='1.0.0')
 def pubsub_numpat(c, args):
     return c.server.pubsub.store.counts[PATTERNS]
 
@@ -109,41 +140,10 @@ HELP = [
 ]
 
 
+@PUBSUB.subcommand('help', 2, flags='loading stale', categories='@slow', since='6.2.0')
 def pubsub_help(c, args):
     return HELP
 
 
-def pubsub(c, args):
-    return subcommand(PUBSUB, c, args)
-
-
 _SUB = dict(categories='@pubsub @slow', group='pubsub')
 _CHAN = 'pubsub noscript loading stale'
-
-PUBSUB = Command('pubsub', pubsub, -2, '', categories='@slow', group='pubsub',
-                 since='2.8.0', subcommands=[
-                     Command('channels', pubsub_channels, -2, 'pubsub loading stale', **_SUB),
-                     Command('numpat', pubsub_numpat, 2, 'pubsub loading stale', **_SUB),
-                     Command('numsub', pubsub_numsub, -2, 'pubsub loading stale', **_SUB),
-                     Command('shardchannels', pubsub_shardchannels, -2,
-                             'pubsub loading stale', since='7.0.0', **_SUB),
-                     Command('shardnumsub', pubsub_shardnumsub, -2, 'pubsub loading stale',
-                             since='7.0.0', **_SUB),
-                     Command('help', pubsub_help, 2, 'loading stale', categories='@slow',
-                             group='pubsub', since='6.2.0'),
-                 ])
-
-COMMANDS = [
-    Command('subscribe', subscribe, -2, _CHAN, **_SUB, since='2.0.0'),
-    Command('unsubscribe', unsubscribe, -1, _CHAN, **_SUB, since='2.0.0'),
-    Command('psubscribe', psubscribe, -2, _CHAN, **_SUB, since='2.0.0'),
-    Command('punsubscribe', punsubscribe, -1, _CHAN, **_SUB, since='2.0.0'),
-    Command('ssubscribe', ssubscribe, -2, _CHAN, keys=(1, -1, 1), **_SUB, since='7.0.0'),
-    Command('sunsubscribe', sunsubscribe, -1, _CHAN, keys=(1, -1, 1), **_SUB,
-            since='7.0.0'),
-    Command('publish', publish, 3, 'pubsub loading stale fast', categories='@pubsub @fast',
-            group='pubsub', since='2.0.0'),
-    Command('spublish', spublish, 3, 'pubsub loading stale fast', keys=(1, 1, 1),
-            categories='@pubsub @fast', group='pubsub', since='7.0.0'),
-    PUBSUB,
-]

@@ -20,10 +20,10 @@ timeout, as Redis does for clients that may not block. A disconnect hook drops t
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, E_NOT_INT, int_arg
-from ..command_table import Command, subcommand
-from ..keyspace import now_ms
+from ..command_table import Family
+from ..clock import now_ms
 from ..resp import NULL_ARRAY, OK, Map, Raw, RedisError, string2ll
-from ..stream import (MAX_ID, NACK, U64, Consumer, Group, Stream, format_id)
+from ..types.stream import (MAX_ID, NACK, U64, Consumer, Group, Stream, format_id)
 
 STREAM, NEW = events.STREAM, events.NEW
 
@@ -41,6 +41,9 @@ NODE_MAX_ENTRIES = 100
 
 
 # -- argument parsing -------------------------------------------------------------------
+
+COMMANDS = Family('stream', since='5.0.0')
+
 
 def _string2ull(b):
     """Redis's string2ull: string2ll, else strtoull (leading spaces, a sign, leading zeros;
@@ -402,6 +405,8 @@ def _apply_trim(s, t):
     return s.trim_minid(t.minid, t.approx, t.limit)
 
 
+@COMMANDS.command('xadd', -5, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @stream @fast')
 def xadd(c, args):
     t, idpos = parse_add_trim(args, True)
     nfields = len(args) - idpos - 1
@@ -439,6 +444,7 @@ def xadd(c, args):
     return format_id(i)
 
 
+@COMMANDS.command('xtrim', -4, flags='write', keys=(1, 1, 1), categories='@write @stream @slow')
 def xtrim(c, args):
     t, _ = parse_add_trim(args, False)
     s = _write_stream(c, args[1])
@@ -481,19 +487,26 @@ def _xrange(c, args, rev):
     return _raw_entries(s.range_encoded(lo, hi, max(count, 0), rev)[1])
 
 
+@COMMANDS.command('xrange', -4, flags='readonly', keys=(1, 1, 1), categories='@read @stream @slow')
 def xrange_(c, args):
     return _xrange(c, args, False)
 
 
+@COMMANDS.command('xrevrange', -4, flags='readonly', keys=(1, 1, 1),
+                  categories='@read @stream @slow')
 def xrevrange(c, args):
     return _xrange(c, args, True)
 
 
+@COMMANDS.command('xlen', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@read @stream @fast')
 def xlen(c, args):
     s = _read_stream(c, args[1])
     return 0 if s is None else s.length
 
 
+@COMMANDS.command('xdel', -3, flags='write fast', keys=(1, 1, 1),
+                  categories='@write @stream @fast')
 def xdel(c, args):
     key = args[1]
     s = _write_stream(c, key)
@@ -519,6 +532,8 @@ def xdel(c, args):
     return deleted
 
 
+@COMMANDS.command('xsetid', -3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @stream @fast')
 def xsetid(c, args):
     key = args[1]
     i = strict_id(args[2])
@@ -759,10 +774,14 @@ def _xread(c, args, xreadgroup):
     return NULL_ARRAY
 
 
+@COMMANDS.command('xread', -4, flags='readonly blocking movablekeys',
+                  categories='@read @stream @slow @blocking')
 def xread(c, args):
     return _xread(c, args, False)
 
 
+@COMMANDS.command('xreadgroup', -7, flags='write blocking movablekeys',
+                  categories='@write @stream @slow @blocking')
 def xreadgroup(c, args):
     return _xread(c, args, True)
 
@@ -836,6 +855,11 @@ def _xgroup_syntax(args):
                       f"'{args[1].decode('utf-8', 'replace')}'. Try XGROUP HELP.")
 
 
+XGROUP = COMMANDS.container('xgroup', -2, categories='@slow')
+
+
+@XGROUP.subcommand('create', -5, flags='write denyoom', keys=(2, 2, 1),
+                   categories='@write @stream @slow', since='5.0.0')
 def xgroup_create(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'create')
     if len(args) > 8:
@@ -855,6 +879,7 @@ def xgroup_create(c, args):
     return OK
 
 
+@XGROUP.subcommand('setid', -5, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0')
 def xgroup_setid(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'setid')
     if len(args) not in (5, 7):
@@ -870,6 +895,7 @@ def xgroup_setid(c, args):
     return OK
 
 
+@XGROUP.subcommand('destroy', 4, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0')
 def xgroup_destroy(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'destroy')
     if g is None:
@@ -881,6 +907,8 @@ def xgroup_destroy(c, args):
     return 1
 
 
+@XGROUP.subcommand('createconsumer', 5, flags='write denyoom', keys=(2, 2, 1),
+                   categories='@write @stream @slow', since='6.2.0')
 def xgroup_createconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'createconsumer')
     if args[4] in g.consumers:
@@ -889,6 +917,8 @@ def xgroup_createconsumer(c, args):
     return 1
 
 
+@XGROUP.subcommand('delconsumer', 5, flags='write', keys=(2, 2, 1),
+                   categories='@write @stream @slow', since='5.0.0')
 def xgroup_delconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'delconsumer')
     cons = g.consumers.get(args[4])
@@ -903,16 +933,15 @@ def xgroup_delconsumer(c, args):
     return pending
 
 
+@XGROUP.subcommand('help', 2, flags='loading stale', categories='@stream @slow', since='5.0.0')
 def xgroup_help(c, args):
     return XGROUP_HELP
 
 
-def xgroup(c, args):
-    return subcommand(XGROUP, c, args)
-
-
 # -- XACK / XPENDING / XCLAIM / XAUTOCLAIM ----------------------------------------------
 
+@COMMANDS.command('xack', -4, flags='write fast', keys=(1, 1, 1),
+                  categories='@write @stream @fast')
 def xack(c, args):
     s = _read_stream(c, args[1])
     g = s.groups.get(args[2]) if s is not None else None
@@ -936,6 +965,8 @@ def _nogroup(key, grp):
                       f"group '{grp.decode('utf-8', 'replace')}'")
 
 
+@COMMANDS.command('xpending', -3, flags='readonly', keys=(1, 1, 1),
+                  categories='@read @stream @slow')
 def xpending(c, args):
     n = len(args)
     justinfo = n == 3
@@ -1001,6 +1032,8 @@ def _transfer(nack, consumer, i):
         nack.consumer = consumer
 
 
+@COMMANDS.command('xclaim', -6, flags='write fast', keys=(1, 1, 1),
+                  categories='@write @stream @fast')
 def xclaim(c, args):
     key = args[1]
     s = _read_stream(c, key)
@@ -1083,6 +1116,8 @@ def xclaim(c, args):
     return out
 
 
+@COMMANDS.command('xautoclaim', -6, flags='write fast', keys=(1, 1, 1),
+                  categories='@write @stream @fast', since='6.2.0')
 def xautoclaim(c, args):
     key = args[1]
     minidle = int_arg(args[4], 'ERR Invalid min-idle-time argument for XAUTOCLAIM')
@@ -1179,6 +1214,10 @@ def _radix_nodes(s):
     return k + 1 if k else 1
 
 
+XINFO = COMMANDS.container('xinfo', -2, categories='@slow')
+
+
+@XINFO.subcommand('stream', -3, flags='readonly', keys=(2, 2, 1), categories='@read @stream @slow', since='5.0.0')
 def xinfo_stream(c, args):
     s = _xinfo_stream_obj(c, args[2])
     full = False
@@ -1233,6 +1272,7 @@ def xinfo_stream(c, args):
     return Map(items)
 
 
+@XINFO.subcommand('groups', 3, flags='readonly', keys=(2, 2, 1), categories='@read @stream @slow', since='5.0.0')
 def xinfo_groups(c, args):
     s = _xinfo_stream_obj(c, args[2])
     out = []
@@ -1245,6 +1285,8 @@ def xinfo_groups(c, args):
     return out
 
 
+@XINFO.subcommand('consumers', 4, flags='readonly', keys=(2, 2, 1),
+                  categories='@read @stream @slow', since='5.0.0')
 def xinfo_consumers(c, args):
     s = _xinfo_stream_obj(c, args[2])
     g = s.groups.get(args[3])
@@ -1257,54 +1299,6 @@ def xinfo_consumers(c, args):
             for name, cons in sorted(g.consumers.items())]
 
 
+@XINFO.subcommand('help', 2, flags='loading stale', categories='@stream @slow', since='5.0.0')
 def xinfo_help(c, args):
     return XINFO_HELP
-
-
-def xinfo(c, args):
-    return subcommand(XINFO, c, args)
-
-
-# -- the table --------------------------------------------------------------------------
-
-def _cmd(name, handler, arity, flags, keys, cats, since='5.0.0', **kw):
-    return Command(name, handler, arity, flags, keys, cats, 'stream', since=since, **kw)
-
-
-XGROUP = _cmd('xgroup', xgroup, -2, '', (0, 0, 0), '@slow', subcommands=[
-    _cmd('create', xgroup_create, -5, 'write denyoom', (2, 2, 1), '@write @stream @slow'),
-    _cmd('setid', xgroup_setid, -5, 'write', (2, 2, 1), '@write @stream @slow'),
-    _cmd('destroy', xgroup_destroy, 4, 'write', (2, 2, 1), '@write @stream @slow'),
-    _cmd('createconsumer', xgroup_createconsumer, 5, 'write denyoom', (2, 2, 1),
-         '@write @stream @slow', since='6.2.0'),
-    _cmd('delconsumer', xgroup_delconsumer, 5, 'write', (2, 2, 1), '@write @stream @slow'),
-    _cmd('help', xgroup_help, 2, 'loading stale', (0, 0, 0), '@stream @slow'),
-])
-
-XINFO = _cmd('xinfo', xinfo, -2, '', (0, 0, 0), '@slow', subcommands=[
-    _cmd('stream', xinfo_stream, -3, 'readonly', (2, 2, 1), '@read @stream @slow'),
-    _cmd('groups', xinfo_groups, 3, 'readonly', (2, 2, 1), '@read @stream @slow'),
-    _cmd('consumers', xinfo_consumers, 4, 'readonly', (2, 2, 1), '@read @stream @slow'),
-    _cmd('help', xinfo_help, 2, 'loading stale', (0, 0, 0), '@stream @slow'),
-])
-
-COMMANDS = [
-    _cmd('xadd', xadd, -5, 'write denyoom fast', (1, 1, 1), '@write @stream @fast'),
-    _cmd('xrange', xrange_, -4, 'readonly', (1, 1, 1), '@read @stream @slow'),
-    _cmd('xrevrange', xrevrange, -4, 'readonly', (1, 1, 1), '@read @stream @slow'),
-    _cmd('xlen', xlen, 2, 'readonly fast', (1, 1, 1), '@read @stream @fast'),
-    _cmd('xdel', xdel, -3, 'write fast', (1, 1, 1), '@write @stream @fast'),
-    _cmd('xtrim', xtrim, -4, 'write', (1, 1, 1), '@write @stream @slow', since='5.0.0'),
-    _cmd('xread', xread, -4, 'readonly blocking movablekeys', (0, 0, 0),
-         '@read @stream @slow @blocking'),
-    _cmd('xreadgroup', xreadgroup, -7, 'write blocking movablekeys', (0, 0, 0),
-         '@write @stream @slow @blocking'),
-    _cmd('xack', xack, -4, 'write fast', (1, 1, 1), '@write @stream @fast'),
-    _cmd('xpending', xpending, -3, 'readonly', (1, 1, 1), '@read @stream @slow'),
-    _cmd('xclaim', xclaim, -6, 'write fast', (1, 1, 1), '@write @stream @fast'),
-    _cmd('xautoclaim', xautoclaim, -6, 'write fast', (1, 1, 1), '@write @stream @fast',
-         since='6.2.0'),
-    _cmd('xsetid', xsetid, -3, 'write denyoom fast', (1, 1, 1), '@write @stream @fast'),
-    XGROUP,
-    XINFO,
-]

@@ -15,22 +15,16 @@ nothing (SETBIT of a bit to its current value, SETRANGE with an empty string).
 GET, SET, INCR and MSET are the hot path: they check `ks.notify_flags` once and otherwise
 take a short branch without events. SET with exactly three arguments never parses options.
 
-INCRBYFLOAT. Redis adds in C `long double` (80-bit x87 extended precision on x86-64: a
-64-bit significand) and prints with "%.17Lf" before stripping trailing zeros. Python floats
-are too narrow to reproduce that (0.1 + 0.2 prints as 0.30000000000000004 in double but as
-0.3 in Redis), so the arithmetic is emulated exactly with Fractions rounded to the
-long-double grid, which reproduces Redis's replies digit for digit, including huge values
-such as 1e400 that a double cannot hold.
+INCRBYFLOAT's long-double arithmetic is store/longdouble.py.
 """
 
-import re
-from decimal import Decimal
 from fractions import Fraction
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, E_NOT_INT, E_OVERFLOW, int_arg
-from ..command_table import Command
-from ..keyspace import now_ms
+from ..command_table import Family
+from ..clock import now_ms
+from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, Map, RedisError, string2ll
 
 LLONG_MAX = 2**63 - 1
@@ -46,6 +40,9 @@ E_NAN = 'ERR increment would produce NaN or Infinity'
 STRING, GENERIC, NEW = events.STRING, events.GENERIC, events.NEW
 
 
+COMMANDS = Family('string')
+
+
 def _check_length(c, size, append):
     """checkStringLength: the result must fit in proto-max-bulk-len."""
     if size + append > c.server.max_bulk:
@@ -54,6 +51,8 @@ def _check_length(c, size, append):
 
 # -- GET / SET ------------------------------------------------------------------------
 
+@COMMANDS.command('get', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@read @string @fast', summary='Get the value of a key')
 def get(c, args):
     v = c.ks.read(c.db, args[1])
     if v is None or type(v) is bytes:
@@ -147,6 +146,8 @@ def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
     return old if flags & GET else ok_reply
 
 
+@COMMANDS.command('set', -3, flags='write denyoom', keys=(1, 1, 1),
+                  categories='@write @string @slow', summary='Set the string value of a key')
 def set_(c, args):
     if len(args) == 3:
         ks = c.ks
@@ -170,18 +171,30 @@ def set_(c, args):
     return _set_generic(c, args[1], args[2], flags, deadline)
 
 
+@COMMANDS.command('setnx', 3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast',
+                  summary='Set the value of a key, only if the key does not exist')
 def setnx(c, args):
     return _set_generic(c, args[1], args[2], NX, None, 1, 0)
 
 
+@COMMANDS.command('setex', 4, flags='write denyoom', keys=(1, 1, 1),
+                  categories='@write @string @slow', since='2.0.0',
+                  summary='Set the value and expiration of a key')
 def setex(c, args):
     return _set_generic(c, args[1], args[3], EX, _deadline(c, args[2], EX, 'setex'))
 
 
+@COMMANDS.command('psetex', 4, flags='write denyoom', keys=(1, 1, 1),
+                  categories='@write @string @slow', since='2.6.0',
+                  summary='Set the value and expiration in milliseconds of a key')
 def psetex(c, args):
     return _set_generic(c, args[1], args[3], PX, _deadline(c, args[2], PX, 'psetex'))
 
 
+@COMMANDS.command('getset', 3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast',
+                  summary='Set the string value of a key and return its old value')
 def getset(c, args):
     key = args[1]
     old = _read_string(c, key)
@@ -193,6 +206,9 @@ def getset(c, args):
     return old
 
 
+@COMMANDS.command('getdel', 2, flags='write fast', keys=(1, 1, 1),
+                  categories='@write @string @fast', since='6.2.0',
+                  summary='Get the value of a key and delete the key')
 def getdel(c, args):
     key = args[1]
     old = _read_string(c, key)
@@ -201,6 +217,9 @@ def getdel(c, args):
     return old
 
 
+@COMMANDS.command('getex', -2, flags='write fast', keys=(1, 1, 1),
+                  categories='@write @string @fast', since='6.2.0',
+                  summary='Get the value of a key and optionally set its expiration')
 def getex(c, args):
     flags, expire = _parse_options(args, 2, False)
     key = args[1]
@@ -228,6 +247,9 @@ def getex(c, args):
 
 # -- multiple keys --------------------------------------------------------------------
 
+@COMMANDS.command('mget', -2, flags='readonly fast', keys=(1, -1, 1),
+                  categories='@read @string @fast', tips='request_policy:multi_shard',
+                  summary='Get the values of all the given keys')
 def mget(c, args):
     read = c.ks.read
     db = c.db
@@ -238,6 +260,10 @@ def mget(c, args):
     return out
 
 
+@COMMANDS.command('mset', -3, flags='write denyoom', keys=(1, -1, 2),
+                  categories='@write @string @slow',
+                  tips='request_policy:multi_shard response_policy:all_succeeded', since='1.0.1',
+                  summary='Set multiple keys to multiple values')
 def mset(c, args):
     n = len(args)
     if not n & 1:
@@ -250,6 +276,10 @@ def mset(c, args):
     return OK
 
 
+@COMMANDS.command('msetnx', -3, flags='write denyoom', keys=(1, -1, 2),
+                  categories='@write @string @slow',
+                  tips='request_policy:multi_shard response_policy:agg_min', since='1.0.1',
+                  summary='Set multiple keys to multiple values, only if none of the keys exist')
 def msetnx(c, args):
     n = len(args)
     if not n & 1:
@@ -296,6 +326,9 @@ def _store(c, key, value, created, event):
         ks.notify(STRING, event, c.db, key)
 
 
+@COMMANDS.command('append', 3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast', since='2.0.0',
+                  summary='Append a value to a key')
 def append(c, args):
     key, tail = args[1], args[2]
     v = _lookup_string(c, key)
@@ -308,11 +341,17 @@ def append(c, args):
     return len(v)
 
 
+@COMMANDS.command('strlen', 2, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@read @string @fast', since='2.2.0',
+                  summary='Get the length of the value stored in a key')
 def strlen(c, args):
     v = _read_string(c, args[1])
     return 0 if v is None else len(v)
 
 
+@COMMANDS.command('setrange', 4, flags='write denyoom', keys=(1, 1, 1),
+                  categories='@write @string @slow', since='2.2.0',
+                  summary='Overwrite part of a string at key starting at the specified offset')
 def setrange(c, args):
     key, value = args[1], args[3]
     offset = int_arg(args[2])
@@ -347,6 +386,11 @@ def _clamp_range(start, end, n):
     return max(start, 0), min(max(end, 0), n - 1)
 
 
+@COMMANDS.command('substr', 4, flags='readonly', keys=(1, 1, 1), categories='@read @string @slow',
+                  summary='Get a substring of the string stored at a key')
+@COMMANDS.command('getrange', 4, flags='readonly', keys=(1, 1, 1),
+                  categories='@read @string @slow', since='2.4.0',
+                  summary='Get a substring of the string stored at a key')
 def getrange(c, args):
     start = int_arg(args[2])
     end = int_arg(args[3])
@@ -390,18 +434,30 @@ def _incr(c, key, by):
     return n
 
 
+@COMMANDS.command('incr', 2, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast',
+                  summary='Increment the integer value of a key by one')
 def incr(c, args):
     return _incr(c, args[1], 1)
 
 
+@COMMANDS.command('decr', 2, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast',
+                  summary='Decrement the integer value of a key by one')
 def decr(c, args):
     return _incr(c, args[1], -1)
 
 
+@COMMANDS.command('incrby', 3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast',
+                  summary='Increment the integer value of a key by the given amount')
 def incrby(c, args):
     return _incr(c, args[1], int_arg(args[2]))
 
 
+@COMMANDS.command('decrby', 3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast',
+                  summary='Decrement the integer value of a key by the given number')
 def decrby(c, args):
     by = int_arg(args[2])
     if by == LLONG_MIN:
@@ -409,114 +465,9 @@ def decrby(c, args):
     return _incr(c, args[1], -by)
 
 
-# long double (x87 80-bit extended) emulation for INCRBYFLOAT
-
-LD_MANT_BITS = 64                 # significand bits, explicit integer bit included
-LD_MIN_EXP = -16382               # exponent of the smallest normal value
-LD_MAX = Fraction((1 << LD_MANT_BITS) - 1) * 2 ** (16384 - LD_MANT_BITS)
-INF = float('inf')
-MAX_LONG_DOUBLE_CHARS = 5 * 1024
-
-_DEC_RE = re.compile(rb'([+-]?)(?:([0-9]+)\.?([0-9]*)|\.([0-9]+))(?:[eE]([+-]?[0-9]+))?')
-_HEX_RE = re.compile(rb'([+-]?)0[xX](?:([0-9a-fA-F]+)\.?([0-9a-fA-F]*)|\.([0-9a-fA-F]+))'
-                     rb'(?:[pP]([+-]?[0-9]+))?')
-_INF_RE = re.compile(rb'([+-]?)(?:inf|infinity)', re.I)
-
-
-def ld_round(x):
-    """Round a Fraction to the nearest long double (ties to even); INF/-INF on overflow."""
-    if x == 0:
-        return Fraction(0)
-    neg = x < 0
-    n, d = abs(x.numerator), x.denominator
-    e = n.bit_length() - d.bit_length()
-    if (n << max(0, -e)) < (d << max(0, e)):
-        e -= 1                                  # now 2**e <= |x| < 2**(e+1)
-    q = max(e, LD_MIN_EXP) - (LD_MANT_BITS - 1)  # exponent of one unit in the last place
-    if q >= 0:
-        m, r = divmod(n, d << q)
-        den = d << q
-    else:
-        m, r = divmod(n << -q, d)
-        den = d
-    if 2 * r > den or (2 * r == den and m & 1):
-        m += 1
-    v = Fraction(m << q) if q >= 0 else Fraction(m, 1 << -q)
-    if v > LD_MAX:
-        return -INF if neg else INF
-    return -v if neg else v
-
-
-def _big_int(digits):
-    """int() of a decimal digit string of any length (int() refuses > 4300 digits)."""
-    return int(Decimal(digits.decode())) if len(digits) > 4000 else int(digits)
-
-
-def strtold(b):
-    """Redis's string2ld: the long double value of `b` (a Fraction, or +-INF), or None
-    when Redis rejects it (empty, leading space, trailing garbage, NaN, over/underflow)."""
-    if not b or len(b) >= MAX_LONG_DOUBLE_CHARS or b[:1].isspace():
-        return None
-    m = _DEC_RE.fullmatch(b)
-    if m is not None:
-        sign, ipart, fpart, only_frac, exp = m.groups()
-        digits = (ipart + fpart) if only_frac is None else only_frac
-        frac_len = len(fpart) if only_frac is None else len(only_frac)
-        mant = _big_int(digits)
-        if mant == 0:
-            return Fraction(0)
-        e10 = (int(exp) if exp else 0) - frac_len
-        magnitude = len(str(Decimal(mant))) + e10     # |x| < 10**magnitude
-        if magnitude > 4940:
-            return None                # overflow: HUGE_VALL with ERANGE
-        if magnitude < -4960:
-            return None                # underflow to zero with ERANGE
-        x = Fraction(mant * 10 ** e10) if e10 >= 0 else Fraction(mant, 10 ** -e10)
-    else:
-        m = _HEX_RE.fullmatch(b)
-        if m is None:
-            m = _INF_RE.fullmatch(b)
-            if m is None:
-                return None            # garbage, or NaN (which Redis rejects too)
-            return -INF if m.group(1) == b'-' else INF
-        sign, ipart, fpart, only_frac, exp = m.groups()
-        digits = (ipart + fpart) if only_frac is None else only_frac
-        frac_len = len(fpart) if only_frac is None else len(only_frac)
-        mant = int(digits, 16)
-        if mant == 0:
-            return Fraction(0)
-        e2 = (int(exp) if exp else 0) - 4 * frac_len
-        magnitude = mant.bit_length() + e2
-        if magnitude > 16400:
-            return None
-        if magnitude < -16500:
-            return None
-        x = Fraction(mant << e2) if e2 >= 0 else Fraction(mant, 1 << -e2)
-    v = ld_round(x)
-    if v == 0 or v == INF or v == -INF:
-        return None                    # ERANGE to zero or HUGE_VALL: rejected
-    return -v if sign == b'-' else v
-
-
-def ld_format(x):
-    """ld2string(LD_STR_HUMAN): "%.17Lf" with trailing zeros (and a bare '.') removed."""
-    neg = x < 0
-    x = abs(x)
-    n = x.numerator * 10 ** 17
-    d = x.denominator
-    q, r = divmod(n, d)
-    if 2 * r > d or (2 * r == d and q & 1):
-        q += 1
-    s = str(Decimal(q)).rjust(18, '0')
-    s = s[:-17] + '.' + s[-17:]
-    s = s.rstrip('0')
-    if s.endswith('.'):
-        s = s[:-1]
-    if neg and s != '0':
-        s = '-' + s
-    return s.encode()
-
-
+@COMMANDS.command('incrbyfloat', 3, flags='write denyoom fast', keys=(1, 1, 1),
+                  categories='@write @string @fast', since='2.6.0',
+                  summary='Increment the float value of a key by the given amount')
 def incrbyfloat(c, args):
     key = args[1]
     v = _lookup_string(c, key)
@@ -546,6 +497,9 @@ def _bit_offset(c, b):
     return off
 
 
+@COMMANDS.command('setbit', 4, flags='write denyoom', keys=(1, 1, 1),
+                  categories='@write @bitmap @slow', group='bitmap', since='2.2.0',
+                  summary='Sets or clears the bit at offset in the string value stored at key')
 def setbit(c, args):
     key = args[1]
     off = _bit_offset(c, args[2])
@@ -574,6 +528,9 @@ def setbit(c, args):
     return old
 
 
+@COMMANDS.command('getbit', 3, flags='readonly fast', keys=(1, 1, 1),
+                  categories='@read @bitmap @fast', group='bitmap', since='2.2.0',
+                  summary='Returns the bit value at offset in the string value stored at key')
 def getbit(c, args):
     off = _bit_offset(c, args[2])
     v = _read_string(c, args[1])
@@ -585,6 +542,9 @@ def getbit(c, args):
     return 0
 
 
+@COMMANDS.command('bitcount', -2, flags='readonly', keys=(1, 1, 1),
+                  categories='@read @bitmap @slow', group='bitmap', since='2.6.0',
+                  summary='Count set bits in a string')
 def bitcount(c, args):
     v = _read_string(c, args[1])
     if v is None:
@@ -628,6 +588,8 @@ def bitcount(c, args):
 
 # -- LCS ------------------------------------------------------------------------------
 
+@COMMANDS.command('lcs', -3, flags='readonly', keys=(1, 2, 1), categories='@read @string @slow',
+                  since='7.0.0', summary='Find longest common substring')
 def lcs(c, args):
     ks = c.ks
     a = ks.read(c.db, args[1])
@@ -718,65 +680,3 @@ def lcs(c, args):
     if getidx:
         return Map([(b'matches', matches), (b'len', total)])
     return bytes(result)
-
-
-COMMANDS = [
-    Command('get', get, 2, 'readonly fast', (1, 1, 1), '@read @string @fast', 'string',
-            summary='Get the value of a key'),
-    Command('set', set_, -3, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string',
-            summary='Set the string value of a key'),
-    Command('getex', getex, -2, 'write fast', (1, 1, 1), '@write @string @fast', 'string',
-            summary='Get the value of a key and optionally set its expiration',
-            since='6.2.0'),
-    Command('getdel', getdel, 2, 'write fast', (1, 1, 1), '@write @string @fast', 'string',
-            summary='Get the value of a key and delete the key', since='6.2.0'),
-    Command('getset', getset, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Set the string value of a key and return its old value'),
-    Command('setnx', setnx, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Set the value of a key, only if the key does not exist'),
-    Command('setex', setex, 4, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string',
-            summary='Set the value and expiration of a key', since='2.0.0'),
-    Command('psetex', psetex, 4, 'write denyoom', (1, 1, 1), '@write @string @slow', 'string',
-            summary='Set the value and expiration in milliseconds of a key', since='2.6.0'),
-    Command('mset', mset, -3, 'write denyoom', (1, -1, 2), '@write @string @slow', 'string',
-            tips='request_policy:multi_shard response_policy:all_succeeded',
-            summary='Set multiple keys to multiple values', since='1.0.1'),
-    Command('msetnx', msetnx, -3, 'write denyoom', (1, -1, 2), '@write @string @slow',
-            'string', tips='request_policy:multi_shard response_policy:agg_min',
-            summary='Set multiple keys to multiple values, only if none of the keys exist',
-            since='1.0.1'),
-    Command('mget', mget, -2, 'readonly fast', (1, -1, 1), '@read @string @fast', 'string',
-            tips='request_policy:multi_shard', summary='Get the values of all the given keys'),
-    Command('append', append, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Append a value to a key', since='2.0.0'),
-    Command('strlen', strlen, 2, 'readonly fast', (1, 1, 1), '@read @string @fast', 'string',
-            summary='Get the length of the value stored in a key', since='2.2.0'),
-    Command('setrange', setrange, 4, 'write denyoom', (1, 1, 1), '@write @string @slow',
-            'string', since='2.2.0',
-            summary='Overwrite part of a string at key starting at the specified offset'),
-    Command('getrange', getrange, 4, 'readonly', (1, 1, 1), '@read @string @slow', 'string',
-            summary='Get a substring of the string stored at a key', since='2.4.0'),
-    Command('substr', getrange, 4, 'readonly', (1, 1, 1), '@read @string @slow', 'string',
-            summary='Get a substring of the string stored at a key'),
-    Command('incr', incr, 2, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Increment the integer value of a key by one'),
-    Command('decr', decr, 2, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Decrement the integer value of a key by one'),
-    Command('incrby', incrby, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Increment the integer value of a key by the given amount'),
-    Command('decrby', decrby, 3, 'write denyoom fast', (1, 1, 1), '@write @string @fast',
-            'string', summary='Decrement the integer value of a key by the given number'),
-    Command('incrbyfloat', incrbyfloat, 3, 'write denyoom fast', (1, 1, 1),
-            '@write @string @fast', 'string', since='2.6.0',
-            summary='Increment the float value of a key by the given amount'),
-    Command('setbit', setbit, 4, 'write denyoom', (1, 1, 1), '@write @bitmap @slow', 'bitmap',
-            summary='Sets or clears the bit at offset in the string value stored at key',
-            since='2.2.0'),
-    Command('getbit', getbit, 3, 'readonly fast', (1, 1, 1), '@read @bitmap @fast', 'bitmap',
-            summary='Returns the bit value at offset in the string value stored at key',
-            since='2.2.0'),
-    Command('bitcount', bitcount, -2, 'readonly', (1, 1, 1), '@read @bitmap @slow', 'bitmap',
-            summary='Count set bits in a string', since='2.6.0'),
-    Command('lcs', lcs, -3, 'readonly', (1, 2, 1), '@read @string @slow', 'string',
-            summary='Find longest common substring', since='7.0.0'),
-]

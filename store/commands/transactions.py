@@ -6,11 +6,16 @@ another client in between. WATCH registers the connection on the keyspace's watc
 any write to a watched key sets `dirty_cas` and EXEC then answers with a null array.
 """
 
-from ..command_table import Command
+from ..command_table import Family
 from ..resp import NULL_ARRAY, OK, RedisError
-from ..keyspace import now_ms
+from ..clock import now_ms
 
 
+COMMANDS = Family('transactions')
+
+
+@COMMANDS.command('multi', 1, flags='noscript loading stale fast allow_busy',
+                  categories='@fast @transaction')
 def multi(c, args):
     if c.multi is not None:
         raise RedisError('ERR MULTI calls can not be nested')
@@ -27,6 +32,8 @@ def _end_multi(c):
     c.unwatch_all()
 
 
+@COMMANDS.command('exec', 1, flags='noscript loading stale skip_slowlog',
+                  categories='@slow @transaction')
 def exec_(c, args):
     if c.multi is None:
         raise RedisError('ERR EXEC without MULTI')
@@ -55,6 +62,8 @@ def _watched_key_expired(c):
     return False
 
 
+@COMMANDS.command('discard', 1, flags='noscript loading stale fast allow_busy',
+                  categories='@fast @transaction')
 def discard(c, args):
     if c.multi is None:
         raise RedisError('ERR DISCARD without MULTI')
@@ -62,6 +71,8 @@ def discard(c, args):
     return OK
 
 
+@COMMANDS.command('watch', -2, flags='noscript loading stale fast allow_busy', keys=(1, -1, 1),
+                  categories='@fast @transaction')
 def watch(c, args):
     if c.multi is not None:
         raise RedisError('ERR WATCH inside MULTI is not allowed')
@@ -77,20 +88,8 @@ def watch(c, args):
     return OK
 
 
+@COMMANDS.command('unwatch', 1, flags='noscript loading stale fast allow_busy',
+                  categories='@fast @transaction')
 def unwatch(c, args):
     c.unwatch_all()
     return OK
-
-
-COMMANDS = [
-    Command('multi', multi, 1, 'noscript loading stale fast allow_busy',
-            categories='@fast @transaction', group='transactions'),
-    Command('exec', exec_, 1, 'noscript loading stale skip_slowlog',
-            categories='@slow @transaction', group='transactions'),
-    Command('discard', discard, 1, 'noscript loading stale fast allow_busy',
-            categories='@fast @transaction', group='transactions'),
-    Command('watch', watch, -2, 'noscript loading stale fast allow_busy', (1, -1, 1),
-            '@fast @transaction', group='transactions'),
-    Command('unwatch', unwatch, 1, 'noscript loading stale fast allow_busy',
-            categories='@fast @transaction', group='transactions'),
-]

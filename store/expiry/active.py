@@ -11,7 +11,7 @@ database as one batch (`Keyspace.expired_batch`).
 
 import time
 
-from ..keyspace import now_ms
+from ..clock import now_ms
 
 CHUNK = 64      # keys taken from an index between two looks at the clock
 

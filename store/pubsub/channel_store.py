@@ -30,7 +30,7 @@ Complexity: subscribe/unsubscribe of one connection to a channel with n subscrib
 candidate patterns x match cost).
 """
 
-from .glob import compile_glob
+from ..glob import compile_glob
 
 NSHARDS = 16
 _MASK = NSHARDS - 1

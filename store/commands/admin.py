@@ -2,11 +2,9 @@
 SHUTDOWN, and the helpers the other server-group families share.
 
 The 'server' command group is split one family a module: config_cmd.py (CONFIG), info.py
-(INFO), command.py (COMMAND), debug.py (DEBUG) and this one. The others import from here
-the subcommand dispatcher that keeps commandstats (`dispatch_subcommand`), the
-protected-action check (`protected_allowed`), the table's entries once each
-(`unique_commands`) and the table shorthands (`server_subcommand`, `ADMIN`);
-this module imports none of them.
+(INFO), introspection.py (COMMAND), debug.py (DEBUG) and this one. The others import from
+here the protected-action check (`protected_allowed`) and the table's entries once each
+(`unique_commands`); this module imports none of them.
 
 These are how operators and tools look at and steer a running server, and tools are
 strict about them: redis-cli reads COMMAND DOCS at start-up, client libraries parse INFO
@@ -26,10 +24,10 @@ Command entries. CONFIG RESETSTAT clears all three.
 import time
 
 from ..args import E_SYNTAX, lower
-from ..command_table import Command, subcommand
+from ..command_table import Family
 from ..resp import OK, Raw, RedisError, string2ll
 
-_perf_ns = time.perf_counter_ns
+COMMANDS = Family('server')
 
 
 def as_text(b):
@@ -47,26 +45,6 @@ def _is_local(c):
 def protected_allowed(c, setting):
     """allowProtectedAction for enable-debug-command / enable-protected-configs."""
     return setting == 'yes' or (setting == 'local' and _is_local(c))
-
-
-def dispatch_subcommand(c, args):
-    """Run a container's subcommand (command_table.subcommand), also keeping the
-    subcommand's time and failed/rejected counts for INFO commandstats."""
-    container = c.table.get(args[0]) or c.table[args[0].lower()]
-    sub = container.subcommands.get(as_text(args[1]).lower())
-    t0 = _perf_ns()
-    try:
-        return subcommand(container, c, args)
-    except RedisError:
-        if sub is not None:
-            if sub.arity_ok(len(args)):
-                sub.failed += 1
-            else:
-                sub.rejected += 1
-        raise
-    finally:
-        if sub is not None and sub.arity_ok(len(args)):
-            sub.ns += _perf_ns() - t0
 
 
 def unique_commands(server):
@@ -91,18 +69,27 @@ def _flush_mode(args):
         raise RedisError(E_SYNTAX)
 
 
+@COMMANDS.command('flushall', -1, flags='write', categories='@keyspace @write @slow @dangerous',
+                  tips='request_policy:all_shards response_policy:all_succeeded',
+                  summary='Remove all keys from all databases')
 def flushall(c, args):
     _flush_mode(args)
     c.ks.flushall()
     return OK
 
 
+@COMMANDS.command('flushdb', -1, flags='write', categories='@keyspace @write @slow @dangerous',
+                  tips='request_policy:all_shards response_policy:all_succeeded',
+                  summary='Remove all keys from the current database')
 def flushdb(c, args):
     _flush_mode(args)
     c.ks.flushdb(c.db)
     return OK
 
 
+@COMMANDS.command('dbsize', 1, flags='readonly fast', categories='@keyspace @read @fast',
+                  tips='request_policy:all_shards response_policy:agg_sum',
+                  summary='Return the number of keys in the selected database')
 def dbsize(c, args):
     return c.ks.dbsize(c.db)
 
@@ -114,6 +101,8 @@ def _db_index(b, msg):
     return n
 
 
+@COMMANDS.command('swapdb', 3, flags='write fast', categories='@keyspace @write @fast @dangerous',
+                  since='4.0.0', summary='Swaps two Redis databases')
 def swapdb(c, args):
     a = _db_index(args[1], 'ERR invalid first DB index')
     b = _db_index(args[2], 'ERR invalid second DB index')
@@ -125,11 +114,17 @@ def swapdb(c, args):
     return OK
 
 
+@COMMANDS.command('time', 1, flags='loading stale fast', categories='@fast',
+                  tips='nondeterministic_output', since='2.6.0',
+                  summary='Return the current server time')
 def time_(c, args):
     us = time.time_ns() // 1000
     return [b'%d' % (us // 1_000_000), b'%d' % (us % 1_000_000)]
 
 
+@COMMANDS.command('lastsave', 1, flags='loading stale fast', categories='@admin @fast @dangerous',
+                  tips='nondeterministic_output',
+                  summary='Get the UNIX time stamp of the last successful save to disk')
 def lastsave(c, args):
     return c.server.lastsave
 
@@ -140,11 +135,17 @@ def _saved(server):
     server.stats.rdb_saves = getattr(server.stats, 'rdb_saves', 0) + 1
 
 
+@COMMANDS.command('save', 1, flags='admin noscript no_async_loading no_multi',
+                  categories='@admin @slow @dangerous',
+                  summary='Synchronously save the dataset to disk')
 def save(c, args):
     _saved(c.server)
     return OK
 
 
+@COMMANDS.command('bgsave', -1, flags='admin noscript no_async_loading',
+                  categories='@admin @slow @dangerous',
+                  summary='Asynchronously save the dataset to disk')
 def bgsave(c, args):
     if len(args) > 2 or (len(args) == 2 and lower(args[1]) != 'schedule'):
         raise RedisError(E_SYNTAX)
@@ -152,6 +153,9 @@ def bgsave(c, args):
     return 'Background saving started'
 
 
+@COMMANDS.command('shutdown', -1, flags='admin noscript loading stale no_multi allow_busy',
+                  categories='@admin @slow @dangerous',
+                  summary='Synchronously save the dataset to disk and then shut down the server')
 def shutdown(c, args):
     flags = set()
     abort = False
@@ -171,42 +175,3 @@ def shutdown(c, args):
     c.closing = True        # no reply: the client sees the connection close
     return Raw(b'')
 
-
-# -- the command table --------------------------------------------------------------------
-
-ADMIN = '@admin @slow @dangerous'
-
-
-def server_subcommand(name, handler, arity, flags, categories, summary, since, tips=''):
-    return Command(name, handler, arity, flags, categories=categories, group='server',
-                   summary=summary, since=since, tips=tips)
-
-
-COMMANDS = [
-    Command('time', time_, 1, 'loading stale fast', categories='@fast', group='server',
-            tips='nondeterministic_output', summary='Return the current server time',
-            since='2.6.0'),
-    Command('dbsize', dbsize, 1, 'readonly fast', categories='@keyspace @read @fast',
-            group='server', tips='request_policy:all_shards response_policy:agg_sum',
-            summary='Return the number of keys in the selected database', since='1.0.0'),
-    Command('flushall', flushall, -1, 'write', categories='@keyspace @write @slow @dangerous',
-            group='server', tips='request_policy:all_shards response_policy:all_succeeded',
-            summary='Remove all keys from all databases', since='1.0.0'),
-    Command('flushdb', flushdb, -1, 'write', categories='@keyspace @write @slow @dangerous',
-            group='server', tips='request_policy:all_shards response_policy:all_succeeded',
-            summary='Remove all keys from the current database', since='1.0.0'),
-    Command('swapdb', swapdb, 3, 'write fast', categories='@keyspace @write @fast @dangerous',
-            group='server', summary='Swaps two Redis databases', since='4.0.0'),
-    Command('lastsave', lastsave, 1, 'loading stale fast', categories='@admin @fast @dangerous',
-            group='server', tips='nondeterministic_output',
-            summary='Get the UNIX time stamp of the last successful save to disk',
-            since='1.0.0'),
-    Command('save', save, 1, 'admin noscript no_async_loading no_multi', categories=ADMIN,
-            group='server', summary='Synchronously save the dataset to disk', since='1.0.0'),
-    Command('bgsave', bgsave, -1, 'admin noscript no_async_loading', categories=ADMIN,
-            group='server', summary='Asynchronously save the dataset to disk', since='1.0.0'),
-    Command('shutdown', shutdown, -1, 'admin noscript loading stale no_multi allow_busy',
-            categories=ADMIN, group='server',
-            summary='Synchronously save the dataset to disk and then shut down the server',
-            since='1.0.0'),
-]

@@ -2,12 +2,17 @@
 module, client.py)."""
 
 from ..args import E_DB_RANGE, E_NOT_INT, lower
-from ..command_table import Command
+from ..command_table import Family
 from ..resp import OK, PONG, Map, RedisError, string2ll
+from ..version import VERSION
 
 E_WRONGPASS = 'WRONGPASS invalid username-password pair or user is disabled.'
 
 
+COMMANDS = Family('connection')
+
+
+@COMMANDS.command('ping', -1, flags='fast', categories='@fast @connection')
 def ping(c, args):
     if len(args) > 2:
         raise RedisError("ERR wrong number of arguments for 'ping' command")
@@ -16,10 +21,12 @@ def ping(c, args):
     return args[1] if len(args) > 1 else PONG
 
 
+@COMMANDS.command('echo', 2, flags='fast', categories='@fast @connection')
 def echo(c, args):
     return args[1]
 
 
+@COMMANDS.command('select', 2, flags='loading stale fast', categories='@keyspace @fast')
 def select(c, args):
     # getIntFromObjectOrReply: a 64-bit integer outside the C int range has its own error.
     db = string2ll(args[1])
@@ -34,6 +41,8 @@ def select(c, args):
     return OK
 
 
+@COMMANDS.command('quit', -1, flags='allow_busy noscript loading stale fast no_auth',
+                  categories='@fast @connection')
 def quit_(c, args):
     # Reached on the hot path only (the gated path answers QUIT itself): the +OK is queued
     # after this returns, so close once it is written rather than now.
@@ -47,6 +56,8 @@ def check_password(c, user, password):
     return user == b'default' and (not required or password == required.encode())
 
 
+@COMMANDS.command('auth', -2, flags='noscript loading stale fast no_auth allow_busy',
+                  categories='@fast @connection')
 def auth(c, args):
     if len(args) > 3:
         raise RedisError('ERR syntax error')
@@ -61,6 +72,8 @@ def auth(c, args):
     return OK
 
 
+@COMMANDS.command('hello', -1, flags='noscript loading stale fast no_auth allow_busy',
+                  categories='@fast @connection', since='6.0.0')
 def hello(c, args):
     proto = None
     if len(args) > 1:
@@ -100,12 +113,13 @@ def hello(c, args):
     if proto is not None:
         c.proto = proto
     c.update_gate()
-    from ..server import VERSION
     return Map([(b'server', b'redis'), (b'version', VERSION.encode()), (b'proto', c.proto),
                 (b'id', c.id), (b'mode', b'standalone'), (b'role', b'master'),
                 (b'modules', [])])
 
 
+@COMMANDS.command('reset', 1, flags='noscript loading stale fast no_auth allow_busy',
+                  categories='@fast @connection', since='6.2.0')
 def reset(c, args):
     c.multi = None
     c.multi_error = False
@@ -123,19 +137,3 @@ def reset(c, args):
     c.authenticated = not c.server.config['requirepass']
     c.update_gate()
     return 'RESET'
-
-
-COMMANDS = [
-    Command('ping', ping, -1, 'fast', categories='@fast @connection', group='connection'),
-    Command('echo', echo, 2, 'fast', categories='@fast @connection', group='connection'),
-    Command('select', select, 2, 'loading stale fast', categories='@keyspace @fast',
-            group='connection'),
-    Command('quit', quit_, -1, 'allow_busy noscript loading stale fast no_auth',
-            categories='@fast @connection', group='connection'),
-    Command('auth', auth, -2, 'noscript loading stale fast no_auth allow_busy',
-            categories='@fast @connection', group='connection'),
-    Command('hello', hello, -1, 'noscript loading stale fast no_auth allow_busy',
-            categories='@fast @connection', group='connection', since='6.0.0'),
-    Command('reset', reset, 1, 'noscript loading stale fast no_auth allow_busy',
-            categories='@fast @connection', group='connection', since='6.2.0'),
-]

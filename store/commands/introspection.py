@@ -8,11 +8,13 @@ of the server group's commands (DOCS) lives here, beside the code that renders i
 """
 
 from ..args import E_SYNTAX, lower
-from ..command_table import Command
-from ..pubsub.glob import glob_match
+from ..command_table import Family
+from ..glob import glob_match
 from ..resp import Map, RedisError, Set
-from .server import as_text, dispatch_subcommand, unique_commands
-from .server import server_subcommand as _sub      # the table's shorthand
+from .admin import as_text, unique_commands
+
+
+COMMANDS = Family('server', since='2.8.13')
 
 
 def lookup_command(server, name):
@@ -166,13 +168,24 @@ def command_docs(cmd):
 def command(c, args):
     if len(args) == 1:
         return [command_info(cmd) for cmd in unique_commands(c.server)]
-    return dispatch_subcommand(c, args)
+    return COMMAND.dispatch(c, args)
 
 
+COMMAND = COMMANDS.container('command', -1, handler=command, flags='loading stale',
+                             categories='@slow @connection', tips='nondeterministic_output_order',
+                             summary='Get array of Redis command details')
+
+
+@COMMAND.subcommand('count', 2, flags='loading stale', categories='@slow @connection',
+                    summary='Get total number of Redis commands', since='2.8.13')
 def command_count(c, args):
     return len(unique_commands(c.server))
 
 
+@COMMAND.subcommand('info', -2, flags='loading stale', categories='@slow @connection',
+                    tips='nondeterministic_output_order',
+                    summary='Get array of specific Redis command details, or all when no argument '
+                            'is given.', since='2.8.13')
 def command_info_(c, args):
     if len(args) == 2:
         return [command_info(cmd) for cmd in unique_commands(c.server)]
@@ -183,6 +196,9 @@ def command_info_(c, args):
     return out
 
 
+@COMMAND.subcommand('docs', -2, flags='loading stale', categories='@slow @connection',
+                    tips='nondeterministic_output_order', since='7.0.0',
+                    summary='Get array of specific Redis command documentation')
 def command_docs_(c, args):
     if len(args) == 2:
         found = unique_commands(c.server)
@@ -191,6 +207,9 @@ def command_docs_(c, args):
     return Map([(cmd.name.encode(), command_docs(cmd)) for cmd in found])
 
 
+@COMMAND.subcommand('list', -2, flags='loading stale', categories='@slow @connection',
+                    tips='nondeterministic_output_order', since='7.0.0',
+                    summary='Get an array of Redis command names')
 def command_list(c, args):
     kind = arg = None
     i = 2
@@ -234,43 +253,24 @@ def _getkeys(c, args):
     return cmd, [argv[i] for i in positions]
 
 
+@COMMAND.subcommand('getkeys', -4, flags='loading stale', categories='@slow @connection',
+                    summary='Extract keys given a full Redis command', since='2.8.13')
 def command_getkeys(c, args):
     return _getkeys(c, args)[1]
 
 
+@COMMAND.subcommand('getkeysandflags', -4, flags='loading stale', categories='@slow @connection',
+                    since='7.0.0',
+                    summary='Extract keys and access flags given a full Redis command')
 def command_getkeysandflags(c, args):
     cmd, keys = _getkeys(c, args)
     return [[key, Set(_key_flags(cmd))] for key in keys]
 
 
+@COMMAND.subcommand('help', 2, flags='loading stale', categories='@slow @connection',
+                    since='5.0.0', summary='Show helpful text about the different subcommands')
 def command_help(c, args):
     return COMMAND_HELP
 
 
 # -- the command table --------------------------------------------------------------------
-
-COMMANDS = [
-    Command('command', command, -1, 'loading stale', categories='@slow @connection',
-            group='server', tips='nondeterministic_output_order',
-            summary='Get array of Redis command details', since='2.8.13',
-            subcommands=[
-                _sub('count', command_count, 2, 'loading stale', '@slow @connection',
-                     'Get total number of Redis commands', '2.8.13'),
-                _sub('docs', command_docs_, -2, 'loading stale', '@slow @connection',
-                     'Get array of specific Redis command documentation', '7.0.0',
-                     'nondeterministic_output_order'),
-                _sub('getkeys', command_getkeys, -4, 'loading stale', '@slow @connection',
-                     'Extract keys given a full Redis command', '2.8.13'),
-                _sub('getkeysandflags', command_getkeysandflags, -4, 'loading stale',
-                     '@slow @connection',
-                     'Extract keys and access flags given a full Redis command', '7.0.0'),
-                _sub('info', command_info_, -2, 'loading stale', '@slow @connection',
-                     'Get array of specific Redis command details, or all when no argument '
-                     'is given.', '2.8.13', 'nondeterministic_output_order'),
-                _sub('list', command_list, -2, 'loading stale', '@slow @connection',
-                     'Get an array of Redis command names', '7.0.0',
-                     'nondeterministic_output_order'),
-                _sub('help', command_help, 2, 'loading stale', '@slow @connection',
-                     'Show helpful text about the different subcommands', '5.0.0'),
-            ]),
-]

@@ -12,6 +12,8 @@ import redis
 
 from store import EmbeddedServer
 
+pytest_plugins = ['store.pytest_plugin']   # the `store_server` fixture (test_core)
+
 
 def free_port():
     with socket.socket() as s:

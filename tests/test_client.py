@@ -8,7 +8,7 @@ import redis
 import redis.asyncio
 
 from conftest import assert_same
-from rawconn import RawConn, pack, session
+from rawconn import EOF, RawConn, pack, session
 
 # CLIENT LIST fields in redis-server 7.0.15's order.
 FIELDS = ['id', 'addr', 'laddr', 'fd', 'name', 'age', 'idle', 'flags', 'db', 'sub', 'psub',
@@ -145,6 +145,14 @@ def test_list_values(server, r):
     other.close()
 
 
+def replies(port, data, n):
+    """The first `n` replies to `data` on a fresh connection, then whatever else arrives
+    before the connection falls quiet (b'<EOF>' if it closed)."""
+    with RawConn(port) as c:
+        c.send(data)
+        return c.read_replies(n) + c.read_available()
+
+
 def ids_in_order(rows):
     ids = [int(row['id']) for row in rows]
     return ids == sorted(ids)
@@ -166,12 +174,12 @@ def test_fresh_connection_shows_null_cmd_and_multi_state(server, r):
         assert row['flags'] == 'x' and row['multi'] == '2' and int(row['multi-mem']) > 0
         c.cmd('DISCARD')
         with RawConn(server.port):
-            deadline = time.time() + 2
+            deadline = time.monotonic() + 60
             while True:          # until the server has accepted the silent connection
                 rows = [parse_line(x) for x in
                         r.execute_command('CLIENT', 'LIST').decode()[:-1].split('\n')]
                 newest = max(rows, key=lambda row: int(row['id']))
-                if int(newest['id']) > fresh_id or time.time() > deadline:
+                if int(newest['id']) > fresh_id or time.monotonic() > deadline:
                     break
                 time.sleep(0.01)
             assert int(newest['id']) > fresh_id
@@ -224,7 +232,7 @@ def test_reply_off_skip_on_raw_socket_match_redis(server, redis_ref):
     for port in (server.port, redis_ref[1]):
         with RawConn(port) as c:
             c.send(script)
-            results.append(c.read_available(0.3))
+            results.append(c.read_available(want=want))
     assert results[0] == results[1] == want
 
 
@@ -236,21 +244,22 @@ def test_reply_off_byte_by_byte_and_split_reads(server):
         for i in range(0, len(data), 7):
             c.send(data[i:i + 7])
             time.sleep(0.002)
-        assert c.read_available(0.3) == b'+OK\r\n$1\r\nv\r\n'
+        want = b'+OK\r\n$1\r\nv\r\n'
+        assert c.read_available(want=want) == want
 
 
 def test_reply_inside_multi(server):
     with RawConn(server.port) as c:
         c.send(pack('MULTI') + pack('CLIENT', 'REPLY', 'SKIP') + pack('PING') + pack('EXEC')
                + pack('PING', 'skipped') + pack('PING', 'shown'))
-        assert c.read_available(0.3) == (b'+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n'
-                                         b'+PONG\r\n$5\r\nshown\r\n')
+        want = b'+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+PONG\r\n$5\r\nshown\r\n'
+        assert c.read_available(want=want) == want
 
 
 def test_reply_off_then_quit_closes_silently(server):
     with RawConn(server.port) as c:
         c.send(pack('CLIENT', 'REPLY', 'OFF') + pack('PING') + pack('QUIT'))
-        assert c.read_available(1.0) == b'<EOF>'
+        assert c.read_available(want=EOF) == EOF
 
 
 def test_kill_another_connection_by_id_and_addr(server, r):
@@ -299,11 +308,11 @@ def test_kill_self(server):
         # SKIPME yes (the default) spares the caller
         assert c.cmd('CLIENT', 'KILL', 'ID', cid) == b':0\r\n'
         c.send(pack('CLIENT', 'KILL', 'ID', cid, 'SKIPME', 'no') + pack('PING'))
-        assert c.read_available(1.0) == b':1\r\n<EOF>'
+        assert c.read_available(want=b':1\r\n<EOF>') == b':1\r\n<EOF>'
     with RawConn(server.port) as c:
         addr = '127.0.0.1:%d' % c.sock.getsockname()[1]
         c.send(pack('CLIENT', 'KILL', addr) + pack('SET', 'killed-self', '1'))
-        assert c.read_available(1.0) == b'+OK\r\n<EOF>'
+        assert c.read_available(want=b'+OK\r\n<EOF>') == b'+OK\r\n<EOF>'
     with RawConn(server.port) as c:
         assert c.cmd('GET', 'killed-self') == b'$-1\r\n'
 
@@ -311,7 +320,7 @@ def test_kill_self(server):
 def test_kill_self_with_replies_off(server):
     with RawConn(server.port) as c:
         c.send(pack('CLIENT', 'REPLY', 'OFF') + pack('CLIENT', 'KILL', 'SKIPME', 'no'))
-        assert c.read_available(1.0) == b'<EOF>'
+        assert c.read_available(want=EOF) == EOF
 
 
 def test_killed_client_in_redis_py_reconnects(server, r):
@@ -388,11 +397,7 @@ def test_subscribed_clients(server, redis_ref):
     """RESP2 subscribe mode rejects CLIENT with the subcommand's full name; TYPE pubsub
     lists and kills subscribers; sub/psub/ssub count their subscriptions."""
     data = pack('SUBSCRIBE', 'a', 'b') + pack('CLIENT', 'ID') + pack('CLIENT', 'NOPE')
-    out = []
-    for port in (server.port, redis_ref[1]):
-        with RawConn(port) as c:
-            c.send(data)
-            out.append(c.read_available(0.3))
+    out = [replies(port, data, 4) for port in (server.port, redis_ref[1])]
     assert out[0] == out[1]
     assert b"'client|id'" in out[0]
     admin = server.client(protocol=2)
@@ -417,9 +422,5 @@ def test_errors_echoing_arguments_stay_one_line(server, redis_ref):
             ('CLIENT', b'x' * 200), ('CLIENT', 'PAUSE', '1', '2', '3')]
     assert session(server.port, cmds) == session(redis_ref[1], cmds)
     data = pack('MULTI') + pack('CLIENT', b'a\r\nb') + pack('EXEC')
-    out = []
-    for port in (server.port, redis_ref[1]):
-        with RawConn(port) as c:
-            c.send(data)
-            out.append(c.read_available(0.3))
+    out = [replies(port, data, 3) for port in (server.port, redis_ref[1])]
     assert out[0] == out[1]

@@ -11,7 +11,16 @@ parser's buffer is empty.
 Commands from one read run in order and their replies leave in one write. The common case
 (authenticated, not in MULTI or subscribe mode, replies on) runs inline in `run`; every
 special state sets `self.gated`, which routes commands through `_execute_gated`
-where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live.
+where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live. A key signalled for
+blocked clients gates the running connection too, so they are served before its next
+command (store/blocking.py).
+
+A connection is parked (`park`) while its current command waits: a blocking read
+(store/blocking.py) or a PUBLISH held by publisher backpressure (store/pubsub). Later
+commands then queue in `deferred` and run, in order, once `resume` delivers the reply.
+
+Every piece of session state is declared in `__slots__` below, with the module that owns
+it; other modules read and write these fields but add none.
 """
 
 import asyncio
@@ -19,13 +28,41 @@ import time
 
 import hiredis
 
-from .resp import (RedisError, ProtocolError, RequestParser, encode, OK, QUEUED,
-                   BULK_HEADER, CRLF, parse_bulk_arrays, error_arg, unknown_command_error)
+from .command_table import call
+from .resp import (
+    BULK_HEADER,
+    CRLF,
+    OK,
+    QUEUED,
+    ProtocolError,
+    RedisError,
+    RequestParser,
+    encode,
+    error_arg,
+    parse_bulk_arrays,
+    unknown_command_error,
+)
 
 _perf_ns = time.perf_counter_ns
 
 
 class Connection(asyncio.Protocol):
+    __slots__ = (
+        # transport and parsing
+        'server', 'ks', 'table', 'transport', 'reader', 'parser', 'out', 'closing',
+        'write_paused',
+        # identity (CLIENT LIST, CLIENT SETNAME)
+        'id', 'name', 'addr', 'laddr', 'created', 'last_interaction', 'last_cmd', 'last_sub',
+        # session
+        'db', 'proto', 'authenticated', 'gated', 'reply_mode', 'no_evict', 'no_touch',
+        # MULTI/EXEC and WATCH (commands/transactions.py)
+        'multi', 'multi_error', 'dirty_cas', 'watched', 'watched_deadlines', 'in_exec',
+        # pub/sub (store/pubsub): subscription count and the Subscriber with its queue
+        'subscriptions', 'pubsub',
+        # parked: commands held while the current one waits, and the blocking wait
+        'deferred', 'blocked',
+    )
+
     def __init__(self, server):
         self.server = server
         self.ks = server.keyspace
@@ -41,6 +78,7 @@ class Connection(asyncio.Protocol):
         self.addr = self.laddr = '?'
         self.created = self.last_interaction = time.time()
         self.last_cmd = None            # the Command last run (CLIENT LIST cmd=)
+        self.last_sub = None            # its subcommand, for containers
         self.authenticated = not server.config['requirepass']
         self.closing = False
         # MULTI/EXEC and WATCH
@@ -49,13 +87,15 @@ class Connection(asyncio.Protocol):
         self.dirty_cas = False
         self.watched = []               # (db, key) pairs
         self.watched_deadlines = []     # their deadlines at WATCH time
+        self.in_exec = False            # EXEC is running the queued commands
         # CLIENT REPLY, CLIENT NO-EVICT/NO-TOUCH
         self.reply_mode = 'on'
         self.no_evict = self.no_touch = False
         # pub/sub state, owned by store/pubsub
         self.subscriptions = 0
         self.pubsub = None              # store.pubsub Subscriber, from the first subscribe
-        self.deferred = None            # commands held while a PUBLISH waits (backpressure)
+        self.deferred = None            # commands held while parked
+        self.blocked = None             # the blocking.Waiter while a blocking command waits
         self.write_paused = False       # transport above its high-water mark
         self.gated = not self.authenticated
 
@@ -85,8 +125,10 @@ class Connection(asyncio.Protocol):
     def data_received(self, data):
         if self.closing:
             return
-        self.last_interaction = self.server.clock
-        self.server.stats.net_input_bytes += len(data)
+        server = self.server
+        server.current_client = self
+        self.last_interaction = server.clock
+        server.stats.net_input_bytes += len(data)
         if self.pubsub is not None and self.pubsub.queue:
             self.pubsub.drain_before_commands()     # queued messages first, up to the quota
         if (self.parser is None and self.authenticated and data[:1] == b'*'
@@ -165,6 +207,30 @@ class Connection(asyncio.Protocol):
     def reply(self, value):
         """Queue a reply outside the command path (pushes, protocol errors)."""
         encode(value, self.proto, self.out)
+
+    def park(self):
+        """Hold the commands that follow the current one until `resume`."""
+        if self.deferred is None:
+            self.deferred = []
+        self.update_gate()
+
+    def resume(self, reply):
+        """Deliver the parked command's reply, then run the commands held behind it."""
+        deferred, self.deferred = self.deferred, None
+        self.update_gate()
+        if self.closing or self.transport is None:
+            return
+        self._emit(reply)
+        if deferred:
+            server = self.server
+            previous, server.current_client = server.current_client, self
+            self.run(deferred)
+            server.current_client = previous
+        self.flush()
+
+    def key_modified(self, db, key):
+        """A WATCHed key changed (Keyspace observer): EXEC will fail."""
+        self.dirty_cas = True
 
     # -- dispatch ----------------------------------------------------------------------
 
@@ -250,9 +316,14 @@ class Connection(asyncio.Protocol):
 
     def _execute_gated(self, cmd, args):
         """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
-        RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP."""
+        RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP; and serving clients
+        blocked on keys the previous command signalled."""
         if self.closing:
             return
+        blocking = self.server.blocking
+        if blocking.ready:
+            blocking.serve_ready()
+            self.update_gate()
         if self.deferred is not None:       # a PUBLISH waits for publish-buffer-limit
             self.deferred.append(args)
             return
@@ -288,17 +359,14 @@ class Connection(asyncio.Protocol):
         self._emit(self.call(cmd, args))
 
     def call(self, cmd, args):
-        """Run a command and return its reply value (used by EXEC and the gated path)."""
-        t0 = _perf_ns()
+        """Run a command through the executor and return its reply value (used by EXEC
+        and the gated path)."""
         try:
-            r = cmd.handler(self, args)
+            r = call(cmd, self, args)
         except RedisError as e:
             r = e
-            cmd.failed += 1
         except Exception as e:
             r = self._internal_error(cmd, e)
-        cmd.calls += 1
-        cmd.ns += _perf_ns() - t0
         self.last_cmd = cmd
         return r
 
@@ -309,6 +377,7 @@ class Connection(asyncio.Protocol):
 
     def unwatch_all(self):
         if self.watched:
-            self.ks.unwatch(self, self.watched)
+            for dk in self.watched:
+                self.ks.unobserve(dk, self)
             self.watched = []
         self.dirty_cas = False

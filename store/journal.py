@@ -17,8 +17,12 @@ per event; store/stream.py `enc` and ENCODED), so reading the journal with XRANG
 the analytics path (spark/), only joins bytes, and an entry costs one bytes object.
 """
 
-from .types.stream import ENCODED, Stream, format_id
+from __future__ import annotations
+
+from typing import Any
+
 from .clock import now_ms
+from .types.stream import ENCODED, Stream, format_id
 
 
 def _bulk(b):
@@ -36,13 +40,15 @@ def _template(fields):
 
 
 class Journal:
-    def __init__(self, server):
-        self.server = server
-        self.ks = server.keyspace
+    def __init__(self) -> None:
+        self.ks: Any = None         # the keyspace it writes into (attach)
         self.key = b'__keyevents__'
         self.maxlen = 1_000_000
         self.appended = 0
         self.dropped = 0            # events lost because the key holds another type
+
+    def attach(self, keyspace: Any) -> None:
+        self.ks = keyspace
 
     def configure(self, key, maxlen):
         self.key = key.encode()
@@ -93,5 +99,5 @@ class Journal:
         self.appended += len(keys)
         if len(stream) > self.maxlen:
             stream.trim_maxlen(self.maxlen)
-        from .commands.streams import signal_ready
-        signal_ready(self.server, 0, self.key)
+        if self.ks.watchers:        # wake XREAD BLOCK readers, fail WATCHers
+            self.ks.touch(0, self.key)

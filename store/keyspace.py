@@ -1,44 +1,70 @@
-"""The keyspace: databases split across DbSlice shards, with TTLs and lazy expiry.
+"""The keyspace: databases split across DbSlice shards, with TTLs, lazy and active expiry.
 
 Every command reaches keys through this object. It routes a key to its shard
-(`shard_for`), applies lazy expiry on access (a key whose deadline passed is deleted, and
-its `expired` event raised, before the command sees it), keeps each shard's deadline index
-in step with every write, signals WATCHers of modified keys, and raises keyspace events.
+(`shard_for`), keeps each shard's deadline index in step with every write, and is the one
+place keys are deleted at their deadline: on access (lazy expiry: a key whose deadline
+passed is deleted, and its `expired` event raised, before the command sees it) and in
+`expire_due`, which the active-expiry timer (store/expiry/active.py) calls when deadlines
+fall due and which deletes due keys within the budget it is given. Both count
+`expired_keys` and record lag here.
+
+What happens to the outside world goes through two doors, both given at construction:
+- `events` (store/events.py, Redis's notify.c): keyspace notifications and the journal,
+  and later tracking invalidations and evictions. Commands raise events with
+  `ks.notify(cls, event, db, key)` after testing `ks.notify_flags`, so events cost nothing
+  while nobody wants them.
+- `timer`: told when a write sets a deadline earlier than the one it is armed for
+  (`timer.next_deadline`, read inline, so a TTL that is not the earliest costs nothing).
+Modified keys are reported to their observers (`observe`): WATCHing connections, whose
+transactions then fail, and the blocking-operations registry, for keys clients wait on.
 
 Deadlines are integer milliseconds since the epoch; a key is expired once
-`deadline < now`, as in Redis's keyIsExpired. The active expiry (store/expiry/active.py)
-deletes keys at their deadline; the lazy path here makes reads correct in between.
+`deadline < now`, as in Redis's keyIsExpired.
 """
+from __future__ import annotations
 
 import random
+import time
+from binascii import crc_hqx
+from itertools import islice
+from typing import Any, Protocol
 
-from . import events
+from . import events as ev
 from .clock import now_ms
-from .db_slice import SLOTS, DbSlice, key_slot, crc_hqx
+from .db_slice import SLOTS, DbSlice, key_slot
+from .events import KeyspaceEvents
 from .expiry.stats import LagStats
+
+CHUNK = 64      # keys taken from an index between two looks at the clock
+
+
+class Observer(Protocol):
+    def key_modified(self, db: int, key: bytes) -> None: ...
+
+
+class ExpiryTimer(Protocol):
+    next_deadline: float
+
+    def reschedule(self, deadline: int) -> None: ...
 
 
 class Keyspace:
-    def __init__(self, databases=16, shards=16):
+    def __init__(self, databases: int, shards: int, events: KeyspaceEvents,
+                 timer: ExpiryTimer) -> None:
         self.databases = databases
         self.shards = [DbSlice(databases) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
-        self.watchers = {}          # (db, key) -> set of connections WATCHing it
-        # Event classes: `publish_flags` is notify-keyspace-events, `journal_flags` is
-        # keyevent-journal-events; `notify_flags` is the union commands test before
-        # building an event, so events cost nothing when neither wants them.
-        self.publish_flags = 0
-        self.journal_flags = 0
-        self.notify_flags = 0
-        self.publish = None         # publish(channel, message), set by the pub/sub layer
-        self.publish_batch = None   # publish_batch(channel, messages), likewise
-        self.journal = None         # the Journal, set by the server
-        self.expiry = None          # the ActiveExpiry, told about new earliest deadlines
-        self.next_deadline = float('inf')
+        self.watchers: dict[tuple[int, bytes], set[Observer]] = {}   # observers per key
+        self.events = events
+        self.notify = events.notify     # notifyKeyspaceEvent
+        self.notify_flags = events.flags
+        self.timer = timer
+        self.next_shard = 0             # where the next expire_due starts
+        events.attach(self)
         self.reset_stats()
 
-    def reset_stats(self):
+    def reset_stats(self) -> None:
         self.hits = self.misses = 0
         self.expired_keys = 0
         self.expire_lag = LagStats()
@@ -49,14 +75,14 @@ class Keyspace:
 
     # Routing is written out inline in the hot methods below. `123 in key` ('{'): an int
     # operand is a memchr, while `b'{' in key` takes a buffer-protocol path ~8x slower.
-    def shard_for(self, key):
+    def shard_for(self, key: bytes) -> DbSlice:
         if 123 in key:
             return self.slot_shard[key_slot(key)]
         return self.slot_shard[crc_hqx(key, 0) & (SLOTS - 1)]
 
     # -- reads -----------------------------------------------------------------------
 
-    def read(self, db, key):
+    def read(self, db: int, key: bytes) -> Any:
         """Look a key up for a read command: lazy expiry, hit/miss stats, `keymiss`."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
@@ -67,11 +93,11 @@ class Keyspace:
                 return v
             self._expire(s, db, key)
         self.misses += 1
-        if self.notify_flags & events.KEY_MISS:
-            self.notify(events.KEY_MISS, b'keymiss', db, key)
+        if self.notify_flags & ev.KEY_MISS:
+            self.notify(ev.KEY_MISS, b'keymiss', db, key)
         return None
 
-    def lookup(self, db, key):
+    def lookup(self, db: int, key: bytes) -> Any:
         """Look a key up for a write command: lazy expiry only."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
@@ -82,7 +108,7 @@ class Keyspace:
                 return None
         return v
 
-    def lookup_for_update(self, db, key):
+    def lookup_for_update(self, db: int, key: bytes) -> tuple[Any, dict[bytes, Any]]:
         """lookup for a read-modify-write command (INCR, APPEND): returns the value (or
         None) and the shard dict to store the new value in, routing the key once. The
         caller stores with `data[key] = new` and then calls `updated(db, key)`."""
@@ -96,15 +122,15 @@ class Keyspace:
                 return None, data
         return v, data
 
-    def updated(self, db, key):
+    def updated(self, db: int, key: bytes) -> None:
         """A value was replaced in place (lookup_for_update): signal WATCHers."""
         if self.watchers:
             self.touch(db, key)
 
-    def exists(self, db, key):
+    def exists(self, db: int, key: bytes) -> bool:
         return self.lookup(db, key) is not None
 
-    def deadline(self, db, key):
+    def deadline(self, db: int, key: bytes) -> int | None:
         """The key's deadline in ms, or None when it has none (or does not exist)."""
         if self.lookup(db, key) is None:
             return None
@@ -112,7 +138,7 @@ class Keyspace:
 
     # -- writes ----------------------------------------------------------------------
 
-    def set(self, db, key, value, deadline=None):
+    def set(self, db: int, key: bytes, value: Any, deadline: int | None = None) -> None:
         """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         exp = s.expires[db]
@@ -125,15 +151,15 @@ class Keyspace:
         s.data[db][key] = value
         if deadline is not None:
             exp[key] = s.index.add(db, key, deadline, old)
-            if deadline < self.next_deadline:
-                self.expiry.reschedule(deadline)
+            if deadline < self.timer.next_deadline:
+                self.timer.reschedule(deadline)
         elif old is not None:
             del exp[key]
             s.index.discard()
         if self.watchers:
             self.touch(db, key)
 
-    def set_pairs(self, db, args):
+    def set_pairs(self, db: int, args: list[bytes]) -> None:
         """MSET: store each key args[1], args[3], ... with the value after it, as `set`
         without a TTL does, routing each key inline rather than calling `set` per key."""
         slot_shard = self.slot_shard
@@ -150,14 +176,14 @@ class Keyspace:
             for i in range(1, len(args), 2):
                 self.touch(db, args[i])
 
-    def overwrite(self, db, key, value):
+    def overwrite(self, db: int, key: bytes, value: Any) -> None:
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
         self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)
                         ].data[db][key] = value
         if self.watchers:
             self.touch(db, key)
 
-    def delete(self, db, key):
+    def delete(self, db: int, key: bytes) -> bool:
         """Delete a key; True if it existed (an expired key does not count)."""
         s = self.shard_for(key)
         data = s.data[db]
@@ -175,17 +201,17 @@ class Keyspace:
             self.touch(db, key)
         return True
 
-    def set_deadline(self, db, key, deadline):
+    def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
         """Give an existing key a TTL (the caller checked the key exists)."""
         s = self.shard_for(key)
         exp = s.expires[db]
         exp[key] = s.index.add(db, key, deadline, exp.get(key))
-        if deadline < self.next_deadline:
-            self.expiry.reschedule(deadline)
+        if deadline < self.timer.next_deadline:
+            self.timer.reschedule(deadline)
         if self.watchers:
             self.touch(db, key)
 
-    def persist(self, db, key):
+    def persist(self, db: int, key: bytes) -> bool:
         """Remove a key's TTL; True if it had one."""
         if self.lookup(db, key) is None:
             return False
@@ -199,8 +225,10 @@ class Keyspace:
             self.touch(db, key)
         return True
 
-    def _expire(self, s, db, key):
-        """Delete a key whose deadline passed: the one place lazy expiries are recorded."""
+    # -- expiry: the one place keys are deleted at their deadline -------------------------
+
+    def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
+        """Lazy expiry: delete one key whose deadline passed, found by an access."""
         del s.data[db][key]
         deadline = s.expires[db].pop(key)
         s.index.discard()
@@ -208,44 +236,83 @@ class Keyspace:
         self.expire_lag.record(now_ms() - deadline)
         if self.watchers:
             self.touch(db, key)
-        if self.notify_flags & events.EXPIRED:
-            self.notify(events.EXPIRED, b'expired', db, key, deadline)
+        if self.notify_flags & ev.EXPIRED:
+            self.notify(ev.EXPIRED, b'expired', db, key, deadline)
 
-    def expired_batch(self, db, keys, deadlines, now):
-        """Keys of one database the active expiry deleted in one step (already gone from
-        the shards; their lags were recorded by the step). Their `expired` events leave
-        as one batch: a single coalesced dispatch on __keyevent@db__:expired."""
-        self.expired_keys += len(keys)
-        if self.watchers:
-            for key in keys:
-                self.touch(db, key)
-        flags = self.publish_flags
-        if flags & events.EXPIRED and self.publish is not None:
-            if flags & events.KEYSPACE:
+    def expire_due(self, budget_s: float) -> bool:
+        """Active expiry: delete due keys, shard by shard, until none is left or `budget_s`
+        seconds are spent; True if due keys remain. The keys of each database expired in
+        one call leave as one batch (`events.expired_batch`: one coalesced dispatch on
+        __keyevent@db__:expired). A shard that ran out of budget is where the next call
+        starts, so no shard starves during a mass expiry."""
+        start = time.perf_counter()
+        stop = start + budget_s
+        now = now_ms()
+        batches: dict[int, tuple[list[bytes], list[int]]] = {}
+        record_lag = self.expire_lag.record
+        shards = self.shards
+        n = len(shards)
+        more = False
+        for i in range(n):
+            s = shards[(self.next_shard + i) % n]
+            index = s.index
+            while True:
+                if not index.promote(now, CHUNK):
+                    due = index.pop_due(now, CHUNK)
+                    if not due:
+                        break
+                    for db, key, deadline in due:
+                        exp = s.expires[db]
+                        if exp.get(key) == deadline:
+                            del exp[key]
+                            del s.data[db][key]
+                            record_lag(now - deadline)
+                            batch = batches.get(db)
+                            if batch is None:
+                                batch = batches[db] = ([], [])
+                            batch[0].append(key)
+                            batch[1].append(deadline)
+                        else:
+                            index.stale -= 1
+                if time.perf_counter() > stop:
+                    more = True
+                    break
+            if more:
+                self.next_shard = (self.next_shard + i) % n
+                break
+        for db, (keys, deadlines) in batches.items():
+            self.expired_keys += len(keys)
+            if self.watchers:
                 for key in keys:
-                    self.publish(b'__keyspace@%d__:%s' % (db, key), b'expired')
-            if flags & events.KEYEVENT:
-                self.publish_batch(b'__keyevent@%d__:expired' % db, keys)
-        if self.journal_flags & events.EXPIRED:
-            self.journal.append_many(db, b'expired', keys, now, deadlines)
+                    self.touch(db, key)
+            self.events.expired_batch(db, keys, deadlines, now)
+        self.expire_cycle_ms += (time.perf_counter() - start) * 1000
+        if more:
+            self.expire_time_cap_reached += 1
+        return more
+
+    def earliest_deadline(self) -> int | None:
+        """The earliest deadline any shard's index holds (stale entries included)."""
+        earliest = [d for d in (s.index.earliest() for s in self.shards) if d is not None]
+        return min(earliest) if earliest else None
 
     # -- whole databases ---------------------------------------------------------------
 
-    def dbsize(self, db):
+    def dbsize(self, db: int) -> int:
         return sum(len(s.data[db]) for s in self.shards)
 
-    def volatile_count(self, db):
+    def volatile_count(self, db: int) -> int:
         return sum(len(s.expires[db]) for s in self.shards)
 
-    def keys(self, db):
+    def keys(self, db: int) -> list[bytes]:
         """Every key of a database (expired ones not yet reaped included): a snapshot
         list, so callers may delete while walking it."""
-        out = []
+        out: list[bytes] = []
         for s in self.shards:
             out.extend(s.data[db])
         return out
 
-    def random_key(self, db):
+    def random_key(self, db: int) -> bytes | None:
         """RANDOMKEY: a random live key or None."""
         candidates = [s for s in self.shards if s.data[db]]
         for _ in range(100):
@@ -261,7 +328,7 @@ class Keyspace:
                 return key
         return None
 
-    def flushdb(self, db):
+    def flushdb(self, db: int) -> None:
         if self.watchers:
             for s in self.shards:
                 for key in s.data[db]:
@@ -271,11 +338,11 @@ class Keyspace:
             s.data[db] = {}
             s.expires[db] = {}
 
-    def flushall(self):
+    def flushall(self) -> None:
         for db in range(self.databases):
             self.flushdb(db)
 
-    def swapdb(self, a, b):
+    def swapdb(self, a: int, b: int) -> None:
         if self.watchers:
             for db in (a, b):
                 for s in self.shards:
@@ -286,53 +353,35 @@ class Keyspace:
             s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
             s.index.swap(a, b)
 
-    # -- WATCH -----------------------------------------------------------------------
+    # -- observers of modified keys (WATCH, blocked clients) -----------------------------
 
-    def watch(self, conn, db, key):
-        self.watchers.setdefault((db, key), set()).add(conn)
+    def observe(self, dk: tuple[int, bytes], observer: Observer) -> None:
+        """Call `observer.key_modified(db, key)` whenever the key changes (written,
+        deleted, expired, flushed, swapped) until `unobserve`."""
+        self.watchers.setdefault(dk, set()).add(observer)
 
-    def unwatch(self, conn, watched):
-        for dk in watched:
-            conns = self.watchers.get(dk)
-            if conns is not None:
-                conns.discard(conn)
-                if not conns:
-                    del self.watchers[dk]
+    def unobserve(self, dk: tuple[int, bytes], observer: Observer) -> None:
+        observers = self.watchers.get(dk)
+        if observers is not None:
+            observers.discard(observer)
+            if not observers:
+                del self.watchers[dk]
 
-    def touch(self, db, key):
-        """signalModifiedKey: make every transaction WATCHing the key fail."""
-        conns = self.watchers.get((db, key))
-        if conns:
-            for c in conns:
-                c.dirty_cas = True
+    def touch(self, db: int, key: bytes) -> None:
+        """signalModifiedKey: tell the key's observers (callers test `self.watchers`
+        first, so this costs nothing while no key is observed)."""
+        observers = self.watchers.get((db, key))
+        if observers:
+            for o in list(observers):
+                o.key_modified(db, key)
 
     # -- keyspace events -------------------------------------------------------------
 
-    def set_event_flags(self, publish_flags, journal_flags):
-        # Without K or E nothing is published, as in Redis.
-        if not publish_flags & (events.KEYSPACE | events.KEYEVENT):
-            publish_flags = 0
-        self.publish_flags = publish_flags
-        self.journal_flags = journal_flags
-        self.notify_flags = publish_flags | journal_flags
-
-    def notify(self, cls, event, db, key, deadline=None):
-        """notifyKeyspaceEvent: publish on __keyspace@db__:key and/or __keyevent@db__:event
-        when class `cls` is enabled, and journal the event when the journal takes `cls`.
-        `event` and `key` are bytes; `deadline` (ms) comes with `expired`."""
-        flags = self.publish_flags
-        if flags & cls and self.publish is not None:
-            if flags & events.KEYSPACE:
-                self.publish(b'__keyspace@%d__:%s' % (db, key), event)
-            if flags & events.KEYEVENT:
-                self.publish(b'__keyevent@%d__:%s' % (db, event), key)
-        if self.journal_flags & cls:
-            self.journal.append(db, event, key, None, deadline)
+    def set_event_flags(self, publish_flags: int, journal_flags: int) -> None:
+        self.events.set_flags(publish_flags, journal_flags)
+        self.notify_flags = self.events.flags
 
 
-def _random_dict_key(d):
+def _random_dict_key(d: dict[bytes, Any]) -> bytes:
     """A random key of a large dict without copying it all."""
-    skip = random.randrange(len(d))
-    for i, k in enumerate(d):
-        if i >= skip:
-            return k
+    return next(islice(d, random.randrange(len(d)), None))

@@ -14,15 +14,16 @@ import sys
 import time
 import traceback
 
+from .blocking import BlockingRegistry
 from .command_table import build_table
 from .commands import MODULES
 from .config import Config
 from .connection import Connection
+from .events import KeyspaceEvents
 from .expiry.active import ActiveExpiry
 from .journal import Journal
 from .keyspace import Keyspace
 from .pubsub import PubSub
-
 
 
 class Stats:
@@ -40,9 +41,9 @@ class Server:
     def __init__(self, config=None, log_stream=None):
         self.config = config or Config()
         cfg = self.config
-        self.keyspace = Keyspace(cfg['databases'], cfg['shards'])
         self.commands = build_table(*MODULES)
         self.clients = {}
+        self.current_client = None      # the connection whose read is being run
         self.next_client_id = 1
         self.clock = time.time()
         self.start_time = time.time()
@@ -52,7 +53,6 @@ class Server:
         self.loop = None
         self.listeners = []
         self.port = cfg['port']
-        self.expiry = None
         self.cron_handle = None
         self.closed = None
         self.exit_code = 0
@@ -60,9 +60,15 @@ class Server:
         self.disconnect_hooks = []      # callables(conn), e.g. pub/sub cleanup
         self.cron_hooks = []            # callables(now) run by cron
         self.reset_hooks = []           # callables(conn) run by RESET
+        # A key's life, in the order it is wired: the keyspace is built with its event sink
+        # (pub/sub notifications and the journal) and the timer that runs active expiry;
+        # the blocking registry observes the keys clients wait on.
         self.pubsub = PubSub(self)      # ChannelStore + dispatch; registers its hooks
-        self.keyspace.publish_batch = self.pubsub.publish_batch
-        self.journal = self.keyspace.journal = Journal(self)
+        self.journal = Journal()
+        self.events = KeyspaceEvents(self.pubsub, self.journal)
+        self.expiry = ActiveExpiry(cfg['active-expire-budget-us'] / 1000.0)
+        self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
+        self.blocking = BlockingRegistry(self)
         self.apply_all()
 
     # -- configuration hooks -------------------------------------------------------------
@@ -77,7 +83,7 @@ class Server:
                                           cfg['keyevent-journal-events'])
         elif name in ('keyevent-journal-key', 'keyevent-journal-maxlen'):
             self.journal.configure(cfg['keyevent-journal-key'], cfg['keyevent-journal-maxlen'])
-        elif name == 'active-expire-budget-us' and self.expiry is not None:
+        elif name == 'active-expire-budget-us':
             self.expiry.budget = cfg[name] / 1e6
         elif name in ('async-dispatch-quota', 'publish-buffer-limit',
                       'client-output-buffer-limit'):
@@ -130,8 +136,7 @@ class Server:
         self.loop = asyncio.get_running_loop()
         self.closed = asyncio.Event()
         cfg = self.config
-        self.expiry = ActiveExpiry(self.keyspace, self.loop,
-                                   cfg['active-expire-budget-us'] / 1000.0)
+        self.expiry.start(self.loop, self.keyspace.expire_due, self.keyspace.earliest_deadline)
         hosts = ['0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
                  for h in cfg['bind'].split()] or ['0.0.0.0']
         port = cfg['port']
@@ -174,8 +179,7 @@ class Server:
         self.log('User requested shutdown...', '#')
         if self.cron_handle is not None:
             self.cron_handle.cancel()
-        if self.expiry is not None:
-            self.expiry.set_enabled(False)
+        self.expiry.set_enabled(False)
         for server in self.listeners:
             server.close()
         for conn in list(self.clients.values()):

@@ -101,16 +101,15 @@ def _type_arg(b):
 def _sub_counts(conn):
     """(channels, patterns, shard channels) for sub= psub= ssub=, from the pub/sub layer's
     Subscriber (store/pubsub/dispatch.py: `sets` is (channels, patterns, shard channels))."""
-    sub = getattr(conn, 'pubsub', None)
-    sets = getattr(sub, 'sets', None)
-    if sets is not None and len(sets) == 3:
-        return [len(s) for s in sets]
+    sub = conn.pubsub
+    if sub is not None:
+        return [len(s) for s in sub.sets]
     return [conn.subscriptions, 0, 0]
 
 
 def _pubsub_queued(conn):
     """Bytes of pub/sub messages queued for the connection (part of omem)."""
-    return getattr(getattr(conn, 'pubsub', None), 'qbytes', 0) or 0
+    return conn.pubsub.qbytes if conn.pubsub is not None else 0
 
 
 def _flags(conn):
@@ -134,7 +133,7 @@ def _cmd_name(conn):
     cmd = conn.last_cmd
     if cmd is None:
         return 'NULL'
-    sub = getattr(conn, 'last_sub', None)
+    sub = conn.last_sub
     if cmd.subcommands and sub is not None and sub.container is cmd:
         return sub.name
     return cmd.name
@@ -352,7 +351,7 @@ def client_reply(c, args):
     if mode == 'skip':
         if c.reply_mode == 'off':
             return NO_REPLY
-        if getattr(c, 'in_exec', False):
+        if c.in_exec:
             # Inside EXEC the array stays well formed; the skip applies to the command
             # after EXEC (Redis 7.0 leaves a hole in the array here).
             c.reply_mode = 'skip_next'
@@ -424,11 +423,10 @@ def client_unblock(c, args):
     if cid is None:
         raise RedisError(E_NOT_INT)
     target = c.server.clients.get(cid)
-    unblock = getattr(target, 'unblock', None) if target is not None else None
-    if unblock is not None and getattr(target, 'blocked', False):
-        unblock(error=len(args) == 4 and lower(args[3]) == 'error')
-        return 1
-    return 0
+    if target is None:
+        return 0
+    error = len(args) == 4 and lower(args[3]) == 'error'
+    return int(c.server.blocking.client_unblock(target, error))
 
 
 @CLIENT.subcommand('tracking', -3, flags='noscript loading stale', categories='@slow @connection',

@@ -139,7 +139,7 @@ def _clients_section(server):
         ('connected_clients', len(clients)), ('cluster_connections', 0),
         ('maxclients', server.config['maxclients']),
         ('client_recent_max_input_buffer', max_in), ('client_recent_max_output_buffer', 0),
-        ('blocked_clients', sum(1 for c in clients if getattr(c, 'blocked', None))),
+        ('blocked_clients', server.blocking.blocked_clients()),
         ('tracking_clients', 0), ('clients_in_timeout_table', 0),
     ]
 

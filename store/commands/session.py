@@ -5,6 +5,7 @@ from ..args import E_DB_RANGE, E_NOT_INT, lower
 from ..command_table import Family
 from ..resp import OK, PONG, Map, RedisError, string2ll
 from ..version import VERSION
+from .client import close_after_this_reply
 
 E_WRONGPASS = 'WRONGPASS invalid username-password pair or user is disabled.'
 
@@ -46,7 +47,6 @@ def select(c, args):
 def quit_(c, args):
     # Reached on the hot path only (the gated path answers QUIT itself): the +OK is queued
     # after this returns, so close once it is written rather than now.
-    from .client import close_after_this_reply
     close_after_this_reply(c)
     return OK
 

@@ -1,4 +1,5 @@
-"""String and bitmap commands: GET/SET and their variants, counters, ranges, bits, LCS.
+"""String commands: GET/SET and their variants, counters, ranges, LCS (the bitmap commands
+are bitmaps.py).
 
 A string value is stored as Python `bytes`; any other value type is another Redis type and
 gets WRONGTYPE. Every handler follows the control flow of Redis 7.0's t_string.c and
@@ -26,6 +27,7 @@ from ..command_table import Family
 from ..clock import now_ms
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, Map, RedisError, string2ll
+from ..types import expect
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -2**63
@@ -298,19 +300,13 @@ def msetnx(c, args):
 
 def _lookup_string(c, key):
     """lookupKeyWrite + checkType: the string value for a write command, or None."""
-    v = c.ks.lookup(c.db, key)
-    if v is None or type(v) is bytes:
-        return v
-    raise WRONGTYPE
+    return expect(c.ks.lookup(c.db, key), bytes)
 
 
 def _read_string(c, key):
     """lookupKeyRead + checkType: the string value for a read command (and the old value
     for SET GET, GETSET, GETDEL, as getGenericCommand reads it), or None. GET inlines it."""
-    v = c.ks.read(c.db, key)
-    if v is None or type(v) is bytes:
-        return v
-    raise WRONGTYPE
+    return expect(c.ks.read(c.db, key), bytes)
 
 
 def _store(c, key, value, created, event):
@@ -485,105 +481,6 @@ def incrbyfloat(c, args):
     new = ld_format(result)
     _store(c, key, new, v is None, b'incrbyfloat')
     return new
-
-
-# -- bits -----------------------------------------------------------------------------
-
-def _bit_offset(c, b):
-    """getBitOffsetFromArgument: a bit offset within proto-max-bulk-len bytes."""
-    off = string2ll(b)
-    if off is None or off < 0 or (off >> 3) >= c.server.max_bulk:
-        raise RedisError(E_BIT_OFFSET)
-    return off
-
-
-@COMMANDS.command('setbit', 4, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@write @bitmap @slow', group='bitmap', since='2.2.0',
-                  summary='Sets or clears the bit at offset in the string value stored at key')
-def setbit(c, args):
-    key = args[1]
-    off = _bit_offset(c, args[2])
-    on = string2ll(args[3])
-    if on is None or on & ~1:
-        raise RedisError(E_BIT_VALUE)
-    v = _lookup_string(c, key)
-    byte = off >> 3
-    mask = 1 << (7 - (off & 7))
-    created = v is None
-    if created:
-        buf = bytearray(byte + 1)
-        dirty = True
-    else:
-        dirty = len(v) <= byte
-        buf = bytearray(v)
-        if dirty:
-            buf.extend(bytes(byte + 1 - len(v)))
-    old = 1 if buf[byte] & mask else 0
-    if dirty or old != on:
-        if on:
-            buf[byte] |= mask
-        else:
-            buf[byte] &= ~mask
-        _store(c, key, bytes(buf), created, b'setbit')
-    return old
-
-
-@COMMANDS.command('getbit', 3, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@read @bitmap @fast', group='bitmap', since='2.2.0',
-                  summary='Returns the bit value at offset in the string value stored at key')
-def getbit(c, args):
-    off = _bit_offset(c, args[2])
-    v = _read_string(c, args[1])
-    if v is None:
-        return 0
-    byte = off >> 3
-    if byte < len(v) and v[byte] & (1 << (7 - (off & 7))):
-        return 1
-    return 0
-
-
-@COMMANDS.command('bitcount', -2, flags='readonly', keys=(1, 1, 1),
-                  categories='@read @bitmap @slow', group='bitmap', since='2.6.0',
-                  summary='Count set bits in a string')
-def bitcount(c, args):
-    v = _read_string(c, args[1])
-    if v is None:
-        return 0
-    n = len(args)
-    first_mask = last_mask = 0
-    if n == 4 or n == 5:
-        total = len(v)
-        start = int_arg(args[2])
-        end = int_arg(args[3])
-        if start < 0 and end < 0 and start > end:
-            return 0
-        isbit = False
-        if n == 5:
-            unit = _keyword(args[4])
-            if unit == b'bit':
-                isbit = True
-            elif unit != b'byte':
-                raise SYNTAX
-        if isbit:
-            total <<= 3
-        start, end = _clamp_range(start, end, total)
-        if isbit and start <= end:
-            first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
-            last_mask = (1 << (7 - (end & 7))) - 1
-            start >>= 3
-            end >>= 3
-    elif n == 2:
-        start, end = 0, len(v) - 1
-    else:
-        raise SYNTAX
-    if start > end:
-        return 0
-    count = int.from_bytes(v[start:end + 1], 'big').bit_count()
-    if first_mask:
-        count -= (v[start] & first_mask).bit_count()
-    if last_mask:
-        count -= (v[end] & last_mask).bit_count()
-    return count
 
 
 # -- LCS ------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def watch(c, args):
             continue
         c.watched.append(dk)
         c.watched_deadlines.append(c.ks.deadline(c.db, key))
-        c.ks.watch(c, c.db, key)
+        c.ks.observe((c.db, key), c)
     return OK
 
 

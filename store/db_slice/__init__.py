@@ -8,14 +8,17 @@ the active expiry walks. Shards are units of ownership, not threads: the active 
 shard by shard, and the same cut lets a cluster of processes own disjoint slots later.
 """
 
-from binascii import crc_hqx   # CRC-16/XMODEM, the CRC16 Redis Cluster uses
+from __future__ import annotations
+
+from binascii import crc_hqx  # CRC-16/XMODEM, the CRC16 Redis Cluster uses
+from typing import Any
 
 from ..expiry import DeadlineIndex
 
 SLOTS = 16384
 
 
-def key_slot(key):
+def key_slot(key: bytes) -> int:
     """CLUSTER KEYSLOT: hash slot of `key`, honouring {hashtags}."""
     start = key.find(b'{')
     if start >= 0:
@@ -28,7 +31,7 @@ def key_slot(key):
 class DbSlice:
     __slots__ = ('data', 'expires', 'index')
 
-    def __init__(self, databases):
-        self.data = [{} for _ in range(databases)]
-        self.expires = [{} for _ in range(databases)]
+    def __init__(self, databases: int) -> None:
+        self.data: list[dict[bytes, Any]] = [{} for _ in range(databases)]
+        self.expires: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.index = DeadlineIndex(self.expires)

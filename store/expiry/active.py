@@ -1,106 +1,88 @@
-"""The active-expiry step: delete keys at their deadline, not when a sampler finds them.
+"""The active-expiry timer: run the keyspace's deletion of due keys at their deadline, not
+when a sampler finds them.
+
+This module only decides when the step runs and with what budget; deleting keys, counting
+them and raising their events is the keyspace's (`Keyspace.expire_due`), the one place keys
+are deleted at their deadline.
 
 One timer is armed at the earliest deadline across all shards (`reschedule` moves it
-earlier when a command sets an earlier deadline). When it fires, the step walks the shards'
-deadline indexes and deletes every due key until its time budget (`active-expire-budget-ms`,
-default 1 ms) is spent; if work remains it runs again on the next loop turn, so clients are
-served between slices of a mass expiry, otherwise it re-arms at the next deadline. Nothing
-runs while nothing is due. The keys expired in one step are handed to the notifier per
-database as one batch (`Keyspace.expired_batch`).
+earlier when a write sets an earlier deadline; the keyspace compares with `next_deadline`
+inline before calling). When it fires, the step asks the keyspace to delete due keys within
+the time budget (`active-expire-budget-us`, default 1 ms); if work remains it runs again on
+the next loop turn, so clients are served between slices of a mass expiry, otherwise it
+re-arms at the next deadline. Nothing runs while nothing is due.
+
+Invariant: `next_deadline` is the deadline the timer is armed for (inf when none, 0 while a
+continuation is queued), and only this object writes it.
 """
 
-import time
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
 
 from ..clock import now_ms
 
-CHUNK = 64      # keys taken from an index between two looks at the clock
+INF = float('inf')
 
 
 class ActiveExpiry:
-    def __init__(self, keyspace, loop, budget_ms=1.0):
-        self.ks = keyspace
-        self.loop = loop
+    def __init__(self, budget_ms: float = 1.0) -> None:
         self.budget = budget_ms / 1000.0
         self.enabled = True
-        self.timer = None
-        self.next_shard = 0
-        keyspace.expiry = self
+        self.next_deadline: float = INF
+        self.timer: asyncio.TimerHandle | asyncio.Handle | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.expire_due: Callable[[float], bool] | None = None
+        self.earliest: Callable[[], int | None] | None = None
 
-    def reschedule(self, deadline):
+    def start(self, loop: asyncio.AbstractEventLoop, expire_due: Callable[[float], bool],
+              earliest: Callable[[], int | None]) -> None:
+        """Begin running `expire_due(budget_s) -> more` on `loop`; `earliest()` gives the
+        earliest pending deadline (Keyspace.expire_due and earliest_deadline)."""
+        self.loop = loop
+        self.expire_due = expire_due
+        self.earliest = earliest
+        self.rearm()
+
+    def reschedule(self, deadline: int) -> None:
         """Arm the timer for `deadline` (ms) if that is earlier than what is armed."""
-        ks = self.ks
-        if not self.enabled or deadline >= ks.next_deadline:
+        if not self.enabled or deadline >= self.next_deadline or self.loop is None:
             return
         if self.timer is not None:
             self.timer.cancel()
-        ks.next_deadline = deadline
+        self.next_deadline = deadline
         # A key is due once now > deadline, so wake 1 ms after it.
         delay = (deadline + 1 - now_ms()) / 1000.0
         self.timer = self.loop.call_later(max(delay, 0.0), self.step)
 
-    def set_enabled(self, enabled):
+    def set_enabled(self, enabled: bool) -> None:
         """DEBUG SET-ACTIVE-EXPIRE: off stops the timer; on re-arms it."""
         self.enabled = enabled
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        self.ks.next_deadline = float('inf')
+        self._disarm()
         if enabled:
             self.rearm()
 
-    def rearm(self):
-        earliest = [d for d in (s.index.earliest() for s in self.ks.shards) if d is not None]
-        if earliest:
-            self.reschedule(min(earliest))
+    def _disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.next_deadline = INF
 
-    def step(self):
-        ks = self.ks
+    def rearm(self) -> None:
+        if self.earliest is not None:
+            earliest = self.earliest()
+            if earliest is not None:
+                self.reschedule(earliest)
+
+    def step(self) -> None:
         self.timer = None
-        ks.next_deadline = float('inf')
-        if not self.enabled:
+        self.next_deadline = INF
+        if not self.enabled or self.expire_due is None or self.loop is None:
             return
-        start = time.perf_counter()
-        stop = start + self.budget
-        now = now_ms()
-        batches = {}
-        record_lag = ks.expire_lag.record
-        shards = ks.shards
-        n = len(shards)
-        more = False
-        for i in range(n):
-            s = shards[(self.next_shard + i) % n]
-            index = s.index
-            while True:
-                if not index.promote(now, CHUNK):
-                    due = index.pop_due(now, CHUNK)
-                    if not due:
-                        break
-                    for db, key, deadline in due:
-                        exp = s.expires[db]
-                        if exp.get(key) == deadline:
-                            del exp[key]
-                            del s.data[db][key]
-                            record_lag(now - deadline)
-                            batch = batches.get(db)
-                            if batch is None:
-                                batch = batches[db] = ([], [])
-                            batch[0].append(key)
-                            batch[1].append(deadline)
-                        else:
-                            index.stale -= 1
-                if time.perf_counter() > stop:
-                    more = True
-                    break
-            if more:
-                self.next_shard = (self.next_shard + i) % n
-                break
-        for db, (keys, deadlines) in batches.items():
-            ks.expired_batch(db, keys, deadlines, now)
-        ks.expire_cycle_ms += (time.perf_counter() - start) * 1000
-        if more:
-            ks.expire_time_cap_reached += 1
+        if self.expire_due(self.budget):
             # Work remains: yield one loop turn to clients, then continue.
-            ks.next_deadline = 0
+            self.next_deadline = 0
             self.timer = self.loop.call_soon(self.step)
         else:
             self.rearm()

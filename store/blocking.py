@@ -1,0 +1,157 @@
+"""Blocking operations: clients waiting on keys (XREAD/XREADGROUP BLOCK today; BLPOP, BLMOVE,
+BZPOPMIN, BLMPOP, BZMPOP use the same registry).
+
+Redis's blocked.c, in one registry per server:
+
+- A blocking command that finds nothing to serve calls `block(conn, keys, serve, timeout,
+  timeout_reply)`. The connection is parked: later commands it sends queue behind the
+  blocked one (`Connection.park`), and its reply is sent when the wait ends.
+- Writers do not call in here. The keyspace reports every modified key to its observers
+  (`Keyspace.observe`, the hook WATCH uses); the registry observes exactly the keys that
+  have waiters, so a write, a deletion, an expiry, a FLUSHALL or a type change all signal
+  the key, and unrelated writes cost nothing. A signalled key is served once the command
+  that signalled it has finished, before the signalling client's next command runs
+  (Redis's handleClientsBlockedOnKeys after each command): the signal gates the running
+  connection (`Connection.gated`) so its next command passes the gate, which serves first.
+- Serving calls each waiter's `serve(db, key)` in the order the clients blocked (first
+  blocked, first served). It returns the reply, or None to keep waiting; a serve function
+  decides what a deleted key or a changed type means for its command (XREADGROUP answers
+  `-UNBLOCKED the stream key no longer exists`, XREAD keeps waiting).
+- A wait ends by being served, by its timeout (a loop timer; `timeout_reply`), by CLIENT
+  UNBLOCK (the timeout reply, or `-UNBLOCKED client unblocked via CLIENT UNBLOCK`), or by
+  disconnect/RESET (no reply).
+- Inside MULTI/EXEC a command may not block: callers check `may_block(conn)` and reply
+  as on timeout, as Redis does.
+
+Invariants: a connection has at most one waiter (`conn.blocked`); a waiter is listed under
+each of its keys until it ends, and a key is observed while any waiter lists it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .resp import RedisError
+
+Key = tuple[int, bytes]
+Serve = Callable[[int, bytes], Any]
+
+E_UNBLOCKED = 'UNBLOCKED client unblocked via CLIENT UNBLOCK'
+
+
+class Waiter:
+    __slots__ = ('conn', 'keys', 'serve', 'timeout_reply', 'timer', 'active')
+
+    def __init__(self, conn: Any, keys: list[Key], serve: Serve, timeout_reply: Any) -> None:
+        self.conn = conn
+        self.keys = keys
+        self.serve = serve
+        self.timeout_reply = timeout_reply
+        self.timer: Any = None
+        self.active = True
+
+
+class BlockingRegistry:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.waiters: dict[Key, list[Waiter]] = {}     # key -> waiters, first blocked first
+        self.ready: list[Key] = []                     # signalled keys not served yet
+        self.handle: Any = None
+        server.disconnect_hooks.append(self.cancel)
+        server.reset_hooks.append(self.cancel)
+
+    # -- blocking ----------------------------------------------------------------------------
+
+    @staticmethod
+    def may_block(conn: Any) -> bool:
+        """False inside EXEC, where a blocking command answers as on timeout."""
+        return not conn.in_exec
+
+    def block(self, conn: Any, keys: list[bytes], serve: Serve, timeout: float,
+              timeout_reply: Any) -> None:
+        """Park `conn` until `serve` answers for one of `keys` (in its current database),
+        `timeout` seconds pass (0: forever), or it is unblocked."""
+        db = conn.db
+        w = Waiter(conn, list(dict.fromkeys((db, k) for k in keys)), serve, timeout_reply)
+        ks = self.server.keyspace
+        for dk in w.keys:
+            lst = self.waiters.get(dk)
+            if lst is None:
+                lst = self.waiters[dk] = []
+                ks.observe(dk, self)
+            lst.append(w)
+        if timeout:
+            w.timer = self.server.loop.call_later(timeout, self._timed_out, w)
+        conn.blocked = w
+        conn.park()
+
+    def blocked_clients(self) -> int:
+        return sum(1 for c in self.server.clients.values() if c.blocked is not None)
+
+    # -- signals (Keyspace observers' interface) -------------------------------------------------
+
+    def key_modified(self, db: int, key: bytes) -> None:
+        dk = (db, key)
+        if dk in self.ready:
+            return
+        self.ready.append(dk)
+        current = self.server.current_client
+        if current is not None:
+            current.gated = True        # serve before its next command (Connection._gate)
+        if self.handle is None:
+            self.handle = self.server.loop.call_soon(self.serve_ready)
+
+    def serve_ready(self) -> None:
+        """Serve the waiters of every signalled key, first blocked first; a served
+        client's reply may signal more keys, which are served in the same call."""
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+        while self.ready:
+            ready, self.ready = self.ready, []
+            for db, key in ready:
+                for w in list(self.waiters.get((db, key), ())):
+                    if w.active:
+                        reply = w.serve(db, key)
+                        if reply is not None:
+                            self._end(w, reply)
+
+    # -- ends of a wait ------------------------------------------------------------------------
+
+    def _timed_out(self, w: Waiter) -> None:
+        w.timer = None
+        if w.active:
+            self._end(w, w.timeout_reply)
+
+    def client_unblock(self, conn: Any, error: bool) -> bool:
+        """CLIENT UNBLOCK: True if `conn` was blocked by a blocking command."""
+        w = conn.blocked
+        if w is None or not w.active:
+            return False
+        self._end(w, RedisError(E_UNBLOCKED) if error else w.timeout_reply)
+        return True
+
+    def cancel(self, conn: Any) -> None:
+        """Disconnect or RESET: drop the wait without a reply."""
+        w = conn.blocked
+        if w is not None and w.active:
+            self._end(w, None)
+
+    def _end(self, w: Waiter, reply: Any) -> None:
+        w.active = False
+        ks = self.server.keyspace
+        for dk in w.keys:
+            lst = self.waiters.get(dk)
+            if lst is not None:
+                lst.remove(w)
+                if not lst:
+                    del self.waiters[dk]
+                    ks.unobserve(dk, self)
+        if w.timer is not None:
+            w.timer.cancel()
+            w.timer = None
+        conn = w.conn
+        conn.blocked = None
+        if reply is not None:
+            conn.resume(reply)

@@ -15,16 +15,24 @@ ranges allowed), `\\x` escapes (also inside classes), an unterminated `[` runs t
 the pattern, and an empty subject matches only an empty pattern.
 """
 
+from __future__ import annotations
+
 import re
 from functools import lru_cache
+from typing import Final, Literal, TypeAlias
 
-_ANY = None
+_ANY: Final = None
+
+Token: TypeAlias = frozenset[int] | None
+"""One byte's matcher: the set of bytes it accepts, or _ANY (None) for '?'."""
+Segment: TypeAlias = tuple[re.Pattern[bytes], int]
+"""A star-free run of tokens as a fixed-width regex, and its width in bytes."""
 
 
-def _tokens(pattern):
+def _tokens(pattern: bytes) -> list[Token | Literal['*']]:
     """Split a glob into '*' markers and single-byte matchers (a frozenset of bytes, or
     _ANY for '?')."""
-    out = []
+    out: list[Token | Literal['*']] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -40,7 +48,7 @@ def _tokens(pattern):
             negate = i < n and pattern[i] == 94      # '^'
             if negate:
                 i += 1
-            members = set()
+            members: set[int] = set()
             while True:
                 if i < n and pattern[i] == 92 and n - i >= 2:    # '\' escape
                     members.add(pattern[i + 1])
@@ -68,7 +76,7 @@ def _tokens(pattern):
     return out
 
 
-def _segment_regex(tokens, nocase):
+def _segment_regex(tokens: list[Token], nocase: bool) -> Segment:
     parts = []
     for t in tokens:
         if t is _ANY:
@@ -88,11 +96,20 @@ class Glob:
 
     __slots__ = ('pattern', 'literal', 'prefix', 'suffix', 'segments', 'starred', 'nocase')
 
-    def __init__(self, pattern, nocase=False):
+    pattern: bytes
+    literal: bytes | None
+    prefix: bytes
+    suffix: bytes
+    segments: list[Segment]
+    starred: bool
+    nocase: bool
+
+    def __init__(self, pattern: bytes, nocase: bool = False) -> None:
         self.pattern = pattern
         self.nocase = nocase
         tokens = _tokens(pattern)
-        segments, cur = [], []
+        segments: list[list[Token]] = []
+        cur: list[Token] = []
         for t in tokens:
             if t == '*':
                 segments.append(cur)
@@ -122,7 +139,7 @@ class Glob:
         self.suffix = bytes(suffix)
         self.segments = [_segment_regex(s, nocase) for s in segments]
 
-    def match(self, subject):
+    def match(self, subject: bytes) -> bool:
         if not subject:
             return not self.pattern
         if self.literal is not None:
@@ -150,10 +167,10 @@ class Glob:
 
 
 @lru_cache(maxsize=1024)
-def compile_glob(pattern, nocase=False):
+def compile_glob(pattern: bytes, nocase: bool = False) -> Glob:
     return Glob(bytes(pattern), nocase)
 
 
-def glob_match(pattern, subject, nocase=False):
+def glob_match(pattern: bytes, subject: bytes, nocase: bool = False) -> bool:
     """stringmatchlen(pattern, subject, nocase) for bytes."""
     return compile_glob(pattern, nocase).match(subject)

@@ -17,7 +17,16 @@ connection's protocol version:
 
 RESP2 renders the RESP3-only types the way Redis 7.0 does: maps as flat arrays, sets as
 arrays, doubles as bulk strings, booleans as 1/0, verbatim strings as bulk strings.
+
+Types. A request is a list of bytes arguments. A reply value is typed `Any`: the encoder
+dispatches on `type(value) is ...` (exact types, cheaper than an isinstance chain), which a
+type checker cannot follow through the local `t`; the table above is the contract.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
 
 import hiredis
 
@@ -33,20 +42,22 @@ class RedisError(Exception):
 
     __slots__ = ('msg',)
 
-    def __init__(self, msg):
+    msg: str
+
+    def __init__(self, msg: str) -> None:
         self.msg = msg
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f'RedisError({self.msg!r})'
 
 
-def c_string(b):
+def c_string(b: bytes) -> bytes:
     """What C's %s sees of an argument: the bytes up to the first NUL."""
     nul = b.find(0)
     return b if nul < 0 else b[:nul]
 
 
-def error_arg(b, limit=None):
+def error_arg(b: bytes, limit: int | None = None) -> str:
     """An argument as C's %s (or %.128s) prints it in an error: raw bytes up to a NUL,
     CR/LF as spaces (addReplyErrorFormat), kept byte-exact through surrogateescape."""
     b = c_string(b)
@@ -55,7 +66,7 @@ def error_arg(b, limit=None):
     return b.replace(b'\r', b' ').replace(b'\n', b' ').decode('utf-8', 'surrogateescape')
 
 
-def unknown_command_error(args):
+def unknown_command_error(args: list[bytes]) -> str:
     """processCommand's "unknown command" error, byte for byte: the name and arguments are
     cut as printf's %.128s cuts them (bytes, up to a NUL) and CR/LF become spaces. The
     message is a str holding the raw bytes (surrogateescape, which the encoder undoes)."""
@@ -73,18 +84,18 @@ class ProtocolError(Exception):
     """Malformed request: reply '-ERR Protocol error: <msg>' (if msg) and close."""
 
 
-class Map(list):
+class Map(list[tuple[Any, Any]]):
     """A map reply, built from (key, value) pairs or a dict."""
 
-    def __init__(self, items=()):
+    def __init__(self, items: dict[Any, Any] | Iterable[tuple[Any, Any]] = ()) -> None:
         super().__init__(items.items() if isinstance(items, dict) else items)
 
 
-class Set(list):
+class Set(list[Any]):
     """A set reply (RESP3 '~'), an array in RESP2."""
 
 
-class Push(list):
+class Push(list[Any]):
     """An out-of-band push (RESP3 '>'), an array in RESP2."""
 
 
@@ -96,14 +107,14 @@ class Raw(bytes):
     """Bytes already encoded for the wire; sent unchanged in every protocol."""
 
 
-NULL_ARRAY = Raw(b'*-1\r\n')   # replaced by '_' in RESP3 by the encoder
+NULL_ARRAY: Final = Raw(b'*-1\r\n')   # replaced by '_' in RESP3 by the encoder
 
-OK = 'OK'
-QUEUED = 'QUEUED'
-PONG = 'PONG'
+OK: Final = 'OK'
+QUEUED: Final = 'QUEUED'
+PONG: Final = 'PONG'
 
 
-def format_double(d):
+def format_double(d: float) -> bytes:
     """Render a double the way Redis 7.0's addReplyDouble does (%.17g, inf, -inf)."""
     if d != d:
         return b'nan'
@@ -116,11 +127,11 @@ def format_double(d):
 
 # '$<n>\r\n' for short values: `out += (BULK_HEADER[n], value, CRLF)` costs half of
 # formatting b'$%d\r\n%s\r\n', and never copies the value before the final join.
-BULK_HEADER = [b'$%d\r\n' % n for n in range(1024)]
-CRLF = b'\r\n'
+BULK_HEADER: Final = [b'$%d\r\n' % n for n in range(1024)]
+CRLF: Final = b'\r\n'
 
 
-def encode(value, proto, out):
+def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
     """Append the encoding of `value` for protocol `proto` (2 or 3) to the list `out`."""
     t = type(value)
     if t is bytes or t is bytearray:
@@ -176,7 +187,7 @@ def encode(value, proto, out):
     return out
 
 
-def to_bytes(value, proto=2):
+def to_bytes(value: Any, proto: int = 2) -> bytes:
     return b''.join(encode(value, proto, []))
 
 
@@ -184,7 +195,7 @@ def to_bytes(value, proto=2):
 
 
 
-def string2ll(b):
+def string2ll(b: bytes) -> int | None:
     """Redis's string2ll: a strict decimal integer (no sign '+', spaces or leading zeros)
     within signed 64-bit range; None when `b` is not one."""
     if b.isdigit() and len(b) < 19 and (b[0] != 48 or len(b) == 1):
@@ -199,11 +210,11 @@ def string2ll(b):
     return v
 
 
-_ESCAPES = {ord('n'): 10, ord('r'): 13, ord('t'): 9, ord('b'): 8, ord('a'): 7}
-_HEX = b'0123456789abcdefABCDEF'
+_ESCAPES: Final = {ord('n'): 10, ord('r'): 13, ord('t'): 9, ord('b'): 8, ord('a'): 7}
+_HEX: Final = b'0123456789abcdefABCDEF'
 
 
-def split_args(line):
+def split_args(line: bytes) -> list[bytes] | None:
     """Redis's sdssplitargs: split an inline command line into arguments, honouring
     "double quotes" with escapes and 'single quotes'. None on unbalanced quotes.
 
@@ -212,7 +223,7 @@ def split_args(line):
     nul = line.find(0)
     if nul >= 0:
         line = line[:nul]
-    args = []
+    args: list[bytes] = []
     n = len(line)
     i = 0
     while True:
@@ -271,7 +282,7 @@ def split_args(line):
         args.append(bytes(cur))
 
 
-def parse_bulk_arrays(reader, data):
+def parse_bulk_arrays(reader: hiredis.Reader, data: bytes) -> list[list[bytes]] | None:
     """The commands in `data`, parsed by hiredis `reader`, when they provably are what
     redis-server would parse from it without error; otherwise None (the caller then
     discards the reader and uses the exact parser). `data` starts with '*' and ends with
@@ -291,7 +302,7 @@ def parse_bulk_arrays(reader, data):
       start, covering the read exactly. Counting CRLFs or bytes is not enough, as simple
       strings, RESP3 types and attributes can cancel out in length and CRLFs."""
     reader.feed(data)
-    frames = []
+    frames: list[Any] = []
     try:
         frame = reader.gets()
         while frame is not False:
@@ -343,7 +354,14 @@ class RequestParser:
     per read: feed each one, check `pending()` against client-query-buffer-limit, parse.
     """
 
-    def __init__(self):
+    buf: bytearray
+    pos: int                    # parsed up to here
+    multibulklen: int           # arguments still to come of the current command
+    bulklen: int                # length of the argument being read, -1 before its header
+    args: list[bytes]           # the current command's arguments so far
+    ready: list[list[bytes]]    # complete commands of the last `parse`
+
+    def __init__(self) -> None:
         self.buf = bytearray()
         self.pos = 0
         self.multibulklen = 0
@@ -351,12 +369,12 @@ class RequestParser:
         self.args = []
         self.ready = []
 
-    def pending(self):
+    def pending(self) -> int:
         """Bytes buffered but not yet parsed: redis-server's query buffer (arguments of a
         partial command already parsed have left it)."""
         return len(self.buf) - self.pos
 
-    def reads(self, data):
+    def reads(self, data: bytes) -> Iterator[bytes]:
         """Yield `data` in the pieces redis-server's readQueryFromClient would read it."""
         off, end = 0, len(data)
         while off < end:
@@ -371,7 +389,7 @@ class RequestParser:
             yield data[off:off + readlen]
             off += readlen
 
-    def _find(self, char):
+    def _find(self, char: int) -> int:
         """strchr(querybuf + pos, char): -1 when absent or after a NUL."""
         buf = self.buf
         i = buf.find(char, self.pos)
@@ -379,10 +397,10 @@ class RequestParser:
             return -1
         return i
 
-    def feed(self, data):
+    def feed(self, data: bytes) -> None:
         self.buf += data
 
-    def parse(self, max_bulk, authenticated=True):
+    def parse(self, max_bulk: int, authenticated: bool = True) -> list[list[bytes]]:
         buf = self.buf
         ready = self.ready = []
         try:
@@ -398,7 +416,7 @@ class RequestParser:
                 self.pos = 0
         return ready
 
-    def _inline(self):
+    def _inline(self) -> bool:
         buf = self.buf
         nl = self._find(10)
         if nl < 0:
@@ -416,7 +434,7 @@ class RequestParser:
             self.ready.append(args)
         return True
 
-    def _multibulk(self, max_bulk, authenticated):
+    def _multibulk(self, max_bulk: int, authenticated: bool) -> bool:
         buf = self.buf
         if self.multibulklen == 0:
             cr = self._find(13)

@@ -11,8 +11,8 @@ A new deadline goes to `near` if its window was already promoted, else to `far`.
 window's start time arrives, `promote` moves it: each key's current deadline is read from
 `expires` and the key is filed in `near`. Due keys are then taken from `near` in deadline
 order, so keys are deleted at their exact millisecond while far-future keys cost one list
-slot (8 bytes) each: a bucket's fixed cost is shared by every key in its 1 s window (per shard), even
-when keys trickle in one per millisecond.
+slot (8 bytes) each: a bucket's fixed cost is shared by every key in its 1 s window (per
+shard), even when keys trickle in one per millisecond.
 
 Costs: add O(1) (+ O(log w) for a new window's heap entry); promotion O(1) per key; finding
 the next wake-up time is heap[0]. Work is done in chunks (`limit`) so the caller can keep
@@ -28,21 +28,36 @@ counts them, and the index is rebuilt from `expires` when stale entries outnumbe
 ones, so memory stays within 2x of live keys whatever the write pattern.
 """
 
+from __future__ import annotations
+
 import heapq
 
 COARSE_MS = 1024
 
 
 class DeadlineIndex:
+    """Keys are bytes; deadlines, windows and `now` are ints (ms since the epoch, and
+    deadline // COARSE_MS for a window); `db` is a database number."""
+
     __slots__ = ('expires', 'far', 'far_heap', 'near', 'near_heap', 'horizon', 'entries',
                  'stale', 'canon')
 
-    def __init__(self, expires):
+    expires: list[dict[bytes, int]]
+    far: list[dict[int, list[bytes]]]           # per db: window -> keys
+    far_heap: list[tuple[int, int]]             # (window, db)
+    near: list[dict[int, list[bytes]]]          # per db: deadline -> keys
+    near_heap: list[tuple[int, int]]            # (deadline, db)
+    horizon: int
+    entries: int
+    stale: int
+    canon: dict[int, int]
+
+    def __init__(self, expires: list[dict[bytes, int]]) -> None:
         self.expires = expires      # the shard's per-database key -> deadline dicts
         self.canon = {}
         self._reset()
 
-    def _reset(self):
+    def _reset(self) -> None:
         self.far = [{} for _ in self.expires]
         self.near = [{} for _ in self.expires]
         self.far_heap = []
@@ -51,7 +66,7 @@ class DeadlineIndex:
         self.entries = 0
         self.stale = 0
 
-    def add(self, db, key, deadline, old=None):
+    def add(self, db: int, key: bytes, deadline: int, old: int | None = None) -> int:
         """File `key` under `deadline`; return the int object to store as its deadline.
         `old` is the key's previous deadline, if it had one: when both fall in the same
         window that has not started yet, the existing entry already covers the key
@@ -80,7 +95,7 @@ class DeadlineIndex:
             bucket.append(key)
         return canon
 
-    def _file_near(self, db, key, deadline):
+    def _file_near(self, db: int, key: bytes, deadline: int) -> None:
         buckets = self.near[db]
         bucket = buckets.get(deadline)
         if bucket is None:
@@ -88,14 +103,14 @@ class DeadlineIndex:
             heapq.heappush(self.near_heap, (deadline, db))
         bucket.append(key)
 
-    def discard(self):
+    def discard(self) -> None:
         """A key's deadline went away or changed: its entry is now stale. Rebuilds the
         index when stale entries outnumber live ones (amortised O(1) per discard)."""
         self.stale += 1
         if self.stale > 1024 and self.stale * 2 > self.entries:
             self.rebuild()
 
-    def rebuild(self):
+    def rebuild(self) -> None:
         """Drop stale entries: refile every live deadline from the `expires` dicts."""
         horizon = self.horizon
         self._reset()
@@ -104,7 +119,7 @@ class DeadlineIndex:
             for key, deadline in exp.items():
                 exp[key] = self.add(db, key, deadline)
 
-    def clear(self, db):
+    def clear(self, db: int) -> None:
         """FLUSHDB: forget a database's entries (their heap entries are skipped later).
         Called before the database's `expires` dict is emptied: of the dropped entries,
         one per key still in it is live, the rest were counted in `stale`."""
@@ -115,9 +130,9 @@ class DeadlineIndex:
         self.far[db] = {}
         self.near[db] = {}
 
-    def swap(self, db1, db2):
+    def swap(self, db1: int, db2: int) -> None:
         """SWAPDB: exchange two databases' entries."""
-        def other(db):
+        def other(db: int) -> int:
             return db2 if db == db1 else db1 if db == db2 else db
         for level in (self.far, self.near):
             level[db1], level[db2] = level[db2], level[db1]
@@ -126,7 +141,7 @@ class DeadlineIndex:
         heapq.heapify(self.far_heap)
         heapq.heapify(self.near_heap)
 
-    def earliest(self):
+    def earliest(self) -> int | None:
         """When the next piece of work is due (ms), or None: the earliest exact deadline
         in `near`, or the start of the earliest unpromoted window."""
         best = None
@@ -148,7 +163,7 @@ class DeadlineIndex:
             heapq.heappop(heap)
         return best
 
-    def promote(self, now, limit):
+    def promote(self, now: int, limit: int) -> int:
         """File the keys of windows that have started (start <= now) in `near`, up to
         `limit` keys; returns the number of entries handled (0: nothing to promote)."""
         done = 0
@@ -176,11 +191,11 @@ class DeadlineIndex:
             heapq.heappop(heap)
         return done
 
-    def pop_due(self, now, limit):
+    def pop_due(self, now: int, limit: int) -> list[tuple[int, bytes, int]]:
         """Remove and return up to `limit` promoted entries due at `now` (deadline < now,
         as Redis's keyIsExpired has it) as (db, key, deadline) triples, stale ones
         included: the caller checks them against `expires`."""
-        out = []
+        out: list[tuple[int, bytes, int]] = []
         heap = self.near_heap
         while heap and len(out) < limit:
             deadline, db = heap[0]
@@ -200,6 +215,6 @@ class DeadlineIndex:
         self.entries -= len(out)
         return out
 
-    def size(self):
+    def size(self) -> int:
         """Entries in the index (live and stale)."""
         return self.entries

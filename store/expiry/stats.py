@@ -6,38 +6,49 @@ the lags (a lazily expired key may be found hours late) while p50/p99 stay exact
 range that matters for on-time expiry. `max` is exact.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from .index import DeadlineIndex
+
 EXACT = 1000
 
 
-def _bucket(lag):
+def _bucket(lag: int) -> int:
     if lag < EXACT:
         return lag if lag > 0 else 0
     return EXACT + lag.bit_length()
 
 
-def _bucket_value(b):
+def _bucket_value(b: int) -> int:
     return b if b < EXACT else 1 << (b - EXACT)    # upper bound of a power-of-two bucket
 
 
 class LagStats:
     __slots__ = ('counts', 'total', 'max')
 
-    def __init__(self):
+    counts: dict[int, int]          # bucket -> expiries
+    total: int
+    max: int
+
+    def __init__(self) -> None:
         self.reset()
 
-    def reset(self):
+    def reset(self) -> None:
         self.counts = {}
         self.total = 0
         self.max = 0
 
-    def record(self, lag, n=1):
+    def record(self, lag: int, n: int = 1) -> None:
         b = _bucket(lag)
         self.counts[b] = self.counts.get(b, 0) + n
         self.total += n
         if lag > self.max:
             self.max = lag
 
-    def percentile(self, p):
+    def percentile(self, p: float) -> int:
         if not self.total:
             return 0
         rank = p / 100 * self.total
@@ -49,7 +60,36 @@ class LagStats:
         return self.max
 
 
-def expiry_info_fields(server):
+# What expiry_info_fields reads of the server, as read-only protocols: the expiry layer
+# does not import the server (imports point down).
+
+class _Shard(Protocol):
+    @property
+    def index(self) -> DeadlineIndex: ...
+
+
+class _Keyspace(Protocol):
+    @property
+    def expire_lag(self) -> LagStats: ...
+    @property
+    def shards(self) -> Sequence[_Shard]: ...
+
+
+class _Journal(Protocol):
+    @property
+    def appended(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+
+
+class _Server(Protocol):
+    @property
+    def keyspace(self) -> _Keyspace: ...
+    @property
+    def journal(self) -> _Journal: ...
+
+
+def expiry_info_fields(server: _Server) -> list[tuple[str, int]]:
     """INFO stats fields beyond Redis's: expiry lag percentiles, the deadline index size,
     and the event journal's counters."""
     ks = server.keyspace

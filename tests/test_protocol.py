@@ -8,64 +8,19 @@ the error may run; limits (proto-max-bulk-len, client-query-buffer-limit, the 64
 and header limits) must trip exactly where redis-server trips them.
 """
 
-import socket
-import time
 import pytest
 
 from conftest import spawn_redis, stop
+from rawconn import exchange as raw_exchange
+from rawconn import pack
 from store.resp import ProtocolError, RequestParser, split_args
 
-QUIET = 0.25         # seconds without data after which an open connection has answered
-PATIENCE = 15        # seconds to wait for replies known to be coming
 
-
-def exchange(port, data, pieces=None, quiet=QUIET, gap=0.0, want=None):
-    """Send `data` (or the list `pieces`, `gap` seconds apart) on a fresh connection and
-    read until EOF or `quiet` seconds of silence. Returns (reply bytes, closed).
-
-    `want` (reply bytes, closed) is what another server answered: wait up to PATIENCE for
-    that many bytes (and for EOF if it closed) before applying `quiet`, so a slow moment
-    of a loaded machine is not taken for a different answer."""
-    s = socket.create_connection(('127.0.0.1', port), timeout=10)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    got = bytearray()
-    closed = False
-    try:
-        try:
-            for i, piece in enumerate(pieces if pieces is not None else [data]):
-                if i and gap:
-                    # read in the gap; stop sending once the server closed, as bytes sent
-                    # to a closed socket draw a reset that can discard unread replies
-                    s.settimeout(gap)
-                    try:
-                        chunk = s.recv(1 << 16)
-                    except socket.timeout:
-                        chunk = None
-                    if chunk == b'':
-                        closed = True
-                        break
-                    got += chunk or b''
-                s.sendall(piece)
-        except (BrokenPipeError, ConnectionResetError):
-            pass                    # the server closed while we were still sending
-        deadline = time.monotonic() + 30
-        while not closed and time.monotonic() < deadline:
-            patient = want is not None and (len(got) < len(want[0]) or want[1])
-            s.settimeout(PATIENCE if patient else quiet)
-            try:
-                chunk = s.recv(1 << 16)
-            except socket.timeout:
-                break
-            except ConnectionResetError:   # closed with our bytes unread: still a close
-                closed = True
-                break
-            if not chunk:
-                closed = True
-                break
-            got += chunk
-    finally:
-        s.close()
-    return bytes(got), closed
+def exchange(port, data, **kw):
+    """rawconn.exchange, a reset counted as a close (as a client sees it, the connection
+    ended either way)."""
+    got, closed = raw_exchange(port, data, **kw)
+    return got, bool(closed)
 
 
 def both(ours_port, ref_port, data, **kw):
@@ -82,16 +37,12 @@ def assert_same_wire(ours_port, ref_port, data, expect_closed=None, **kw):
 
 
 def get(port, key):
-    return exchange(port, b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n' % (len(key), key))[0]
-
-
-def bulk(*args):
-    return b'*%d\r\n' % len(args) + b''.join(b'$%d\r\n%s\r\n' % (len(a), a) for a in args)
+    return exchange(port, pack(b'GET', key))[0]
 
 
 # -- differential cases on default configuration ---------------------------------------
 
-PING = bulk(b'PING')
+PING = pack(b'PING')
 ERR = b'-ERR Protocol error: '
 
 CASES = {
@@ -138,7 +89,7 @@ CASES = {
     'inline-nul-waits': (b'PING\x00\r\nPING\r\n', False),
     'mbulk-nul-waits': (b'*1\x00\r\n$4\r\nPING\r\n', False),
     'bulk-header-nul-waits': (b'*1\r\n$4\x00\r\nPING\r\n', False),
-    'bulk-payload-nul-ok': (bulk(b'ECHO', b'a\x00b\r\nc'), False),
+    'bulk-payload-nul-ok': (pack(b'ECHO', b'a\x00b\r\nc'), False),
     # ignored frames
     'empty-multibulk': (b'*0\r\n' + PING + b'*-1\r\n*-5\r\n' + PING, False),
     'empty-inline': (b'\r\n\n \r\n\t\n' + PING + b'\n\r\n' + PING, False),
@@ -146,9 +97,9 @@ CASES = {
     'cr-then-any-byte': (b'*1\rX$4\rYPINGZZ' + PING, False),
     'lf-only-inline': (b'PING\nPING\n', False),
     # binary safety and pipelines
-    'binary-crlf-values': (bulk(b'ECHO', b'\r\n\r\n*1\r\n$4\r\nPING\r\n') + bulk(b'ECHO', b''), False),
-    'mixed-pipeline': (b'PING\r\n' + bulk(b'ECHO', b'x y') + b'ECHO "x y"\r\n' + PING
-                       + b'  \r\n' + bulk(b'ECHO', b'\x00\xff') + b'PING\n', False),
+    'binary-crlf-values': (pack(b'ECHO', b'\r\n\r\n*1\r\n$4\r\nPING\r\n') + pack(b'ECHO', b''), False),
+    'mixed-pipeline': (b'PING\r\n' + pack(b'ECHO', b'x y') + b'ECHO "x y"\r\n' + PING
+                       + b'  \r\n' + pack(b'ECHO', b'\x00\xff') + b'PING\n', False),
     # hiredis accepts these RESP3 forms; redis-server reads '~' and '>' as inline commands
     'resp3-set-frame': (PING + b'~1\r\n$4\r\nPING\r\n', False),
     'resp3-push-frame': (PING + b'>1\r\n$4\r\nPING\r\n', False),
@@ -178,8 +129,7 @@ def test_cases_run_fast_and_exact_paths_alike(server, redis_ref):
         whole = exchange(server.port, data)
         for cut in sorted({1, 2, 5, len(data) // 2, len(data) - 2, len(data) - 1}):
             if 0 < cut < len(data):
-                split = exchange(server.port, None, pieces=[data[:cut], data[cut:]],
-                                 gap=0.02, want=whole)
+                split = exchange(server.port, [data[:cut], data[cut:]], gap=0.02, want=whole)
                 assert split == whole, f'{name} cut at {cut}: {split!r} != {whole!r}'
 
 
@@ -187,13 +137,12 @@ def test_read_ending_inside_a_frame_at_a_line_end(server, redis_ref):
     """A first read that starts with '*' and ends with CRLF but leaves a frame open
     ("*3\\r\\n", or a command and the next one's header lines) must not lose that frame
     start: the second read completes it."""
-    data = bulk(b'SET', b'pf:k', b'v') + bulk(b'GET', b'pf:k') + bulk(b'DEL', b'pf:k')
+    data = pack(b'SET', b'pf:k', b'v') + pack(b'GET', b'pf:k') + pack(b'DEL', b'pf:k')
     whole = exchange(redis_ref[1], data)
     assert whole == (b'+OK\r\n$1\r\nv\r\n:1\r\n', False)
     cut = data.find(b'\r\n') + 2
     while cut < len(data):
-        split = exchange(server.port, None, pieces=[data[:cut], data[cut:]], gap=0.02,
-                         want=whole)
+        split = exchange(server.port, [data[:cut], data[cut:]], gap=0.02, want=whole)
         assert split == whole, f'cut at {cut}: {split!r}'
         cut = data.find(b'\r\n', cut) + 2
 
@@ -201,9 +150,9 @@ def test_read_ending_inside_a_frame_at_a_line_end(server, redis_ref):
 def test_commands_before_error_run_and_after_do_not(server, redis_ref):
     ref = redis_ref[1]
     for port in (server.port, ref):
-        exchange(port, bulk(b'DEL', b'pe:a', b'pe:b', b'pe:c'))
-    data = (bulk(b'SET', b'pe:a', b'1') + b'SET pe:b 2\r\n' + b'*1\r\n$x\r\n'
-            + bulk(b'SET', b'pe:c', b'3'))
+        exchange(port, pack(b'DEL', b'pe:a', b'pe:b', b'pe:c'))
+    data = (pack(b'SET', b'pe:a', b'1') + b'SET pe:b 2\r\n' + b'*1\r\n$x\r\n'
+            + pack(b'SET', b'pe:c', b'3'))
     reply = assert_same_wire(server.port, ref, data, expect_closed=True)
     assert reply[0] == b'+OK\r\n+OK\r\n' + ERR + b'invalid bulk length\r\n'
     for port in (server.port, ref):
@@ -222,9 +171,9 @@ def test_error_inside_partially_parsed_command(server, redis_ref):
 
 # -- byte at a time ------------------------------------------------------------------
 
-STREAM = (b'PING\r\n' + bulk(b'SET', b'pb:k', b'v\r\n1') + b'GET pb:k\r\n'
-          + bulk(b'ECHO', b'x' * 40) + b'*0\r\n\r\n' + bulk(b'APPEND', b'pb:k', b'\x00')
-          + b'ECHO "a b" \'c\'\r\n' + bulk(b'GET', b'pb:k') + b'*1\r\n$3\r\nDEL\r\n'
+STREAM = (b'PING\r\n' + pack(b'SET', b'pb:k', b'v\r\n1') + b'GET pb:k\r\n'
+          + pack(b'ECHO', b'x' * 40) + b'*0\r\n\r\n' + pack(b'APPEND', b'pb:k', b'\x00')
+          + b'ECHO "a b" \'c\'\r\n' + pack(b'GET', b'pb:k') + b'*1\r\n$3\r\nDEL\r\n'
           + b'DEL pb:k\r\n')
 
 
@@ -244,7 +193,7 @@ def test_parser_byte_at_a_time_matches_whole():
 
 
 def test_parser_error_at_every_split_point():
-    bad = bulk(b'PING') + b'ECHO x\r\n*2\r\n$4\r\nECHO\r\n!2\r\nab\r\n' + bulk(b'PING')
+    bad = pack(b'PING') + b'ECHO x\r\n*2\r\n$4\r\nECHO\r\n!2\r\nab\r\n' + pack(b'PING')
     for cut in range(len(bad) + 1):
         p = RequestParser()
         got = []
@@ -265,7 +214,7 @@ def test_socket_byte_at_a_time(server, redis_ref):
     """One byte per read: every frame boundary falls between reads somewhere."""
     pieces = [STREAM[i:i + 1] for i in range(len(STREAM))]
     ref = exchange(redis_ref[1], STREAM)
-    ours = exchange(server.port, None, pieces=pieces, gap=0.001, want=ref)
+    ours = exchange(server.port, pieces, gap=0.001, want=ref)
     whole = exchange(server.port, STREAM, want=ref)
     assert ours == whole == ref
     assert not ours[1]
@@ -273,10 +222,10 @@ def test_socket_byte_at_a_time(server, redis_ref):
 
 
 def test_socket_byte_at_a_time_then_error(server, redis_ref):
-    data = bulk(b'ECHO', b'ok') + b'*1\r\n$4\r\nPING\r\n*1\r\n%4\r\n' + PING
+    data = pack(b'ECHO', b'ok') + b'*1\r\n$4\r\nPING\r\n*1\r\n%4\r\n' + PING
     pieces = [data[i:i + 1] for i in range(len(data))]
     ref = exchange(redis_ref[1], data)
-    ours = exchange(server.port, None, pieces=pieces, gap=0.001, want=ref)
+    ours = exchange(server.port, pieces, gap=0.001, want=ref)
     assert ours == ref
     assert ours == (b'$2\r\nok\r\n+PONG\r\n' + ERR + b"expected '$', got '%'\r\n", True)
 
@@ -330,7 +279,7 @@ def test_proto_max_bulk_len(proto_1mb):
     reply = assert_same_wire(ours, ref, b'*3\r\n$3\r\nSET\r\n$4\r\npm:k\r\n$5000000\r\n',
                              expect_closed=True)
     assert reply[0] == ERR + b'invalid bulk length\r\n'
-    at_limit = bulk(b'SET', b'pm:k', b'v' * 1048576) + bulk(b'STRLEN', b'pm:k')
+    at_limit = pack(b'SET', b'pm:k', b'v' * 1048576) + pack(b'STRLEN', b'pm:k')
     reply = assert_same_wire(ours, ref, at_limit, expect_closed=False)
     assert reply[0] == b'+OK\r\n:1048576\r\n'
 
@@ -341,7 +290,7 @@ def test_proto_max_bulk_len_config_set(make_server, redis_ref):
     try:
         for port in (srv.port, ref[1]):
             exchange(port, b'CONFIG SET proto-max-bulk-len 2mb\r\n')
-        data = bulk(b'ECHO', b'z' * (2 * 1024 * 1024)) + b'*1\r\n$2097153\r\n'
+        data = pack(b'ECHO', b'z' * (2 * 1024 * 1024)) + b'*1\r\n$2097153\r\n'
         reply = assert_same_wire(srv.port, ref[1], data, expect_closed=True)
         assert reply[0].endswith(ERR + b'invalid bulk length\r\n')
         assert reply[0].startswith(b'$2097152\r\nzzz')
@@ -367,14 +316,14 @@ def test_client_query_buffer_limit_counts_unparsed_bytes_only(qbuf_1mb):
     command pass a 1 MB limit in Redis 7.0; one 1.1 MB argument does not, even complete."""
     ours, ref = qbuf_1mb
     big = b'x' * 600000
-    data = bulk(b'MSET', b'qb:a', big, b'qb:b', big, b'qb:c', big) + bulk(b'STRLEN', b'qb:c')
+    data = pack(b'MSET', b'qb:a', big, b'qb:b', big, b'qb:c', big) + pack(b'STRLEN', b'qb:c')
     reply = assert_same_wire(ours, ref, data, expect_closed=False)
     assert reply[0] == b'+OK\r\n:600000\r\n'
-    data = PING + bulk(b'SET', b'qb:d', b'y' * 1100000) + PING
+    data = PING + pack(b'SET', b'qb:d', b'y' * 1100000) + PING
     reply = assert_same_wire(ours, ref, data, expect_closed=True)
     assert reply[0] == b'+PONG\r\n'
     assert get(ours, b'qb:d') == b'$-1\r\n'
-    data = bulk(b'SET', b'qb:e', b'y' * 1040000) + bulk(b'STRLEN', b'qb:e')
+    data = pack(b'SET', b'qb:e', b'y' * 1040000) + pack(b'STRLEN', b'qb:e')
     reply = assert_same_wire(ours, ref, data, expect_closed=False)
     assert reply[0] == b'+OK\r\n:1040000\r\n'
 
@@ -383,8 +332,8 @@ def test_client_query_buffer_limit_sent_in_small_pieces(qbuf_1mb):
     ours, ref = qbuf_1mb
     data = b'*2\r\n$4\r\nECHO\r\n$1100000\r\n' + b'w' * 1100000 + b'\r\n'
     pieces = [data[i:i + 65536] for i in range(0, len(data), 65536)]
-    got_ref = exchange(ref, None, pieces=pieces, gap=0.002)
-    got_ours = exchange(ours, None, pieces=pieces, gap=0.002, want=got_ref)
+    got_ref = exchange(ref, pieces, gap=0.002)
+    got_ours = exchange(ours, pieces, gap=0.002, want=got_ref)
     assert got_ours == got_ref == (b'', True)
 
 
@@ -392,13 +341,13 @@ def test_unauthenticated_limits_and_auth_in_same_packet(make_server):
     srv = make_server(requirepass='pw')
     proc, ref = spawn_redis('--requirepass', 'pw')
     try:
-        many = bulk(b'MSET', *[b'ua:%d' % (i // 2) for i in range(12)])
+        many = pack(b'MSET', *[b'ua:%d' % (i // 2) for i in range(12)])
         for data, closes in (
                 (PING + many, True),
-                (bulk(b'ECHO', b'q' * 16385), True),
-                (bulk(b'ECHO', b'q' * 16384), False),
-                (bulk(b'AUTH', b'pw') + many + bulk(b'ECHO', b'q' * 20000), False),
-                (b'AUTH pw\r\n' + bulk(b'ECHO', b'r' * 20000), False),
+                (pack(b'ECHO', b'q' * 16385), True),
+                (pack(b'ECHO', b'q' * 16384), False),
+                (pack(b'AUTH', b'pw') + many + pack(b'ECHO', b'q' * 20000), False),
+                (b'AUTH pw\r\n' + pack(b'ECHO', b'r' * 20000), False),
                 (b'AUTH nope\r\n' + many, True)):
             assert_same_wire(srv.port, ref, data, expect_closed=closes)
     finally:

@@ -7,7 +7,7 @@
 Outputs, in --out (a directory; `/dev/stdout` or `-` with csv prints the summary table only):
     summary.{csv,parquet}   namespace,expired,deleted,p50_lag_ms,p99_lag_ms,first_event,last_event
     windows.{csv,parquet}   window_start,window_end,namespace,expired   (one-minute windows)
-    expirations.png         expirations per minute per namespace (spark.chart, pure Python)
+    expirations.png         expirations per minute per namespace (spark.chart, matplotlib)
 
 How it computes. Spark does the per-event work: each batch of journal events is grouped by
 (namespace, event, minute, lag_ms) into counts with first/last event times. That result is
@@ -197,7 +197,8 @@ def write_outputs(state, out, fmt, chart=None):
         series = defaultdict(list)
         for start, _end, ns, n in windows:
             series[ns].append((start, n))
-        line_chart_png(chart, dict(series), title='expirations per minute by namespace')
+        line_chart_png(chart, dict(series), title='expirations per minute by namespace',
+                       y_label='expired keys per minute')
 
 
 # ---------------------------------------------------------------- runs

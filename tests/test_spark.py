@@ -311,3 +311,77 @@ def test_report_state_merges_batches_and_survives_a_restart():
     assert again.summary_rows() == st.summary_rows()
     assert again.window_rows() == st.window_rows()
     assert percentile({}, 0.5) is None and percentile({5: 1}, 0.99) == 5
+
+
+# ---------------------------------------------------------------- the chart (no Spark)
+
+T0 = 1_704_164_640_000                                    # 2024-01-02 03:04:00 UTC
+MIN = 60_000
+
+
+def open_png(path):
+    from PIL import Image
+    img = Image.open(path)
+    img.load()                                            # decodes every row: fails if truncated
+    return img
+
+
+def test_chart_draws_one_line_per_namespace_with_missing_minutes_as_zero(tmp_path):
+    from spark.chart import line_chart_png
+    path = tmp_path / 'chart.png'
+    series = {'user': [(T0, 10), (T0 + MIN, 20), (T0 + 3 * MIN, 40)],   # nothing in minute 2
+              'cart': [(T0 + 3 * MIN, 5)],
+              '': [(T0 + MIN, 1)]}
+    fig = line_chart_png(str(path), series, title='expirations', y_label='per minute')
+    img = open_png(path)
+    assert img.format == 'PNG' and img.size == (960, 480)
+    assert os.listdir(tmp_path) == ['chart.png']          # the temporary file was renamed
+    ax = fig.axes[0]
+    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == \
+        ('expirations', 'time (UTC)', 'per minute')
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ['(no namespace)', 'cart', 'user']
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines['user'].get_ydata()) == [10, 20, 0, 40]
+    assert list(lines['cart'].get_ydata()) == [0, 0, 0, 5]
+    assert [int(x.astype('int64')) for x in lines['cart'].get_xdata()] == \
+        [T0, T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN]
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 40
+    # ticks read as UTC wall-clock minutes whatever the machine's time zone
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert '03:05' in ticks and '03:06' in ticks, ticks
+    # every line's colour is in the image (drawn, not only declared)
+    from matplotlib.colors import to_rgb
+    pixels = {rgb for _, rgb in img.convert('RGB').getcolors(maxcolors=img.width * img.height)}
+    for line in lines.values():
+        assert tuple(round(255 * c) for c in to_rgb(line.get_color())) in pixels, line.get_label()
+
+
+def test_chart_plots_long_spans_as_given_and_empty_input_says_so(tmp_path):
+    from spark.chart import MAX_STEPS, line_chart_png
+    far = T0 + (MAX_STEPS + 10) * MIN
+    fig = line_chart_png(str(tmp_path / 'long.png'), {'user': [(far, 3), (T0, 7)]})
+    line, = fig.axes[0].get_lines()
+    assert list(line.get_ydata()) == [7, 3]               # not MAX_STEPS zeros in between
+    assert open_png(tmp_path / 'long.png').size == (960, 480)
+
+    fig = line_chart_png(str(tmp_path / 'empty.png'), {}, title='nothing yet',
+                         width=640, height=320)
+    ax = fig.axes[0]
+    assert ax.get_lines() == [] and ax.get_legend() is None
+    assert [t.get_text() for t in ax.texts] == ['no events']
+    assert open_png(tmp_path / 'empty.png').size == (640, 320)
+
+
+def test_report_writes_the_chart_next_to_its_tables(tmp_path):
+    from spark.expiry_report import ReportState, write_outputs
+    st = ReportState()
+    st.merge([('user', 'expired', T0 + i * MIN, 1, 100 + i, T0 + i * MIN, T0 + i * MIN + 999)
+              for i in range(5)] + [('cart', 'expired', T0 + 2 * MIN, 2, 40, T0, T0 + 1)])
+    out = tmp_path / 'report'
+    write_outputs(st, str(out), 'csv')
+    assert sorted(os.listdir(out)) == ['expirations.png', 'summary.csv', 'windows.csv']
+    img = open_png(out / 'expirations.png')
+    assert img.format == 'PNG' and img.size == (960, 480)
+    chart = tmp_path / 'elsewhere.png'
+    write_outputs(st, '/dev/stdout', 'csv', chart=str(chart))
+    assert open_png(chart).format == 'PNG'

@@ -1,9 +1,9 @@
-"""Pub/sub: the ChannelStore (channel_store.py), message dispatch with backpressure
-(dispatch.py) and Redis glob matching (glob.py).
+"""Pub/sub: the ChannelStore (channel_store.py) and message dispatch with backpressure
+(dispatch.py); Redis glob matching is store/glob.py.
 
 The server creates one `PubSub` hub (`server.pubsub`); it registers its disconnect, RESET
-and cron hooks and becomes the keyspace's `publish` function, so keyspace notifications
-take the same path as PUBLISH. Commands live in store/commands/pubsub.py.
+and cron hooks and is the publisher of the keyspace's event sink (store/events.py), so
+keyspace notifications take the same path as PUBLISH. Commands live in store/commands/pubsub.py.
 """
 
 from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore

@@ -13,6 +13,14 @@ Invariants
 - A channel or pattern is present iff it has at least one subscriber.
 - Pattern entries (`PatternEntry`) hold the compiled glob and the subscriber tuple; the
   entry object is the "updatable pointer": its `subs` field is swapped, the entry stays.
+- Only the ChannelStore replaces a snapshot (through an `Updater`, applied by the pub/sub
+  hub's SUBSCRIBE/UNSUBSCRIBE handling); readers never mutate one. An old snapshot dies when
+  the last publish iterating it lets go of it: nothing else refers to it.
+
+Reads: `subscribers(channel, kind)` is the one lookup the publish path makes for an exact
+or shard channel: one dict lookup in the channel's shard, measured at ~40-60 ns on top of
+the same lookup written inline (the method call). `matching_patterns(channel)` finds the
+patterns.
 
 Pattern index. Redis tests every pattern on every publish: O(patterns). Here every pattern
 is filed under its literal prefix (`news.*` under b'news.'); a pattern without one under its
@@ -30,18 +38,35 @@ Complexity: subscribe/unsubscribe of one connection to a channel with n subscrib
 candidate patterns x match cost).
 """
 
-from ..glob import compile_glob
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeAlias
+
+from ..glob import Glob, compile_glob
+
+if TYPE_CHECKING:
+    from .dispatch import Subscriber
 
 NSHARDS = 16
 _MASK = NSHARDS - 1
 
+# The namespaces ("kinds"), as indexes into `ChannelStore.maps` and `counts`.
 CHANNELS, PATTERNS, SHARD_CHANNELS = 0, 1, 2
+
+Subscribers: TypeAlias = 'tuple[Subscriber, ...]'
+"""A channel's or pattern's subscriber snapshot: immutable, in subscription order."""
 
 
 class PatternEntry:
     __slots__ = ('pattern', 'glob', 'subs', 'prefix_only')
 
-    def __init__(self, pattern, subs):
+    pattern: bytes
+    glob: Glob
+    subs: Subscribers
+    prefix_only: bool
+
+    def __init__(self, pattern: bytes, subs: Subscribers) -> None:
         self.pattern = pattern
         self.glob = g = compile_glob(pattern)
         self.subs = subs
@@ -50,7 +75,7 @@ class PatternEntry:
                             and len(g.prefix) == g.segments[0][1])
 
 
-def _drop(subs, sub):
+def _drop(subs: Subscribers, sub: Subscriber) -> Subscribers:
     i = subs.index(sub)
     return subs[:i] + subs[i + 1:]
 
@@ -60,12 +85,16 @@ class _LengthIndex:
 
     __slots__ = ('buckets', 'lengths', '_counts')
 
-    def __init__(self):
+    buckets: dict[bytes, dict[bytes, PatternEntry]]
+    lengths: tuple[int, ...]
+    _counts: dict[int, int]             # literal length -> literals of that length
+
+    def __init__(self) -> None:
         self.buckets = {}
         self.lengths = ()
         self._counts = {}
 
-    def add(self, literal, entry):
+    def add(self, literal: bytes, entry: PatternEntry) -> None:
         bucket = self.buckets.get(literal)
         if bucket is None:
             bucket = self.buckets[literal] = {}
@@ -76,7 +105,7 @@ class _LengthIndex:
         if not c:
             self.lengths = tuple(sorted(self._counts))
 
-    def remove(self, literal, pattern):
+    def remove(self, literal: bytes, pattern: bytes) -> None:
         bucket = self.buckets[literal]
         del bucket[pattern]
         if not bucket:
@@ -91,25 +120,46 @@ class _LengthIndex:
 
 
 class ChannelStore:
-    def __init__(self):
-        self.maps = ([{} for _ in range(NSHARDS)],     # CHANNELS: channel -> tuple
-                     [{} for _ in range(NSHARDS)],     # PATTERNS: pattern -> PatternEntry
-                     [{} for _ in range(NSHARDS)])     # SHARD_CHANNELS: channel -> tuple
-        self.channels, self.patterns, self.shard_channels = self.maps
-        self.counts = [0, 0, 0]                        # live keys per namespace
+    channels: list[dict[bytes, Subscribers]]          # per shard: channel -> snapshot
+    patterns: list[dict[bytes, PatternEntry]]         # per shard: pattern -> entry
+    shard_channels: list[dict[bytes, Subscribers]]    # per shard: channel -> snapshot
+    maps: tuple[list[dict[bytes, Subscribers]], list[dict[bytes, PatternEntry]],
+                list[dict[bytes, Subscribers]]]       # the three, by kind
+    _subscriber_maps: tuple[list[dict[bytes, Subscribers]], ...]   # `subscribers`, by kind
+    counts: list[int]                                 # live keys per kind
+    by_prefix: _LengthIndex
+    by_suffix: _LengthIndex
+    unindexed: dict[bytes, PatternEntry]
+
+    def __init__(self) -> None:
+        self.channels = [{} for _ in range(NSHARDS)]
+        self.patterns = [{} for _ in range(NSHARDS)]
+        self.shard_channels = [{} for _ in range(NSHARDS)]
+        self.maps = (self.channels, self.patterns, self.shard_channels)
+        # `subscribers` by kind: patterns have no exact subscribers, so PATTERNS reads
+        # shards that stay empty
+        self._subscriber_maps = (self.channels, [{} for _ in range(NSHARDS)],
+                                 self.shard_channels)
+        self.counts = [0, 0, 0]
         self.by_prefix = _LengthIndex()
         self.by_suffix = _LengthIndex()
-        self.unindexed = {}                            # pattern -> PatternEntry
+        self.unindexed = {}
 
     # -- reads (the publish path) ----------------------------------------------------------
 
-    def subscribers(self, channel, kind=CHANNELS):
-        """The subscriber snapshot of an exact or shard channel, or None."""
-        return self.maps[kind][hash(channel) & _MASK].get(channel)
+    def subscribers(self, channel: bytes, kind: int = CHANNELS) -> Subscribers | None:
+        """The subscriber snapshot of exact channel (kind CHANNELS) or shard channel (kind
+        SHARD_CHANNELS) `channel`, or None when it has none (never an empty tuple). For
+        PATTERNS it is always None: patterns are found with `matching_patterns`.
 
-    def matching_patterns(self, channel):
+        The snapshot is immutable and stays valid while the caller iterates it, whatever
+        subscribes or leaves meanwhile. Cost: one dict lookup in the channel's shard; this
+        is the publish path's lookup (PUBLISH, SPUBLISH, keyspace events)."""
+        return self._subscriber_maps[kind][hash(channel) & _MASK].get(channel)
+
+    def matching_patterns(self, channel: bytes) -> list[PatternEntry]:
         """PatternEntry objects whose glob matches `channel` (each at most once)."""
-        out = []
+        out: list[PatternEntry] = []
         n = len(channel)
         index = self.by_prefix
         if index.lengths:
@@ -138,39 +188,43 @@ class ChannelStore:
                 out.append(e)
         return out
 
-    def count_subscribers(self, channel, kind=CHANNELS):
+    def count_subscribers(self, channel: bytes, kind: int = CHANNELS) -> int:
+        """PUBSUB NUMSUB / SHARDNUMSUB: how many connections `channel` has."""
         subs = self.subscribers(channel, kind)
         return len(subs) if subs else 0
 
-    def keys(self, kind):
+    def keys(self, kind: int) -> Iterator[bytes]:
+        """Every channel (or pattern) of `kind` with a subscriber, in no particular order."""
         for shard in self.maps[kind]:
             yield from shard
 
     # -- writes ----------------------------------------------------------------------------
 
-    def updater(self, kind, sub, add):
+    def updater(self, kind: int, sub: Subscriber, add: bool) -> Updater:
         return Updater(self, kind, sub, add)
 
-    def _apply_shard(self, kind, shard, keys, sub, add):
-        m = self.maps[kind][shard]
+    def _apply_shard(self, kind: int, shard: int, keys: list[bytes], sub: Subscriber,
+                     add: bool) -> None:
         if kind == PATTERNS:
+            pm = self.patterns[shard]
             for key in keys:
-                entry = m.get(key)
+                entry = pm.get(key)
                 if add:
                     if entry is None:
-                        entry = m[key] = PatternEntry(key, (sub,))
+                        entry = pm[key] = PatternEntry(key, (sub,))
                         self._index(entry)
                         self.counts[kind] += 1
                     else:
                         entry.subs = entry.subs + (sub,)
                 elif entry is not None:
                     if len(entry.subs) == 1:
-                        del m[key]
+                        del pm[key]
                         self._unindex(entry)
                         self.counts[kind] -= 1
                     else:
                         entry.subs = _drop(entry.subs, sub)
             return
+        m = self._subscriber_maps[kind][shard]
         for key in keys:
             subs = m.get(key)
             if add:
@@ -186,7 +240,7 @@ class ChannelStore:
                 else:
                     m[key] = _drop(subs, sub)
 
-    def _index(self, entry):
+    def _index(self, entry: PatternEntry) -> None:
         g = entry.glob
         if g.prefix:
             self.by_prefix.add(g.prefix, entry)
@@ -195,7 +249,7 @@ class ChannelStore:
         else:
             self.unindexed[entry.pattern] = entry
 
-    def _unindex(self, entry):
+    def _unindex(self, entry: PatternEntry) -> None:
         g = entry.glob
         if g.prefix:
             self.by_prefix.remove(g.prefix, entry.pattern)
@@ -210,11 +264,17 @@ class Updater:
 
     __slots__ = ('store', 'kind', 'sub', 'add', 'pending')
 
-    def __init__(self, store, kind, sub, add):
+    store: ChannelStore
+    kind: int
+    sub: Subscriber
+    add: bool
+    pending: dict[int, list[bytes]]     # shard -> keys
+
+    def __init__(self, store: ChannelStore, kind: int, sub: Subscriber, add: bool) -> None:
         self.store, self.kind, self.sub, self.add = store, kind, sub, add
         self.pending = {}
 
-    def record(self, key):
+    def record(self, key: bytes) -> None:
         shard = hash(key) & _MASK
         keys = self.pending.get(shard)
         if keys is None:
@@ -222,7 +282,7 @@ class Updater:
         else:
             keys.append(key)
 
-    def apply(self):
+    def apply(self) -> None:
         store = self.store
         for shard, keys in self.pending.items():
             store._apply_shard(self.kind, shard, keys, self.sub, self.add)

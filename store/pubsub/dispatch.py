@@ -45,7 +45,6 @@ from collections import deque
 from ..resp import Raw
 from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore
 
-_MASK = 15
 DRAIN_BATCH_BYTES = 256 * 1024
 POLL_INTERVAL = 0.005
 
@@ -154,8 +153,6 @@ class PubSub:
         server.disconnect_hooks.append(self.on_disconnect)
         server.reset_hooks.append(self.on_reset)
         server.cron_hooks.append(self.on_cron)
-        server.keyspace.publish = self.publish
-        server.keyspace.publish_batch = self.publish_batch
 
     def apply_config(self):
         cfg = self.server.config
@@ -289,7 +286,7 @@ class PubSub:
         if len(messages) == 1:
             return self._deliver(channel, messages[0], CHANNELS, None)
         store = self.store
-        subs = store.channels[hash(channel) & _MASK].get(channel)
+        subs = store.subscribers(channel, CHANNELS)
         pats = store.matching_patterns(channel) if store.counts[PATTERNS] else None
         if subs is None and not pats:
             return 0
@@ -312,15 +309,14 @@ class PubSub:
         return n * len(messages)
 
     def publish_command(self, conn, args, kind):
-        """PUBLISH / SPUBLISH from a client: may wait for publish-buffer-limit."""
+        """PUBLISH / SPUBLISH from a client: may wait for publish-buffer-limit. One lookup
+        of the receivers serves both the limit check and the delivery."""
         channel = args[1]
         store = self.store
-        if kind == CHANNELS:
-            subs = store.channels[hash(channel) & _MASK].get(channel)
-            if subs is None and not (store.counts[PATTERNS]
-                                     and store.matching_patterns(channel)):
-                return 0
-        elif store.shard_channels[hash(channel) & _MASK].get(channel) is None:
+        subs = store.subscribers(channel, kind)
+        pats = (store.matching_patterns(channel)
+                if kind == CHANNELS and store.counts[PATTERNS] else None)
+        if subs is None and not pats:
             return 0
         limit = self.limit
         if (limit and self.queued + self.buffered > limit
@@ -330,9 +326,9 @@ class PubSub:
             return DEFERRED
         origin = conn.pubsub
         if origin is None or not origin.total():
-            return self._deliver(channel, args[2], kind, None)
+            return self._send(channel, args[2], kind, None, subs, pats)
         self.origin_out = mine = []
-        n = self._deliver(channel, args[2], kind, origin)
+        n = self._send(channel, args[2], kind, origin, subs, pats)
         self.origin_out = None
         if mine:        # Redis writes a client's own messages before its PUBLISH reply
             mine.append(b':%d\r\n' % n)
@@ -341,11 +337,16 @@ class PubSub:
 
     def _deliver(self, channel, message, kind, origin):
         store = self.store
-        subs = store.maps[kind][hash(channel) & _MASK].get(channel)
+        subs = store.subscribers(channel, kind)
         pats = (store.matching_patterns(channel)
                 if kind == CHANNELS and store.counts[PATTERNS] else None)
         if subs is None and not pats:
             return 0
+        return self._send(channel, message, kind, origin, subs, pats)
+
+    def _send(self, channel, message, kind, origin, subs, pats):
+        """Encode one message for `subs` (a channel's snapshot or None) and for each
+        matching pattern in `pats`, and queue it; returns the receivers."""
         n = 0
         if subs:
             self._fanout(subs, b'%s$%d\r\n%s\r\n$%d\r\n%s\r\n' % (

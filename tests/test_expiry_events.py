@@ -17,13 +17,31 @@ import pytest
 import redis
 
 from conftest import assert_same_events, run_all, spawn_store, stop
-from rawconn import pack
+from rawconn import RawConn, pack
+
+WAIT = 60       # seconds to wait for something that must happen (a bound, not a timing)
 
 
 # -- helpers ----------------------------------------------------------------------------
 
 def now_ms():
     return time.time_ns() // 1_000_000
+
+
+def in_time(setup, margin_ms):
+    """Call setup(deadline), `deadline` an absolute time in ms `margin_ms` from now, and
+    return (deadline, what setup returned) once setup has finished before the deadline:
+    every key was written, renamed, moved... while none of them could have expired yet.
+    On a machine too busy for that, setup runs again with twice the margin (setup starts
+    from scratch: FLUSHALL, Events.reset), so what the test then checks never depends on
+    how fast setup ran."""
+    for _ in range(8):
+        deadline = now_ms() + margin_ms
+        result = setup(deadline)
+        if now_ms() < deadline:
+            return deadline, result
+        margin_ms *= 2
+    pytest.fail(f'setup never finished within {margin_ms // 2} ms')
 
 
 def info_stats(client):
@@ -57,9 +75,10 @@ class Events:
         self.sub.psubscribe(pattern)
         self.sub.subscribe(self.SENTINEL)
         for _ in range(2):
-            assert self.sub.get_message(timeout=5)['type'] in ('psubscribe', 'subscribe')
+            assert self.sub.get_message(timeout=WAIT)['type'] in ('psubscribe', 'subscribe')
         self.got = []       # (channel, data) pairs received so far, in order
         self.times = []     # arrival time (time.monotonic()) of each
+        self.at_ms = []     # arrival time of each on the clock deadlines are set by (ms)
 
     def close(self):
         self.sub.close()
@@ -73,9 +92,10 @@ class Events:
         assert m['type'] == 'pmessage', m
         self.got.append((m['channel'], m['data']))
         self.times.append(time.monotonic())
+        self.at_ms.append(now_ms())
         return m
 
-    def wait_for(self, predicate, timeout=5.0):
+    def wait_for(self, predicate, timeout=WAIT):
         """Read until predicate(self.got) holds; fail after `timeout` seconds."""
         end = time.monotonic() + timeout
         while not predicate(self.got):
@@ -84,20 +104,27 @@ class Events:
             self._pull(min(left, 0.1))
         return self.got
 
-    def wait_count(self, n, timeout=5.0):
+    def wait_count(self, n, timeout=WAIT):
         return self.wait_for(lambda got: len(got) >= n, timeout)
 
     def drain(self):
         """Everything up to a sentinel published now (all earlier events included)."""
         self.client.publish(self.SENTINEL, 'end')
         while True:
-            m = self._pull(5)
+            m = self._pull(WAIT)
             assert m is not None, 'sentinel never arrived'
             if m == 'sentinel':
                 return self.got
 
+    def reset(self):
+        """Forget everything received so far (for a setup that starts again)."""
+        self.drain()
+        self.got.clear()
+        self.times.clear()
+        self.at_ms.clear()
 
-def wait_reaped(client, timeout=5.0):
+
+def wait_reaped(client, timeout=WAIT):
     """Wait until the active expiry has deleted every key of the client's db. DBSIZE
     counts keys whose deadline passed but that nobody deleted yet, and does not expire
     anything itself, so this observes the active path only."""
@@ -328,7 +355,7 @@ def test_expired_channels(both, flags, db, want):
             c.config_set('notify-keyspace-events', old)
 
 
-# -- 4. batched delivery -------------------------------------------------------------------------------
+# -- 4. batched delivery ------------------------------------------------------------------------
 
 def data_segments_in(sock):
     """TCP segments carrying data that this socket received (Linux TCP_INFO
@@ -339,8 +366,8 @@ def data_segments_in(sock):
 
 
 def test_mass_expiry_is_delivered_in_coalesced_writes():
-    """2000 keys sharing one deadline: the subscriber gets each key exactly once, in a
-    few large TCP segments rather than one per key.
+    """2000 keys all due at once: the subscriber gets each key exactly once, in a few
+    large TCP segments rather than one per key.
 
     What is measured, and why it is robust: the server runs in its own process and sets
     TCP_NODELAY, so each write it makes leaves as its own segment(s) at once. The kernel
@@ -353,31 +380,33 @@ def test_mass_expiry_is_delivered_in_coalesced_writes():
     delta + 1). A step's write (about 47 bytes a message) spans a couple of loopback
     segments at most, so segments <= 2 * steps + bytes / 16 KB + 4. A server writing once
     per key sends close to 2000 segments (Linux autocorking merges some writes when the
-    receiver lags, but measured runs of a per-key writer still gave 86-2000)."""
-    proc, port = spawn_store('--notify-keyspace-events', 'Ex')
+    receiver lags, but measured runs of a per-key writer still gave 86-2000).
+
+    The keys are written with the active expiry off, so however long that takes, all of
+    them are still there, and due, when it is switched on."""
+    proc, port = spawn_store('--notify-keyspace-events', 'Ex',
+                             '--enable-debug-command', 'yes')
     try:
         n = 2000
-        sub = socket.create_connection(('127.0.0.1', port), timeout=10)
-        sub.sendall(pack('SUBSCRIBE', '__keyevent@0__:expired'))
+        sub = RawConn(port)
+        assert sub.cmd('SUBSCRIBE', '__keyevent@0__:expired') == (
+            b'*3\r\n$9\r\nsubscribe\r\n$22\r\n__keyevent@0__:expired\r\n:1\r\n')
         reader = hiredis.Reader()
-        reply = False
-        while reply is False:
-            reader.feed(sub.recv(65536))
-            reply = reader.gets()
-        assert reply == [b'subscribe', b'__keyevent@0__:expired', 1]
         c = redis.Redis(port=port, protocol=2)
-        cap0 = info_stats(c)['expired_time_cap_reached_count']
-        deadline = now_ms() + 400
+        c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
         p = c.pipeline(transaction=False)
         for i in range(n):
-            p.execute_command('SET', f'key:{i}', 'v', 'PXAT', deadline)
+            p.execute_command('SET', f'key:{i}', 'v', 'PX', 1)
         p.execute()
-        assert now_ms() < deadline - 50, 'setup took too long for the test to mean anything'
-        segs0 = data_segments_in(sub)
+        time.sleep(0.01)                # the last key's millisecond has passed too
+        assert c.dbsize() == n          # DBSIZE expires nothing
+        cap0 = info_stats(c)['expired_time_cap_reached_count']
+        segs0 = data_segments_in(sub.sock)
+        c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
         chunks = nbytes = 0
         keys = []
         while len(keys) < n:
-            data = sub.recv(4 << 20)
+            data = sub.sock.recv(4 << 20)
             assert data, 'connection closed'
             chunks += 1
             nbytes += len(data)
@@ -385,8 +414,7 @@ def test_mass_expiry_is_delivered_in_coalesced_writes():
             while (m := reader.gets()) is not False:
                 assert m[:2] == [b'message', b'__keyevent@0__:expired']
                 keys.append(m[2])
-        assert now_ms() > deadline
-        segs = data_segments_in(sub) - segs0
+        segs = data_segments_in(sub.sock) - segs0
         steps = info_stats(c)['expired_time_cap_reached_count'] - cap0 + 1
         assert len(keys) == len(set(keys)) == n
         assert set(keys) == {f'key:{i}'.encode() for i in range(n)}
@@ -394,8 +422,7 @@ def test_mass_expiry_is_delivered_in_coalesced_writes():
         assert steps <= n // 20, f'{steps} steps for {n} keys due at once'
         # Nothing else follows (no key announced twice).
         c.publish('__keyevent@0__:expired', 'end')
-        reader.feed(sub.recv(65536))
-        assert reader.gets() == [b'message', b'__keyevent@0__:expired', b'end']
+        assert sub.read_reply() == pack('message', '__keyevent@0__:expired', 'end')
         assert c.dbsize() == 0
         sub.close()
         c.close()
@@ -409,13 +436,12 @@ def test_active_expiry_announces_each_key_once(fresh):
     fresh.config_set('notify-keyspace-events', 'KEx')
     ev = Events(fresh)
     try:
-        base = now_ms() + 100
+        before = info_stats(fresh)['expired_keys']
         keys = [f'k{i}' for i in range(300)]
         p = fresh.pipeline(transaction=False)
-        for i, k in enumerate(keys):
-            p.execute_command('SET', k, 'v', 'PXAT', base + i % 60)
+        for i, k in enumerate(keys):            # due 100-160 ms after each is written
+            p.execute_command('SET', k, 'v', 'PX', 100 + i % 60)
         p.execute()
-        before = info_stats(fresh)['expired_keys']
         wait_reaped(fresh)      # nobody touches the keys: only the active path runs
         got = ev.drain()
     finally:
@@ -463,7 +489,7 @@ def test_active_expiry_off_holds_new_keys_too(fresh):
     ev = Events(fresh)
     try:
         fresh.set('early', 'v', px=10)
-        fresh.set('late', 'v', px=5000)
+        fresh.set('late', 'v', px=600_000)
         time.sleep(0.05)
         fresh.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
         ev.wait_count(1)
@@ -481,7 +507,7 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
     ev = Events(fresh)
     n = 400
     keys = [f'r{i}' for i in range(n)]
-    stop_at = time.monotonic() + 5
+    stop_at = time.monotonic() + WAIT       # they stop once every key is gone
     errors = []
 
     def hammer(port, order):
@@ -502,12 +528,11 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
             c.close()
 
     try:
-        base = now_ms() + 150
-        p = fresh.pipeline(transaction=False)
-        for i, k in enumerate(keys):
-            p.execute_command('SET', k, 'v', 'PXAT', base + i % 100)
-        p.execute()
         before = info_stats(fresh)['expired_keys']
+        p = fresh.pipeline(transaction=False)
+        for i, k in enumerate(keys):            # due 150-250 ms after each is written
+            p.execute_command('SET', k, 'v', 'PX', 150 + i % 100)
+        p.execute()
         port = fresh.connection_pool.connection_kwargs['port']
         threads = [threading.Thread(target=hammer, args=(port, keys[::step]))
                    for step in (1, -1)]
@@ -529,7 +554,10 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
 
 # -- 6. timeliness and statistics ---------------------------------------------------------------
 
-def test_expiry_is_announced_on_time(fresh):
+def test_expiry_is_announced_by_the_timer_never_early(fresh):
+    """Nobody touches the keys: each `expired` event comes from the active expiry, and
+    never before the deadline (at least 50 ms after t0, which precedes the SET). How late
+    it is, is a matter of the machine's load: bench/expiry_lag.py measures it."""
     fresh.config_set('notify-keyspace-events', 'Ex')
     ev = Events(fresh)
     try:
@@ -537,14 +565,13 @@ def test_expiry_is_announced_on_time(fresh):
         for k in ('t1', 't2', 't3'):
             t0 = time.monotonic()
             fresh.set(k, 'v', px=50)
-            ev.wait_for(lambda got: got and got[-1][1] == k.encode(), timeout=2)
+            ev.wait_for(lambda got, k=k: got and got[-1][1] == k.encode())
             late.append(ev.times[-1] - t0)
+        got = ev.drain()
     finally:
         ev.close()
-    # Never early (the deadline is at least 50 ms after t0), and at most 100 ms late on a
-    # busy machine (the timer is armed for the deadline itself; nothing polls).
+    assert got == [(b'__keyevent@0__:expired', k) for k in (b't1', b't2', b't3')]
     assert min(late) >= 0.049, late
-    assert max(late) <= 0.150, late
 
 
 LAG_FIELDS = ('expired_lag_p50_ms', 'expired_lag_p99_ms', 'expired_lag_max_ms')
@@ -558,19 +585,22 @@ def test_info_fields_resetstat_and_expired_keys(fresh):
     fresh.config_resetstat()
     stats = info_stats(fresh)
     assert [stats[f] for f in ('expired_keys',) + LAG_FIELDS] == [0, 0, 0, 0]
-    # Two keys expired lazily and about 300 ms late ...
+    # Two keys expired lazily and at least 290 ms late (at most as late as the client saw
+    # them go: the lag is measured from the deadline) ...
     fresh.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+    t0 = now_ms()
     fresh.set('lazy1', 'v', px=10)
     fresh.set('lazy2', 'v', px=10)
     fresh.set('vol', 'v', px=100000)
     time.sleep(0.3)
     assert fresh.get('lazy1') is None and fresh.exists('lazy2') == 0
+    seen = now_ms() - t0
     stats = info_stats(fresh)
     assert stats['expired_keys'] == 2
-    assert 250 <= stats['expired_lag_max_ms'] <= 2000
+    assert 250 <= stats['expired_lag_max_ms'] <= seen
     assert stats['expired_lag_p50_ms'] >= 250
     assert stats['expires_index_entries'] >= 1      # 'vol' is still indexed
-    # ... and three actively, on time: all counted in expired_keys.
+    # ... and three actively: all counted in expired_keys.
     fresh.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
     fresh.delete('vol')
     for k in ('a1', 'a2', 'a3'):
@@ -584,49 +614,53 @@ def test_info_fields_resetstat_and_expired_keys(fresh):
     fresh.config_resetstat()
     stats = info_stats(fresh)
     assert [stats[f] for f in ('expired_keys',) + LAG_FIELDS] == [0, 0, 0, 0]
+    t0 = now_ms()
     fresh.set('b', 'v', px=10)
     wait_reaped(fresh)
+    seen = now_ms() - t0
     stats = info_stats(fresh)
-    assert stats['expired_keys'] == 1 and stats['expired_lag_max_ms'] < 250
+    # Only the new key counts, no later than the client saw it go.
+    assert stats['expired_keys'] == 1 and stats['expired_lag_max_ms'] <= seen
 
 
-def test_mass_expiry_hits_the_time_cap_and_keeps_serving(make_server):
-    srv = make_server()
-    c = srv.client(protocol=2)
-    c.config_set('active-expire-budget-us', '100')
-    n = 200_000
-    deadline = now_ms() + 3000
-    payload = b''.join(pack('SET', f'm:{i}', 'v', 'PXAT', deadline) for i in range(n))
-    with socket.create_connection(('127.0.0.1', srv.port)) as s:
-        s.sendall(payload)
-        want = b'+OK\r\n' * n
-        got = b''
-        while len(got) < len(want):
-            chunk = s.recv(1 << 20)
-            assert chunk
-            got += chunk
-        assert got == want
-    assert now_ms() < deadline, 'loading took too long for the test to mean anything'
-    assert c.dbsize() == n
-    cap0 = info_stats(c)['expired_time_cap_reached_count']
-    time.sleep(max(0, deadline - now_ms()) / 1000)
-    # While the mass expiry runs, other clients are served between its slices.
-    pings = []
-    while c.dbsize():
-        t = time.monotonic()
-        c.ping()
-        pings.append(time.monotonic() - t)
-    stats = info_stats(c)
-    assert stats['expired_keys'] == n
-    assert stats['expired_time_cap_reached_count'] - cap0 >= 10
-    # An expiry that did not yield would run as one block (~0.2 s or more), during which
-    # DBSIZE/PING wait, so the loop above would see the keys go all at once after one or
-    # two PINGs. Slices of 100 us let hundreds of PINGs through, typically in well under a
-    # millisecond (the median is checked: a rare pause of the embedded server's thread,
-    # e.g. a garbage collection, may delay one PING).
-    pings.sort()
-    assert len(pings) >= 10 and pings[len(pings) // 2] < 0.02, (len(pings), pings[-1])
-    c.close()
+@pytest.mark.slow
+def test_mass_expiry_hits_the_time_cap_and_keeps_serving():
+    """200,000 keys due at once, expired in slices of 100 us of work: the slices hit the
+    time cap, and other clients are served between them.
+
+    The keys are loaded with the active expiry off (however long loading takes, they are
+    all still there, and due, when it is switched on). A DBSIZE/PING loop then watches the
+    expiry: one that did not yield would run as one block, during which DBSIZE waits, so
+    the loop would see the keys go all at once; slices let it see DBSIZE part-way many
+    times. The server runs in its own process, so the loop and the expiry do not take
+    turns on one interpreter lock. (How long a client waits meanwhile is
+    bench/expiry_storm.py's measure.)"""
+    proc, port = spawn_store('--enable-debug-command', 'yes')
+    try:
+        c = redis.Redis(port=port, protocol=2)
+        c.config_set('active-expire-budget-us', '100')
+        n = 200_000
+        c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+        with RawConn(port) as load:
+            load.send(b''.join(pack('SET', f'm:{i}', 'v', 'PX', 1) for i in range(n)))
+            assert load.read_exactly(5 * n) == b'+OK\r\n' * n
+        time.sleep(0.01)                # the last key's millisecond has passed too
+        assert c.dbsize() == n          # DBSIZE expires nothing
+        cap0 = info_stats(c)['expired_time_cap_reached_count']
+        c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+        sizes = []
+        while size := c.dbsize():
+            sizes.append(size)
+            assert c.ping()
+        stats = info_stats(c)
+        assert stats['expired_keys'] == n
+        assert stats['expired_time_cap_reached_count'] - cap0 >= 10
+        assert sizes == sorted(sizes, reverse=True)
+        partway = set(sizes) - {n}
+        assert len(partway) >= 10, f'DBSIZE saw the expiry part-way {len(partway)} times'
+        c.close()
+    finally:
+        stop(proc)
 
 
 # -- 7. the deadline index follows every write ----------------------------------------------------
@@ -634,28 +668,39 @@ def test_mass_expiry_hits_the_time_cap_and_keeps_serving(make_server):
 def test_index_follows_persist_del_rename_set(fresh):
     fresh.config_set('notify-keyspace-events', 'Egx')
     ev = Events(fresh)
-    try:
-        for k in ('persisted', 'deleted', 'renamed', 'overwritten', 'getexed', 'plain'):
-            fresh.set(k, 'v', px=60)
+    names = ('persisted', 'deleted', 'renamed', 'overwritten', 'getexed', 'plain', 'later')
+
+    def setup(deadline):                # every key due at `deadline`, then changed
+        fresh.flushall()
+        ev.reset()
+        for k in names:
+            fresh.set(k, 'v', pxat=deadline)
         fresh.persist('persisted')
         fresh.delete('deleted')
-        fresh.rename('renamed', 'newname')
+        try:
+            renamed = fresh.rename('renamed', 'newname')
+        except redis.ResponseError as e:    # 'no such key' if setup was too slow
+            renamed = e
         fresh.set('overwritten', 'v2')
         fresh.getex('getexed', persist=True)
-        fresh.set('later', 'v', px=60)
         fresh.expire('later', 100)      # moved far away
-        time.sleep(0.15)
+        return renamed
+
+    try:
+        deadline, renamed = in_time(setup, 60)
+        time.sleep(max(0, deadline + 90 - now_ms()) / 1000)
         wait_reaped_keys(fresh, ['newname', 'plain'])
         got = ev.drain()
     finally:
         ev.close()
+    assert renamed is True
     assert sorted(expired_keys(got)) == [b'newname', b'plain']
     assert fresh.mget('persisted', 'overwritten', 'getexed', 'later') == [
         b'v', b'v2', b'v', b'v']
     assert fresh.ttl('later') > 90
 
 
-def wait_reaped_keys(client, keys, timeout=5.0):
+def wait_reaped_keys(client, keys, timeout=WAIT):
     """Wait until the active expiry deleted `keys` (SCAN-free: KEYS does not expire)."""
     end = time.monotonic() + timeout
     keys = {k.encode() for k in keys}
@@ -667,31 +712,47 @@ def wait_reaped_keys(client, keys, timeout=5.0):
 def test_renamed_volatile_key_expires_under_new_name(fresh):
     fresh.config_set('notify-keyspace-events', 'KEx')
     ev = Events(fresh)
+
+    def setup(deadline):
+        fresh.flushall()
+        ev.reset()
+        fresh.set('old', 'v', pxat=deadline)
+        try:
+            return fresh.rename('old', 'new')
+        except redis.ResponseError as e:    # 'no such key' if setup was too slow
+            return e
+
     try:
-        t0 = time.monotonic()
-        fresh.set('old', 'v', px=80)
-        fresh.rename('old', 'new')
+        deadline, renamed = in_time(setup, 80)
         ev.wait_count(2)
-        elapsed = ev.times[-1] - t0
         got = ev.drain()
     finally:
         ev.close()
+    assert renamed is True
     assert got == [(b'__keyspace@0__:new', b'expired'), (b'__keyevent@0__:expired', b'new')]
-    assert 0.079 <= elapsed <= 0.5
+    assert ev.at_ms[0] >= deadline          # at the deadline the key had, not before
 
 
 def test_moved_key_expires_in_its_new_db(fresh):
     fresh.config_set('notify-keyspace-events', 'KEx')
     ev = Events(fresh)
-    try:
-        fresh.set('m', 'v', px=60)
-        assert fresh.move('m', 5)
+
+    def setup(deadline):
+        fresh.flushall()
+        ev.reset()
+        fresh.set('m', 'v', pxat=deadline)
+        moved = fresh.move('m', 5)
         fresh.set('m', 'stays')          # same name in db 0, no TTL
+        return moved
+
+    try:
+        _, moved = in_time(setup, 60)
         ev.wait_count(2)
         time.sleep(0.05)
         got = ev.drain()
     finally:
         ev.close()
+    assert moved
     assert got == [(b'__keyspace@5__:m', b'expired'), (b'__keyevent@5__:expired', b'm')]
     assert fresh.get('m') == b'stays'
 
@@ -700,13 +761,20 @@ def test_swapdb_swaps_deadlines(fresh):
     fresh.config_set('notify-keyspace-events', 'Ex')
     db1 = redis.Redis(port=fresh.connection_pool.connection_kwargs['port'], db=1)
     ev = Events(fresh)
-    try:
-        fresh.set('a', 'v', px=80)
+
+    def setup(deadline):
+        fresh.flushall()
+        ev.reset()
+        fresh.set('a', 'v', pxat=deadline)
         fresh.set('p', 'v')
-        db1.set('b', 'v', px=200)
+        db1.set('b', 'v', pxat=deadline + 120)
         fresh.swapdb(0, 1)
-        assert 0 < db1.pttl('a') <= 80 and 80 < fresh.pttl('b') <= 200
-        ev.wait_count(2, timeout=3)
+        return db1.pexpiretime('a'), fresh.pexpiretime('b')
+
+    try:
+        deadline, (a_at, b_at) = in_time(setup, 80)
+        assert (a_at, b_at) == (deadline, deadline + 120)
+        ev.wait_count(2)
         time.sleep(0.03)
         got = ev.drain()
         assert db1.get('p') == b'v' and db1.ttl('p') == -1
@@ -718,46 +786,77 @@ def test_swapdb_swaps_deadlines(fresh):
 
 
 def test_flushdb_leaves_nothing_to_expire(fresh):
+    """200 keys due at one deadline are flushed; then 'f0' is written again without a TTL
+    and 'f1' with a later deadline. The flushed deadlines fire for nothing: the first and
+    only event is f1's, at its own deadline."""
     fresh.config_set('notify-keyspace-events', 'Ex')
     ev = Events(fresh)
-    try:
+
+    def setup(deadline):
+        fresh.flushall()
+        ev.reset()
         p = fresh.pipeline(transaction=False)
         for i in range(200):
-            p.set(f'f{i}', 'v', px=50)
+            p.set(f'f{i}', 'v', pxat=deadline)
         p.execute()
         fresh.flushdb()
-        fresh.set('f0', 'again')               # same names, no TTL
-        fresh.set('f1', 'again', px=400)       # same name, a later deadline
-        time.sleep(0.2)
-        assert ev.drain() == []
-        assert fresh.get('f0') == b'again' and fresh.exists('f1') == 1
-        ev.wait_count(1, timeout=3)
+        fresh.set('f0', 'again')                          # same names, no TTL
+        fresh.set('f1', 'again', pxat=deadline + 350)     # same name, a later deadline
+
+    try:
+        deadline, _ = in_time(setup, 50)
+        ev.wait_count(1)
         assert ev.drain() == [(b'__keyevent@0__:expired', b'f1')]
+        assert ev.at_ms[0] >= deadline + 350
+        assert fresh.get('f0') == b'again'
     finally:
         ev.close()
     assert info_stats(fresh)['expires_index_entries'] == 0
 
 
 def test_refreshed_ttl_expires_once_at_the_final_deadline(fresh):
+    """PEXPIRE keeps pushing the deadline `ttl` ahead for 0.3 s: the key stays, nothing
+    is announced, and it expires once, `ttl` after the last refresh. A refresh proves
+    something only if it reached the server before the previous deadline (its reply came
+    less than `ttl` after the previous one was sent); on a machine too busy for that, the
+    round starts again with a TTL twice as long."""
     fresh.config_set('notify-keyspace-events', 'Ex')
     ev = Events(fresh)
     try:
-        fresh.set('r', 'v', px=40)
-        end = time.monotonic() + 0.3
-        while time.monotonic() < end:       # keep pushing the deadline 40 ms ahead
-            fresh.pexpire('r', 40)
-            time.sleep(0.005)
-        last = time.monotonic()
-        assert fresh.exists('r') == 1
-        assert ev.drain() == []
+        ttl = 0.04
+        for _ in range(8):
+            fresh.flushall()
+            ev.reset()
+            last = time.monotonic()                 # sent before the key's deadline is set
+            fresh.set('r', 'v', px=round(ttl * 1000))
+            end = last + 0.3
+            timely = True
+            while timely and time.monotonic() < end:
+                sent = time.monotonic()
+                refreshed = fresh.pexpire('r', round(ttl * 1000))
+                timely = time.monotonic() - last < ttl
+                assert refreshed or not timely
+                last = sent
+                time.sleep(0.005)
+            if timely:
+                alive, early = fresh.exists('r'), list(ev.drain())
+                timely = time.monotonic() - last < ttl
+            if timely:
+                break
+            ttl *= 2
+        else:
+            pytest.fail('no refresh round was in time')
+        assert alive == 1
+        assert early == []
         ev.wait_count(1)
-        assert ev.times[0] - last >= 0.035
+        assert ev.times[0] - last >= ttl - 0.002
         time.sleep(0.05)
         assert ev.drain() == [(b'__keyevent@0__:expired', b'r')]
     finally:
         ev.close()
 
 
+@pytest.mark.slow
 def test_index_stays_bounded_under_ttl_refresh(make_server):
     """One key's TTL refreshed 100k times: the stale index entries are compacted, so the
     index holds at most ~2x its live entries (plus the compaction threshold)."""
@@ -769,13 +868,10 @@ def test_index_stays_bounded_under_ttl_refresh(make_server):
     base = now_ms() + 1_000_000
     payload = b''.join(pack('PEXPIREAT', 'hot', base + i) for i in range(100_000))
     peak = 0
-    with socket.create_connection(('127.0.0.1', srv.port)) as s:
+    with RawConn(srv.port) as conn:
         for part in range(10):
-            s.sendall(payload[part * len(payload) // 10:(part + 1) * len(payload) // 10])
-            got = b''
-            while got.count(b'\r\n') < 10_000:
-                got += s.recv(1 << 20)
-            assert got == b':1\r\n' * 10_000
+            conn.send(payload[part * len(payload) // 10:(part + 1) * len(payload) // 10])
+            assert conn.read_exactly(40_000) == b':1\r\n' * 10_000
             peak = max(peak, info_stats(c)['expires_index_entries'])
     stats = info_stats(c)
     assert c.pttl('hot') > 999_000
@@ -792,22 +888,26 @@ def test_index_accounting_survives_flushdb(make_server):
     srv = make_server()
     c0 = srv.client(protocol=2)
     c1 = srv.client(protocol=2, db=1)
-    # All keys share the hash tag {t}, hence one shard and one index. In db 1, 999 stale
-    # entries (keys deleted before their deadline) and one live key, all in a deadline
-    # window that starts 1-2 s from now (so nothing has looked at them yet).
-    window = (now_ms() // 1024 + 2) * 1024
-    p = c1.pipeline(transaction=False)
-    for i in range(1000):
-        p.set(f'{{t}}{i}', 'v', pxat=window + i)
-    for i in range(1, 1000):
-        p.delete(f'{{t}}{i}')
-    p.execute()
-    p = c0.pipeline(transaction=False)
-    for i in range(500):
-        p.set(f'{{t}}:{i}', 'v', px=100_000)
-    p.execute()
-    before = info_stats(c0)
-    assert now_ms() < window, 'setup took too long for the test to mean anything'
+
+    def setup(deadline):
+        # All keys share the hash tag {t}, hence one shard and one index. In db 1, 999
+        # stale entries (keys deleted before their deadline) and one live key, all in the
+        # 1024 ms deadline window after `deadline` (so nothing has looked at them yet).
+        c0.flushall()
+        window = (deadline // 1024 + 1) * 1024
+        p = c1.pipeline(transaction=False)
+        for i in range(1000):
+            p.set(f'{{t}}{i}', 'v', pxat=window + i)
+        for i in range(1, 1000):
+            p.delete(f'{{t}}{i}')
+        p.execute()
+        p = c0.pipeline(transaction=False)
+        for i in range(500):
+            p.set(f'{{t}}:{i}', 'v', px=100_000)
+        p.execute()
+        return info_stats(c0)
+
+    _, before = in_time(setup, 1024)
     assert before['expires_index_entries'] - before['expires_index_stale'] == 501
     c0.flushdb()
     after = info_stats(c0)
@@ -815,7 +915,7 @@ def test_index_accounting_survives_flushdb(make_server):
     assert after['expires_index_stale'] == before['expires_index_stale']
     # When the window comes up the stale entries are dropped and the live one expires:
     # nothing is left, and nothing is counted below zero.
-    wait_reaped(c1, timeout=5)
+    wait_reaped(c1)
     stats = info_stats(c0)
     assert (stats['expires_index_entries'], stats['expires_index_stale']) == (0, 0)
     c0.close()

@@ -18,9 +18,9 @@ Invariants
   the last publish iterating it lets go of it: nothing else refers to it.
 
 Reads: `subscribers(channel, kind)` is the one lookup the publish path makes for an exact
-or shard channel: one dict lookup in the channel's shard, measured at ~40-60 ns on top of
-the same lookup written inline (the method call). `matching_patterns(channel)` finds the
-patterns.
+or shard channel: one dict lookup in the channel's shard, ~150 ns with the method call
+against ~107 ns for the same lookup written inline (timeit, CPython 3.11, a shared 2-core
+VM). `matching_patterns(channel)` finds the patterns.
 
 Pattern index. Redis tests every pattern on every publish: O(patterns). Here every pattern
 is filed under its literal prefix (`news.*` under b'news.'); a pattern without one under its

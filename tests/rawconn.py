@@ -174,7 +174,7 @@ class RawConn:
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(1 << 16)
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 return data
             except ConnectionResetError:
                 return data + EOF
@@ -222,7 +222,7 @@ def exchange(port, data, want=None, quiet=QUIET, gap=0.0):
                     s.settimeout(gap)
                     try:
                         chunk = s.recv(1 << 16)
-                    except socket.timeout:
+                    except TimeoutError:
                         chunk = None
                     if chunk == b'':
                         closed = True
@@ -236,7 +236,7 @@ def exchange(port, data, want=None, quiet=QUIET, gap=0.0):
             s.settimeout(PATIENCE if _patient(got, want) else quiet)
             try:
                 chunk = s.recv(1 << 16)
-            except socket.timeout:
+            except TimeoutError:
                 break
             except ConnectionResetError:
                 closed = 'reset'
@@ -262,7 +262,7 @@ async def exchange_async(port, data, want=None, quiet=QUIET, gap=0.0):
                 if i and gap:
                     try:
                         chunk = await asyncio.wait_for(reader.read(1 << 16), gap)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         chunk = None
                     if chunk == b'':
                         closed = True
@@ -277,7 +277,7 @@ async def exchange_async(port, data, want=None, quiet=QUIET, gap=0.0):
             try:
                 chunk = await asyncio.wait_for(reader.read(1 << 16),
                                                PATIENCE if _patient(got, want) else quiet)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             except (ConnectionError, OSError):
                 closed = 'reset'

@@ -128,7 +128,7 @@ def check_replies_well_formed(data, reply):
         while r.gets() is not False:
             pass
     except hiredis.ProtocolError as e:
-        raise AssertionError(f'seed {SEED}: bad reply {reply!r} to {data!r}: {e}')
+        raise AssertionError(f'seed {SEED}: bad reply {reply!r} to {data!r}: {e}') from e
     assert not r.has_data(), f'seed {SEED}: reply cut short {reply!r} to {data!r}'
 
 
@@ -194,7 +194,7 @@ def test_fuzz_concurrent_connections_keep_server_healthy(make_server):
             written = await good
         # the server is up, answers correctly and lost nothing the good client wrote
         reader, writer = await asyncio.open_connection(HOST, port)
-        for key, value in written.items():
+        for key in written:
             writer.write(pack(b'GET', key))
         writer.write(pack(b'GET', b'good:counter') + pack(b'PING'))
         want = b''.join(b'$%d\r\n%s\r\n' % (len(v), v) for v in written.values())

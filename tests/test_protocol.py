@@ -97,7 +97,8 @@ CASES = {
     'cr-then-any-byte': (b'*1\rX$4\rYPINGZZ' + PING, False),
     'lf-only-inline': (b'PING\nPING\n', False),
     # binary safety and pipelines
-    'binary-crlf-values': (pack(b'ECHO', b'\r\n\r\n*1\r\n$4\r\nPING\r\n') + pack(b'ECHO', b''), False),
+    'binary-crlf-values': (pack(b'ECHO', b'\r\n\r\n*1\r\n$4\r\nPING\r\n') + pack(b'ECHO', b''),
+                           False),
     'mixed-pipeline': (b'PING\r\n' + pack(b'ECHO', b'x y') + b'ECHO "x y"\r\n' + PING
                        + b'  \r\n' + pack(b'ECHO', b'\x00\xff') + b'PING\n', False),
     # hiredis accepts these RESP3 forms; redis-server reads '~' and '>' as inline commands

@@ -1,5 +1,10 @@
 """Shared fixtures: our server (embedded, on a free port), Debian's redis-server as the
-reference for differential tests, clients for both, and a redis-cli runner."""
+reference for differential tests, clients for both, and a redis-cli runner; and the
+helpers that keep tests independent of the machine's speed (`wait_until`, `in_time`).
+
+Markers (registered in pyproject.toml): tests that use redis-server through these
+fixtures are marked `differential` here; `slow` and `spark` are set where they apply, so
+`pytest -m "not slow and not spark"` is the quick run."""
 
 import shutil
 import socket
@@ -14,6 +19,43 @@ from store import EmbeddedServer
 
 pytest_plugins = ['store.pytest_plugin']   # the `store_server` fixture (test_core)
 
+WAIT = 60       # seconds to wait for something that must happen: a bound, not a timing
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if 'redis_ref' in item.fixturenames:
+            item.add_marker(pytest.mark.differential)
+
+
+def now_ms():
+    """The clock deadlines are set by (store.clock.now_ms): ms since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+def wait_until(predicate, what='the condition', timeout=WAIT, interval=0.01):
+    """Poll until predicate() is true; fail after `timeout` seconds (a bound for a server
+    that never gets there, not a measure of how fast it does)."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f'{what} did not happen within {timeout} s'
+        time.sleep(interval)
+
+
+def in_time(setup, margin_ms):
+    """Call setup(deadline), `deadline` an absolute time in ms `margin_ms` from now, and
+    return (deadline, what setup returned) once setup has finished before the deadline:
+    every key was written, renamed, watched... while none of them could have expired yet.
+    On a machine too busy for that, setup runs again with twice the margin (setup starts
+    from scratch), so what the test then checks never depends on how fast setup ran."""
+    for _ in range(8):
+        deadline = now_ms() + margin_ms
+        result = setup(deadline)
+        if now_ms() < deadline:
+            return deadline, result
+        margin_ms *= 2
+    pytest.fail(f'setup never finished within {margin_ms // 2} ms')
+
 
 def free_port():
     with socket.socket() as s:
@@ -21,9 +63,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_for_port(port, proc=None, timeout=15):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def wait_for_port(port, proc=None, timeout=WAIT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f'server exited with {proc.returncode}')
         try:
@@ -151,6 +193,16 @@ def both3(server, redis_ref):
         c.close()
 
 
+@pytest.fixture(params=[2, 3], ids=['resp2', 'resp3'])
+def both_resp(request, server, redis_ref):
+    """(ours, reference) clients, both flushed: the test runs once in RESP2, once in
+    RESP3."""
+    pair = client_pair(server, redis_ref, request.param)
+    yield pair
+    for c in pair:
+        c.close()
+
+
 def redis_cli(port, *args, input=None):
     """Run redis-cli against `port`; returns its stdout."""
     exe = shutil.which('redis-cli')
@@ -193,12 +245,12 @@ def capture_events(client, commands, flags='KEA', pattern='__key*__:*'):
         sub.psubscribe(pattern)
         sub.subscribe('capture-events-sentinel')
         for _ in range(2):
-            assert sub.get_message(timeout=5)['type'] in ('psubscribe', 'subscribe')
+            assert sub.get_message(timeout=WAIT)['type'] in ('psubscribe', 'subscribe')
         run_all(client, commands)
         client.publish('capture-events-sentinel', 'end')
         out = []
         while True:
-            m = sub.get_message(timeout=5)
+            m = sub.get_message(timeout=WAIT)
             assert m is not None, 'sentinel never arrived'
             if m['channel'] == b'capture-events-sentinel':
                 return out

@@ -16,33 +16,10 @@ import hiredis
 import pytest
 import redis
 
-from conftest import assert_same_events, run_all, spawn_store, stop
+from conftest import WAIT, assert_same_events, in_time, now_ms, run_all, spawn_store, stop
 from rawconn import RawConn, pack
 
-WAIT = 60       # seconds to wait for something that must happen (a bound, not a timing)
-
-
 # -- helpers ----------------------------------------------------------------------------
-
-def now_ms():
-    return time.time_ns() // 1_000_000
-
-
-def in_time(setup, margin_ms):
-    """Call setup(deadline), `deadline` an absolute time in ms `margin_ms` from now, and
-    return (deadline, what setup returned) once setup has finished before the deadline:
-    every key was written, renamed, moved... while none of them could have expired yet.
-    On a machine too busy for that, setup runs again with twice the margin (setup starts
-    from scratch: FLUSHALL, Events.reset), so what the test then checks never depends on
-    how fast setup ran."""
-    for _ in range(8):
-        deadline = now_ms() + margin_ms
-        result = setup(deadline)
-        if now_ms() < deadline:
-            return deadline, result
-        margin_ms *= 2
-    pytest.fail(f'setup never finished within {margin_ms // 2} ms')
-
 
 def info_stats(client):
     return client.info('stats')

@@ -6,6 +6,7 @@ Markers (registered in pyproject.toml): tests that use redis-server through thes
 fixtures are marked `differential` here; `slow` and `spark` are set where they apply, so
 `pytest -m "not slow and not spark"` is the quick run."""
 
+import inspect
 import shutil
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import time
 
 import pytest
 import redis
+import redis.asyncio
 
 from store import EmbeddedServer
 
@@ -133,6 +135,28 @@ def r3(server):
     client.flushall()
     yield client
     client.close()
+
+
+@pytest.fixture(params=['sync', 'asyncio'])
+def api(request):
+    """redis-py's sync or asyncio API: one async test body serves both (see `done`)."""
+    return request.param
+
+
+def connect(server, api, protocol=2, **kw):
+    """A redis-py client of `server` for `api` ('sync' or 'asyncio')."""
+    cls = redis.asyncio.Redis if api == 'asyncio' else redis.Redis
+    return cls(host='127.0.0.1', port=server.port, protocol=protocol, **kw)
+
+
+async def done(value):
+    """The result of a redis-py call of either API: awaited if the asyncio API returned a
+    coroutine, as is otherwise."""
+    return await value if inspect.isawaitable(value) else value
+
+
+async def close(client):
+    await done(client.aclose() if isinstance(client, redis.asyncio.Redis) else client.close())
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ import time
 
 import pytest
 import redis
-import redis.asyncio
 
+from conftest import close, connect, done, in_time, now_ms
 from rawconn import RawConn, pack, session
 
 
@@ -153,14 +153,19 @@ def test_watch_and_flush(server, redis_ref):
 def test_watch_key_that_expires(server, redis_ref):
     """A watched key whose TTL runs out before EXEC fails the transaction, whether or not
     the key has been reclaimed yet; a key already expired at WATCH time does not."""
-    for pause in (0.15, 0.6):
+    for after in (0.05, 0.5):       # MULTI that long after the deadline
         got = []
         for port in (server.port, redis_ref[1]):
             flush(port)
             with RawConn(port) as c:
-                assert c.cmd('SET', 'e', 'v', 'PX', '100') == b'+OK\r\n'
-                assert c.cmd('WATCH', 'e') == b'+OK\r\n'
-                time.sleep(pause)
+                def setup(deadline, c=c):   # WATCH must see the key alive: before its deadline
+                    c.cmd('UNWATCH')
+                    c.cmd('DEL', 'e')
+                    return c.cmd('SET', 'e', 'v', 'PXAT', deadline), c.cmd('WATCH', 'e')
+
+                deadline, replies = in_time(setup, 100)
+                assert replies == (b'+OK\r\n', b'+OK\r\n')
+                time.sleep(max(0, deadline - now_ms()) / 1000 + after)
                 got.append([c.cmd('MULTI'), c.cmd('GET', 'e'), c.cmd('EXEC')])
         assert got[0] == got[1]
         assert got[0][2] == b'*-1\r\n'
@@ -217,7 +222,7 @@ def test_pipelined_transaction_in_one_write(server, redis_ref):
         flush(port)
         with RawConn(port) as c:
             c.send(data)
-            out.append(c.read_available(0.3))
+            out.append(c.read_replies(10) + c.read_available())
     assert out[0] == out[1]
     assert out[0].endswith(b'*2\r\n:1\r\n$1\r\n1\r\n$1\r\n1\r\n')
 
@@ -225,69 +230,53 @@ def test_pipelined_transaction_in_one_write(server, redis_ref):
 # -- redis-py pipelines ------------------------------------------------------------------
 
 @pytest.mark.parametrize('protocol', [2, 3])
-def test_redis_py_pipeline_transaction(server, protocol):
-    r = server.client(protocol=protocol)
-    r.flushall()
-    with r.pipeline(transaction=True) as p:
+async def test_redis_py_pipeline_transaction(server, api, protocol):
+    r = connect(server, api, protocol)
+    try:
+        await done(r.flushall())
+        p = r.pipeline(transaction=True)
         p.set('a', '1').incr('a').get('a').echo('x')
-        assert p.execute() == [True, 2, b'2', b'x']
-    with r.pipeline(transaction=True) as p:
+        assert await done(p.execute()) == [True, 2, b'2', b'x']
         p.set('s', 'abc').incr('s').set('after', '1')
-        res = p.execute(raise_on_error=False)
+        res = await done(p.execute(raise_on_error=False))
         assert res[0] is True and isinstance(res[1], redis.ResponseError) and res[2] is True
-    assert r.get('after') == b'1'
-    with r.pipeline(transaction=True) as p:
+        assert await done(r.get('after')) == b'1'
         p.set('s', 'x').incr('s')
         with pytest.raises(redis.ResponseError):
-            p.execute()
-    r.close()
+            await done(p.execute())
+    finally:
+        await close(r)
 
 
 @pytest.mark.parametrize('protocol', [2, 3])
-def test_redis_py_watch_error(server, protocol):
-    r = server.client(protocol=protocol)
-    other = server.client(protocol=protocol)
-    r.set('bal', '10')
-    with r.pipeline() as p:
-        p.watch('bal')
-        assert int(p.get('bal')) == 10
-        other.set('bal', '0')
+async def test_redis_py_watch_error(server, api, protocol):
+    r = connect(server, api, protocol)
+    other = connect(server, api, protocol)
+    try:
+        await done(r.set('bal', '10'))
+        p = r.pipeline()
+        await done(p.watch('bal'))
+        assert int(await done(p.get('bal'))) == 10
+        await done(other.set('bal', '0'))
         p.multi()
         p.set('bal', '20')
         with pytest.raises(redis.WatchError):
-            p.execute()
-    assert r.get('bal') == b'0'
+            await done(p.execute())
+        await done(p.reset())
+        assert await done(r.get('bal')) == b'0'
 
-    def incr(pipe):
-        value = int(pipe.get('bal'))
-        pipe.multi()
-        pipe.set('bal', value + 5)
-    assert r.transaction(incr, 'bal') == [True]
-    assert r.get('bal') == b'5'
-    r.close(), other.close()
+        def add5(pipe, value):
+            pipe.multi()
+            pipe.set('bal', int(value) + 5)
 
-
-async def test_asyncio_pipeline_and_watch(server):
-    r = redis.asyncio.Redis(host='127.0.0.1', port=server.port, protocol=2)
-    other = redis.asyncio.Redis(host='127.0.0.1', port=server.port, protocol=3)
-    try:
-        await r.flushall()
-        async with r.pipeline(transaction=True) as p:
-            p.set('a', '1')
-            p.incr('a')
-            p.get('a')
-            assert await p.execute() == [True, 2, b'2']
-        async with r.pipeline() as p:
-            await p.watch('a')
-            await other.set('a', '100')
-            p.multi()
-            p.incr('a')
-            with pytest.raises(redis.WatchError):
-                await p.execute()
-        assert await r.get('a') == b'100'
+        async def incr(pipe):           # transaction() awaits what func returns
+            add5(pipe, await pipe.get('bal'))
+        func = incr if api == 'asyncio' else lambda pipe: add5(pipe, pipe.get('bal'))
+        assert await done(r.transaction(func, 'bal')) == [True]
+        assert await done(r.get('bal')) == b'5'
     finally:
-        await r.aclose()
-        await other.aclose()
+        await close(r)
+        await close(other)
 
 
 def test_rejected_exec_aborts_the_transaction(server, redis_ref):

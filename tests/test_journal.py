@@ -7,25 +7,14 @@ import time
 import pytest
 import redis
 
-from conftest import capture_events, run_all
+from conftest import WAIT, capture_events, now_ms, run_all, wait_until
 
 JOURNAL = b'__keyevents__'
-
-
-def now_ms():
-    return time.time_ns() // 1_000_000
 
 
 def entries(client, key=JOURNAL):
     """The journal as a list of field dicts, oldest first."""
     return [fields for _, fields in client.xrange(key)]
-
-
-def wait_for(predicate, timeout=5.0):
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, 'timed out'
-        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -46,8 +35,8 @@ def test_expired_entries_have_deadline_and_lag(make_server):
     c.execute_command('select', 3)
     c.set('in3', 'v', px=30)
     c.execute_command('select', 0)
-    wait_for(lambda: c.xlen(JOURNAL) == 2)
-    # A lazy expiry, found ~150 ms late.
+    wait_until(lambda: c.xlen(JOURNAL) == 2, 'the active expiry')
+    # A lazy expiry, found at least 140 ms late.
     c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
     c.set('lazy', 'v', px=10)
     time.sleep(0.15)
@@ -63,7 +52,7 @@ def test_expired_entries_have_deadline_and_lag(make_server):
         ts, deadline, lag = int(e[b'ts']), int(e[b'deadline']), int(e[b'lag'])
         assert lag == ts - deadline and lag >= 0
         assert t0 + 10 <= deadline <= now_ms() and deadline <= ts <= now_ms()
-    assert int(got[0][b'lag']) < 100
+    # (how late the active expiry is, is bench/expiry_lag.py's measure)
     assert int(got[2][b'lag']) >= 140
     c.close()
 
@@ -204,38 +193,44 @@ def test_blocked_xread_is_woken_by_a_journal_entry(make_server, exists):
         c.set('first', 'v')
     result = {}
 
-    def reader():
+    def reader():           # BLOCK 0: only an entry can end the wait
         rc = srv.client(protocol=2)
-        t = time.monotonic()
-        result['reply'] = rc.xread({JOURNAL: '$'}, block=5000)
-        result['elapsed'] = time.monotonic() - t
+        result['reply'] = rc.xread({JOURNAL: '$'}, block=0)
         rc.close()
 
-    th = threading.Thread(target=reader)
+    th = threading.Thread(target=reader, daemon=True)
     th.start()
-    wait_for(lambda: c.info('clients')['blocked_clients'] == 1)
+    wait_until(lambda: c.info('clients')['blocked_clients'] == 1, 'XREAD blocking')
     c.set('wake', 'v', px=30)       # the set wakes it (the expiry comes later)
-    th.join(5)
+    th.join(WAIT)
     assert not th.is_alive()
     [[key, items]] = result['reply']
     assert key == JOURNAL and len(items) == 1
     assert items[0][1] == {b'db': b'0', b'event': b'set', b'key': b'wake',
                            b'ts': items[0][1][b'ts']}
-    assert result['elapsed'] < 2
     c.close()
 
 
 def test_blocked_xread_is_woken_by_an_active_expiry(make_server):
     srv = make_server(keyevent_journal_events='x')
     c = srv.client(protocol=2)
-    c.set('soon', 'v', px=200)
-    rc = srv.client(protocol=2)
+    result = {}
+
+    def reader():           # BLOCK 0: only an entry can end the wait
+        rc = srv.client(protocol=2)
+        result['reply'] = rc.xread({JOURNAL: '$'}, block=0)
+        result['at'] = time.monotonic()
+        rc.close()
+
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    wait_until(lambda: c.info('clients')['blocked_clients'] == 1, 'XREAD blocking')
     t = time.monotonic()
-    reply = rc.xread({JOURNAL: '$'}, block=5000)
-    elapsed = time.monotonic() - t
-    [[key, items]] = reply
+    c.set('soon', 'v', px=200)      # SET is not journaled ('x' only): the expiry wakes it
+    th.join(WAIT)
+    assert not th.is_alive()
+    [[key, items]] = result['reply']
     assert key == JOURNAL
     assert [(f[b'event'], f[b'key']) for _, f in items] == [(b'expired', b'soon')]
-    assert 0.1 < elapsed < 2
-    rc.close()
+    assert result['at'] - t >= 0.199           # not before the deadline
     c.close()

@@ -41,12 +41,14 @@ candidate patterns x match cost).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Hashable
+from typing import TypeAlias
 
 from ..glob import Glob, compile_glob
 
-if TYPE_CHECKING:
-    from .dispatch import Subscriber
+# The store keeps subscribers without looking inside them (dispatch.py's Subscriber is one),
+# so it names them by what it needs and does not import the dispatch layer above it.
+Subscriber: TypeAlias = Hashable
 
 NSHARDS = 16
 _MASK = NSHARDS - 1
@@ -54,7 +56,7 @@ _MASK = NSHARDS - 1
 # The namespaces ("kinds"), as indexes into `ChannelStore.maps` and `counts`.
 CHANNELS, PATTERNS, SHARD_CHANNELS = 0, 1, 2
 
-Subscribers: TypeAlias = 'tuple[Subscriber, ...]'
+Subscribers: TypeAlias = tuple[Subscriber, ...]
 """A channel's or pattern's subscriber snapshot: immutable, in subscription order."""
 
 

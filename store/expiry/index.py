@@ -81,7 +81,10 @@ class DeadlineIndex:
             if (old >= horizon and canon >= horizon
                     and old // COARSE_MS == canon // COARSE_MS):
                 return canon
-            self.discard()
+            if self.discard():
+                # The rebuild refiled the key under `old`, still in `expires` until the
+                # caller stores `canon`: that entry is stale from then on.
+                self.stale += 1
         self.entries += 1
         if canon < self.horizon:
             self._file_near(db, key, canon)
@@ -103,12 +106,15 @@ class DeadlineIndex:
             heapq.heappush(self.near_heap, (deadline, db))
         bucket.append(key)
 
-    def discard(self) -> None:
+    def discard(self) -> bool:
         """A key's deadline went away or changed: its entry is now stale. Rebuilds the
-        index when stale entries outnumber live ones (amortised O(1) per discard)."""
+        index when stale entries outnumber live ones (amortised O(1) per discard); True
+        when it did."""
         self.stale += 1
         if self.stale > 1024 and self.stale * 2 > self.entries:
             self.rebuild()
+            return True
+        return False
 
     def rebuild(self) -> None:
         """Drop stale entries: refile every live deadline from the `expires` dicts."""

@@ -51,11 +51,13 @@ class LagStats:
     def percentile(self, p: float) -> int:
         if not self.total:
             return 0
-        rank = p / 100 * self.total
+        # seen/total >= p/100, compared without dividing: p / 100 * total in floating
+        # point rounds 7 / 100 * 100 up to 7.000000000000001, one sample too far.
+        target = p * self.total
         seen = 0
         for b in sorted(self.counts):
             seen += self.counts[b]
-            if seen >= rank:
+            if seen * 100 >= target:
                 return min(_bucket_value(b), self.max)
         return self.max
 

@@ -22,10 +22,10 @@ EOF = b'<EOF>'      # appended by read_available when the server closed the conn
 
 
 def pack(*args):
-    """Encode one command as a RESP multibulk request (str, bytes or int arguments)."""
+    """Encode one command as a RESP multibulk request (str, bytes or number arguments)."""
     out = [b'*%d\r\n' % len(args)]
     for a in args:
-        if isinstance(a, int):
+        if isinstance(a, (int, float)):
             a = str(a)
         if isinstance(a, str):
             a = a.encode()

@@ -1,15 +1,14 @@
 """Streams: XADD/XRANGE/XREAD/XTRIM/XDEL, consumer groups, blocking reads, and the
 internal append API, with differential cases against redis-server 7.0."""
 
-import socket
 import threading
 import time
 
 import pytest
 import redis
 
-from conftest import client_pair, run_all
-
+from conftest import WAIT, capture_events, now_ms, run_all, wait_until
+from rawconn import RawConn, pack
 from store.types.stream import Stream, format_id, make_id
 
 
@@ -19,12 +18,18 @@ def raw(client):
     return client
 
 
-@pytest.fixture(params=[2, 3], ids=['resp2', 'resp3'])
-def both(request, server, redis_ref):
+@pytest.fixture
+def both(both_resp):
     """(ours, redis-server) raw clients speaking the same protocol, RESP2 and RESP3."""
-    pair = [raw(c) for c in client_pair(server, redis_ref, request.param)]
-    yield pair
-    for c in pair:
+    return [raw(c) for c in both_resp]
+
+
+def blocked(server, n=1):
+    """Wait until `n` clients are blocked (so what follows happens after they block)."""
+    c = server.client()
+    try:
+        wait_until(lambda: c.info('clients')['blocked_clients'] == n, f'{n} blocked clients')
+    finally:
         c.close()
 
 
@@ -432,12 +437,13 @@ def test_wrongtype_and_arity(both):
 # -- our server only ---------------------------------------------------------------------
 
 def test_auto_ids_increase(r):
+    before = now_ms()
     a = r.xadd('s', {'f': 'v'})
     b = r.xadd('s', {'f': 'v'})
     ms_a, seq_a = map(int, a.split(b'-'))
     ms_b, seq_b = map(int, b.split(b'-'))
     assert (ms_b, seq_b) > (ms_a, seq_a)
-    assert abs(ms_a - time.time() * 1000) < 5000
+    assert before <= ms_a <= now_ms()
     assert r.xadd('s', {'f': 'v'}, maxlen=2, approximate=False) is not None
     assert r.xlen('s') == 2
     assert r.type('s') == b'stream'
@@ -474,14 +480,13 @@ def test_blocking_xread_woken_by_xadd(server):
     def read():
         result['r'] = reader.execute_command('XREAD', 'BLOCK', '0', 'STREAMS', 's', '$')
 
-    t = threading.Thread(target=read)
+    t = threading.Thread(target=read, daemon=True)
     t.start()
-    time.sleep(0.2)
+    blocked(server)
     assert t.is_alive()             # really blocked
     assert writer.ping()            # the event loop still serves others
-    assert writer.execute_command('INFO', 'clients')['blocked_clients'] == 1
     writer.xadd('s', {'y': '1'}, id='2-0')
-    t.join(5)
+    t.join(WAIT)
     assert not t.is_alive()
     assert result['r'] == [[b's', [[b'2-0', [b'y', b'1']]]]]
     reader.close()
@@ -489,26 +494,21 @@ def test_blocking_xread_woken_by_xadd(server):
 
 
 def test_blocking_timeout_and_pipelined_commands_wait(server):
-    with socket.create_connection(('127.0.0.1', server.port)) as s:
-        s.sendall(b'*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$3\r\n300\r\n$7\r\nSTREAMS\r\n'
-                  b'$2\r\nbk\r\n$1\r\n$\r\n*1\r\n$4\r\nPING\r\n')
-        s.settimeout(0.15)
-        with pytest.raises(socket.timeout):
-            s.recv(100)                 # PING must wait behind the blocked XREAD
-        s.settimeout(5)
-        t0 = time.time()
-        got = b''
-        while len(got) < len(b'*-1\r\n+PONG\r\n'):
-            got += s.recv(100)
-        assert got == b'*-1\r\n+PONG\r\n'
-        assert time.time() - t0 < 2
+    """A PING pipelined behind XREAD BLOCK 300 is answered after XREAD's null reply, and
+    not before the 300 ms have passed."""
+    with RawConn(server.port) as c:
+        t0 = time.monotonic()
+        c.send(pack('XREAD', 'BLOCK', '300', 'STREAMS', 'bk', '$') + pack('PING'))
+        assert c.read_reply() == b'*-1\r\n'
+        assert c.read_reply() == b'+PONG\r\n'
+        assert time.monotonic() - t0 >= 0.29
 
 
 def test_blocking_resp3_timeout_is_null(server):
     c = raw(server.client(protocol=3))
-    t0 = time.time()
+    t0 = time.monotonic()
     assert c.execute_command('XREAD', 'BLOCK', '100', 'STREAMS', 'none', '0') is None
-    assert 0.08 < time.time() - t0 < 2
+    assert time.monotonic() - t0 >= 0.09        # the timeout is in milliseconds: not 100 s
     c.close()
 
 
@@ -521,15 +521,10 @@ def test_block_in_multi_does_not_block(r):
 
 def test_disconnect_while_blocked_cleans_up(server):
     r = server.client()
-    with socket.create_connection(('127.0.0.1', server.port)) as s:
-        s.sendall(b'*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n'
-                  b'$2\r\ndc\r\n$1\r\n$\r\n')
-        time.sleep(0.1)
-        assert r.execute_command('INFO', 'clients')['blocked_clients'] == 1
-    deadline = time.time() + 3
-    while r.execute_command('INFO', 'clients')['blocked_clients'] and time.time() < deadline:
-        time.sleep(0.02)
-    assert r.execute_command('INFO', 'clients')['blocked_clients'] == 0
+    with RawConn(server.port) as c:
+        c.send(pack('XREAD', 'BLOCK', '0', 'STREAMS', 'dc', '$'))
+        blocked(server)
+    blocked(server, 0)                  # the server notices the close asynchronously
     r.xadd('dc', {'a': 'b'})           # nothing left to wake
     assert r.xlen('dc') == 1
     r.close()
@@ -550,19 +545,19 @@ def test_blocking_xreadgroup_and_destroyed_group(server):
             out[key] = str(e)
         c.close()
 
-    t1 = threading.Thread(target=consume, args=('c1', 'first'))
+    t1 = threading.Thread(target=consume, args=('c1', 'first'), daemon=True)
     t1.start()
-    time.sleep(0.15)
-    t2 = threading.Thread(target=consume, args=('c2', 'second'))
+    blocked(server)                  # c1 blocks first
+    t2 = threading.Thread(target=consume, args=('c2', 'second'), daemon=True)
     t2.start()
-    time.sleep(0.15)
+    blocked(server, 2)
     admin.xadd('q', {'job': '1'}, id='5-0')
-    t1.join(5)
+    t1.join(WAIT)
     assert out['first'] == [[b'q', [[b'5-0', [b'job', b'1']]]]]
     assert t2.is_alive()            # the entry went to c1 only
     assert admin.xpending('q', 'g')['pending'] == 1
     admin.xgroup_destroy('q', 'g')
-    t2.join(5)
+    t2.join(WAIT)
     assert out['second'] == 'NOGROUP the consumer group this client was blocked on no longer exists'
     admin.close()
 
@@ -578,31 +573,16 @@ def test_xread_multiple_keys_and_dollar(r):
 def test_keyspace_events(server):
     c = server.client()
     c.flushall()
-    c.config_set('notify-keyspace-events', 'KEt')
-    p = c.pubsub()
-    p.psubscribe('__keyevent@0__:*')
-    assert p.get_message(timeout=1)['type'] == 'psubscribe'
-    c.xadd('ev', {'a': '1'}, id='1-0')
-    c.xadd('ev', {'a': '2'}, id='2-0', maxlen=1, approximate=False)
-    c.xdel('ev', '2-0')
-    c.xgroup_create('ev', 'g', id='0')
-    c.xgroup_createconsumer('ev', 'g', 'c')
-    c.xgroup_setid('ev', 'g', id='0')
-    c.xgroup_delconsumer('ev', 'g', 'c')
-    c.xgroup_destroy('ev', 'g')
-    c.xadd('ev', {'a': '3'}, id='3-0')
-    c.xtrim('ev', maxlen=0)
-    seen = []
-    while True:
-        m = p.get_message(timeout=0.5)
-        if m is None:
-            break
-        seen.append(m['channel'].split(b':', 1)[1])
-    assert seen == [b'xadd', b'xadd', b'xtrim', b'xdel', b'xgroup-create',
-                    b'xgroup-createconsumer', b'xgroup-setid', b'xgroup-delconsumer',
-                    b'xgroup-destroy', b'xadd', b'xtrim']
-    c.config_set('notify-keyspace-events', '')
-    p.close()
+    got = capture_events(c, [
+        ('XADD', 'ev', '1-0', 'a', '1'), ('XADD', 'ev', 'MAXLEN', '1', '2-0', 'a', '2'),
+        ('XDEL', 'ev', '2-0'), ('XGROUP', 'CREATE', 'ev', 'g', '0'),
+        ('XGROUP', 'CREATECONSUMER', 'ev', 'g', 'c'), ('XGROUP', 'SETID', 'ev', 'g', '0'),
+        ('XGROUP', 'DELCONSUMER', 'ev', 'g', 'c'), ('XGROUP', 'DESTROY', 'ev', 'g'),
+        ('XADD', 'ev', '3-0', 'a', '3'), ('XTRIM', 'ev', 'MAXLEN', '~', '0'),
+    ], 'KEt', pattern='__keyevent@0__:*')
+    assert [ch.split(b':', 1)[1] for ch, _ in got] == [
+        b'xadd', b'xadd', b'xtrim', b'xdel', b'xgroup-create', b'xgroup-createconsumer',
+        b'xgroup-setid', b'xgroup-delconsumer', b'xgroup-destroy', b'xadd', b'xtrim']
     c.close()
 
 
@@ -669,25 +649,24 @@ def test_client_unblock(server):
 
     for how, want in (('TIMEOUT', None),
                       ('ERROR', 'UNBLOCKED client unblocked via CLIENT UNBLOCK')):
-        t = threading.Thread(target=read)
+        t = threading.Thread(target=read, daemon=True)
         t.start()
-        time.sleep(0.15)
+        blocked(server)
         assert admin.execute_command('CLIENT', 'UNBLOCK', rid, how) == 1
-        t.join(5)
+        t.join(WAIT)
         assert out['r'] == want
     assert admin.execute_command('CLIENT', 'UNBLOCK', rid) == 0
     reader.close()
     admin.close()
 
 
-def test_large_stream_paging_is_fast(r):
+def test_large_stream_paging(r):
+    """50,000 appends trimmed to 20,000, then paged 500 at a time (how fast: bench/)."""
     s = Stream()
-    t0 = time.perf_counter()
     for n in range(50000):
         s.append_auto((b'db', b'0', b'event', b'set', b'key', b'k%d' % n), 1)
         s.trim_maxlen(20000)
-    assert time.perf_counter() - t0 < 3
-    t0 = time.perf_counter()
+    assert len(s) == 20000
     last = 0
     pages = 0
     while True:
@@ -697,5 +676,4 @@ def test_large_stream_paging_is_fast(r):
         last = page[-1][0]
         pages += 1
     assert pages == 40
-    assert time.perf_counter() - t0 < 1
     assert s.trim_minid(last) == 19999 and len(s) == 1

@@ -1,11 +1,14 @@
 """The server core: start-up, pipelining, unknown commands, embedding."""
 
 import socket
+import subprocess
+import sys
 
 import pytest
 import redis
 
 from conftest import spawn_store, stop
+from rawconn import RawConn, pack
 
 
 def test_ping_echo_and_unknown_command(r):
@@ -17,24 +20,15 @@ def test_ping_echo_and_unknown_command(r):
 
 
 def test_pipeline_many_commands_in_one_write(server):
-    with socket.create_connection(('127.0.0.1', server.port)) as s:
-        s.sendall(b''.join(b'*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%d\r\n' % (len(str(i)), i)
-                           for i in range(100)) + b'*2\r\n$3\r\nGET\r\n$1\r\nk\r\n')
-        want = b'+OK\r\n' * 100 + b'$2\r\n99\r\n'
-        got = b''
-        while len(got) < len(want):
-            got += s.recv(65536)
-        assert got == want
+    with RawConn(server.port) as c:
+        c.send(b''.join(pack('SET', 'k', i) for i in range(100)) + pack('GET', 'k'))
+        assert c.read_replies(101) == b'+OK\r\n' * 100 + b'$2\r\n99\r\n'
 
 
 def test_inline_commands(server):
-    with socket.create_connection(('127.0.0.1', server.port)) as s:
-        s.sendall(b'PING\r\nECHO "a b"\r\n\r\nSET x \'y z\'\nGET x\r\n')
-        want = b'+PONG\r\n$3\r\na b\r\n+OK\r\n$3\r\ny z\r\n'
-        got = b''
-        while len(got) < len(want):
-            got += s.recv(65536)
-        assert got == want
+    with RawConn(server.port) as c:
+        c.send(b'PING\r\nECHO "a b"\r\n\r\nSET x \'y z\'\nGET x\r\n')
+        assert c.read_replies(4) == b'+PONG\r\n$3\r\na b\r\n+OK\r\n$3\r\ny z\r\n'
 
 
 def test_cli_subprocess_ready_line_and_sigterm():
@@ -53,7 +47,6 @@ def test_port_in_use_exits_nonzero():
         s.bind(('127.0.0.1', 0))
         s.listen()
         port = s.getsockname()[1]
-        import subprocess, sys
         out = subprocess.run([sys.executable, '-m', 'store', '--port', str(port)],
                              capture_output=True, text=True, timeout=30)
     assert out.returncode != 0
@@ -61,7 +54,6 @@ def test_port_in_use_exits_nonzero():
 
 
 def test_unknown_option_fails_clearly():
-    import subprocess, sys
     out = subprocess.run([sys.executable, '-m', 'store', '--no-such-option', 'x'],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 1

@@ -1,29 +1,38 @@
-"""redis-py with protocol=3, sync and asyncio: the basics decode as RESP3 types."""
+"""redis-py with protocol=3, sync and asyncio (one test for both APIs): the basics decode
+as RESP3 types."""
 
 import pytest
 import redis
 import redis.asyncio
 
+from conftest import close, connect, done
 from rawconn import RawConn
 
 
-def test_resp3_sync_basics(r3, server):
-    assert r3.ping() is True
-    assert r3.set('k', 'v') is True
-    assert r3.get('k') == b'v'
-    assert r3.get('missing') is None
-    assert r3.echo('e') == b'e'
-    assert r3.client_setname('r3') is True
-    assert r3.client_getname() in ('r3', b'r3')
-    info = r3.client_info()
-    assert info['resp'] == '3' and info['name'] == 'r3'
-    rows = r3.client_list()
-    assert any(row['name'] == 'r3' and row['resp'] == '3' for row in rows)
-    with pytest.raises(redis.ResponseError, match='unknown command'):
-        r3.execute_command('NOPE')
-    with r3.pipeline(transaction=True) as p:
-        p.set('a', '1').get('a').get('missing')
-        assert p.execute() == [True, b'1', None]
+async def test_resp3_basics(server, api):
+    r = connect(server, api, protocol=3)
+    try:
+        await done(r.flushall())
+        assert await done(r.ping()) is True
+        assert await done(r.set('k', 'v')) is True
+        assert await done(r.get('k')) == b'v'
+        assert await done(r.get('missing')) is None
+        assert await done(r.echo('e')) == b'e'
+        assert await done(r.client_setname('r3')) is True
+        assert await done(r.client_getname()) in ('r3', b'r3')
+        info = await done(r.client_info())
+        assert info['resp'] == '3' and info['name'] == 'r3'
+        rows = await done(r.client_list())
+        assert any(row['name'] == 'r3' and row['resp'] == '3' for row in rows)
+        with pytest.raises(redis.ResponseError, match='unknown command'):
+            await done(r.execute_command('NOPE'))
+        p = r.pipeline(transaction=True)
+        p.set('a', '1').incr('a').get('a').get('missing')
+        assert await done(p.execute()) == [True, 2, b'2', None]
+        meta = await done(r.execute_command('HELLO', '3'))
+        assert meta[b'proto'] == 3 and meta[b'version'] == b'7.0.15'
+    finally:
+        await close(r)
 
 
 def test_resp3_connection_really_is_resp3(r3, server):
@@ -43,27 +52,6 @@ def test_resp3_hello_switches_back(server):
         assert c.cmd('GET', 'nothing') == b'_\r\n'
         assert c.cmd('HELLO', '2').startswith(b'*14\r\n')
         assert c.cmd('GET', 'nothing') == b'$-1\r\n'
-
-
-async def test_resp3_asyncio_basics(server):
-    r = redis.asyncio.Redis(host='127.0.0.1', port=server.port, protocol=3)
-    try:
-        assert await r.ping() is True
-        assert await r.set('ak', 'v') is True
-        assert await r.get('ak') == b'v'
-        assert await r.get('nothing') is None
-        assert await r.client_setname('a3')
-        info = await r.client_info()
-        assert info['resp'] == '3' and info['name'] == 'a3'
-        async with r.pipeline(transaction=True) as p:
-            p.set('x', '1')
-            p.incr('x')
-            p.get('nothing')
-            assert await p.execute() == [True, 2, None]
-        meta = await r.execute_command('HELLO', '3')
-        assert meta[b'proto'] == 3 and meta[b'version'] == b'7.0.15'
-    finally:
-        await r.aclose()
 
 
 async def test_resp2_and_resp3_asyncio_side_by_side(server):

@@ -2,8 +2,6 @@
 subscribe-mode rules, glob semantics, redis-py sync/asyncio/RESP3, redis-cli, dispatch
 quota fairness, backpressure, output-buffer limits and cleanup."""
 
-import asyncio
-import socket
 import shutil
 import subprocess
 import threading
@@ -12,64 +10,22 @@ import time
 import hiredis
 import pytest
 import redis
-import redis.asyncio
 
-from conftest import redis_cli
-from rawconn import pack
-
+from conftest import WAIT, close, connect, done, redis_cli, wait_until
+from rawconn import RawConn, pack
 from store.pubsub import CHANNELS, PATTERNS
 from store.pubsub.channel_store import ChannelStore
 
-
 # -- raw transcripts --------------------------------------------------------------------------
-
-class RawClient:
-    """A socket that sends commands and reads everything the server sends up to the
-    reply of a trailing `PING <token>` (allowed in every mode), so transcripts include
-    pushes/messages delivered before it."""
-
-    def __init__(self, port, rcvbuf=None):
-        self.s = socket.socket()
-        if rcvbuf:
-            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.s.connect(('127.0.0.1', port))
-        self.s.settimeout(10)
-        self.n = 0
-
-    def send(self, *cmds):
-        self.s.sendall(b''.join(pack(*c) for c in cmds))
-
-    def sync(self):
-        self.n += 1
-        tok = b'sync%d' % self.n
-        try:
-            self.s.sendall(pack('PING', tok))
-        except OSError:
-            return b'<closed>'
-        end = b'$%d\r\n%s\r\n' % (len(tok), tok)
-        buf = b''
-        while not buf.endswith(end):
-            try:
-                d = self.s.recv(1 << 16)
-            except ConnectionResetError:
-                d = b''
-            if not d:
-                return buf + b'<closed>'
-            buf += d
-        return buf
-
-    def close(self):
-        self.s.close()
-
 
 def transcript(port, steps, nclients=2):
     """Run (client index, command or tuple of commands) steps; return what each step
     produced on the wire."""
-    clients = [RawClient(port) for _ in range(nclients)]
+    clients = [RawConn(port) for _ in range(nclients)]
     log = []
     try:
         for i, cmd in steps:
-            clients[i].send(*(cmd if isinstance(cmd, tuple) else (cmd,)))
+            clients[i].send_commands(*(cmd if isinstance(cmd, tuple) else (cmd,)))
             log.append((i, cmd, clients[i].sync()))
         for i, c in enumerate(clients):
             log.append((i, 'final', c.sync()))
@@ -83,18 +39,16 @@ def assert_same_transcript(server, redis_ref, steps):
     want = transcript(redis_ref[1], steps)
     got = transcript(server.port, steps)
     for w, g in zip(want, got):
+        if w[1] == ['HELLO', '3']:      # its reply carries the client id, which differs
+            continue
         assert g == w, f'step {w[0]} {w[1]!r}:\n ours  {g[2]!r}\n redis {w[2]!r}'
     wait_clean(server)
 
 
-def wait_clean(server, timeout=5):
+def wait_clean(server):
     """The ChannelStore holds nothing once every test client has gone."""
-    end = time.time() + timeout
-    while time.time() < end:
-        if server.call(lambda: sum(server.server.pubsub.store.counts)) == 0:
-            return
-        time.sleep(0.01)
-    raise AssertionError('ChannelStore not empty after clients left')
+    wait_until(lambda: server.call(lambda: sum(server.server.pubsub.store.counts)) == 0,
+               'an empty ChannelStore after the clients left')
 
 
 RESP2_STEPS = [
@@ -145,27 +99,16 @@ RESP3_STEPS = [
 ]
 
 
-def test_resp2_replies_match_redis(server, redis_ref):
-    assert_same_transcript(server, redis_ref, RESP2_STEPS)
-
-
-def test_resp3_replies_match_redis(server, redis_ref):
-    # HELLO's reply carries the client id, which differs: compare the rest
-    steps = [s for s in RESP3_STEPS]
-    want = transcript(redis_ref[1], steps)
-    got = transcript(server.port, steps)
-    for w, g in zip(want, got):
-        if w[1] == ['HELLO', '3']:
-            continue
-        assert g == w, f'step {w[0]} {w[1]!r}:\n ours  {g[2]!r}\n redis {w[2]!r}'
-    wait_clean(server)
+@pytest.mark.parametrize('steps', [RESP2_STEPS, RESP3_STEPS], ids=['resp2', 'resp3'])
+def test_replies_match_redis(server, redis_ref, steps):
+    assert_same_transcript(server, redis_ref, steps)
 
 
 def test_unsubscribe_all_lists_every_subscription(server):
-    c = RawClient(server.port)
-    c.send(['SUBSCRIBE', 'a', 'b', 'c'], ['PSUBSCRIBE', 'p1', 'p2'])
+    c = RawConn(server.port)
+    c.send_commands(['SUBSCRIBE', 'a', 'b', 'c'], ['PSUBSCRIBE', 'p1', 'p2'])
     c.sync()
-    c.send(['UNSUBSCRIBE'])
+    c.send_commands(['UNSUBSCRIBE'])
     reader = hiredis.Reader()
     reader.feed(c.sync())
     frames = [reader.gets() for _ in range(3)]
@@ -173,7 +116,7 @@ def test_unsubscribe_all_lists_every_subscription(server):
     assert sorted(f[1] for f in frames) == [b'a', b'b', b'c']
     assert [(f[0], f[2]) for f in frames] == [(b'unsubscribe', 4), (b'unsubscribe', 3),
                                               (b'unsubscribe', 2)]
-    c.send(['PUNSUBSCRIBE'])
+    c.send_commands(['PUNSUBSCRIBE'])
     # patterns in subscription order, as Redis 7.0's list
     assert c.sync() == (b'*3\r\n$12\r\npunsubscribe\r\n$2\r\np1\r\n:1\r\n'
                         b'*3\r\n$12\r\npunsubscribe\r\n$2\r\np2\r\n:0\r\n$5\r\nsync3\r\n')
@@ -183,52 +126,69 @@ def test_unsubscribe_all_lists_every_subscription(server):
 
 # -- redis-py ---------------------------------------------------------------------------------
 
-def get(p, timeout=2):
-    end = time.time() + timeout
-    while time.time() < end:
-        m = p.get_message(timeout=0.1)
+async def get(p):
+    """The next message of a redis-py PubSub, sync or asyncio."""
+    end = time.monotonic() + WAIT
+    while time.monotonic() < end:
+        m = await done(p.get_message(timeout=0.1))
         if m is not None:
             return m
     raise AssertionError('no message')
 
 
-def test_redis_py_sync_pubsub(server, r):
+@pytest.mark.parametrize('protocol', [2, 3])
+async def test_redis_py_pubsub(server, api, protocol):
+    r = connect(server, api, protocol)
     p = r.pubsub()
-    p.subscribe('news', 'sport')
-    p.psubscribe('n*')
-    assert [get(p)['type'] for _ in range(3)] == ['subscribe', 'subscribe', 'psubscribe']
-    assert r.publish('news', 'hello') == 2          # exact + pattern
-    assert r.publish('nothing', 'x') == 1
-    assert r.publish('other', 'x') == 0
-    msgs = [get(p) for _ in range(3)]
-    assert msgs[0] == {'type': 'message', 'pattern': None, 'channel': b'news',
-                       'data': b'hello'}
-    assert msgs[1] == {'type': 'pmessage', 'pattern': b'n*', 'channel': b'news',
-                       'data': b'hello'}
-    assert msgs[2]['channel'] == b'nothing'
-    assert sorted(r.pubsub_channels()) == [b'news', b'sport']
-    assert r.pubsub_channels('s*') == [b'sport']
-    assert r.pubsub_numsub('news', 'none') == [(b'news', 1), (b'none', 0)]
-    assert r.pubsub_numpat() == 1
-    p.unsubscribe()
-    p.punsubscribe()
-    p.close()
+    try:
+        await done(r.flushall())
+        await done(p.subscribe('news', 'sport'))
+        await done(p.psubscribe('n*'))
+        assert [(await get(p))['type'] for _ in range(3)] == ['subscribe', 'subscribe',
+                                                               'psubscribe']
+        assert await done(r.publish('news', 'hello')) == 2          # exact + pattern
+        assert await done(r.publish('nothing', 'x')) == 1
+        assert await done(r.publish('other', 'x')) == 0
+        msgs = [await get(p) for _ in range(3)]
+        assert msgs[0] == {'type': 'message', 'pattern': None, 'channel': b'news',
+                           'data': b'hello'}
+        assert msgs[1] == {'type': 'pmessage', 'pattern': b'n*', 'channel': b'news',
+                           'data': b'hello'}
+        assert msgs[2]['channel'] == b'nothing'
+        assert sorted(await done(r.pubsub_channels())) == [b'news', b'sport']
+        assert await done(r.pubsub_channels('s*')) == [b'sport']
+        assert await done(r.pubsub_numsub('news', 'none')) == [(b'news', 1), (b'none', 0)]
+        assert await done(r.pubsub_numpat()) == 1
+        await done(p.unsubscribe())
+        await done(p.punsubscribe())
+    finally:
+        await done(p.aclose() if api == 'asyncio' else p.close())
+        await close(r)
     wait_clean(server)
 
 
 def test_redis_py_sharded_pubsub(server, r):
     p = r.pubsub()
     p.ssubscribe('shard')
-    assert get(p)['type'] == 'ssubscribe'
+    assert get_sync(p)['type'] == 'ssubscribe'
     assert r.spublish('shard', 'm') == 1
     assert r.publish('shard', 'm') == 0          # separate namespace
-    m = get(p)
+    m = get_sync(p)
     assert (m['type'], m['channel'], m['data']) == ('smessage', b'shard', b'm')
     assert r.pubsub_shardchannels() == [b'shard']
     assert r.pubsub_shardnumsub('shard') == [(b'shard', 1)]
     assert r.pubsub_channels() == []
     p.close()
     wait_clean(server)
+
+
+def get_sync(p):
+    end = time.monotonic() + WAIT
+    while time.monotonic() < end:
+        m = p.get_message(timeout=0.1)
+        if m is not None:
+            return m
+    raise AssertionError('no message')
 
 
 def test_redis_py_resp3_push_handler(server):
@@ -238,13 +198,17 @@ def test_redis_py_resp3_push_handler(server):
     p.subscribe('c3')
     p.psubscribe('c*')
     pub = server.client()
-    deadline = time.time() + 2
-    while pub.pubsub_numsub('c3') != [(b'c3', 1)] and time.time() < deadline:
+
+    def subscribed():
         p.get_message(timeout=0.05)
+        return pub.pubsub_numsub('c3') == [(b'c3', 1)] and pub.pubsub_numpat() == 1
+    wait_until(subscribed, 'the subscriptions', interval=0)
     assert pub.publish('c3', 'payload') == 2
-    deadline = time.time() + 2
-    while len(received) < 4 and time.time() < deadline:
+
+    def delivered():
         p.get_message(timeout=0.05)
+        return len(received) >= 4
+    wait_until(delivered, 'the messages', interval=0)
     kinds = [m[0] for m in received]
     assert kinds == [b'subscribe', b'psubscribe', b'message', b'pmessage']
     assert received[2] == [b'message', b'c3', b'payload']
@@ -252,32 +216,6 @@ def test_redis_py_resp3_push_handler(server):
     p.close()
     r3.close()
     pub.close()
-    wait_clean(server)
-
-
-def test_redis_py_asyncio_resp2_and_resp3(server):
-    async def main(protocol):
-        r = redis.asyncio.Redis(host='127.0.0.1', port=server.port, protocol=protocol)
-        p = r.pubsub()
-        await p.subscribe('ac')
-        await p.psubscribe('a?')
-        msgs = []
-        while len(msgs) < 2:
-            m = await p.get_message(timeout=1)
-            if m:
-                msgs.append(m)
-        assert await r.publish('ac', 'x') == 2
-        while len(msgs) < 4:
-            m = await p.get_message(timeout=1)
-            if m:
-                msgs.append(m)
-        await p.aclose()
-        await r.aclose()
-        return [(m['type'], m['data']) for m in msgs]
-
-    for protocol in (2, 3):
-        assert asyncio.run(main(protocol)) == [('subscribe', 1), ('psubscribe', 2),
-                                               ('message', b'x'), ('pmessage', b'x')]
     wait_clean(server)
 
 
@@ -338,10 +276,9 @@ GLOB_CHANNELS = [
 def _glob_results(port):
     r = redis.Redis(port=port)
     sub = redis.Redis(port=port).pubsub()
-    sub.subscribe(*[c for c in GLOB_CHANNELS])
-    deadline = time.time() + 5
-    while len(r.pubsub_channels()) < len(GLOB_CHANNELS) and time.time() < deadline:
-        sub.get_message(timeout=0.01)
+    sub.subscribe(*GLOB_CHANNELS)
+    for _ in GLOB_CHANNELS:                 # one confirmation per channel, b'' included
+        assert get_sync(sub)['type'] == 'subscribe'
     channels = {}
     for pat in GLOB_CASES:
         channels[pat] = sorted(r.pubsub_channels(pat))
@@ -350,8 +287,8 @@ def _glob_results(port):
     publish = {}
     pipe_clients = []
     for pat in GLOB_CASES:
-        c = RawClient(port)
-        c.send(['PSUBSCRIBE', pat])
+        c = RawConn(port)
+        c.send_commands(['PSUBSCRIBE', pat])
         c.sync()
         pipe_clients.append(c)
     pipe = r.pipeline(transaction=False)
@@ -374,18 +311,17 @@ def test_glob_semantics_match_redis(server, redis_ref):
     wait_clean(server)
 
 
-def test_glob_crafted_pattern_is_fast(server):
-    sub = RawClient(server.port)
-    sub.send(['PSUBSCRIBE', '*a*a*a*a*a*a*a*a*a*a*b'])
+def test_glob_crafted_pattern_does_not_stall_the_server(server):
+    """`*a*a*...*b` against 10 KB of `a`s takes a backtracking matcher (Redis before 7.0.9)
+    exponential time: here PUBLISH answers (the client gives up only after WAIT seconds,
+    a hang, not a speed; how fast is bench/'s business)."""
+    sub = RawConn(server.port)
+    sub.send_commands(['PSUBSCRIBE', '*a*a*a*a*a*a*a*a*a*a*b'])
     sub.sync()
-    r = server.client()
+    r = server.client(socket_timeout=WAIT)
     channel = b'a' * 10240
-    best = 1.0
     for _ in range(5):
-        t = time.perf_counter()
         assert r.publish(channel, 'x') == 0
-        best = min(best, time.perf_counter() - t)
-    assert best < 0.005, best
     assert r.pubsub_channels(b'*a*a*a*a*a*a*a*a*a*a*b') == []
     sub.close()
     r.close()
@@ -429,6 +365,17 @@ def test_channel_store_copy_on_write_and_index():
     assert not store.unindexed
 
 
+class CountingGlob:
+    """Stands in for a PatternEntry's compiled glob and records every match it runs."""
+
+    def __init__(self, glob, tested):
+        self.glob, self.tested = glob, tested
+
+    def match(self, channel):
+        self.tested.append(self.glob.pattern)
+        return self.glob.match(channel)
+
+
 def test_publish_does_not_walk_non_matching_patterns():
     store = ChannelStore()
     sub = _Sub()
@@ -436,13 +383,18 @@ def test_publish_does_not_walk_non_matching_patterns():
     for i in range(10000):
         u.record(b'user:%d:*' % i)
     u.apply()
-    t = time.perf_counter()
+    tested = []
+    for shard in store.patterns:
+        for entry in shard.values():
+            entry.glob = CountingGlob(entry.glob, tested)
+    # Redis would run 10,000 glob matches; the index looks the channel's prefixes up, one
+    # dict probe per distinct prefix length ('user:0:' to 'user:9999:'), and tests none
+    assert store.by_prefix.lengths == (7, 8, 9, 10)
     for _ in range(1000):
         assert store.matching_patterns(b'orders:42') == []
-    per = (time.perf_counter() - t) / 1000
-    # Redis would run 10,000 glob matches (~100 us+); the index does a few dict probes
-    assert per < 20e-6, per
+    assert tested == []
     assert [e.pattern for e in store.matching_patterns(b'user:42:x')] == [b'user:42:*']
+    assert len(tested) <= 1
 
 
 # -- dispatch: quota, fairness, cleanup -------------------------------------------------------
@@ -453,8 +405,8 @@ def _find_conn(srv, predicate):
 
 def test_control_queue_drains_quota_before_commands(make_server):
     srv = make_server(async_dispatch_quota=10)
-    sub = RawClient(srv.port)
-    sub.send(['SUBSCRIBE', 'q'])
+    sub = RawConn(srv.port)
+    sub.send_commands(['SUBSCRIBE', 'q'])
     sub.sync()
     conn = _find_conn(srv, lambda c: c.subscriptions)
 
@@ -467,38 +419,33 @@ def test_control_queue_drains_quota_before_commands(make_server):
         conn.data_received(pack('PING', 'cmd'))
         return len(conn.pubsub.queue)
     assert srv.call(flood_then_command) == 990
-    data = b''
-    end = b'*3\r\n$7\r\nmessage\r\n$1\r\nq\r\n$4\r\n0999\r\n'
-    while not data.endswith(end):
-        data += sub.s.recv(1 << 16)
-    pong = data.index(b'$4\r\npong\r\n$3\r\ncmd\r\n')
-    assert data[:pong].count(b'message') == 10          # exactly one quota first
-    assert data.count(b'message') == 1000
+    replies = [sub.read_reply() for _ in range(1001)]
+    pong = replies.index(b'*2\r\n$4\r\npong\r\n$3\r\ncmd\r\n')
+    assert pong == 10                                   # exactly one quota first
+    assert replies[-1] == b'*3\r\n$7\r\nmessage\r\n$1\r\nq\r\n$4\r\n0999\r\n'
+    assert sum(r.startswith(b'*3\r\n$7\r\nmessage') for r in replies) == 1000
     sub.close()
 
 
 def test_subscriber_gets_command_replies_during_flood(make_server):
-    """A RESP3 client that subscribes and issues commands keeps getting its replies,
-    in order and promptly, while a flood of messages arrives."""
+    """A RESP3 client that subscribes and issues commands keeps getting its replies, in
+    order and between messages, while a flood of messages arrives without end (a reply
+    held behind the flood would never come: the read gives up after WAIT seconds)."""
     srv = make_server()
     stop = threading.Event()
     published = [0]
 
     def flood():
         pipe_payload = b''.join(pack('PUBLISH', 'flood', 'x' * 64) for _ in range(200))
-        s = socket.create_connection(('127.0.0.1', srv.port))
-        while not stop.is_set():
-            s.sendall(pipe_payload)
-            got = b''
-            while got.count(b'\r\n') < 200:
-                got += s.recv(1 << 16)
-            published[0] += 200
-        s.close()
+        with RawConn(srv.port) as s:
+            while not stop.is_set():
+                s.send(pipe_payload)
+                s.read_replies(200)
+                published[0] += 200
 
-    c = socket.create_connection(('127.0.0.1', srv.port))
-    c.settimeout(10)
+    c = RawConn(srv.port)
     reader = hiredis.Reader()
-    c.sendall(pack('HELLO', '3') + pack('SUBSCRIBE', 'flood'))
+    c.send(pack('HELLO', '3') + pack('SUBSCRIBE', 'flood'))
     pushes = 0
     replies = []
 
@@ -507,7 +454,7 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
         while True:
             item = reader.gets()
             while item is False:
-                reader.feed(c.recv(1 << 16))
+                reader.feed(c.sock.recv(1 << 16))
                 item = reader.gets()
             if isinstance(item, list) and item and item[0] in (b'message', b'subscribe'):
                 pushes += 1
@@ -519,31 +466,27 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
     t.start()
     try:
         while pushes < 2000:
-            reader.feed(c.recv(1 << 16))
+            reader.feed(c.sock.recv(1 << 16))
             while reader.gets() is not False:
                 pushes += 1
-        latencies = []
-        for i in range(100):
+        for _ in range(100):
             before = pushes
-            t0 = time.perf_counter()
-            c.sendall(pack('INCR', 'ctr'))
+            c.send(pack('INCR', 'ctr'))
             replies.append(read_reply())
-            latencies.append(time.perf_counter() - t0)
             assert pushes >= before
         during = pushes
     finally:
         stop.set()
         t.join()
     assert replies == list(range(1, 101))
-    assert max(latencies) < 2.0, max(latencies)
     assert during > 2000 and published[0] > 0
     c.close()
 
 
 def test_disconnect_and_reset_leave_no_trace(server):
-    clients = [RawClient(server.port) for _ in range(20)]
+    clients = [RawConn(server.port) for _ in range(20)]
     for i, c in enumerate(clients):
-        c.send(['SUBSCRIBE', 'common', 'own%d' % i], ['PSUBSCRIBE', 'p%d*' % i, 'shared*'],
+        c.send_commands(['SUBSCRIBE', 'common', 'own%d' % i], ['PSUBSCRIBE', 'p%d*' % i, 'shared*'],
                ['SSUBSCRIBE', 'sh%d' % i])
         c.sync()
     hub = server.server.pubsub
@@ -552,11 +495,11 @@ def test_disconnect_and_reset_leave_no_trace(server):
     for c in clients[:10]:
         c.close()
     for c in clients[10:]:
-        c.send(['RESET'])
+        c.send_commands(['RESET'])
         c.sync()
     # RESET left subscribe mode, so these run normally
     for c in clients[10:]:
-        c.send(['SET', 'k', 'v'])
+        c.send_commands(['SET', 'k', 'v'])
         assert c.sync().startswith(b'+OK')
     wait_clean(server)
     assert server.call(lambda: (hub.queued, hub.buffered, len(hub.buffering),
@@ -568,8 +511,8 @@ def test_disconnect_and_reset_leave_no_trace(server):
 
 def test_messages_after_full_unsubscribe_are_dropped(make_server):
     srv = make_server()
-    sub = RawClient(srv.port)
-    sub.send(['SUBSCRIBE', 'd'])
+    sub = RawConn(srv.port)
+    sub.send_commands(['SUBSCRIBE', 'd'])
     sub.sync()
     conn = _find_conn(srv, lambda c: c.subscriptions)
 
@@ -588,9 +531,9 @@ def test_publish_counts_receivers_as_redis(both):
     results = []
     for port in (ours.connection_pool.connection_kwargs['port'],
                  theirs.connection_pool.connection_kwargs['port']):
-        a, b = RawClient(port), RawClient(port)
-        a.send(['SUBSCRIBE', 'rc'], ['PSUBSCRIBE', 'r*', 'rc', '*'])
-        b.send(['PSUBSCRIBE', 'r?'], ['SSUBSCRIBE', 'rc'])
+        a, b = RawConn(port), RawConn(port)
+        a.send_commands(['SUBSCRIBE', 'rc'], ['PSUBSCRIBE', 'r*', 'rc', '*'])
+        b.send_commands(['PSUBSCRIBE', 'r?'], ['SSUBSCRIBE', 'rc'])
         a.sync(), b.sync()
         r = redis.Redis(port=port)
         results.append([r.publish('rc', 'm'), r.publish('rx', 'm'), r.spublish('rc', 'm'),
@@ -604,8 +547,8 @@ def test_keyspace_publish_hook_and_batch(make_server):
     hub = srv.server.pubsub
     assert srv.server.keyspace.publish == hub.publish
     assert srv.server.keyspace.publish_batch == hub.publish_batch
-    sub = RawClient(srv.port)
-    sub.send(['SUBSCRIBE', '__keyevent@0__:expired'], ['PSUBSCRIBE', '__keyevent@*'])
+    sub = RawConn(srv.port)
+    sub.send_commands(['SUBSCRIBE', '__keyevent@0__:expired'], ['PSUBSCRIBE', '__keyevent@*'])
     sub.sync()
     n = srv.call(lambda: hub.publish_batch(b'__keyevent@0__:expired', [b'k1', b'k2', b'k3']))
     assert n == 6
@@ -629,44 +572,41 @@ def _info(srv):
 
 def test_publisher_waits_above_publish_buffer_limit(make_server):
     srv = make_server(publish_buffer_limit='1mb', client_output_buffer_limit='pubsub 0 0 0')
-    sub = RawClient(srv.port, rcvbuf=4096)
-    sub.send(['SUBSCRIBE', 'bp'])
+    sub = RawConn(srv.port, rcvbuf=4096)
+    sub.send_commands(['SUBSCRIBE', 'bp'])
     sub.sync()
     total = 3000
     payload = b'x' * 10000
-    done = []
+    done_ = []
 
     def publisher():
         r = srv.client()
         for _ in range(total):
-            done.append(r.publish('bp', payload))
+            done_.append(r.publish('bp', payload))
         r.close()
 
     t = threading.Thread(target=publisher, daemon=True)
     t.start()
-    deadline = time.time() + 20
-    while _info(srv)['pubsub_blocked_publishers'] == 0 and time.time() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: _info(srv)['pubsub_blocked_publishers'] == 1, 'a waiting publisher')
     info = _info(srv)
     assert info['pubsub_blocked_publishers'] == 1
-    stalled = len(done)
+    stalled = len(done_)
     assert stalled < total
     # bounded: the limit plus at most one message and the subscriber's transport buffer
     assert info['pubsub_queued_bytes'] < 1024 * 1024 + 600 * 1024
     other = srv.client()
     assert other.ping() and other.set('k', 'v')       # the loop keeps serving
     time.sleep(0.2)
-    assert len(done) == stalled                       # still waiting
+    assert len(done_) == stalled                      # still waiting
     # the subscriber reads: the publisher resumes and everything arrives, in order
     received = 0
-    sub.s.settimeout(10)
     buf = b''
     while received < total:
-        buf += sub.s.recv(1 << 20)
+        buf += sub.sock.recv(1 << 20)
         received += buf.count(b'$7\r\nmessage\r\n')
         buf = buf[-20:] if b'$7\r\nmessage\r\n' not in buf[-20:] else b''
-    t.join(20)
-    assert len(done) == total and set(done) == {1}
+    t.join(WAIT)
+    assert len(done_) == total and set(done_) == {1}
     info = _info(srv)
     assert info['pubsub_publisher_waits'] >= 1 and info['pubsub_blocked_publishers'] == 0
     sub.close()
@@ -675,8 +615,8 @@ def test_publisher_waits_above_publish_buffer_limit(make_server):
 
 def test_output_buffer_hard_limit_disconnects_subscriber(make_server):
     srv = make_server(client_output_buffer_limit='pubsub 256kb 0 0', publish_buffer_limit=0)
-    sub = RawClient(srv.port, rcvbuf=4096)
-    sub.send(['SUBSCRIBE', 'obl'])
+    sub = RawConn(srv.port, rcvbuf=4096)
+    sub.send_commands(['SUBSCRIBE', 'obl'])
     sub.sync()
     r = srv.client()
     n = 0
@@ -686,9 +626,9 @@ def test_output_buffer_hard_limit_disconnects_subscriber(make_server):
     assert r.pubsub_numsub('obl') == [(b'obl', 0)]
     assert _info(srv)['client_output_buffer_limit_disconnections'] == 1
     assert r.ping()
-    sub.s.settimeout(5)
+    sub.sock.settimeout(5)
     with pytest.raises((ConnectionResetError, AssertionError)):
-        while sub.s.recv(1 << 20):
+        while sub.sock.recv(1 << 20):
             pass
         raise AssertionError('closed')
     r.close()
@@ -696,18 +636,19 @@ def test_output_buffer_hard_limit_disconnects_subscriber(make_server):
 
 
 def test_output_buffer_soft_limit_disconnects_after_seconds(make_server):
+    """A subscriber over the 64 KB soft limit is dropped once it has stayed over it for
+    more than a second: never sooner (it cannot have gone over before t0), however long
+    the publishing or the polling takes."""
     srv = make_server(client_output_buffer_limit='pubsub 0 64kb 1', publish_buffer_limit=0)
-    sub = RawClient(srv.port, rcvbuf=4096)
-    sub.send(['SUBSCRIBE', 'soft'])
+    sub = RawConn(srv.port, rcvbuf=4096)
+    sub.send_commands(['SUBSCRIBE', 'soft'])
     sub.sync()
     r = srv.client()
+    t0 = time.monotonic()
     for _ in range(800):                # several MB: past the kernel buffers and 64 KB
         r.publish('soft', b'z' * 10000)
-    assert r.pubsub_numsub('soft') == [(b'soft', 1)]  # over the soft limit, not yet long
-    deadline = time.time() + 5
-    while r.pubsub_numsub('soft') != [(b'soft', 0)] and time.time() < deadline:
-        time.sleep(0.05)
-    assert r.pubsub_numsub('soft') == [(b'soft', 0)]
+    wait_until(lambda: r.pubsub_numsub('soft') == [(b'soft', 0)], 'the disconnect')
+    assert time.monotonic() - t0 >= 1.0
     assert _info(srv)['client_output_buffer_limit_disconnections'] == 1
     r.close()
     sub.close()

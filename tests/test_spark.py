@@ -20,6 +20,8 @@ from spark.ids import fmt_id, last_id, parse_id, plan_ranges  # noqa: E402
 
 from conftest import spawn_store, stop  # noqa: E402
 
+pytestmark = pytest.mark.spark
+
 JOURNAL = '__keyevents__'
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

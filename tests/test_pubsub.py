@@ -626,11 +626,7 @@ def test_output_buffer_hard_limit_disconnects_subscriber(make_server):
     assert r.pubsub_numsub('obl') == [(b'obl', 0)]
     assert _info(srv)['client_output_buffer_limit_disconnections'] == 1
     assert r.ping()
-    sub.sock.settimeout(5)
-    with pytest.raises((ConnectionResetError, AssertionError)):
-        while sub.sock.recv(1 << 20):
-            pass
-        raise AssertionError('closed')
+    assert sub.closed_by_peer()                         # reset or closed, after its data
     r.close()
     sub.close()
 

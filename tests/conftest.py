@@ -233,7 +233,7 @@ def redis_cli(port, *args, input=None):
     if exe is None:
         pytest.fail('redis-cli is not installed; scripts/test installs it')
     out = subprocess.run([exe, '-p', str(port), *args], input=input, capture_output=True,
-                         text=True, timeout=30)
+                         text=True, timeout=WAIT)
     return out.stdout
 
 

@@ -206,6 +206,7 @@ def test_auth_without_password_configured(server, redis_ref):
     ])
 
 
+@pytest.mark.differential
 def test_requirepass_matches_redis(make_server, ref_auth):
     srv = make_server(requirepass='secret')
     cmds = [
@@ -252,6 +253,7 @@ def test_requirepass_redis_py(make_server):
     + b'\r\n',
     b'PING\r\n*abc\r\n',
 ])
+@pytest.mark.differential
 def test_unauthenticated_request_limits(make_server, ref_auth, data):
     srv = make_server(requirepass='secret')
     got, want = same_reply(srv.port, ref_auth, data)

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from conftest import spawn_store, stop
 from rawconn import RawConn, pack
@@ -66,8 +68,8 @@ def test_embedded_context_manager_stops():
     with EmbeddedServer() as srv:
         port = srv.port
         assert srv.client().ping()
-    with pytest.raises(redis.ConnectionError):
-        redis.Redis(port=port, socket_connect_timeout=1).ping()
+    with pytest.raises(redis.ConnectionError):      # refused at once: no retries
+        redis.Redis(port=port, retry=Retry(NoBackoff(), 0)).ping()
 
 
 def test_pytest_plugin_fixture(store_server):

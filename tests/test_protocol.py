@@ -114,12 +114,18 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize('name', sorted(CASES))
+# A multibulk count near INT_MAX holds our server for 5-15 s before it answers.
+SLOW_CASES = {'mbulk-int-max-waits', 'mbulk-over-int-max'}
+
+
+@pytest.mark.parametrize('name', [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES
+                                  else n for n in sorted(CASES)])
 def test_differential_wire(server, redis_ref, name):
     data, closes = CASES[name]
     assert_same_wire(server.port, redis_ref[1], data, expect_closed=closes)
 
 
+@pytest.mark.slow          # ~50 exchanges, each ending with a quiet period
 def test_cases_run_fast_and_exact_paths_alike(server, redis_ref):
     """Cut every case into two reads at several points: the first read may go through
     hiredis, the second through the exact parser; the result must not change."""
@@ -134,6 +140,7 @@ def test_cases_run_fast_and_exact_paths_alike(server, redis_ref):
                 assert split == whole, f'{name} cut at {cut}: {split!r} != {whole!r}'
 
 
+@pytest.mark.slow
 def test_read_ending_inside_a_frame_at_a_line_end(server, redis_ref):
     """A first read that starts with '*' and ends with CRLF but leaves a frame open
     ("*3\\r\\n", or a command and the next one's header lines) must not lose that frame
@@ -271,6 +278,7 @@ def qbuf_1mb(make_server):
     stop(proc)
 
 
+@pytest.mark.differential
 def test_proto_max_bulk_len(proto_1mb):
     ours, ref = proto_1mb
     reply = assert_same_wire(ours, ref, PING + b'*2\r\n$4\r\nECHO\r\n$1048577\r\n' + PING,
@@ -299,6 +307,7 @@ def test_proto_max_bulk_len_config_set(make_server, redis_ref):
         stop(ref[0])
 
 
+@pytest.mark.differential
 def test_client_query_buffer_limit_partial_frame(qbuf_1mb):
     """A partial request over the limit: the connection closes, without a reply."""
     ours, ref = qbuf_1mb
@@ -312,6 +321,7 @@ def test_client_query_buffer_limit_partial_frame(qbuf_1mb):
     assert reply[0] == b'+PONG\r\n' + ERR + b'too big inline request\r\n'
 
 
+@pytest.mark.differential
 def test_client_query_buffer_limit_counts_unparsed_bytes_only(qbuf_1mb):
     """Arguments already parsed leave the query buffer: three 600 KB arguments of one
     command pass a 1 MB limit in Redis 7.0; one 1.1 MB argument does not, even complete."""
@@ -329,6 +339,7 @@ def test_client_query_buffer_limit_counts_unparsed_bytes_only(qbuf_1mb):
     assert reply[0] == b'+OK\r\n:1040000\r\n'
 
 
+@pytest.mark.differential
 def test_client_query_buffer_limit_sent_in_small_pieces(qbuf_1mb):
     ours, ref = qbuf_1mb
     data = b'*2\r\n$4\r\nECHO\r\n$1100000\r\n' + b'w' * 1100000 + b'\r\n'
@@ -338,6 +349,7 @@ def test_client_query_buffer_limit_sent_in_small_pieces(qbuf_1mb):
     assert got_ours == got_ref == (b'', True)
 
 
+@pytest.mark.differential
 def test_unauthenticated_limits_and_auth_in_same_packet(make_server):
     srv = make_server(requirepass='pw')
     proc, ref = spawn_redis('--requirepass', 'pw')

@@ -12,6 +12,8 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from conftest import (
     WAIT,
@@ -561,7 +563,7 @@ def test_lastsave_save_bgsave(r):
 
 def test_shutdown_stops_embedded_server(make_server):
     srv = make_server()
-    c = srv.client()
+    c = srv.client(retry=Retry(NoBackoff(), 0))     # no reconnecting to a server that left
     c.set('k', 'v')
     port = srv.port
     c.shutdown(nosave=True, now=True)           # redis-py expects the connection to drop

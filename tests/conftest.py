@@ -199,32 +199,30 @@ def client_pair(server, redis_ref, protocol):
     return ours, theirs
 
 
-@pytest.fixture
-def both(server, redis_ref):
-    """(ours, reference) RESP2 clients, both flushed, for differential tests."""
-    pair = client_pair(server, redis_ref, 2)
+def _pair(server, redis_ref, protocol):
+    pair = client_pair(server, redis_ref, protocol)
     yield pair
     for c in pair:
         c.close()
+
+
+@pytest.fixture
+def both(server, redis_ref):
+    """(ours, reference) RESP2 clients, both flushed, for differential tests."""
+    yield from _pair(server, redis_ref, 2)
 
 
 @pytest.fixture
 def both3(server, redis_ref):
     """(ours, reference) RESP3 clients, both flushed."""
-    pair = client_pair(server, redis_ref, 3)
-    yield pair
-    for c in pair:
-        c.close()
+    yield from _pair(server, redis_ref, 3)
 
 
 @pytest.fixture(params=[2, 3], ids=['resp2', 'resp3'])
 def both_resp(request, server, redis_ref):
     """(ours, reference) clients, both flushed: the test runs once in RESP2, once in
     RESP3."""
-    pair = client_pair(server, redis_ref, request.param)
-    yield pair
-    for c in pair:
-        c.close()
+    yield from _pair(server, redis_ref, request.param)
 
 
 def redis_cli(port, *args, input=None):

@@ -5,9 +5,8 @@ import time
 
 import pytest
 import redis
-import redis.asyncio
 
-from conftest import assert_same
+from conftest import assert_same, close, connect, done
 from rawconn import EOF, RawConn, pack, session
 
 # CLIENT LIST fields in redis-server 7.0.15's order.
@@ -323,16 +322,6 @@ def test_kill_self_with_replies_off(server):
         assert c.read_available(want=EOF) == EOF
 
 
-def test_killed_client_in_redis_py_reconnects(server, r):
-    other = server.client()
-    oid = other.client_id()
-    r.client_kill_filter(_id=oid)
-    # redis-py retries once on a dropped connection and gets a new id
-    assert other.ping()
-    assert other.client_id() != oid
-    other.close()
-
-
 def test_pause_unpause_reply_ok(r):
     assert r.client_pause(10) is True
     assert r.client_pause(10, all=False) is True
@@ -362,35 +351,35 @@ def test_commandstats_like_counters(server, r):
     assert cmd.subcommands['id'].calls == before + 1
 
 
-async def test_asyncio_client(server):
-    a = redis.asyncio.Redis(host='127.0.0.1', port=server.port)
-    b = redis.asyncio.Redis(host='127.0.0.1', port=server.port)
+async def test_redis_py_client_commands(server, api):
+    a, b = connect(server, api), connect(server, api)
     try:
-        assert await a.client_setname('async-a')
-        assert await a.client_getname() == 'async-a'
-        aid, bid = await a.client_id(), await b.client_id()
-        names = {c['id']: c['name'] for c in await b.client_list()}
-        assert names[str(aid)] == 'async-a'
-        info = await a.client_info()
-        assert info['name'] == 'async-a' and info['cmd'] == 'client|info'
-        assert await b.client_kill_filter(_id=aid) == 1
-        assert await a.ping()                        # reconnects
-        assert await a.client_id() not in (aid, bid)
+        assert await done(a.client_setname('py-a'))
+        assert await done(a.client_getname()) == 'py-a'
+        aid, bid = await done(a.client_id()), await done(b.client_id())
+        names = {c['id']: c['name'] for c in await done(b.client_list())}
+        assert names[str(aid)] == 'py-a'
+        info = await done(a.client_info())
+        assert info['name'] == 'py-a' and info['cmd'] == 'client|info'
+        assert await done(b.client_kill_filter(_id=aid)) == 1
+        # redis-py retries once on a dropped connection and gets a new id
+        assert await done(a.ping())
+        assert await done(a.client_id()) not in (aid, bid)
     finally:
-        await a.aclose()
-        await b.aclose()
+        await close(a)
+        await close(b)
 
 
-async def test_asyncio_resp3_client(server):
-    a = redis.asyncio.Redis(host='127.0.0.1', port=server.port, protocol=3)
+async def test_redis_py_resp3_client(server, api):
+    a = connect(server, api, protocol=3)
     try:
-        info = await a.client_info()
+        info = await done(a.client_info())
         assert info['resp'] == '3'
-        info = await a.execute_command('CLIENT', 'TRACKINGINFO')
+        info = await done(a.execute_command('CLIENT', 'TRACKINGINFO'))
         assert list(info[b'flags']) == [b'off'] and info[b'redirect'] == -1
         assert list(info[b'prefixes']) == []
     finally:
-        await a.aclose()
+        await close(a)
 
 
 def test_subscribed_clients(server, redis_ref):

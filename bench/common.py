@@ -49,16 +49,31 @@ class ServerProc:
         if kind == 'ours':
             cmd = [sys.executable, '-m', 'store', '--port', str(self.port), *args]
         elif kind == 'floor':
-            cmd = [sys.executable, os.path.join(ROOT, 'bench', 'floor.py'), '--serve',
-                   str(self.port)]
+            cmd = [
+                sys.executable,
+                os.path.join(ROOT, 'bench', 'floor.py'),
+                '--serve',
+                str(self.port),
+            ]
         else:
             exe = shutil.which('redis-server')
             if not exe:
                 sys.exit('redis-server not found: apt-get install redis-server redis-tools')
-            cmd = [exe, '--port', str(self.port), '--bind', '127.0.0.1', '--save', '',
-                   '--appendonly', 'no', *args]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+            cmd = [
+                exe,
+                '--port',
+                str(self.port),
+                '--bind',
+                '127.0.0.1',
+                '--save',
+                '',
+                '--appendonly',
+                'no',
+                *args,
+            ]
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         wait_port(self.port, self.proc)
 
     def cpu_seconds(self):
@@ -91,9 +106,28 @@ def redis_benchmark(port, test, requests, clients=50, pipeline=1, extra=()):
     if not exe:
         sys.exit('redis-benchmark not found: apt-get install redis-tools')
     what = ['-t', test] if isinstance(test, str) else ['-r', '100000', *test]
-    out = subprocess.run([exe, '-h', '127.0.0.1', '-p', str(port), '-n', str(requests),
-                          '-c', str(clients), '-P', str(pipeline), '--csv', '-q', *extra,
-                          *what], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            exe,
+            '-h',
+            '127.0.0.1',
+            '-p',
+            str(port),
+            '-n',
+            str(requests),
+            '-c',
+            str(clients),
+            '-P',
+            str(pipeline),
+            '--csv',
+            '-q',
+            *extra,
+            *what,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for line in out.splitlines():
         parts = [p.strip('"') for p in line.split('","')]
         if len(parts) >= 2 and parts[0] != 'test':
@@ -114,7 +148,7 @@ def send_pipelined(port, commands, batch=10000):
     (each reply of these commands is one line: +OK, :n or -ERR)."""
     with socket.create_connection(('127.0.0.1', port)) as s:
         for i in range(0, len(commands), batch):
-            chunk = commands[i:i + batch]
+            chunk = commands[i : i + batch]
             s.sendall(b''.join(chunk))
             want = len(chunk)
             buf = b''
@@ -136,7 +170,7 @@ class ExpiredEvents(threading.Thread):
         self.sock = socket.create_connection(('127.0.0.1', port))
         self.sock.sendall(command(b'SUBSCRIBE', b'__keyevent@0__:expired'))
         self.reader = hiredis.Reader()
-        while True:                        # wait for the subscribe confirmation
+        while True:  # wait for the subscribe confirmation
             self.reader.feed(self.sock.recv(65536))
             reply = self.reader.gets()
             if reply is not False:
@@ -147,7 +181,7 @@ class ExpiredEvents(threading.Thread):
         while not self.stopped:
             try:
                 data = self.sock.recv(1 << 20)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return

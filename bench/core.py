@@ -20,8 +20,10 @@ from common import ServerProc, command, redis_benchmark, send_pipelined  # noqa:
 
 TESTS = ['set', 'get', 'incr', 'mset']
 # The expiry cost: the same random keys written with and without a TTL.
-TTL_TESTS = [('SET (random keys)', ['SET', 'key:__rand_int__', 'xxx']),
-             ('SET EX 100 (random keys)', ['SET', 'key:__rand_int__', 'xxx', 'EX', '100'])]
+TTL_TESTS = [
+    ('SET (random keys)', ['SET', 'key:__rand_int__', 'xxx']),
+    ('SET EX 100 (random keys)', ['SET', 'key:__rand_int__', 'xxx', 'EX', '100']),
+]
 
 
 def throughput(servers, requests, pipelines, repeat, tests):
@@ -42,9 +44,11 @@ def throughput(servers, requests, pipelines, repeat, tests):
                         best['cpu'] = cpu / requests * 1e6
             rows.append((name, pipeline, result))
             o, r = result['ours'], result['redis']
-            print(f'  {name:5} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:6.2f} '
-                  f'us/req | redis {r["rps"]:>10.0f} rps {r["cpu"]:6.2f} us/req',
-                  file=sys.stderr)
+            print(
+                f'  {name:5} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:6.2f} '
+                f'us/req | redis {r["rps"]:>10.0f} rps {r["cpu"]:6.2f} us/req',
+                file=sys.stderr,
+            )
     return rows
 
 
@@ -69,17 +73,22 @@ def main():
 
     print('throughput (redis-benchmark -c 50):', file=sys.stderr)
     with ServerProc('ours') as ours, ServerProc('redis') as redis:
-        rows = throughput([ours, redis], args.requests, [1, 16], args.repeat,
-                          [(t, t) for t in TESTS] + TTL_TESTS)
+        rows = throughput(
+            [ours, redis], args.requests, [1, 16], args.repeat, [(t, t) for t in TESTS] + TTL_TESTS
+        )
 
-    print('| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
-          'redis CPU us/req | CPU ratio |')
+    print(
+        '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
+        'redis CPU us/req | CPU ratio |'
+    )
     print('|---|---|---|---|---|---|---|---|')
     for test, pipeline, res in rows:
         o, r = res['ours'], res['redis']
-        print(f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
-              f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
-              f'{o["cpu"] / r["cpu"]:.2f}x |')
+        print(
+            f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
+            f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
+            f'{o["cpu"] / r["cpu"]:.2f}x |'
+        )
     ttl = {(name, p): res for name, p, res in rows if name in dict(TTL_TESTS)}
     print()
     print('| pipeline | server | CPU us/req SET | CPU us/req SET EX 100 | SET EX / SET |')

@@ -26,16 +26,20 @@ def main():
     rnd = random.Random(args.seed)
     span = args.span
     t0 = time.time() + 10
-    shapes = {'user': (30000, lambda: rnd.uniform(0, span)),
-              'session': (45000, lambda: min(rnd.expovariate(5 / span), span)),
-              'cart': (15000, lambda: min(max(rnd.gauss(span * 0.6, span / 15), 0), span))}
+    shapes = {
+        'user': (30000, lambda: rnd.uniform(0, span)),
+        'session': (45000, lambda: min(rnd.expovariate(5 / span), span)),
+        'cart': (15000, lambda: min(max(rnd.gauss(span * 0.6, span / 15), 0), span)),
+    }
     pipe = r.pipeline(transaction=False)
     for ns, (n, offset) in shapes.items():
         for i in range(n):
             pipe.execute_command('SET', f'{ns}:{i}', 'v', 'PXAT', int((t0 + offset()) * 1000))
     pipe.execute()
-    print(f'{sum(n for n, _ in shapes.values())} keys; the last deadline is '
-          f'{t0 + span - time.time():.0f} s from now')
+    print(
+        f'{sum(n for n, _ in shapes.values())} keys; the last deadline is '
+        f'{t0 + span - time.time():.0f} s from now'
+    )
 
 
 if __name__ == '__main__':

@@ -29,19 +29,23 @@ def percentile(values, p):
 def run_one(kind, background, probes, wait):
     with ServerProc(kind, '--notify-keyspace-events', 'Ex') as srv:
         if background:
-            send_pipelined(srv.port, [command(b'SET', b'bg:%d' % i, b'v', b'EX', b'3600')
-                                      for i in range(background)])
+            send_pipelined(
+                srv.port,
+                [command(b'SET', b'bg:%d' % i, b'v', b'EX', b'3600') for i in range(background)],
+            )
         arrivals = {}
 
         def on_batch(now, keys):
             for key in keys:
                 if key.startswith(b'probe:'):
                     arrivals.setdefault(key, now)
+
         sub = ExpiredEvents(srv.port, on_batch)
         sub.start()
         t = int(time.time() * 1000) + 2000
-        send_pipelined(srv.port, [command(b'SET', b'probe:%d' % i, b'v', b'PXAT', t)
-                                  for i in range(probes)])
+        send_pipelined(
+            srv.port, [command(b'SET', b'probe:%d' % i, b'v', b'PXAT', t) for i in range(probes)]
+        )
         end = t / 1000 + wait
         while time.time() < end and len(arrivals) < probes:
             time.sleep(0.05)
@@ -62,8 +66,10 @@ def main():
     for n in [int(x) for x in args.background.split(',')]:
         for kind in args.servers.split(','):
             got, p50, p99, mx = run_one(kind, n, args.probes, args.wait)
-            print(f'| {kind} | {n} | {got}/{args.probes} | {p50:.1f} | {p99:.1f} | '
-                  f'{mx:.1f} |', flush=True)
+            print(
+                f'| {kind} | {n} | {got}/{args.probes} | {p50:.1f} | {p99:.1f} | {mx:.1f} |',
+                flush=True,
+            )
 
 
 if __name__ == '__main__':

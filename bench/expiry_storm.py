@@ -41,7 +41,7 @@ class Getter(threading.Thread):
         self.sock = socket.create_connection(('127.0.0.1', port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.start_at = start_at
-        self.samples = []       # (time, latency ms)
+        self.samples = []  # (time, latency ms)
         self.stopped = False
 
     def run(self):
@@ -65,8 +65,9 @@ def run_one(kind, nkeys, wait):
         # Deadline: after the load (estimated from a first slice) plus a margin.
         counter = Counter(srv.port)
         t = int((t0 + 5 + nkeys / 100000) * 1000)
-        send_pipelined(srv.port, [command(b'SET', b'storm:%d' % i, b'v', b'PXAT', t)
-                                  for i in range(nkeys)])
+        send_pipelined(
+            srv.port, [command(b'SET', b'storm:%d' % i, b'v', b'PXAT', t) for i in range(nkeys)]
+        )
         if time.time() * 1000 > t - 500:
             raise RuntimeError('load took longer than the deadline margin')
         getter = Getter(srv.port, t / 1000 - 1)
@@ -79,9 +80,14 @@ def run_one(kind, nkeys, wait):
         counter.events.stop()
         getter.join(2)
         storm = [lat for ts, lat in getter.samples if t / 1000 <= ts <= done]
-        return (counter.count, (done - t / 1000) if counter.count else float('nan'),
-                percentile(storm, 50), percentile(storm, 99), max(storm, default=0),
-                len(storm))
+        return (
+            counter.count,
+            (done - t / 1000) if counter.count else float('nan'),
+            percentile(storm, 50),
+            percentile(storm, 99),
+            max(storm, default=0),
+            len(storm),
+        )
 
 
 def main():
@@ -90,13 +96,18 @@ def main():
     ap.add_argument('--wait', type=float, default=60)
     ap.add_argument('--servers', default='ours,redis')
     args = ap.parse_args()
-    print('| server | keys | announced | seconds to last event | GET p50 ms | GET p99 ms '
-          '| GET max ms | GETs during storm |')
+    print(
+        '| server | keys | announced | seconds to last event | GET p50 ms | GET p99 ms '
+        '| GET max ms | GETs during storm |'
+    )
     print('|---|---|---|---|---|---|---|---|')
     for kind in args.servers.split(','):
         n, secs, p50, p99, mx, gets = run_one(kind, args.keys, args.wait)
-        print(f'| {kind} | {args.keys} | {n} | {secs:.2f} | {p50:.2f} | {p99:.2f} | '
-              f'{mx:.2f} | {gets} |', flush=True)
+        print(
+            f'| {kind} | {args.keys} | {n} | {secs:.2f} | {p50:.2f} | {p99:.2f} | '
+            f'{mx:.2f} | {gets} |',
+            flush=True,
+        )
 
 
 if __name__ == '__main__':

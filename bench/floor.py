@@ -25,6 +25,7 @@ class FloorProtocol(asyncio.Protocol):
 
     def connection_made(self, transport):
         import hiredis
+
         self.transport = transport
         self.reader = hiredis.Reader()
 
@@ -39,7 +40,7 @@ class FloorProtocol(asyncio.Protocol):
             elif frame[0] == b'GET':
                 v = data.get(frame[1])
                 out.append(b'$-1\r\n' if v is None else b'$%d\r\n%s\r\n' % (len(v), v))
-            else:           # redis-benchmark's CONFIG GET at start-up
+            else:  # redis-benchmark's CONFIG GET at start-up
                 out.append(b'*0\r\n')
             frame = reader.gets()
         self.transport.write(b''.join(out))
@@ -49,9 +50,9 @@ def serve(port):
     import uvloop
 
     async def main():
-        server = await asyncio.get_running_loop().create_server(
-            FloorProtocol, '127.0.0.1', port)
+        server = await asyncio.get_running_loop().create_server(FloorProtocol, '127.0.0.1', port)
         await server.serve_forever()
+
     uvloop.run(main())
 
 
@@ -65,11 +66,13 @@ def main():
         return serve(args.serve)
 
     kinds = ('floor', 'ours', 'redis')
-    print('| test -P 16 | ' + ' | '.join(f'{k} req/s | {k} CPU us/req' for k in kinds)
-          + ' | ours CPU above floor us/req |')
+    print(
+        '| test -P 16 | '
+        + ' | '.join(f'{k} req/s | {k} CPU us/req' for k in kinds)
+        + ' | ours CPU above floor us/req |'
+    )
     print('|---|' + '---|---|' * len(kinds) + '---|')
-    with ServerProc('floor') as floor, ServerProc('ours') as ours, \
-            ServerProc('redis') as redis:
+    with ServerProc('floor') as floor, ServerProc('ours') as ours, ServerProc('redis') as redis:
         for test in ('set', 'get'):
             best = {}
             for _ in range(args.repeat):

@@ -15,10 +15,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from common import command  # noqa: E402
+
 from store.config import Config  # noqa: E402
 from store.connection import Connection  # noqa: E402
 from store.server import Server  # noqa: E402
-
 
 BATCHES = {
     'set': command(b'SET', b'key:__rand_int__', b'xxx'),

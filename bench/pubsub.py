@@ -84,7 +84,7 @@ def fanout(srv, exact, patterns, seconds, size=64):
         nonlocal published, replies_pending
         while time.perf_counter() < until:
             if published - min(counts) < WINDOW and replies_pending < 4 * BATCH:
-                pub.sendall(batch)          # small: fits the socket buffer
+                pub.sendall(batch)  # small: fits the socket buffer
                 published += BATCH
                 replies_pending += BATCH
             for key, _ in sel.select(0.01):
@@ -101,10 +101,13 @@ def fanout(srv, exact, patterns, seconds, size=64):
                 chunk = tails[i] + data
                 counts[i] += chunk.count(MARKERS[0]) + chunk.count(MARKERS[1])
                 # keep a tail that cannot hold a whole marker (no double counting)
-                tails[i] = chunk[-(marker_len - 1):] if not any(
-                    m in chunk[-(marker_len - 1):] for m in MARKERS) else b''
+                tails[i] = (
+                    chunk[-(marker_len - 1) :]
+                    if not any(m in chunk[-(marker_len - 1) :] for m in MARKERS)
+                    else b''
+                )
 
-    run(time.perf_counter() + 0.5)              # warm up
+    run(time.perf_counter() + 0.5)  # warm up
     d0, c0, t0 = sum(counts), srv.cpu_seconds(), time.perf_counter()
     run(t0 + seconds)
     d1, c1, t1 = sum(counts), srv.cpu_seconds(), time.perf_counter()
@@ -121,9 +124,9 @@ def patterns_throughput(srv, npatterns, requests):
     if npatterns:
         holder = connect(srv.port)
         for i in range(0, npatterns, 1000):
-            holder.sendall(command('PSUBSCRIBE', *[f'pat:{j}:*'
-                                                   for j in range(i, min(i + 1000,
-                                                                         npatterns))]))
+            holder.sendall(
+                command('PSUBSCRIBE', *[f'pat:{j}:*' for j in range(i, min(i + 1000, npatterns))])
+            )
         read_until(holder, npatterns, b'psubscribe')
     cpu0 = srv.cpu_seconds()
     rps = _bench_publish(srv.port, requests)
@@ -145,9 +148,29 @@ def patterns_throughput(srv, npatterns, requests):
 def _bench_publish(port, requests):
     """redis-benchmark with an arbitrary command: PUBLISH to a channel nobody matches."""
     exe = shutil.which('redis-benchmark')
-    out = subprocess.run([exe, '-h', '127.0.0.1', '-p', str(port), '-n', str(requests),
-                          '-c', '50', '-P', '16', '--csv', '-q', 'PUBLISH', 'chan:x',
-                          'hello'], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            exe,
+            '-h',
+            '127.0.0.1',
+            '-p',
+            str(port),
+            '-n',
+            str(requests),
+            '-c',
+            '50',
+            '-P',
+            '16',
+            '--csv',
+            '-q',
+            'PUBLISH',
+            'chan:x',
+            'hello',
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for line in out.splitlines():
         parts = [p.strip('"') for p in line.split('","')]
         if len(parts) >= 2 and parts[0] != 'test':
@@ -213,21 +236,24 @@ def main():
     servers = [ours, theirs]
     rows = []
     try:
-        for label, exact, pats in (('fan-out 1 -> 50 subscribers', 50, 0),
-                                   ('fan-out 10 exact + 10 pattern', 10, 10)):
+        for label, exact, pats in (
+            ('fan-out 1 -> 50 subscribers', 50, 0),
+            ('fan-out 10 exact + 10 pattern', 10, 10),
+        ):
             best = {}
             for _ in range(opts.repeat):
                 for srv in servers:
                     rate, cpu = fanout(srv, exact, pats, opts.seconds)
                     if rate > best.get(srv.kind, (0, 0))[0]:
                         best[srv.kind] = (rate, cpu)
-                    print(f'  {label} {srv.kind}: {rate:,.0f} deliveries/s, '
-                          f'{cpu:.3f} us CPU/delivery', file=sys.stderr)
-            rows.append((label, 'deliveries/s', best['ours'][0], best['redis'][0],
-                         '>= 0.5x'))
-            rows.append((label, 'server CPU us/delivery', best['ours'][1],
-                         best['redis'][1], ''))
-        for npat in (0, 10000):     # 0 first: redis-server keeps iterating the
+                    print(
+                        f'  {label} {srv.kind}: {rate:,.0f} deliveries/s, '
+                        f'{cpu:.3f} us CPU/delivery',
+                        file=sys.stderr,
+                    )
+            rows.append((label, 'deliveries/s', best['ours'][0], best['redis'][0], '>= 0.5x'))
+            rows.append((label, 'server CPU us/delivery', best['ours'][1], best['redis'][1], ''))
+        for npat in (0, 10000):  # 0 first: redis-server keeps iterating the
             # emptied (never shrunk) patterns dict after 10,000 patterns leave
             best = {}
             for _ in range(opts.repeat):
@@ -237,22 +263,34 @@ def main():
                     rps, cpu = patterns_throughput(srv, npat, n)
                     if rps > best.get(srv.kind, (0, 0))[0]:
                         best[srv.kind] = (rps, cpu)
-                    print(f'  PUBLISH with {npat} patterns {srv.kind}: {rps:,.0f} rps, '
-                          f'{cpu:.2f} us CPU/publish', file=sys.stderr)
+                    print(
+                        f'  PUBLISH with {npat} patterns {srv.kind}: {rps:,.0f} rps, '
+                        f'{cpu:.2f} us CPU/publish',
+                        file=sys.stderr,
+                    )
             label = f'PUBLISH, {npat:,} non-matching patterns'
-            rows.append((label, 'publishes/s', best['ours'][0], best['redis'][0],
-                         '>= 2x' if npat else ''))
-            rows.append((label, 'server CPU us/publish', best['ours'][1],
-                         best['redis'][1], ''))
+            rows.append(
+                (label, 'publishes/s', best['ours'][0], best['redis'][0], '>= 2x' if npat else '')
+            )
+            rows.append((label, 'server CPU us/publish', best['ours'][1], best['redis'][1], ''))
         for srv in servers:
             t = many_clients(srv, opts.clients)
             srv.crowd = t
-            print(f'  {opts.clients} clients {srv.kind}: connect {t[0]:.2f}s subscribe '
-                  f'{t[1]:.3f}s unsubscribe {t[2]:.3f}s disconnect {t[3]:.3f}s',
-                  file=sys.stderr)
+            print(
+                f'  {opts.clients} clients {srv.kind}: connect {t[0]:.2f}s subscribe '
+                f'{t[1]:.3f}s unsubscribe {t[2]:.3f}s disconnect {t[3]:.3f}s',
+                file=sys.stderr,
+            )
         for i, phase in ((1, 'SUBSCRIBE'), (2, 'UNSUBSCRIBE'), (3, 'disconnect cleanup')):
-            rows.append((f'{opts.clients:,} clients on one channel', f'{phase} all, s',
-                         ours.crowd[i], theirs.crowd[i], 'report'))
+            rows.append(
+                (
+                    f'{opts.clients:,} clients on one channel',
+                    f'{phase} all, s',
+                    ours.crowd[i],
+                    theirs.crowd[i],
+                    'report',
+                )
+            )
     finally:
         for srv in servers:
             srv.stop()
@@ -260,8 +298,10 @@ def main():
     print('|---|---|---:|---:|---:|---|')
     for label, metric, o, r, target in rows:
         fmt = '{:,.0f}' if o >= 100 else '{:.3f}'
-        print(f'| {label} | {metric} | {fmt.format(o)} | {fmt.format(r)} | '
-              f'{o / r if r else float("inf"):.2f}x | {target} |')
+        print(
+            f'| {label} | {metric} | {fmt.format(o)} | {fmt.format(r)} | '
+            f'{o / r if r else float("inf"):.2f}x | {target} |'
+        )
 
 
 if __name__ == '__main__':

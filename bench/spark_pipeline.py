@@ -46,9 +46,23 @@ def xadd_journal(client, n, batch=20_000):
     for start in range(0, n, batch):
         pipe = client.pipeline(transaction=False)
         for i in range(start, min(n, start + batch)):
-            pipe.execute_command('XADD', JOURNAL, '*', 'db', '0', 'event', 'expired',
-                                 'key', f'{NAMESPACES[i % 3]}:{i}', 'ts', now,
-                                 'deadline', now - 2, 'lag', '2')
+            pipe.execute_command(
+                'XADD',
+                JOURNAL,
+                '*',
+                'db',
+                '0',
+                'event',
+                'expired',
+                'key',
+                f'{NAMESPACES[i % 3]}:{i}',
+                'ts',
+                now,
+                'deadline',
+                now - 2,
+                'lag',
+                '2',
+            )
         pipe.execute()
 
 
@@ -57,8 +71,9 @@ def expire_into_journal(srv, client, n, tag, lead_ms=500):
     expired and journaled them all. Returns the server CPU seconds spent expiring them."""
     base = client.xlen(JOURNAL)
     deadline = int(time.time() * 1000) + lead_ms
-    cmds = [command('SET', f'{NAMESPACES[i % 3]}:{tag}{i}', 'v', 'PXAT', deadline)
-            for i in range(n)]
+    cmds = [
+        command('SET', f'{NAMESPACES[i % 3]}:{tag}{i}', 'v', 'PXAT', deadline) for i in range(n)
+    ]
     send_pipelined(srv.port, cmds)
     while time.time() * 1000 < deadline:
         time.sleep(0.01)
@@ -76,24 +91,32 @@ class Target:
 
     def __init__(self, spark, kind, n, partitions, page):
         import redis
+
         self.kind, self.n = kind, n
         args = ('--keyevent-journal-events', 'x') if kind == 'ours' else ()
         self.srv = ServerProc(kind, *args)
         self.r = redis.Redis(port=self.srv.port)
         url = f'redis://127.0.0.1:{self.srv.port}'
-        self.query = (lambda: spark.read.format('keyevents').option('url', url)
-                      .option('partitions', partitions).option('pageSize', page).load()
-                      .groupBy('namespace').count().collect())
+        self.query = lambda: (
+            spark.read.format('keyevents')
+            .option('url', url)
+            .option('partitions', partitions)
+            .option('pageSize', page)
+            .load()
+            .groupBy('namespace')
+            .count()
+            .collect()
+        )
         self.fill(20_000, 'w')
-        self.query()                                        # warm up workers and code paths
+        self.query()  # warm up workers and code paths
         self.r.delete(JOURNAL)
         t0 = time.time()
         cpu = self.fill(n, 'k')
-        how = ('expired into the journal' if kind == 'ours'
-               else 'XADDed (redis-server has no journal)')
+        how = (
+            'expired into the journal' if kind == 'ours' else 'XADDed (redis-server has no journal)'
+        )
         extra = f', server CPU expiring+journaling {cpu:.2f}s' if cpu is not None else ''
-        print(f'  {kind}: {n} entries {how} in {time.time() - t0:.1f}s{extra}',
-              file=sys.stderr)
+        print(f'  {kind}: {n} entries {how} in {time.time() - t0:.1f}s{extra}', file=sys.stderr)
         self.rates = []
 
     def fill(self, n, tag):
@@ -110,8 +133,11 @@ class Target:
         dt = time.time() - t0
         assert sum(row['count'] for row in rows) == self.n, rows
         self.rates.append(self.n / dt)
-        print(f'  {self.kind}: {self.n} events in {dt:.2f}s = {self.n / dt:,.0f} events/s '
-              f'(server CPU {self.srv.cpu_seconds() - cpu0:.2f}s, load {la})', file=sys.stderr)
+        print(
+            f'  {self.kind}: {self.n} events in {dt:.2f}s = {self.n / dt:,.0f} events/s '
+            f'(server CPU {self.srv.cpu_seconds() - cpu0:.2f}s, load {la})',
+            file=sys.stderr,
+        )
 
     def close(self):
         self.srv.stop()
@@ -123,7 +149,7 @@ def throughput(spark, kinds, n, partitions, repeats, page):
         for kind in kinds:
             targets.append(Target(spark, kind, n, partitions, page))
         for _ in range(repeats):
-            for t in targets:                               # alternate: same conditions
+            for t in targets:  # alternate: same conditions
                 t.round()
         return {t.kind: t.rates for t in targets}
     finally:
@@ -134,15 +160,16 @@ def throughput(spark, kinds, n, partitions, repeats, page):
 def end_to_end(spark, rounds, keys, lead_ms, trigger):
     import redis
     from pyspark.sql import functions as F
+
     with ServerProc('ours', '--keyevent-journal-events', 'x') as srv:
         r = redis.Redis(port=srv.port)
         url = f'redis://127.0.0.1:{srv.port}'
-        seen = {}                               # namespace -> time its count was complete
+        seen = {}  # namespace -> time its count was complete
         targets = {}
         ready = threading.Event()
 
         def on_batch(df, batch_id):
-            rows = df.collect()                            # runs the micro-batch
+            rows = df.collect()  # runs the micro-batch
             now = time.time()
             ready.set()
             for row in rows:
@@ -150,16 +177,29 @@ def end_to_end(spark, rounds, keys, lead_ms, trigger):
                 if ns in targets and ns not in seen and row['expired'] >= targets[ns]:
                     seen[ns] = now
 
-        events = (spark.readStream.format('keyevents').option('url', url)
-                  .option('partitions', 2).option('trimOnCommit', 'true').load())
-        counts = (events.filter(F.col('event') == 'expired').groupBy('namespace')
-                  .agg(F.count(F.lit(1)).alias('expired')))
+        events = (
+            spark.readStream.format('keyevents')
+            .option('url', url)
+            .option('partitions', 2)
+            .option('trimOnCommit', 'true')
+            .load()
+        )
+        counts = (
+            events.filter(F.col('event') == 'expired')
+            .groupBy('namespace')
+            .agg(F.count(F.lit(1)).alias('expired'))
+        )
         import tempfile
-        q = (counts.writeStream.outputMode('complete').foreachBatch(on_batch)
-             .option('checkpointLocation', tempfile.mkdtemp(prefix='bench-e2e-'))
-             .trigger(processingTime=trigger).start())
+
+        q = (
+            counts.writeStream.outputMode('complete')
+            .foreachBatch(on_batch)
+            .option('checkpointLocation', tempfile.mkdtemp(prefix='bench-e2e-'))
+            .trigger(processingTime=trigger)
+            .start()
+        )
         try:
-            r.set('warmup:1', 'v', px=10)                  # get a first batch through
+            r.set('warmup:1', 'v', px=10)  # get a first batch through
             ready.wait(60)
             time.sleep(2)
             delays = []
@@ -176,9 +216,12 @@ def end_to_end(spark, rounds, keys, lead_ms, trigger):
                     time.sleep(0.01)
                 delay = seen[ns] - deadline if ns in seen else float('inf')
                 delays.append(delay)
-                print(f'  round {i}: {keys} keys, deadline -> count in output {delay:.2f}s '
-                      f'(load {load()})', file=sys.stderr)
-                time.sleep(0.37)                           # vary the phase against the trigger
+                print(
+                    f'  round {i}: {keys} keys, deadline -> count in output {delay:.2f}s '
+                    f'(load {load()})',
+                    file=sys.stderr,
+                )
+                time.sleep(0.37)  # vary the phase against the trigger
         finally:
             q.stop()
         return delays
@@ -186,8 +229,11 @@ def end_to_end(spark, rounds, keys, lead_ms, trigger):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('--servers', default='ours,redis',
-                   help='throughput: comma-separated, ours and/or redis (default both)')
+    p.add_argument(
+        '--servers',
+        default='ours,redis',
+        help='throughput: comma-separated, ours and/or redis (default both)',
+    )
     p.add_argument('--events', type=int, default=500_000)
     p.add_argument('--partitions', type=int, default=4)
     p.add_argument('--repeats', type=int, default=5)
@@ -203,27 +249,41 @@ def main():
         p.error('--servers: ours and/or redis')
 
     from spark import session
-    spark = session('local[2]', app='bench_spark_pipeline',
-                    conf={'spark.sql.shuffle.partitions': '2'})
+
+    spark = session(
+        'local[2]', app='bench_spark_pipeline', conf={'spark.sql.shuffle.partitions': '2'}
+    )
     try:
         if args.skip != 'throughput':
-            print(f'throughput: journal -> keyevents -> groupBy(namespace) on local[2], '
-                  f'{args.partitions} partitions, {args.events} entries, load {load()}',
-                  file=sys.stderr)
-            results = throughput(spark, kinds, args.events, args.partitions, args.repeats,
-                                 args.page_size)
+            print(
+                f'throughput: journal -> keyevents -> groupBy(namespace) on local[2], '
+                f'{args.partitions} partitions, {args.events} entries, load {load()}',
+                file=sys.stderr,
+            )
+            results = throughput(
+                spark, kinds, args.events, args.partitions, args.repeats, args.page_size
+            )
             for kind, rates in results.items():
-                label = 'ours (server journal)' if kind == 'ours' else \
-                    'redis-server (entries XADDed, no journal)'
-                print(f'throughput_events_per_s {label}: median={statistics.median(rates):,.0f} '
-                      f'max={max(rates):,.0f} min={min(rates):,.0f} rounds={len(rates)}')
+                label = (
+                    'ours (server journal)'
+                    if kind == 'ours'
+                    else 'redis-server (entries XADDed, no journal)'
+                )
+                print(
+                    f'throughput_events_per_s {label}: median={statistics.median(rates):,.0f} '
+                    f'max={max(rates):,.0f} min={min(rates):,.0f} rounds={len(rates)}'
+                )
             print(f'load_avg_after_throughput {load()}')
         if args.skip != 'e2e':
-            print(f'end to end: deadline -> streaming count, trigger {args.trigger}, '
-                  f'load {load()}', file=sys.stderr)
+            print(
+                f'end to end: deadline -> streaming count, trigger {args.trigger}, load {load()}',
+                file=sys.stderr,
+            )
             delays = end_to_end(spark, args.rounds, args.keys, args.lead_ms, args.trigger)
-            print(f'end_to_end_s median={statistics.median(delays):.2f} '
-                  f'max={max(delays):.2f} min={min(delays):.2f} rounds={len(delays)}')
+            print(
+                f'end_to_end_s median={statistics.median(delays):.2f} '
+                f'max={max(delays):.2f} min={min(delays):.2f} rounds={len(delays)}'
+            )
             print(f'load_avg_after_e2e {load()}')
     finally:
         spark.stop()

@@ -21,12 +21,15 @@ def session(master=None, app='keyevents', conf=None):
 
     from .datasource import register
 
-    builder = (SparkSession.builder.master(master or 'local[*]').appName(app)
-               .config('spark.sql.session.timeZone', 'UTC')
-               .config('spark.ui.enabled', 'false')
-               .config('spark.ui.showConsoleProgress', 'false')
-               .config('spark.sql.shuffle.partitions', '4')
-               .config('spark.python.worker.reuse', 'true'))
+    builder = (
+        SparkSession.builder.master(master or 'local[*]')
+        .appName(app)
+        .config('spark.sql.session.timeZone', 'UTC')
+        .config('spark.ui.enabled', 'false')
+        .config('spark.ui.showConsoleProgress', 'false')
+        .config('spark.sql.shuffle.partitions', '4')
+        .config('spark.python.worker.reuse', 'true')
+    )
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()

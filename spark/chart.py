@@ -26,8 +26,8 @@ Why it is drawn this way:
 
 import os
 
-MAX_STEPS = 5000          # beyond this many steps, plot the points as they are
-MAX_MARKERS = 120         # points per line up to which each point gets a marker
+MAX_STEPS = 5000  # beyond this many steps, plot the points as they are
+MAX_MARKERS = 120  # points per line up to which each point gets a marker
 
 
 def _fill(points, step_ms, x_lo, x_hi):
@@ -38,8 +38,17 @@ def _fill(points, step_ms, x_lo, x_hi):
     return [(x, have.get(x, 0)) for x in range(x_lo, x_hi + 1, step_ms)]
 
 
-def line_chart_png(path, series, title='', step_ms=60_000, width=960, height=480,
-                   y_label='per minute', x_label='time (UTC)', dpi=100):
+def line_chart_png(
+    path,
+    series,
+    title='',
+    step_ms=60_000,
+    width=960,
+    height=480,
+    y_label='per minute',
+    x_label='time (UTC)',
+    dpi=100,
+):
     """Draw `series` ({name: [(x_ms, y), ...]}) as lines into the PNG `path`, `width` x
     `height` pixels, zero-filling missing steps of `step_ms`; return the Figure."""
     import numpy as np
@@ -61,8 +70,16 @@ def line_chart_png(path, series, title='', step_ms=60_000, width=960, height=480
 
     xs = sorted({x for pts in series.values() for x, _ in pts})
     if not xs:
-        ax.text(0.5, 0.5, 'no events', transform=ax.transAxes, ha='center', va='center',
-                color='0.4', fontsize='large')
+        ax.text(
+            0.5,
+            0.5,
+            'no events',
+            transform=ax.transAxes,
+            ha='center',
+            va='center',
+            color='0.4',
+            fontsize='large',
+        )
         ax.set_xticks([])
         ax.set_yticks([])
     else:
@@ -75,16 +92,26 @@ def line_chart_png(path, series, title='', step_ms=60_000, width=960, height=480
         for name in sorted(series):
             pts = _fill(series[name], step_ms, x_lo, x_hi)
             when = np.array([x for x, _ in pts], dtype='datetime64[ms]')
-            ax.plot(when, [y for _, y in pts], linewidth=2,
-                    marker='o' if len(pts) <= MAX_MARKERS else None, markersize=4,
-                    label=name or '(no namespace)')
-        if x_hi == x_lo:             # one instant: show a step either side, not a span of days
+            ax.plot(
+                when,
+                [y for _, y in pts],
+                linewidth=2,
+                marker='o' if len(pts) <= MAX_MARKERS else None,
+                markersize=4,
+                label=name or '(no namespace)',
+            )
+        if x_hi == x_lo:  # one instant: show a step either side, not a span of days
             pad = np.timedelta64(step_ms or 60_000, 'ms')
             at = np.datetime64(x_lo, 'ms')
             ax.set_xlim(at - pad, at + pad)
         ax.set_ylim(bottom=0)
-        ax.legend(title='namespace', loc='upper left', bbox_to_anchor=(1.01, 1),
-                  borderaxespad=0, frameon=False)
+        ax.legend(
+            title='namespace',
+            loc='upper left',
+            bbox_to_anchor=(1.01, 1),
+            borderaxespad=0,
+            frameon=False,
+        )
 
     tmp = f'{path}.tmp'
     fig.savefig(tmp, format='png')

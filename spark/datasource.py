@@ -34,33 +34,48 @@ Options (all strings, case-insensitive names):
 
 import re
 
-from pyspark.sql.datasource import (DataSource, DataSourceReader, DataSourceStreamReader,
-                                    InputPartition)
-
-from pyspark.sql.types import (IntegerType, LongType, StringType, StructField, StructType,
-                               TimestampType)
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from .ids import ZERO, fmt_id, last_id, parse_id, plan_ranges, succ
 
-try:   # Spark >= 4.2: admission control (ReadLimit) and Trigger.AvailableNow
-    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows,
-                                                  SupportsTriggerAvailableNow)
-except ImportError:     # pragma: no cover - older Spark 4.x
+try:  # Spark >= 4.2: admission control (ReadLimit) and Trigger.AvailableNow
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+except ImportError:  # pragma: no cover - older Spark 4.x
     ReadAllAvailable = ReadMaxRows = None
 
     class SupportsTriggerAvailableNow:
         pass
 
-SCHEMA = StructType([
-    StructField('id', StringType()),            # stream id <ms>-<seq>: the offset
-    StructField('ts', TimestampType()),         # when the event happened
-    StructField('db', IntegerType()),
-    StructField('event', StringType()),         # expired, del, set, ...
-    StructField('key', StringType()),
-    StructField('namespace', StringType()),     # key prefix before ':' (or namespaceRegex)
-    StructField('deadline', TimestampType()),   # expired only: the key's deadline
-    StructField('lag_ms', LongType()),          # expired only: ms from deadline to deletion
-])
+
+SCHEMA = StructType(
+    [
+        StructField('id', StringType()),  # stream id <ms>-<seq>: the offset
+        StructField('ts', TimestampType()),  # when the event happened
+        StructField('db', IntegerType()),
+        StructField('event', StringType()),  # expired, del, set, ...
+        StructField('key', StringType()),
+        StructField('namespace', StringType()),  # key prefix before ':' (or namespaceRegex)
+        StructField('deadline', TimestampType()),  # expired only: the key's deadline
+        StructField('lag_ms', LongType()),  # expired only: ms from deadline to deletion
+    ]
+)
 DEFAULT_KEY = '__keyevents__'
 
 
@@ -72,7 +87,7 @@ class Options:
     """The parsed, picklable options shared by the readers."""
 
     def __init__(self, options):
-        get = lambda name, default=None: options.get(name, default)   # noqa: E731
+        get = lambda name, default=None: options.get(name, default)  # noqa: E731
         self.url = get('url', 'redis://127.0.0.1:6379')
         self.key = get('key', DEFAULT_KEY)
         events = get('events', '') or ''
@@ -88,6 +103,7 @@ class Options:
 
     def client(self):
         import redis
+
         return redis.Redis.from_url(self.url)
 
 
@@ -126,7 +142,7 @@ def read_range(opts, lo, hi):
             if not reply:
                 return
             more = len(reply) == page
-            if more:    # ask for the next page now: the server works while we decode this one
+            if more:  # ask for the next page now: the server works while we decode this one
                 start = fmt_id(succ(parse_id(reply[-1][0])))
                 conn.send_command('XRANGE', opts.key, start, hi_s, 'COUNT', page)
             for ids, cols in _shapes(reply):
@@ -138,7 +154,7 @@ def read_range(opts, lo, hi):
             if not more:
                 return
     finally:
-        conn.disconnect()           # a reply may still be in flight if the task stopped early
+        conn.disconnect()  # a reply may still be in flight if the task stopped early
         client.close()
 
 
@@ -160,7 +176,7 @@ def _shapes(reply):
         if all(len(set(c)) == 1 for c in cols[0::2]):
             yield ids, dict(zip(names, cols[1::2]))
             continue
-        out = {}                           # fields in different orders: entry by entry
+        out = {}  # fields in different orders: entry by entry
         for i, flat in enumerate(flats):
             f = dict(zip(flat[0::2], flat[1::2]))
             for name in set(out) | set(f):
@@ -186,23 +202,34 @@ def _batch(schema, ids, cols, ns_re, pa, pc):
     id_arr = pa.array(ids, pa.binary()).cast(pa.string())
     if b'ts' in cols:
         ts = ints(b'ts', pa.int64())
-    else:                                  # no event time: the id's milliseconds
+    else:  # no event time: the id's milliseconds
         ts = pc.list_element(pc.split_pattern(id_arr, '-', max_splits=1), 0).cast(pa.int64())
     keys = strings(b'key')
     if ns_re is None:
         ns = pc.list_element(pc.split_pattern(keys, ':', max_splits=1), 0)
     else:
+
         def one(k):
             m = ns_re.search(k)
             return (m.group(1) if m.groups() else m.group(0)) if m else ''
+
         ns = pa.array([one(k) for k in keys.to_pylist()], pa.string())
     db = ints(b'db', pa.int32())
     if cols.get(b'db') is None:
         db = pa.array([0] * n, pa.int32())
-    return pa.RecordBatch.from_arrays([
-        id_arr, ms_to_ts(ts), db, strings(b'event'), keys, ns,
-        ms_to_ts(ints(b'deadline', pa.int64())), ints(b'lag', pa.int64()),
-    ], schema=schema)
+    return pa.RecordBatch.from_arrays(
+        [
+            id_arr,
+            ms_to_ts(ts),
+            db,
+            strings(b'event'),
+            keys,
+            ns,
+            ms_to_ts(ints(b'deadline', pa.int64())),
+            ints(b'lag', pa.int64()),
+        ],
+        schema=schema,
+    )
 
 
 def _resolve_start(opts, client):
@@ -245,7 +272,7 @@ class KeyEventsBatchReader(_ClientMixin, DataSourceReader):
         else:
             end = parse_id(opts.ending_id)
         if end is None or end <= start:
-            return [IdRange('1-0', '0-0')]          # empty: one task that reads nothing
+            return [IdRange('1-0', '0-0')]  # empty: one task that reads nothing
         ranges = plan_ranges(client, opts.key, succ(start), end, opts.partitions)
         return [IdRange(fmt_id(a), fmt_id(b)) for a, b in ranges] or [IdRange('1-0', '0-0')]
 
@@ -258,7 +285,7 @@ class KeyEventsBatchReader(_ClientMixin, DataSourceReader):
 class KeyEventsStreamReader(_ClientMixin, DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, opts):
         self.opts = opts
-        self._target = None            # Trigger.AvailableNow: the last id at query start
+        self._target = None  # Trigger.AvailableNow: the last id at query start
 
     def initialOffset(self):
         return {'id': fmt_id(_resolve_start(self.opts, self.client))}
@@ -285,8 +312,11 @@ class KeyEventsStreamReader(_ClientMixin, DataSourceStreamReader, SupportsTrigge
             max_rows = self.opts.max_events if start_id is not None else None
         else:
             start_id = parse_id(start['id'])
-            max_rows = limit.max_rows if ReadMaxRows is not None and isinstance(
-                limit, ReadMaxRows) else None
+            max_rows = (
+                limit.max_rows
+                if ReadMaxRows is not None and isinstance(limit, ReadMaxRows)
+                else None
+            )
         last = last_id(client, key)
         if last is None:
             return start if start is not None else {'id': fmt_id(ZERO)}
@@ -295,8 +325,9 @@ class KeyEventsStreamReader(_ClientMixin, DataSourceStreamReader, SupportsTrigge
         if start_id is not None and last <= start_id:
             return {'id': fmt_id(start_id)}
         if max_rows:
-            got = client.execute_command('XRANGE', key, fmt_id(succ(start_id)), fmt_id(last),
-                                         'COUNT', max_rows)
+            got = client.execute_command(
+                'XRANGE', key, fmt_id(succ(start_id)), fmt_id(last), 'COUNT', max_rows
+            )
             if len(got) == max_rows:
                 last = parse_id(got[-1][0])
         return {'id': fmt_id(last)}
@@ -314,8 +345,9 @@ class KeyEventsStreamReader(_ClientMixin, DataSourceStreamReader, SupportsTrigge
 
     def commit(self, end):
         if self.opts.trim_on_commit:
-            self.client.execute_command('XTRIM', self.opts.key, 'MINID',
-                                        fmt_id(succ(parse_id(end['id']))))
+            self.client.execute_command(
+                'XTRIM', self.opts.key, 'MINID', fmt_id(succ(parse_id(end['id'])))
+            )
 
     def stop(self):
         if self._client is not None:

@@ -34,25 +34,33 @@ from collections import Counter, defaultdict
 
 log = logging.getLogger('expiry_report')
 
-SUMMARY_COLUMNS = ['namespace', 'expired', 'deleted', 'p50_lag_ms', 'p99_lag_ms',
-                   'first_event', 'last_event']
+SUMMARY_COLUMNS = [
+    'namespace',
+    'expired',
+    'deleted',
+    'p50_lag_ms',
+    'p99_lag_ms',
+    'first_event',
+    'last_event',
+]
 WINDOW_COLUMNS = ['window_start', 'window_end', 'namespace', 'expired']
 MINUTE_MS = 60_000
 
 
 # ---------------------------------------------------------------- state (driver side)
 
+
 class ReportState:
     """Mergeable aggregates; JSON-serializable so a streaming run can resume."""
 
     def __init__(self):
         self.last_batch = -1
-        self.expired = Counter()             # ns -> count
+        self.expired = Counter()  # ns -> count
         self.deleted = Counter()
-        self.first = {}                      # ns -> ms
+        self.first = {}  # ns -> ms
         self.last = {}
-        self.windows = Counter()             # (ns, minute_ms) -> expired count
-        self.lags = defaultdict(Counter)     # ns -> {lag_ms: count}
+        self.windows = Counter()  # (ns, minute_ms) -> expired count
+        self.lags = defaultdict(Counter)  # ns -> {lag_ms: count}
         self.events = 0
 
     def merge(self, rows):
@@ -73,22 +81,39 @@ class ReportState:
     def summary_rows(self):
         out = []
         for ns in sorted(self.first):
-            out.append([ns, self.expired[ns], self.deleted[ns],
-                        percentile(self.lags.get(ns), 0.50), percentile(self.lags.get(ns), 0.99),
-                        self.first[ns], self.last[ns]])
+            out.append(
+                [
+                    ns,
+                    self.expired[ns],
+                    self.deleted[ns],
+                    percentile(self.lags.get(ns), 0.50),
+                    percentile(self.lags.get(ns), 0.99),
+                    self.first[ns],
+                    self.last[ns],
+                ]
+            )
         return out
 
     def window_rows(self):
-        return [[m, m + MINUTE_MS, ns, n]
-                for (ns, m), n in sorted(self.windows.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+        return [
+            [m, m + MINUTE_MS, ns, n]
+            for (ns, m), n in sorted(self.windows.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+        ]
 
     def to_json(self):
         return {
-            'last_batch': self.last_batch, 'events': self.events,
-            'namespaces': {ns: {'expired': self.expired[ns], 'deleted': self.deleted[ns],
-                                'first': self.first[ns], 'last': self.last[ns],
-                                'lags': {str(k): v for k, v in self.lags.get(ns, {}).items()}}
-                           for ns in self.first},
+            'last_batch': self.last_batch,
+            'events': self.events,
+            'namespaces': {
+                ns: {
+                    'expired': self.expired[ns],
+                    'deleted': self.deleted[ns],
+                    'first': self.first[ns],
+                    'last': self.last[ns],
+                    'lags': {str(k): v for k, v in self.lags.get(ns, {}).items()},
+                }
+                for ns in self.first
+            },
             'windows': [[ns, m, n] for (ns, m), n in self.windows.items()],
         }
 
@@ -110,7 +135,7 @@ def percentile(hist, q):
     if not hist:
         return None
     total = sum(hist.values())
-    rank = max(1, -(-int(q * total * 1000) // 1000))      # ceil(q * total) without float fuzz
+    rank = max(1, -(-int(q * total * 1000) // 1000))  # ceil(q * total) without float fuzz
     acc = 0
     for value in sorted(hist):
         acc += hist[value]
@@ -121,18 +146,26 @@ def percentile(hist, q):
 
 # ---------------------------------------------------------------- Spark side
 
+
 def batch_aggregates(df):
     """The per-event work, done by Spark: counts per (namespace, event, minute, lag)."""
     from pyspark.sql import functions as F
+
     ms = F.unix_millis('ts')
-    return (df.groupBy('namespace', 'event',
-                       (F.floor(ms / MINUTE_MS) * MINUTE_MS).cast('long').alias('minute'),
-                       'lag_ms')
-              .agg(F.count(F.lit(1)).alias('n'), F.min(ms).alias('lo'), F.max(ms).alias('hi'))
-              .collect())
+    return (
+        df.groupBy(
+            'namespace',
+            'event',
+            (F.floor(ms / MINUTE_MS) * MINUTE_MS).cast('long').alias('minute'),
+            'lag_ms',
+        )
+        .agg(F.count(F.lit(1)).alias('n'), F.min(ms).alias('lo'), F.max(ms).alias('hi'))
+        .collect()
+    )
 
 
 # ---------------------------------------------------------------- outputs
+
 
 def iso(ms):
     if ms is None:
@@ -145,8 +178,9 @@ def _csv_text(columns, rows, time_cols):
     w = csv.writer(buf, lineterminator='\n')
     w.writerow(columns)
     for row in rows:
-        w.writerow([iso(v) if i in time_cols else ('' if v is None else v)
-                    for i, v in enumerate(row)])
+        w.writerow(
+            [iso(v) if i in time_cols else ('' if v is None else v) for i, v in enumerate(row)]
+        )
     return buf.getvalue()
 
 
@@ -160,8 +194,9 @@ def _write_atomic(path, data, mode='w'):
 def _write_parquet(path, columns, rows, time_cols, types):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     arrays = []
-    for i, (name, typ) in enumerate(zip(columns, types)):
+    for i, typ in enumerate(types):
         values = [row[i] for row in rows]
         arrays.append(pa.array(values, pa.timestamp('ms', tz='UTC') if i in time_cols else typ))
     tmp = f'{path}.tmp'
@@ -175,6 +210,7 @@ def to_stdout(out):
 
 def write_outputs(state, out, fmt, chart=None):
     import pyarrow as pa
+
     summary, windows = state.summary_rows(), state.window_rows()
     if to_stdout(out):
         sys.stdout.write(_csv_text(SUMMARY_COLUMNS, summary, {5, 6}))
@@ -182,26 +218,44 @@ def write_outputs(state, out, fmt, chart=None):
     else:
         os.makedirs(out, exist_ok=True)
         if fmt == 'csv':
-            _write_atomic(os.path.join(out, 'summary.csv'),
-                          _csv_text(SUMMARY_COLUMNS, summary, {5, 6}))
-            _write_atomic(os.path.join(out, 'windows.csv'),
-                          _csv_text(WINDOW_COLUMNS, windows, {0, 1}))
+            _write_atomic(
+                os.path.join(out, 'summary.csv'), _csv_text(SUMMARY_COLUMNS, summary, {5, 6})
+            )
+            _write_atomic(
+                os.path.join(out, 'windows.csv'), _csv_text(WINDOW_COLUMNS, windows, {0, 1})
+            )
         else:
-            _write_parquet(os.path.join(out, 'summary.parquet'), SUMMARY_COLUMNS, summary, {5, 6},
-                           [pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), None, None])
-            _write_parquet(os.path.join(out, 'windows.parquet'), WINDOW_COLUMNS, windows, {0, 1},
-                           [None, None, pa.string(), pa.int64()])
+            _write_parquet(
+                os.path.join(out, 'summary.parquet'),
+                SUMMARY_COLUMNS,
+                summary,
+                {5, 6},
+                [pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), None, None],
+            )
+            _write_parquet(
+                os.path.join(out, 'windows.parquet'),
+                WINDOW_COLUMNS,
+                windows,
+                {0, 1},
+                [None, None, pa.string(), pa.int64()],
+            )
         chart = chart or os.path.join(out, 'expirations.png')
     if chart:
         from .chart import line_chart_png
+
         series = defaultdict(list)
         for start, _end, ns, n in windows:
             series[ns].append((start, n))
-        line_chart_png(chart, dict(series), title='expirations per minute by namespace',
-                       y_label='expired keys per minute')
+        line_chart_png(
+            chart,
+            dict(series),
+            title='expirations per minute by namespace',
+            y_label='expired keys per minute',
+        )
 
 
 # ---------------------------------------------------------------- runs
+
 
 def _reader(spark, args, stream):
     r = (spark.readStream if stream else spark.read).format('keyevents')
@@ -222,8 +276,13 @@ def run_batch(spark, args):
     state = ReportState()
     state.merge(rows)
     state.last_batch = 0
-    log.info('batch 0: %d events, %d namespaces, %d expired, in %.2fs',
-             state.events, len(state.first), sum(state.expired.values()), time.time() - t0)
+    log.info(
+        'batch 0: %d events, %d namespaces, %d expired, in %.2fs',
+        state.events,
+        len(state.first),
+        sum(state.expired.values()),
+        time.time() - t0,
+    )
     write_outputs(state, args.out, args.format, args.chart)
     log.info('wrote %s', args.out)
     return state
@@ -254,13 +313,23 @@ def run_stream(spark, args):
         state.last_batch = batch_id
         _write_atomic(state_path, json.dumps(state.to_json()))
         write_outputs(state, args.out, args.format, args.chart)
-        log.info('batch %d: %d events, total %d events, %d expired in %d namespaces, %.2fs',
-                 batch_id, sum(r[4] for r in rows), state.events, sum(state.expired.values()),
-                 len(state.first), time.time() - t0)
+        log.info(
+            'batch %d: %d events, total %d events, %d expired in %d namespaces, %.2fs',
+            batch_id,
+            sum(r[4] for r in rows),
+            state.events,
+            sum(state.expired.values()),
+            len(state.first),
+            time.time() - t0,
+        )
 
     df = _reader(spark, args, stream=True)
-    query = (df.writeStream.foreachBatch(process).option('checkpointLocation', checkpoint)
-               .trigger(processingTime=_trigger(args.trigger)).start())
+    query = (
+        df.writeStream.foreachBatch(process)
+        .option('checkpointLocation', checkpoint)
+        .trigger(processingTime=_trigger(args.trigger))
+        .start()
+    )
     log.info('streaming from %s every %s; checkpoint %s', args.url, args.trigger, checkpoint)
     try:
         query.awaitTermination(args.timeout)
@@ -274,29 +343,41 @@ def run_stream(spark, args):
 def _trigger(text):
     m = re.fullmatch(r'\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*', text)
     if not m:
-        return text                                     # let Spark parse it ("10 seconds")
+        return text  # let Spark parse it ("10 seconds")
     n, unit = m.group(1), m.group(2) or 's'
     return f'{n} ' + {'ms': 'milliseconds', 's': 'seconds', 'm': 'minutes', 'h': 'hours'}[unit]
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog='python -m spark.expiry_report', description=__doc__.split('\n')[0])
+    p = argparse.ArgumentParser(
+        prog='python -m spark.expiry_report', description=__doc__.split('\n')[0]
+    )
     p.add_argument('--url', required=True, help='redis://host:port of the server')
     p.add_argument('--key', default='__keyevents__', help='journal stream key')
-    p.add_argument('--out', default='expiry-report',
-                   help='output directory, or /dev/stdout (csv: prints the summary)')
+    p.add_argument(
+        '--out',
+        default='expiry-report',
+        help='output directory, or /dev/stdout (csv: prints the summary)',
+    )
     p.add_argument('--format', choices=['parquet', 'csv'], default='parquet')
     p.add_argument('--chart', help='PNG path (default OUT/expirations.png)')
     p.add_argument('--master', default='local[*]')
     p.add_argument('--stream', action='store_true', help='keep updating each trigger')
     p.add_argument('--trigger', default='10s')
     p.add_argument('--timeout', type=float, help='stream mode: stop after this many seconds')
-    p.add_argument('--checkpoint', help='stream mode: checkpoint directory (default OUT/_checkpoint)')
-    p.add_argument('--trim-on-commit', action='store_true',
-                   help='stream mode: XTRIM the journal after each committed batch')
+    p.add_argument(
+        '--checkpoint', help='stream mode: checkpoint directory (default OUT/_checkpoint)'
+    )
+    p.add_argument(
+        '--trim-on-commit',
+        action='store_true',
+        help='stream mode: XTRIM the journal after each committed batch',
+    )
     p.add_argument('--max-events-per-batch', type=int)
     p.add_argument('--partitions', type=int, default=4)
-    p.add_argument('--namespace-regex', help="its first group is the namespace (default: prefix before ':')")
+    p.add_argument(
+        '--namespace-regex', help="its first group is the namespace (default: prefix before ':')"
+    )
     args = p.parse_args(argv)
     if to_stdout(args.out) and args.format != 'csv':
         p.error('--out /dev/stdout needs --format csv')
@@ -307,9 +388,11 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format='%(asctime)s %(name)s %(message)s')
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format='%(asctime)s %(name)s %(message)s'
+    )
     from . import session
+
     spark = session(args.master, app='expiry_report')
     try:
         (run_stream if args.stream else run_batch)(spark, args)

@@ -15,7 +15,7 @@ millisecond range would put them all in one partition. Cost: one XRANGE for the 
 a few pipelines of small XRANGEs, whatever the size of the range.
 """
 
-SEQ_MAX = 2 ** 64 - 1
+SEQ_MAX = 2**64 - 1
 ZERO = (0, 0)
 
 
@@ -80,7 +80,7 @@ def plan_ranges(client, key, lo, hi, parts, probes_per_part=4, sample=64, refine
         return out
     span = ms_hi + 1 - ms_lo
     k = min(parts * probes_per_part, span)
-    points = [ms_lo + (i * span) // k for i in range(k + 1)]      # points[k] == ms_hi + 1
+    points = [ms_lo + (i * span) // k for i in range(k + 1)]  # points[k] == ms_hi + 1
     segs = _probe(client, key, lo, hi, list(zip(points, points[1:])), sample)
     for _ in range(refine_rounds):
         # A segment whose count is an extrapolation and holds a large share of the range is
@@ -90,8 +90,7 @@ def plan_ranges(client, key, lo, hi, parts, probes_per_part=4, sample=64, refine
         for a, b, w, exact in segs:
             if not exact and b - a > 1 and w > total / (4 * parts):
                 n = min(8, b - a)
-                split += [(a + (j * (b - a)) // n, a + ((j + 1) * (b - a)) // n)
-                          for j in range(n)]
+                split += [(a + (j * (b - a)) // n, a + ((j + 1) * (b - a)) // n) for j in range(n)]
             else:
                 keep.append((a, b, w, exact))
         if not split:
@@ -135,7 +134,7 @@ def _probe(client, key, lo, hi, segments, sample):
     for (a, b), reply in zip(segments, pipe.execute()):
         inside = [m for m in (parse_id(entry[0])[0] for entry in reply) if m < b]
         if len(inside) < sample:
-            out.append((a, b, float(len(inside)), True))        # counted exactly
+            out.append((a, b, float(len(inside)), True))  # counted exactly
         else:
             # `sample` entries spanned `covered` ms from the first one; assume that density
             # for the rest of the segment (the gap before the first entry holds nothing)

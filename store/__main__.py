@@ -37,7 +37,9 @@ def parse_argv(argv):
             config.set_from_args(name, values)
         except ConfigError as e:
             shown = ' '.join([name] + [f'"{v}"' if ' ' in v or not v else v for v in values])
-            raise ConfigError(f"Reading the configuration file, at line {i}\n>>> '{shown}'\n{e}")
+            raise ConfigError(
+                f"Reading the configuration file, at line {i}\n>>> '{shown}'\n{e}"
+            ) from None
     return config
 
 
@@ -57,8 +59,10 @@ Examples:
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] in (['-v'], ['--version']):
-        print(f'store-server v={VERSION} (Redis {VERSION} compatible, Python '
-              f'{sys.version.split()[0]})')
+        print(
+            f'store-server v={VERSION} (Redis {VERSION} compatible, Python '
+            f'{sys.version.split()[0]})'
+        )
         return 0
     if argv[:1] in (['-h'], ['--help']):
         print(USAGE)
@@ -74,13 +78,16 @@ def main(argv=None):
         loop.run_until_complete(server.start())
     except OSError as e:
         bind = config['bind']
-        print(f'Could not create server TCP listening socket {bind}:{config["port"]}: '
-              f'{e.strerror or e}\nFailed listening on port {config["port"]} (TCP), aborting.',
-              file=sys.stderr)
+        print(
+            f'Could not create server TCP listening socket {bind}:{config["port"]}: '
+            f'{e.strerror or e}\nFailed listening on port {config["port"]} (TCP), aborting.',
+            file=sys.stderr,
+        )
         return 1
     for sig, name in ((signal.SIGINT, 'SIGINT'), (signal.SIGTERM, 'SIGTERM')):
-        loop.add_signal_handler(sig, server.request_shutdown,
-                                f'Received {name} scheduling shutdown...')
+        loop.add_signal_handler(
+            sig, server.request_shutdown, f'Received {name} scheduling shutdown...'
+        )
     loop.run_until_complete(server.serve_until_shutdown())
     loop.close()
     return server.exit_code

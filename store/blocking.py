@@ -55,8 +55,8 @@ class Waiter:
 class BlockingRegistry:
     def __init__(self, server: Any) -> None:
         self.server = server
-        self.waiters: dict[Key, list[Waiter]] = {}     # key -> waiters, first blocked first
-        self.ready: list[Key] = []                     # signalled keys not served yet
+        self.waiters: dict[Key, list[Waiter]] = {}  # key -> waiters, first blocked first
+        self.ready: list[Key] = []  # signalled keys not served yet
         self.handle: Any = None
         server.disconnect_hooks.append(self.cancel)
         server.reset_hooks.append(self.cancel)
@@ -68,8 +68,9 @@ class BlockingRegistry:
         """False inside EXEC, where a blocking command answers as on timeout."""
         return not conn.in_exec
 
-    def block(self, conn: Any, keys: list[bytes], serve: Serve, timeout: float,
-              timeout_reply: Any) -> None:
+    def block(
+        self, conn: Any, keys: list[bytes], serve: Serve, timeout: float, timeout_reply: Any
+    ) -> None:
         """Park `conn` until `serve` answers for one of `keys` (in its current database),
         `timeout` seconds pass (0: forever), or it is unblocked."""
         db = conn.db
@@ -98,7 +99,7 @@ class BlockingRegistry:
         self.ready.append(dk)
         current = self.server.current_client
         if current is not None:
-            current.gated = True        # serve before its next command (Connection._gate)
+            current.gated = True  # serve before its next command (Connection._gate)
         if self.handle is None:
             self.handle = self.server.loop.call_soon(self.serve_ready)
 

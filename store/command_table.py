@@ -38,22 +38,62 @@ Handler = Callable[[Any, list[bytes]], Any]
 _perf_ns = time.perf_counter_ns
 
 # RESP2 subscribe mode allows only these (Redis 7.0 processCommand).
-_PUBSUB_OK = frozenset(('ping', 'subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe',
-                        'psubscribe', 'punsubscribe', 'quit', 'reset'))
+_PUBSUB_OK = frozenset(
+    (
+        'ping',
+        'subscribe',
+        'ssubscribe',
+        'unsubscribe',
+        'sunsubscribe',
+        'psubscribe',
+        'punsubscribe',
+        'quit',
+        'reset',
+    )
+)
 # Inside MULTI these run at once instead of being queued.
 _MULTI_OK = frozenset(('exec', 'discard', 'multi', 'watch', 'quit', 'reset'))
 
 
 class Command:
-    __slots__ = ('name', 'handler', 'arity', 'flags', 'first_key', 'last_key', 'step',
-                 'categories', 'subcommands', 'group', 'calls', 'ns', 'failed',
-                 'rejected', 'no_auth', 'pubsub_ok', 'multi_ok', 'tips', 'summary',
-                 'since', 'container')
+    __slots__ = (
+        'name',
+        'handler',
+        'arity',
+        'flags',
+        'first_key',
+        'last_key',
+        'step',
+        'categories',
+        'subcommands',
+        'group',
+        'calls',
+        'ns',
+        'failed',
+        'rejected',
+        'no_auth',
+        'pubsub_ok',
+        'multi_ok',
+        'tips',
+        'summary',
+        'since',
+        'container',
+    )
 
-    def __init__(self, name: str, handler: Handler | None, arity: int, *, flags: str = '',
-                 keys: tuple[int, int, int] = (0, 0, 0), categories: str = '',
-                 group: str = 'generic', tips: str = '', summary: str = '',
-                 since: str = '1.0.0') -> None:
+    def __init__(
+        self,
+        name: str,
+        handler: Handler | None,
+        arity: int,
+        *,
+        flags: str = '',
+        keys: tuple[int, int, int] = (0, 0, 0),
+        categories: str = '',
+        group: str = 'generic',
+        tips: str = '',
+        summary: str = '',
+        since: str = '1.0.0',
+    ) -> None:
         self.name = name
         self.handler = handler if handler is not None else self.dispatch
         self.arity = arity
@@ -72,7 +112,7 @@ class Command:
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        self.calls = self.ns = self.failed = self.rejected = 0   # ns: time in the handler
+        self.calls = self.ns = self.failed = self.rejected = 0  # ns: time in the handler
 
     def arity_ok(self, n: int) -> bool:
         a = self.arity
@@ -95,20 +135,21 @@ class Command:
     def subcommand(self, name: str, arity: int, **kw: Any) -> Callable[[Handler], Handler]:
         """Decorator: declare `handler` as this container's subcommand `name`. Keywords as
         for Command; the group is the container's."""
+
         def register(handler: Handler) -> Handler:
             kw.setdefault('group', self.group)
             sub = Command(f'{self.name}|{name}', handler, arity, **kw)
             sub.container = self
             self.subcommands[name] = sub
             return handler
+
         return register
 
     def find_subcommand(self, name: bytes) -> Command | None:
         return self.subcommands.get(name.decode('utf-8', 'replace').lower())
 
     def unknown_subcommand(self, name: bytes) -> str:
-        return (f"ERR unknown subcommand '{error_arg(name, 128)}'. "
-                f"Try {self.name.upper()} HELP.")
+        return f"ERR unknown subcommand '{error_arg(name, 128)}'. Try {self.name.upper()} HELP."
 
     def dispatch(self, c: Any, args: list[bytes]) -> Any:
         """A container's handler: run the subcommand named by args[1] with Redis's errors
@@ -119,7 +160,7 @@ class Command:
         if not sub.arity_ok(len(args)):
             sub.rejected += 1
             raise RedisError(f"ERR wrong number of arguments for '{sub.name}' command")
-        c.last_sub = sub                # CLIENT LIST cmd=container|sub
+        c.last_sub = sub  # CLIENT LIST cmd=container|sub
         return call(sub, c, args)
 
 
@@ -145,8 +186,7 @@ class Family(list[Command]):
         self.group = group
         self.since = since
 
-    def _new(self, name: str, handler: Handler | None, arity: int, kw: dict[str, Any]
-             ) -> Command:
+    def _new(self, name: str, handler: Handler | None, arity: int, kw: dict[str, Any]) -> Command:
         kw.setdefault('group', self.group)
         kw.setdefault('since', self.since)
         cmd = Command(name, handler, arity, **kw)
@@ -156,17 +196,20 @@ class Family(list[Command]):
     def command(self, name: str, arity: int, **kw: Any) -> Callable[[Handler], Handler]:
         """Decorator: declare `handler` as command `name`. Keywords: flags, keys
         (first, last, step), categories, group, tips, summary, since."""
+
         def register(handler: Handler) -> Handler:
             self._new(name, handler, arity, kw)
             return handler
+
         return register
 
     def alias(self, name: str, handler: Handler, arity: int, **kw: Any) -> Command:
         """Declare another command served by an existing handler (UNLINK by DEL's)."""
         return self._new(name, handler, arity, kw)
 
-    def container(self, name: str, arity: int = -2, handler: Handler | None = None,
-                  **kw: Any) -> Command:
+    def container(
+        self, name: str, arity: int = -2, handler: Handler | None = None, **kw: Any
+    ) -> Command:
         """Declare a container command; its subcommands are declared with its
         `subcommand` decorator. It dispatches to them itself (`Command.dispatch`) unless
         given a handler of its own, which calls `dispatch` when it wants to."""

@@ -19,12 +19,19 @@ class ConfigError(Exception):
 def memtoull(text):
     """Redis's memtoull: '100', '1k' (1000), '1kb' (1024), '5mb', '2G', ..."""
     s = text.lower()
-    units = (('gb', 1024**3), ('mb', 1024**2), ('kb', 1024), ('g', 1000**3),
-             ('m', 1000**2), ('k', 1000), ('b', 1))
+    units = (
+        ('gb', 1024**3),
+        ('mb', 1024**2),
+        ('kb', 1024),
+        ('g', 1000**3),
+        ('m', 1000**2),
+        ('k', 1000),
+        ('b', 1),
+    )
     mul = 1
     for suffix, m in units:
         if s.endswith(suffix):
-            s, mul = s[:-len(suffix)], m
+            s, mul = s[: -len(suffix)], m
             break
     if not s.isdigit():
         raise ConfigError('argument must be a memory value')
@@ -32,11 +39,20 @@ def memtoull(text):
 
 
 class Param:
-    __slots__ = ('name', 'kind', 'default', 'lo', 'hi', 'choices', 'mutable', 'apply',
-                 'aliases')
+    __slots__ = ('name', 'kind', 'default', 'lo', 'hi', 'choices', 'mutable', 'apply', 'aliases')
 
-    def __init__(self, name, kind, default, lo=None, hi=None, choices=None, mutable=True,
-                 apply=None, aliases=()):
+    def __init__(
+        self,
+        name,
+        kind,
+        default,
+        lo=None,
+        hi=None,
+        choices=None,
+        mutable=True,
+        apply=None,
+        aliases=(),
+    ):
         self.name, self.kind, self.default = name, kind, default
         self.lo, self.hi, self.choices = lo, hi, choices
         self.mutable, self.apply, self.aliases = mutable, apply, aliases
@@ -57,8 +73,9 @@ class Param:
         if kind == 'enum':
             low = text.lower()
             if low not in self.choices:
-                raise ConfigError('argument(s) must be one of the following: '
-                                  + ', '.join(self.choices))
+                raise ConfigError(
+                    'argument(s) must be one of the following: ' + ', '.join(self.choices)
+                )
             return low
         if kind == 'str':
             return text
@@ -68,8 +85,7 @@ class Param:
             value = string2ll(text.encode())
             if value is None:
                 raise ConfigError("argument couldn't be parsed into an integer")
-        if (self.lo is not None and value < self.lo) or (self.hi is not None
-                                                         and value > self.hi):
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             raise ConfigError(f'argument must be between {self.lo} and {self.hi} inclusive')
         return value
 
@@ -108,16 +124,16 @@ def _parse_obl(args):
         cls = words[i].lower()
         cls = 'slave' if cls in ('replica', 'slave') else cls
         if cls not in _OBL_CLASSES:
-            raise ConfigError('Invalid client class specified in buffer limit '
-                              'configuration.')
+            raise ConfigError('Invalid client class specified in buffer limit configuration.')
         try:
             hard, soft = memtoull(words[i + 1]), memtoull(words[i + 2])
             secs = int(words[i + 3])
             if secs < 0:
                 raise ValueError
         except (ConfigError, ValueError):
-            raise ConfigError('Error in hard, soft or soft_seconds setting in buffer '
-                              'limit configuration.')
+            raise ConfigError(
+                'Error in hard, soft or soft_seconds setting in buffer limit configuration.'
+            ) from None
         limits[cls] = (hard, soft, secs)
     return limits
 
@@ -137,12 +153,20 @@ def _parse_words(args):
     return ' '.join(args)
 
 
-PARSERS = {'notify-keyspace-events': _parse_notify,
-           'keyevent-journal-events': _parse_journal_events, 'client-output-buffer-limit': _parse_obl,
-           'save': _parse_save, 'bind': _parse_words}
-RENDERERS = {'notify-keyspace-events': events.flags_to_string,
-             'keyevent-journal-events': events.flags_to_string,
-             'client-output-buffer-limit': _render_obl, 'save': str, 'bind': str}
+PARSERS = {
+    'notify-keyspace-events': _parse_notify,
+    'keyevent-journal-events': _parse_journal_events,
+    'client-output-buffer-limit': _parse_obl,
+    'save': _parse_save,
+    'bind': _parse_words,
+}
+RENDERERS = {
+    'notify-keyspace-events': events.flags_to_string,
+    'keyevent-journal-events': events.flags_to_string,
+    'client-output-buffer-limit': _render_obl,
+    'save': str,
+    'bind': str,
+}
 
 INT_MAX = 2**31 - 1
 
@@ -158,9 +182,15 @@ PARAMS = [
     Param('requirepass', 'str', ''),
     Param('proto-max-bulk-len', 'mem', 512 * 1024**2, 1024**2, LLONG_MAX),
     Param('client-query-buffer-limit', 'mem', 1024**3, 1024**2, LLONG_MAX),
-    Param('client-output-buffer-limit', 'special',
-          {'normal': (0, 0, 0), 'slave': (256 * 1024**2, 64 * 1024**2, 60),
-           'pubsub': (32 * 1024**2, 8 * 1024**2, 60)}),
+    Param(
+        'client-output-buffer-limit',
+        'special',
+        {
+            'normal': (0, 0, 0),
+            'slave': (256 * 1024**2, 64 * 1024**2, 60),
+            'pubsub': (32 * 1024**2, 8 * 1024**2, 60),
+        },
+    ),
     Param('io-threads', 'int', 1, 1, 128, mutable=False),
     # keyspace
     Param('databases', 'int', 16, 1, INT_MAX, mutable=False),
@@ -171,9 +201,21 @@ PARAMS = [
     Param('active-expire-effort', 'int', 1, 1, 10),
     Param('active-expire-budget-us', 'int', 1000, 10, 1000000),
     Param('maxmemory', 'mem', 0, 0, LLONG_MAX),
-    Param('maxmemory-policy', 'enum', 'noeviction', choices=(
-        'volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru',
-        'allkeys-lfu', 'allkeys-random', 'noeviction')),
+    Param(
+        'maxmemory-policy',
+        'enum',
+        'noeviction',
+        choices=(
+            'volatile-lru',
+            'volatile-lfu',
+            'volatile-random',
+            'volatile-ttl',
+            'allkeys-lru',
+            'allkeys-lfu',
+            'allkeys-random',
+            'noeviction',
+        ),
+    ),
     Param('maxmemory-samples', 'int', 5, 1, 64),
     Param('lazyfree-lazy-eviction', 'bool', False),
     Param('lazyfree-lazy-expire', 'bool', False),
@@ -199,10 +241,8 @@ PARAMS = [
     Param('pidfile', 'str', '', mutable=False),
     Param('loglevel', 'enum', 'notice', choices=('debug', 'verbose', 'notice', 'warning')),
     Param('logfile', 'str', '', mutable=False),
-    Param('enable-debug-command', 'enum', 'no', choices=('yes', 'no', 'local'),
-          mutable=False),
-    Param('enable-protected-configs', 'enum', 'no', choices=('yes', 'no', 'local'),
-          mutable=False),
+    Param('enable-debug-command', 'enum', 'no', choices=('yes', 'no', 'local'), mutable=False),
+    Param('enable-protected-configs', 'enum', 'no', choices=('yes', 'no', 'local'), mutable=False),
     Param('slowlog-log-slower-than', 'int', 10000, -1, LLONG_MAX),
     Param('slowlog-max-len', 'int', 128, 0, LLONG_MAX),
     Param('latency-monitor-threshold', 'int', 0, 0, LLONG_MAX),
@@ -223,7 +263,7 @@ class Config:
 
     def __init__(self):
         self.values = {p.name: p.default for p in PARAMS}
-        self.file = None            # absolute path of the config file, if any
+        self.file = None  # absolute path of the config file, if any
 
     def __getitem__(self, name):
         return self.values[TABLE[name].name]
@@ -234,7 +274,7 @@ class Config:
         if param is None:
             raise ConfigError('Bad directive or wrong number of arguments')
         value = param.parse(args)
-        if isinstance(value, dict):     # client-output-buffer-limit: only the classes given
+        if isinstance(value, dict):  # client-output-buffer-limit: only the classes given
             value = {**self.values[param.name], **value}
         self.values[param.name] = value
         return param
@@ -252,8 +292,10 @@ class Config:
                 continue
             argv = split_args(text.encode('utf-8', 'surrogateescape'))
             if argv is None:
-                raise ConfigError(f'Reading the configuration file, at line {lineno}\n'
-                                  f">>> '{text}'\nUnbalanced quotes in configuration line")
+                raise ConfigError(
+                    f'Reading the configuration file, at line {lineno}\n'
+                    f">>> '{text}'\nUnbalanced quotes in configuration line"
+                )
             args = [a.decode('utf-8', 'surrogateescape') for a in argv]
             try:
                 if args[0].lower() == 'include':
@@ -261,8 +303,9 @@ class Config:
                     continue
                 self.set_from_args(args[0], args[1:])
             except (ConfigError, IndexError) as e:
-                raise ConfigError(f'Reading the configuration file, at line {lineno}\n'
-                                  f">>> '{text}'\n{e}")
+                raise ConfigError(
+                    f'Reading the configuration file, at line {lineno}\n>>> \'{text}\'\n{e}'
+                ) from None
 
     def render(self, name):
         param = TABLE[name]

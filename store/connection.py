@@ -49,18 +49,45 @@ _perf_ns = time.perf_counter_ns
 class Connection(asyncio.Protocol):
     __slots__ = (
         # transport and parsing
-        'server', 'ks', 'table', 'transport', 'reader', 'parser', 'out', 'closing',
+        'server',
+        'ks',
+        'table',
+        'transport',
+        'reader',
+        'parser',
+        'out',
+        'closing',
         'write_paused',
         # identity (CLIENT LIST, CLIENT SETNAME)
-        'id', 'name', 'addr', 'laddr', 'created', 'last_interaction', 'last_cmd', 'last_sub',
+        'id',
+        'name',
+        'addr',
+        'laddr',
+        'created',
+        'last_interaction',
+        'last_cmd',
+        'last_sub',
         # session
-        'db', 'proto', 'authenticated', 'gated', 'reply_mode', 'no_evict', 'no_touch',
+        'db',
+        'proto',
+        'authenticated',
+        'gated',
+        'reply_mode',
+        'no_evict',
+        'no_touch',
         # MULTI/EXEC and WATCH (commands/transactions.py)
-        'multi', 'multi_error', 'dirty_cas', 'watched', 'watched_deadlines', 'in_exec',
+        'multi',
+        'multi_error',
+        'dirty_cas',
+        'watched',
+        'watched_deadlines',
+        'in_exec',
         # pub/sub (store/pubsub): subscription count and the Subscriber with its queue
-        'subscriptions', 'pubsub',
+        'subscriptions',
+        'pubsub',
         # parked: commands held while the current one waits, and the blocking wait
-        'deferred', 'blocked',
+        'deferred',
+        'blocked',
     )
 
     def __init__(self, server):
@@ -69,7 +96,7 @@ class Connection(asyncio.Protocol):
         self.table = server.commands
         self.transport = None
         self.reader = hiredis.Reader()
-        self.parser = None              # exact parser, while it holds a partial request
+        self.parser = None  # exact parser, while it holds a partial request
         self.out = []
         self.db = 0
         self.proto = 2
@@ -77,26 +104,26 @@ class Connection(asyncio.Protocol):
         self.name = None
         self.addr = self.laddr = '?'
         self.created = self.last_interaction = time.time()
-        self.last_cmd = None            # the Command last run (CLIENT LIST cmd=)
-        self.last_sub = None            # its subcommand, for containers
+        self.last_cmd = None  # the Command last run (CLIENT LIST cmd=)
+        self.last_sub = None  # its subcommand, for containers
         self.authenticated = not server.config['requirepass']
         self.closing = False
         # MULTI/EXEC and WATCH
-        self.multi = None               # list of queued (cmd, args) while in MULTI
+        self.multi = None  # list of queued (cmd, args) while in MULTI
         self.multi_error = False
         self.dirty_cas = False
-        self.watched = []               # (db, key) pairs
-        self.watched_deadlines = []     # their deadlines at WATCH time
-        self.in_exec = False            # EXEC is running the queued commands
+        self.watched = []  # (db, key) pairs
+        self.watched_deadlines = []  # their deadlines at WATCH time
+        self.in_exec = False  # EXEC is running the queued commands
         # CLIENT REPLY, CLIENT NO-EVICT/NO-TOUCH
         self.reply_mode = 'on'
         self.no_evict = self.no_touch = False
         # pub/sub state, owned by store/pubsub
         self.subscriptions = 0
-        self.pubsub = None              # store.pubsub Subscriber, from the first subscribe
-        self.deferred = None            # commands held while parked
-        self.blocked = None             # the blocking.Waiter while a blocking command waits
-        self.write_paused = False       # transport above its high-water mark
+        self.pubsub = None  # store.pubsub Subscriber, from the first subscribe
+        self.deferred = None  # commands held while parked
+        self.blocked = None  # the blocking.Waiter while a blocking command waits
+        self.write_paused = False  # transport above its high-water mark
         self.gated = not self.authenticated
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -130,9 +157,14 @@ class Connection(asyncio.Protocol):
         self.last_interaction = server.clock
         server.stats.net_input_bytes += len(data)
         if self.pubsub is not None and self.pubsub.queue:
-            self.pubsub.drain_before_commands()     # queued messages first, up to the quota
-        if (self.parser is None and self.authenticated and data[:1] == b'*'
-                and data[-2:] == b'\r\n' and len(data) <= self.server.max_bulk):
+            self.pubsub.drain_before_commands()  # queued messages first, up to the quota
+        if (
+            self.parser is None
+            and self.authenticated
+            and data[:1] == b'*'
+            and data[-2:] == b'\r\n'
+            and len(data) <= self.server.max_bulk
+        ):
             frames = parse_bulk_arrays(self.reader, data)
             if frames is not None:
                 self.run(frames)
@@ -151,8 +183,9 @@ class Connection(asyncio.Protocol):
             parser.feed(chunk)
             if parser.pending() > limit:
                 # checked before parsing; replies of earlier reads still go out
-                self.server.log(f'Closing client that reached max query buffer length: '
-                                f'{self.describe()}')
+                self.server.log(
+                    f'Closing client that reached max query buffer length: {self.describe()}'
+                )
                 self.close_after_reply()
                 break
             while True:
@@ -164,17 +197,15 @@ class Connection(asyncio.Protocol):
                 self.run(frames)
                 if error is None or self.closing:
                     break
-                if frames:      # they may have changed the limits (AUTH, CONFIG SET)
+                if frames:  # they may have changed the limits (AUTH, CONFIG SET)
                     continue
-                self.server.log_verbose(f'Protocol error ({error}) from client: '
-                                        f'{self.describe()}')
-                self.out.append(b'-ERR Protocol error: %s\r\n'
-                                % str(error).encode('latin-1'))
+                self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
+                self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode('latin-1'))
                 self.close_after_reply()
                 break
             if self.closing:
                 break
-        if not parser.buf and not parser.multibulklen:    # not mid-request (args may be [])
+        if not parser.buf and not parser.multibulklen:  # not mid-request (args may be [])
             self.parser = None
         self.flush()
 
@@ -196,7 +227,7 @@ class Connection(asyncio.Protocol):
     def resume_writing(self):
         self.write_paused = False
         if self.pubsub is not None:
-            self.pubsub.resume()     # move queued messages on (store/pubsub/dispatch.py)
+            self.pubsub.resume()  # move queued messages on (store/pubsub/dispatch.py)
 
     def close_after_reply(self):
         """Stop reading; the transport closes once pending replies are written."""
@@ -255,12 +286,12 @@ class Connection(asyncio.Protocol):
                 self._execute_gated(cmd, args)
                 t0 = _perf_ns()
                 continue
-            try:                    # call(), inlined: a method call per command is measurable
+            try:  # call(), inlined: a method call per command is measurable
                 r = cmd.handler(self, args)
             except RedisError as e:
                 r = e
                 cmd.failed += 1
-            except Exception as e:       # a bug must not take the server down
+            except Exception as e:  # a bug must not take the server down
                 r = self._internal_error(cmd, e)
             t1 = _perf_ns()
             cmd.calls += 1
@@ -285,20 +316,26 @@ class Connection(asyncio.Protocol):
         return RedisError(f'ERR internal error while running {cmd.name}: {e!r}'[:500])
 
     def update_gate(self):
-        self.gated = (self.closing or not self.authenticated or self.multi is not None
-                      or (self.subscriptions > 0 and self.proto == 2)
-                      or self.reply_mode != 'on' or self.deferred is not None)
+        self.gated = (
+            self.closing
+            or not self.authenticated
+            or self.multi is not None
+            or (self.subscriptions > 0 and self.proto == 2)
+            or self.reply_mode != 'on'
+            or self.deferred is not None
+        )
 
     def _reject(self, cmd, message):
         if cmd is not None:
             cmd.rejected += 1
-            if cmd.name == 'exec':      # rejectCommand -> execCommandAbort: discard, EXECABORT
+            if cmd.name == 'exec':  # rejectCommand -> execCommandAbort: discard, EXECABORT
                 self.multi = None
                 self.multi_error = False
                 self.unwatch_all()
                 self.update_gate()
-                message = ('EXECABORT Transaction discarded because of: '
-                           + (message[4:] if message.startswith('ERR ') else message))
+                message = 'EXECABORT Transaction discarded because of: ' + (
+                    message[4:] if message.startswith('ERR ') else message
+                )
         if self.multi is not None:
             self.multi_error = True
         self._emit(RedisError(message))
@@ -310,7 +347,7 @@ class Connection(asyncio.Protocol):
         elif mode == 'skip':
             self.reply_mode = 'on'
             self.update_gate()
-        elif mode == 'skip_next':       # CLIENT REPLY SKIP ran on this path: skip the next
+        elif mode == 'skip_next':  # CLIENT REPLY SKIP ran on this path: skip the next
             encode(value, self.proto, self.out)
             self.reply_mode = 'skip'
 
@@ -324,13 +361,13 @@ class Connection(asyncio.Protocol):
         if blocking.ready:
             blocking.serve_ready()
             self.update_gate()
-        if self.deferred is not None:       # a PUBLISH waits for publish-buffer-limit
+        if self.deferred is not None:  # a PUBLISH waits for publish-buffer-limit
             self.deferred.append(args)
             return
         name = args[0]
         if cmd is None:
             cmd = self.table.get(name.lower())
-        if name.lower() == b'quit':          # Redis 7.0 handles QUIT before anything else
+        if name.lower() == b'quit':  # Redis 7.0 handles QUIT before anything else
             self._emit(OK)
             self.close_after_reply()
             return
@@ -339,20 +376,27 @@ class Connection(asyncio.Protocol):
         if not cmd.arity_ok(len(args)):
             return self._reject(cmd, f"ERR wrong number of arguments for '{cmd.name}' command")
         shown = cmd
-        if cmd.subcommands:         # Redis rejects bad subcommands here (and flags MULTI)
+        if cmd.subcommands:  # Redis rejects bad subcommands here (and flags MULTI)
             shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower())
             if shown is None:
-                return self._reject(cmd, f"ERR unknown subcommand '{error_arg(args[1], 128)}'. "
-                                         f"Try {cmd.name.upper()} HELP.")
+                return self._reject(
+                    cmd,
+                    f"ERR unknown subcommand '{error_arg(args[1], 128)}'. "
+                    f"Try {cmd.name.upper()} HELP.",
+                )
             if not shown.arity_ok(len(args)):
-                return self._reject(shown, f"ERR wrong number of arguments for "
-                                           f"'{shown.name}' command")
+                return self._reject(
+                    shown, f"ERR wrong number of arguments for '{shown.name}' command"
+                )
         if not self.authenticated and not cmd.no_auth:
             return self._reject(cmd, 'NOAUTH Authentication required.')
         if self.subscriptions > 0 and self.proto == 2 and not cmd.pubsub_ok:
-            return self._reject(cmd, f"ERR Can't execute '{shown.name}': only (P|S)SUBSCRIBE / "
-                                     "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
-                                     "this context")
+            return self._reject(
+                cmd,
+                f"ERR Can't execute '{shown.name}': only (P|S)SUBSCRIBE / "
+                "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+                "this context",
+            )
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
             return self._emit(QUEUED)

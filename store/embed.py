@@ -47,8 +47,9 @@ class EmbeddedServer:
     loop: asyncio.AbstractEventLoop | None
     host: str
 
-    def __init__(self, port: int = 0, bind: str = '127.0.0.1', log: bool = False,
-                 **options: OptionValue) -> None:
+    def __init__(
+        self, port: int = 0, bind: str = '127.0.0.1', log: bool = False, **options: OptionValue
+    ) -> None:
         self.config = Config()
         self.config.set_from_args('port', [str(port)])
         self.config.set_from_args('bind', [bind])
@@ -110,6 +111,7 @@ class EmbeddedServer:
     def client(self, **kwargs: Any) -> redis.Redis:
         """A redis-py client connected to this server; `kwargs` go to redis.Redis."""
         import redis
+
         return redis.Redis(host=self.host, port=self.port, **kwargs)
 
     def url(self, db: int = 0) -> str:
@@ -123,8 +125,12 @@ class EmbeddedServer:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
 

@@ -17,26 +17,38 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-KEYSPACE = 1 << 0    # K
-KEYEVENT = 1 << 1    # E
-GENERIC = 1 << 2     # g
-STRING = 1 << 3      # $
-LIST = 1 << 4        # l
-SET = 1 << 5         # s
-HASH = 1 << 6        # h
-ZSET = 1 << 7        # z
-EXPIRED = 1 << 8     # x
-EVICTED = 1 << 9     # e
-STREAM = 1 << 10     # t
-KEY_MISS = 1 << 11   # m (not part of A, as in Redis)
-MODULE = 1 << 13     # d
-NEW = 1 << 14        # n (not part of A, as in Redis)
+KEYSPACE = 1 << 0  # K
+KEYEVENT = 1 << 1  # E
+GENERIC = 1 << 2  # g
+STRING = 1 << 3  # $
+LIST = 1 << 4  # l
+SET = 1 << 5  # s
+HASH = 1 << 6  # h
+ZSET = 1 << 7  # z
+EXPIRED = 1 << 8  # x
+EVICTED = 1 << 9  # e
+STREAM = 1 << 10  # t
+KEY_MISS = 1 << 11  # m (not part of A, as in Redis)
+MODULE = 1 << 13  # d
+NEW = 1 << 14  # n (not part of A, as in Redis)
 ALL = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE
 
 _CLASS_CHARS = {
-    'A': ALL, 'g': GENERIC, '$': STRING, 'l': LIST, 's': SET, 'h': HASH, 'z': ZSET,
-    'x': EXPIRED, 'e': EVICTED, 'K': KEYSPACE, 'E': KEYEVENT, 't': STREAM,
-    'm': KEY_MISS, 'd': MODULE, 'n': NEW,
+    'A': ALL,
+    'g': GENERIC,
+    '$': STRING,
+    'l': LIST,
+    's': SET,
+    'h': HASH,
+    'z': ZSET,
+    'x': EXPIRED,
+    'e': EVICTED,
+    'K': KEYSPACE,
+    'E': KEYEVENT,
+    't': STREAM,
+    'm': KEY_MISS,
+    'd': MODULE,
+    'n': NEW,
 }
 
 
@@ -57,9 +69,19 @@ def flags_to_string(flags: int) -> str:
     if flags & ALL == ALL:
         out.append('A')
     else:
-        for ch, bit in (('g', GENERIC), ('$', STRING), ('l', LIST), ('s', SET), ('h', HASH),
-                        ('z', ZSET), ('x', EXPIRED), ('e', EVICTED), ('t', STREAM),
-                        ('d', MODULE), ('n', NEW)):
+        for ch, bit in (
+            ('g', GENERIC),
+            ('$', STRING),
+            ('l', LIST),
+            ('s', SET),
+            ('h', HASH),
+            ('z', ZSET),
+            ('x', EXPIRED),
+            ('e', EVICTED),
+            ('t', STREAM),
+            ('d', MODULE),
+            ('n', NEW),
+        ):
             if flags & bit:
                 out.append(ch)
     if flags & KEYSPACE:
@@ -86,7 +108,7 @@ class KeyspaceEvents:
         self.journal = journal
         self.publish_flags = 0
         self.journal_flags = 0
-        self.flags = 0                  # the union: what any consumer wants
+        self.flags = 0  # the union: what any consumer wants
 
     def attach(self, keyspace: Any) -> None:
         """Called once by the keyspace being built with this sink: the journal writes
@@ -101,8 +123,9 @@ class KeyspaceEvents:
         self.journal_flags = journal_flags
         self.flags = publish_flags | journal_flags
 
-    def notify(self, cls: int, event: bytes, db: int, key: bytes,
-               deadline: int | None = None) -> None:
+    def notify(
+        self, cls: int, event: bytes, db: int, key: bytes, deadline: int | None = None
+    ) -> None:
         """notifyKeyspaceEvent: publish on __keyspace@db__:key and/or __keyevent@db__:event
         when class `cls` is enabled, and journal the event when the journal takes `cls`.
         `deadline` (ms) comes with `expired`."""
@@ -116,8 +139,7 @@ class KeyspaceEvents:
         if self.journal_flags & cls:
             self.journal.append(db, event, key, None, deadline)
 
-    def expired_batch(self, db: int, keys: list[bytes], deadlines: list[int],
-                      now: int) -> None:
+    def expired_batch(self, db: int, keys: list[bytes], deadlines: list[int], now: int) -> None:
         """The keys of one database one active-expiry step deleted: their `expired`
         events leave as one batch, a single coalesced dispatch on
         __keyevent@db__:expired, and one journal append."""

@@ -36,29 +36,29 @@ def _tokens(pattern: bytes) -> list[Token | Literal['*']]:
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
-        if c == 42:                                  # '*'
+        if c == 42:  # '*'
             if not out or out[-1] != '*':
                 out.append('*')
             i += 1
-        elif c == 63:                                # '?'
+        elif c == 63:  # '?'
             out.append(_ANY)
             i += 1
-        elif c == 91:                                # '['
+        elif c == 91:  # '['
             i += 1
-            negate = i < n and pattern[i] == 94      # '^'
+            negate = i < n and pattern[i] == 94  # '^'
             if negate:
                 i += 1
             members: set[int] = set()
             while True:
-                if i < n and pattern[i] == 92 and n - i >= 2:    # '\' escape
+                if i < n and pattern[i] == 92 and n - i >= 2:  # '\' escape
                     members.add(pattern[i + 1])
                     i += 2
-                elif i < n and pattern[i] == 93:                 # ']'
+                elif i < n and pattern[i] == 93:  # ']'
                     i += 1
                     break
                 elif i >= n:
                     break
-                elif n - i >= 3 and pattern[i + 1] == 45:        # 'a-z'
+                elif n - i >= 3 and pattern[i + 1] == 45:  # 'a-z'
                     lo, hi = sorted((pattern[i], pattern[i + 2]))
                     members.update(range(lo, hi + 1))
                     i += 3
@@ -69,7 +69,7 @@ def _tokens(pattern: bytes) -> list[Token | Literal['*']]:
                 members = set(range(256)) - members
             out.append(frozenset(members))
         else:
-            if c == 92 and n - i >= 2:               # '\x'
+            if c == 92 and n - i >= 2:  # '\x'
                 i += 1
             out.append(frozenset((pattern[i],)))
             i += 1
@@ -82,7 +82,7 @@ def _segment_regex(tokens: list[Token], nocase: bool) -> Segment:
         if t is _ANY:
             parts.append(b'.')
         elif not t:
-            parts.append(b'(?!)')                    # empty class: matches nothing
+            parts.append(b'(?!)')  # empty class: matches nothing
         elif len(t) == 1:
             parts.append(re.escape(bytes(t)))
         else:
@@ -126,8 +126,7 @@ class Glob:
                 break
             prefix += bytes(t)
         self.prefix = bytes(prefix)
-        self.literal = (self.prefix if not self.starred and len(prefix) == len(segments[0])
-                        else None)
+        self.literal = self.prefix if not self.starred and len(prefix) == len(segments[0]) else None
         # The literal suffix (bytes after the last wildcard of a starred pattern) indexes
         # patterns such as `*.log` that have no prefix.
         suffix = bytearray()

@@ -41,11 +41,11 @@ def _template(fields):
 
 class Journal:
     def __init__(self) -> None:
-        self.ks: Any = None         # the keyspace it writes into (attach)
+        self.ks: Any = None  # the keyspace it writes into (attach)
         self.key = b'__keyevents__'
         self.maxlen = 1_000_000
         self.appended = 0
-        self.dropped = 0            # events lost because the key holds another type
+        self.dropped = 0  # events lost because the key holds another type
 
     def attach(self, keyspace: Any) -> None:
         self.ks = keyspace
@@ -94,10 +94,11 @@ class Journal:
                 idb = format_id(i)
                 dlb = b'%d' % deadline
                 lagb = b'%d' % (ts - deadline)
-                stream.append(i, ENCODED, tpl % (len(idb), idb, len(key), key, len(dlb), dlb,
-                                                 len(lagb), lagb))
+                stream.append(
+                    i, ENCODED, tpl % (len(idb), idb, len(key), key, len(dlb), dlb, len(lagb), lagb)
+                )
         self.appended += len(keys)
         if len(stream) > self.maxlen:
             stream.trim_maxlen(self.maxlen)
-        if self.ks.watchers:        # wake XREAD BLOCK readers, fail WATCHers
+        if self.ks.watchers:  # wake XREAD BLOCK readers, fail WATCHers
             self.ks.touch(0, self.key)

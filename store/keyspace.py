@@ -21,6 +21,7 @@ transactions then fail, and the blocking-operations registry, for keys clients w
 Deadlines are integer milliseconds since the epoch; a key is expired once
 `deadline < now`, as in Redis's keyIsExpired.
 """
+
 from __future__ import annotations
 
 import random
@@ -35,7 +36,7 @@ from .db_slice import SLOTS, DbSlice, key_slot
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
 
-CHUNK = 64      # keys taken from an index between two looks at the clock
+CHUNK = 64  # keys taken from an index between two looks at the clock
 
 
 class Observer(Protocol):
@@ -49,18 +50,19 @@ class ExpiryTimer(Protocol):
 
 
 class Keyspace:
-    def __init__(self, databases: int, shards: int, events: KeyspaceEvents,
-                 timer: ExpiryTimer) -> None:
+    def __init__(
+        self, databases: int, shards: int, events: KeyspaceEvents, timer: ExpiryTimer
+    ) -> None:
         self.databases = databases
         self.shards = [DbSlice(databases) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
-        self.watchers: dict[tuple[int, bytes], set[Observer]] = {}   # observers per key
+        self.watchers: dict[tuple[int, bytes], set[Observer]] = {}  # observers per key
         self.events = events
-        self.notify = events.notify     # notifyKeyspaceEvent
+        self.notify = events.notify  # notifyKeyspaceEvent
         self.notify_flags = events.flags
         self.timer = timer
-        self.next_shard = 0             # where the next expire_due starts
+        self.next_shard = 0  # where the next expire_due starts
         events.attach(self)
         self.reset_stats()
 
@@ -68,8 +70,8 @@ class Keyspace:
         self.hits = self.misses = 0
         self.expired_keys = 0
         self.expire_lag = LagStats()
-        self.expire_cycle_ms = 0.0          # time spent in active-expiry steps
-        self.expire_time_cap_reached = 0    # steps that ran out of budget
+        self.expire_cycle_ms = 0.0  # time spent in active-expiry steps
+        self.expire_time_cap_reached = 0  # steps that ran out of budget
 
     # -- routing ---------------------------------------------------------------------
 
@@ -169,7 +171,7 @@ class Keyspace:
             s = slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
             exp = s.expires[db]
             if exp and key in exp:
-                self.set(db, key, value)        # drops (or first expires) the old TTL
+                self.set(db, key, value)  # drops (or first expires) the old TTL
             else:
                 s.data[db][key] = value
         if self.watchers:
@@ -178,8 +180,9 @@ class Keyspace:
 
     def overwrite(self, db: int, key: bytes, value: Any) -> None:
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
-        self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)
-                        ].data[db][key] = value
+        self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)].data[db][
+            key
+        ] = value
         if self.watchers:
             self.touch(db, key)
 
@@ -334,7 +337,7 @@ class Keyspace:
                 for key in s.data[db]:
                     self.touch(db, key)
         for s in self.shards:
-            s.index.clear(db)           # reads expires[db]: before it is replaced
+            s.index.clear(db)  # reads expires[db]: before it is replaced
             s.data[db] = {}
             s.expires[db] = {}
 

@@ -12,15 +12,17 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
-LD_MANT_BITS = 64                 # significand bits, explicit integer bit included
-LD_MIN_EXP = -16382               # exponent of the smallest normal value
+LD_MANT_BITS = 64  # significand bits, explicit integer bit included
+LD_MIN_EXP = -16382  # exponent of the smallest normal value
 LD_MAX = Fraction((1 << LD_MANT_BITS) - 1) * 2 ** (16384 - LD_MANT_BITS)
 INF = float('inf')
 MAX_LONG_DOUBLE_CHARS = 5 * 1024
 
 _DEC_RE = re.compile(rb'([+-]?)(?:([0-9]+)\.?([0-9]*)|\.([0-9]+))(?:[eE]([+-]?[0-9]+))?')
-_HEX_RE = re.compile(rb'([+-]?)0[xX](?:([0-9a-fA-F]+)\.?([0-9a-fA-F]*)|\.([0-9a-fA-F]+))'
-                     rb'(?:[pP]([+-]?[0-9]+))?')
+_HEX_RE = re.compile(
+    rb'([+-]?)0[xX](?:([0-9a-fA-F]+)\.?([0-9a-fA-F]*)|\.([0-9a-fA-F]+))'
+    rb'(?:[pP]([+-]?[0-9]+))?'
+)
 _INF_RE = re.compile(rb'([+-]?)(?:inf|infinity)', re.I)
 
 
@@ -32,7 +34,7 @@ def ld_round(x):
     n, d = abs(x.numerator), x.denominator
     e = n.bit_length() - d.bit_length()
     if (n << max(0, -e)) < (d << max(0, e)):
-        e -= 1                                  # now 2**e <= |x| < 2**(e+1)
+        e -= 1  # now 2**e <= |x| < 2**(e+1)
     q = max(e, LD_MIN_EXP) - (LD_MANT_BITS - 1)  # exponent of one unit in the last place
     if q >= 0:
         m, r = divmod(n, d << q)
@@ -67,18 +69,18 @@ def strtold(b):
         if mant == 0:
             return Fraction(0)
         e10 = (int(exp) if exp else 0) - frac_len
-        magnitude = len(str(Decimal(mant))) + e10     # |x| < 10**magnitude
+        magnitude = len(str(Decimal(mant))) + e10  # |x| < 10**magnitude
         if magnitude > 4940:
-            return None                # overflow: HUGE_VALL with ERANGE
+            return None  # overflow: HUGE_VALL with ERANGE
         if magnitude < -4960:
-            return None                # underflow to zero with ERANGE
-        x = Fraction(mant * 10 ** e10) if e10 >= 0 else Fraction(mant, 10 ** -e10)
+            return None  # underflow to zero with ERANGE
+        x = Fraction(mant * 10**e10) if e10 >= 0 else Fraction(mant, 10**-e10)
     else:
         m = _HEX_RE.fullmatch(b)
         if m is None:
             m = _INF_RE.fullmatch(b)
             if m is None:
-                return None            # garbage, or NaN (which Redis rejects too)
+                return None  # garbage, or NaN (which Redis rejects too)
             return -INF if m.group(1) == b'-' else INF
         sign, ipart, fpart, only_frac, exp = m.groups()
         digits = (ipart + fpart) if only_frac is None else only_frac
@@ -95,7 +97,7 @@ def strtold(b):
         x = Fraction(mant << e2) if e2 >= 0 else Fraction(mant, 1 << -e2)
     v = ld_round(x)
     if v == 0 or v == INF or v == -INF:
-        return None                    # ERANGE to zero or HUGE_VALL: rejected
+        return None  # ERANGE to zero or HUGE_VALL: rejected
     return -v if sign == b'-' else v
 
 
@@ -103,7 +105,7 @@ def ld_format(x):
     """ld2string(LD_STR_HUMAN): "%.17Lf" with trailing zeros (and a bare '.') removed."""
     neg = x < 0
     x = abs(x)
-    n = x.numerator * 10 ** 17
+    n = x.numerator * 10**17
     d = x.denominator
     q, r = divmod(n, d)
     if 2 * r > d or (2 * r == d and q & 1):

@@ -30,9 +30,9 @@ from typing import Any, Final
 
 import hiredis
 
-INLINE_MAX_SIZE = 64 * 1024      # PROTO_INLINE_MAX_SIZE
-MBULK_BIG_ARG = 32 * 1024        # PROTO_MBULK_BIG_ARG
-IOBUF_LEN = 16 * 1024            # PROTO_IOBUF_LEN: how much redis-server reads at a time
+INLINE_MAX_SIZE = 64 * 1024  # PROTO_INLINE_MAX_SIZE
+MBULK_BIG_ARG = 32 * 1024  # PROTO_MBULK_BIG_ARG
+IOBUF_LEN = 16 * 1024  # PROTO_IOBUF_LEN: how much redis-server reads at a time
 INT_MAX = 2**31 - 1
 
 
@@ -74,9 +74,11 @@ def unknown_command_error(args: list[bytes]) -> str:
     for a in args[1:]:
         if len(shown) >= 128:
             break
-        shown += b"'%s' " % c_string(a)[:128 - len(shown)]
+        shown += b"'%s' " % c_string(a)[: 128 - len(shown)]
     msg = b"ERR unknown command '%s', with args beginning with: %s" % (
-        c_string(args[0])[:128], shown)
+        c_string(args[0])[:128],
+        shown,
+    )
     return msg.replace(b'\r', b' ').replace(b'\n', b' ').decode('utf-8', 'surrogateescape')
 
 
@@ -107,7 +109,7 @@ class Raw(bytes):
     """Bytes already encoded for the wire; sent unchanged in every protocol."""
 
 
-NULL_ARRAY: Final = Raw(b'*-1\r\n')   # replaced by '_' in RESP3 by the encoder
+NULL_ARRAY: Final = Raw(b'*-1\r\n')  # replaced by '_' in RESP3 by the encoder
 
 OK: Final = 'OK'
 QUEUED: Final = 'QUEUED'
@@ -194,18 +196,17 @@ def to_bytes(value: Any, proto: int = 2) -> bytes:
 # -- requests ---------------------------------------------------------------------------
 
 
-
 def string2ll(b: bytes) -> int | None:
     """Redis's string2ll: a strict decimal integer (no sign '+', spaces or leading zeros)
     within signed 64-bit range; None when `b` is not one."""
     if b.isdigit() and len(b) < 19 and (b[0] != 48 or len(b) == 1):
-        return int(b)               # the common case: a small non-negative number
+        return int(b)  # the common case: a small non-negative number
     try:
         v = int(b)
     except ValueError:
         return None
     # int() also takes '+1', ' 1', '1_0' and '01': only the canonical spelling counts.
-    if b'%d' % v != b or not -2**63 <= v < 2**63:
+    if b'%d' % v != b or not -(2**63) <= v < 2**63:
         return None
     return v
 
@@ -238,9 +239,14 @@ def split_args(line: bytes) -> list[bytes] | None:
                 if i >= n:
                     return None
                 c = line[i]
-                if (c == 92 and i + 3 < n and line[i + 1] == ord('x')
-                        and line[i + 2] in _HEX and line[i + 3] in _HEX):
-                    cur.append(int(line[i + 2:i + 4], 16))
+                if (
+                    c == 92
+                    and i + 3 < n
+                    and line[i + 1] == ord('x')
+                    and line[i + 2] in _HEX
+                    and line[i + 3] in _HEX
+                ):
+                    cur.append(int(line[i + 2 : i + 4], 16))
                     i += 3
                 elif c == 92 and i + 1 < n:
                     i += 1
@@ -309,8 +315,7 @@ def parse_bulk_arrays(reader: hiredis.Reader, data: bytes) -> list[list[bytes]] 
             frames.append(frame)
             frame = reader.gets()
         # + = ( | ~ >, as ints: `int in bytes` is a memchr, `bytes in bytes` much slower
-        if not (43 in data or 61 in data or 40 in data or 124 in data
-                or 126 in data or 62 in data):
+        if not (43 in data or 61 in data or 40 in data or 124 in data or 126 in data or 62 in data):
             for f in frames:
                 if type(f) is not list:
                     return None
@@ -355,11 +360,11 @@ class RequestParser:
     """
 
     buf: bytearray
-    pos: int                    # parsed up to here
-    multibulklen: int           # arguments still to come of the current command
-    bulklen: int                # length of the argument being read, -1 before its header
-    args: list[bytes]           # the current command's arguments so far
-    ready: list[list[bytes]]    # complete commands of the last `parse`
+    pos: int  # parsed up to here
+    multibulklen: int  # arguments still to come of the current command
+    bulklen: int  # length of the argument being read, -1 before its header
+    args: list[bytes]  # the current command's arguments so far
+    ready: list[list[bytes]]  # complete commands of the last `parse`
 
     def __init__(self) -> None:
         self.buf = bytearray()
@@ -386,7 +391,7 @@ class RequestParser:
             if off == 0 and readlen >= end:
                 yield data
                 return
-            yield data[off:off + readlen]
+            yield data[off : off + readlen]
             off += readlen
 
     def _find(self, char: int) -> int:
@@ -405,14 +410,14 @@ class RequestParser:
         ready = self.ready = []
         try:
             while self.pos < len(buf):
-                if self.multibulklen == 0 and buf[self.pos] != 42:   # not '*': inline
+                if self.multibulklen == 0 and buf[self.pos] != 42:  # not '*': inline
                     if not self._inline():
                         break
                 elif not self._multibulk(max_bulk, authenticated):
                     break
         finally:
             if self.pos:
-                del buf[:self.pos]
+                del buf[: self.pos]
                 self.pos = 0
         return ready
 
@@ -426,7 +431,7 @@ class RequestParser:
         end = nl
         if end != self.pos and buf[end - 1] == 13:
             end -= 1
-        args = split_args(bytes(buf[self.pos:end]))
+        args = split_args(bytes(buf[self.pos : end]))
         if args is None:
             raise ProtocolError('unbalanced quotes in request')
         self.pos = nl + 1
@@ -444,7 +449,7 @@ class RequestParser:
                 return False
             if cr - self.pos > len(buf) - self.pos - 2:
                 return False
-            ll = string2ll(bytes(buf[self.pos + 1:cr]))
+            ll = string2ll(bytes(buf[self.pos + 1 : cr]))
             if ll is None or ll > INT_MAX:
                 raise ProtocolError('invalid multibulk length')
             if ll > 10 and not authenticated:
@@ -467,9 +472,10 @@ class RequestParser:
                     # addReplyErrorFormat's %c: the raw byte, CR and LF mapped to spaces
                     # (the connection encodes protocol errors as latin-1, byte for byte)
                     c = buf[self.pos]
-                    raise ProtocolError("expected '$', got '%s'"
-                                        % (' ' if c in (10, 13) else chr(c)))
-                ll = string2ll(bytes(buf[self.pos + 1:cr]))
+                    raise ProtocolError(
+                        "expected '$', got '%s'" % (' ' if c in (10, 13) else chr(c))
+                    )
+                ll = string2ll(bytes(buf[self.pos + 1 : cr]))
                 if ll is None or ll < 0 or ll > max_bulk:
                     raise ProtocolError('invalid bulk length')
                 if ll > 16384 and not authenticated:
@@ -478,7 +484,7 @@ class RequestParser:
                 self.bulklen = ll
             if len(buf) - self.pos < self.bulklen + 2:
                 return False
-            self.args.append(bytes(buf[self.pos:self.pos + self.bulklen]))
+            self.args.append(bytes(buf[self.pos : self.pos + self.bulklen]))
             self.pos += self.bulklen + 2
             self.bulklen = -1
             self.multibulklen -= 1

@@ -43,7 +43,7 @@ class Server:
         cfg = self.config
         self.commands = build_table(*MODULES)
         self.clients = {}
-        self.current_client = None      # the connection whose read is being run
+        self.current_client = None  # the connection whose read is being run
         self.next_client_id = 1
         self.clock = time.time()
         self.start_time = time.time()
@@ -57,13 +57,13 @@ class Server:
         self.closed = None
         self.exit_code = 0
         self.log_stream = log_stream if log_stream is not None else sys.stdout
-        self.disconnect_hooks = []      # callables(conn), e.g. pub/sub cleanup
-        self.cron_hooks = []            # callables(now) run by cron
-        self.reset_hooks = []           # callables(conn) run by RESET
+        self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
+        self.cron_hooks = []  # callables(now) run by cron
+        self.reset_hooks = []  # callables(conn) run by RESET
         # A key's life, in the order it is wired: the keyspace is built with its event sink
         # (pub/sub notifications and the journal) and the timer that runs active expiry;
         # the blocking registry observes the keys clients wait on.
-        self.pubsub = PubSub(self)      # ChannelStore + dispatch; registers its hooks
+        self.pubsub = PubSub(self)  # ChannelStore + dispatch; registers its hooks
         self.journal = Journal()
         self.events = KeyspaceEvents(self.pubsub, self.journal)
         self.expiry = ActiveExpiry(cfg['active-expire-budget-us'] / 1000.0)
@@ -79,14 +79,14 @@ class Server:
         if name == 'proto-max-bulk-len':
             self.max_bulk = cfg[name]
         elif name in ('notify-keyspace-events', 'keyevent-journal-events'):
-            self.keyspace.set_event_flags(cfg['notify-keyspace-events'],
-                                          cfg['keyevent-journal-events'])
+            self.keyspace.set_event_flags(
+                cfg['notify-keyspace-events'], cfg['keyevent-journal-events']
+            )
         elif name in ('keyevent-journal-key', 'keyevent-journal-maxlen'):
             self.journal.configure(cfg['keyevent-journal-key'], cfg['keyevent-journal-maxlen'])
         elif name == 'active-expire-budget-us':
             self.expiry.budget = cfg[name] / 1e6
-        elif name in ('async-dispatch-quota', 'publish-buffer-limit',
-                      'client-output-buffer-limit'):
+        elif name in ('async-dispatch-quota', 'publish-buffer-limit', 'client-output-buffer-limit'):
             self.pubsub.apply_config()
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
@@ -101,8 +101,11 @@ class Server:
     def log(self, msg, level='*'):
         now = time.time()
         stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
-        print(f'{os.getpid()}:M {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
-              file=self.log_stream, flush=True)
+        print(
+            f'{os.getpid()}:M {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
+            file=self.log_stream,
+            flush=True,
+        )
 
     def log_verbose(self, msg):
         if self.config['loglevel'] in ('debug', 'verbose'):
@@ -137,15 +140,17 @@ class Server:
         self.closed = asyncio.Event()
         cfg = self.config
         self.expiry.start(self.loop, self.keyspace.expire_due, self.keyspace.earliest_deadline)
-        hosts = ['0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
-                 for h in cfg['bind'].split()] or ['0.0.0.0']
+        hosts = [
+            '0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
+            for h in cfg['bind'].split()
+        ] or ['0.0.0.0']
         port = cfg['port']
         for host in hosts:
             server = await self.loop.create_server(
-                lambda: Connection(self), host, port, backlog=cfg['tcp-backlog'],
-                reuse_address=True)
+                lambda: Connection(self), host, port, backlog=cfg['tcp-backlog'], reuse_address=True
+            )
             self.listeners.append(server)
-            if port == 0:       # ephemeral: every address shares the first one's port
+            if port == 0:  # ephemeral: every address shares the first one's port
                 port = server.sockets[0].getsockname()[1]
         self.port = port
         self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
@@ -156,8 +161,11 @@ class Server:
         timeout = self.config['timeout']
         if timeout:
             for conn in list(self.clients.values()):
-                if (now - conn.last_interaction > timeout and not conn.subscriptions
-                        and not conn.closing):
+                if (
+                    now - conn.last_interaction > timeout
+                    and not conn.subscriptions
+                    and not conn.closing
+                ):
                     self.log_verbose(f'Closing idle client {conn.describe()}')
                     conn.close_after_reply()
         for hook in self.cron_hooks:
@@ -195,8 +203,9 @@ class Server:
 def new_event_loop():
     try:
         import uvloop
+
         return uvloop.new_event_loop()
-    except ImportError:       # pragma: no cover - uvloop is a declared dependency
+    except ImportError:  # pragma: no cover - uvloop is a declared dependency
         return asyncio.new_event_loop()
 
 

@@ -19,9 +19,9 @@ import redis.asyncio
 
 from store import EmbeddedServer
 
-pytest_plugins = ['store.pytest_plugin']   # the `store_server` fixture (test_core)
+pytest_plugins = ['store.pytest_plugin']  # the `store_server` fixture (test_core)
 
-WAIT = 60       # seconds to wait for something that must happen: a bound, not a timing
+WAIT = 60  # seconds to wait for something that must happen: a bound, not a timing
 
 
 def pytest_collection_modifyitems(items):
@@ -81,8 +81,12 @@ def wait_for_port(port, proc=None, timeout=WAIT):
 def spawn_store(*args, port=None):
     """Start `python -m store` as a subprocess; returns (proc, port)."""
     port = port or free_port()
-    proc = subprocess.Popen([sys.executable, '-m', 'store', '--port', str(port), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'store', '--port', str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     wait_for_port(port, proc)
     return proc, port
 
@@ -93,10 +97,26 @@ def spawn_redis(*args, port=None):
     if exe is None:
         pytest.fail('redis-server is not installed; scripts/test installs it')
     port = port or free_port()
-    proc = subprocess.Popen([exe, '--port', str(port), '--bind', '127.0.0.1', '--save', '',
-                             '--appendonly', 'no', '--enable-debug-command', 'yes',
-                             '--daemonize', 'no', *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            exe,
+            '--port',
+            str(port),
+            '--bind',
+            '127.0.0.1',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--enable-debug-command',
+            'yes',
+            '--daemonize',
+            'no',
+            *args,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for_port(port, proc)
     return proc, port
 
@@ -230,8 +250,9 @@ def redis_cli(port, *args, input=None):
     exe = shutil.which('redis-cli')
     if exe is None:
         pytest.fail('redis-cli is not installed; scripts/test installs it')
-    out = subprocess.run([exe, '-p', str(port), *args], input=input, capture_output=True,
-                         text=True, timeout=WAIT)
+    out = subprocess.run(
+        [exe, '-p', str(port), *args], input=input, capture_output=True, text=True, timeout=WAIT
+    )
     return out.stdout
 
 

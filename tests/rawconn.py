@@ -16,9 +16,9 @@ import asyncio
 import socket
 import time
 
-PATIENCE = 60       # seconds to wait for bytes known to be coming
-QUIET = 0.25        # seconds without data after which a connection has said all it will
-EOF = b'<EOF>'      # appended by read_available when the server closed the connection
+PATIENCE = 60  # seconds to wait for bytes known to be coming
+QUIET = 0.25  # seconds without data after which a connection has said all it will
+EOF = b'<EOF>'  # appended by read_available when the server closed the connection
 
 
 def pack(*args):
@@ -43,14 +43,14 @@ def reply_end(buf, i=0):
     nl = buf.find(b'\r\n', i)
     if nl < 0:
         return None
-    kind, head = buf[i:i + 1], buf[i + 1:nl]
+    kind, head = buf[i : i + 1], buf[i + 1 : nl]
     end = nl + 2
-    if kind in b'$=!':                          # bulk string, verbatim, bulk error
+    if kind in b'$=!':  # bulk string, verbatim, bulk error
         n = int(head)
         if n < 0:
             return end
         return end + n + 2 if len(buf) >= end + n + 2 else None
-    if kind in b'*~>%|':                        # array, set, push, map, attribute
+    if kind in b'*~>%|':  # array, set, push, map, attribute
         n = int(head)
         if n < 0:
             return end
@@ -58,15 +58,15 @@ def reply_end(buf, i=0):
             end = reply_end(buf, end)
             if end is None:
                 return None
-        if kind == b'|':                        # an attribute precedes the reply itself
+        if kind == b'|':  # an attribute precedes the reply itself
             return reply_end(buf, end) if end < len(buf) else None
         return end
-    return end                                  # one-line types: + - : _ # , (
+    return end  # one-line types: + - : _ # , (
 
 
 class RawConn:
     def __init__(self, port, host='127.0.0.1', timeout=PATIENCE, proto=2, rcvbuf=None):
-        if rcvbuf:                              # must be set before connect to take effect
+        if rcvbuf:  # must be set before connect to take effect
             self.sock = socket.socket()
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
             self.sock.settimeout(timeout)
@@ -230,7 +230,7 @@ def exchange(port, data, want=None, quiet=QUIET, gap=0.0):
                     got += chunk or b''
                 s.sendall(piece)
         except (BrokenPipeError, ConnectionResetError):
-            closed = 'reset'            # closed while we were still sending: read the rest
+            closed = 'reset'  # closed while we were still sending: read the rest
         deadline = time.monotonic() + PATIENCE
         while closed is not True and time.monotonic() < deadline:
             s.settimeout(PATIENCE if _patient(got, want) else quiet)
@@ -275,8 +275,9 @@ async def exchange_async(port, data, want=None, quiet=QUIET, gap=0.0):
         deadline = time.monotonic() + PATIENCE
         while closed is not True and time.monotonic() < deadline:
             try:
-                chunk = await asyncio.wait_for(reader.read(1 << 16),
-                                               PATIENCE if _patient(got, want) else quiet)
+                chunk = await asyncio.wait_for(
+                    reader.read(1 << 16), PATIENCE if _patient(got, want) else quiet
+                )
             except TimeoutError:
                 break
             except (ConnectionError, OSError):

@@ -64,21 +64,28 @@ def test_xreadgroup_unblocked_when_its_stream_is_deleted(server, redis_ref):
     for p in (server.port, redis_ref[1]):
         with RawConn(p) as a:
             a.cmd('FLUSHALL')
-        results.append(exchange(
-            p,
-            setup=[('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM')],
-            blocked=[('XREADGROUP', 'GROUP', 'g', 'c1', 'BLOCK', '0', 'STREAMS', 's', '>'),
-                     ('XREAD', 'BLOCK', '0', 'STREAMS', 's', '$')],
-            then=[('DEL', 's'), ('XADD', 's', '7-1', 'f', 'v')]))
+        results.append(
+            exchange(
+                p,
+                setup=[('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM')],
+                blocked=[
+                    ('XREADGROUP', 'GROUP', 'g', 'c1', 'BLOCK', '0', 'STREAMS', 's', '>'),
+                    ('XREAD', 'BLOCK', '0', 'STREAMS', 's', '$'),
+                ],
+                then=[('DEL', 's'), ('XADD', 's', '7-1', 'f', 'v')],
+            )
+        )
     assert results[0] == results[1]
     _, got = results[0]
     assert got[0] == b'-UNBLOCKED the stream key no longer exists\r\n'
     assert b'7-1' in got[1]
 
 
-@pytest.mark.parametrize('replace', [('SET', 's', 'x'), ('FLUSHALL',), ('FLUSHDB',),
-                                     ('SWAPDB', '0', '1'), ('PEXPIRE', 's', '1')],
-                         ids=['set', 'flushall', 'flushdb', 'swapdb', 'expire'])
+@pytest.mark.parametrize(
+    'replace',
+    [('SET', 's', 'x'), ('FLUSHALL',), ('FLUSHDB',), ('SWAPDB', '0', '1'), ('PEXPIRE', 's', '1')],
+    ids=['set', 'flushall', 'flushdb', 'swapdb', 'expire'],
+)
 def test_xreadgroup_unblocked_when_its_key_changes_type_or_vanishes(port, replace):
     setup = [('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM')]
     blocked = [('XREADGROUP', 'GROUP', 'g', 'c1', 'BLOCK', '0', 'STREAMS', 's', '>')]
@@ -93,12 +100,17 @@ def test_group_consumers_served_first_blocked_first(server, redis_ref):
     for p in (server.port, redis_ref[1]):
         with RawConn(p) as a:
             a.cmd('FLUSHALL')
-        results.append(exchange(
-            p,
-            setup=[('XGROUP', 'CREATE', 'q', 'g', '$', 'MKSTREAM')],
-            blocked=[('XREADGROUP', 'GROUP', 'g', 'first', 'BLOCK', '0', 'STREAMS', 'q', '>'),
-                     ('XREADGROUP', 'GROUP', 'g', 'second', 'BLOCK', '0', 'STREAMS', 'q', '>')],
-            then=[('XADD', 'q', '1-1', 'job', 'a'), ('XADD', 'q', '2-1', 'job', 'b')]))
+        results.append(
+            exchange(
+                p,
+                setup=[('XGROUP', 'CREATE', 'q', 'g', '$', 'MKSTREAM')],
+                blocked=[
+                    ('XREADGROUP', 'GROUP', 'g', 'first', 'BLOCK', '0', 'STREAMS', 'q', '>'),
+                    ('XREADGROUP', 'GROUP', 'g', 'second', 'BLOCK', '0', 'STREAMS', 'q', '>'),
+                ],
+                then=[('XADD', 'q', '1-1', 'job', 'a'), ('XADD', 'q', '2-1', 'job', 'b')],
+            )
+        )
     assert results[0] == results[1]
     _, got = results[0]
     assert b'1-1' in got[0] and b'2-1' in got[1]
@@ -113,12 +125,14 @@ def test_blocked_client_served_before_the_writers_next_command(server, redis_ref
             admin.cmd('FLUSHALL')
             admin.cmd('XGROUP', 'CREATE', 'q', 'g', '$', 'MKSTREAM')
             with RawConn(p) as waiter:
-                waiter.send(pack('XREADGROUP', 'GROUP', 'g', 'w', 'BLOCK', '0',
-                                 'STREAMS', 'q', '>'))
+                waiter.send(
+                    pack('XREADGROUP', 'GROUP', 'g', 'w', 'BLOCK', '0', 'STREAMS', 'q', '>')
+                )
                 wait_blocked(admin, 1)
-                admin.send(pack('XADD', 'q', '1-1', 'job', 'a')
-                           + pack('XREADGROUP', 'GROUP', 'g', 'other', 'COUNT', '5',
-                                  'STREAMS', 'q', '>'))
+                admin.send(
+                    pack('XADD', 'q', '1-1', 'job', 'a')
+                    + pack('XREADGROUP', 'GROUP', 'g', 'other', 'COUNT', '5', 'STREAMS', 'q', '>')
+                )
                 mine = [admin.read_reply(), admin.read_reply()]
                 results.append((mine, waiter.read_reply(timeout=30)))
     assert results[0] == results[1]

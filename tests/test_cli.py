@@ -19,7 +19,8 @@ def test_one_shot_commands(server, r):
     assert redis_cli(port, 'DBSIZE') == '1\n'
     assert redis_cli(port, 'CONFIG', 'GET', 'maxmemory') == 'maxmemory\n0\n'
     assert redis_cli(port, 'CONFIG', 'SET', 'nosuch', '1') == (
-        "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\n\n")
+        "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\n\n"
+    )
     assert int(redis_cli(port, 'COMMAND', 'COUNT')) > 20
     before = int(time.time())
     seconds, micros = redis_cli(port, 'TIME').split()
@@ -32,23 +33,26 @@ def test_raw_info_keyspace(server, r):
     r.set('a', '1')
     r.set('b', '2', ex=100)
     out = redis_cli(server.port, '--raw', 'INFO', 'keyspace')
-    assert out.replace('\r', '').splitlines()[:2] == ['# Keyspace',
-                                                      'db0:keys=2,expires=1,avg_ttl=' +
-                                                      out.split('avg_ttl=')[1].split()[0]]
+    assert out.replace('\r', '').splitlines()[:2] == [
+        '# Keyspace',
+        'db0:keys=2,expires=1,avg_ttl=' + out.split('avg_ttl=')[1].split()[0],
+    ]
     info = redis_cli(server.port, 'INFO', 'server')
     assert 'redis_version:7.0.15' in info and f'tcp_port:{server.port}' in info
 
 
 def test_piped_session(server, r):
-    session = ('SET counter 10\n'
-               'GET counter\n'
-               'CONFIG GET hz\n'
-               'SELECT 1\n'
-               'SET other x\n'
-               'DBSIZE\n'
-               'SWAPDB 0 1\n'
-               'DBSIZE\n'
-               'FLUSHALL\n')
+    session = (
+        'SET counter 10\n'
+        'GET counter\n'
+        'CONFIG GET hz\n'
+        'SELECT 1\n'
+        'SET other x\n'
+        'DBSIZE\n'
+        'SWAPDB 0 1\n'
+        'DBSIZE\n'
+        'FLUSHALL\n'
+    )
     out = redis_cli(server.port, input=session)
     assert out.splitlines() == ['OK', '10', 'hz', '10', 'OK', 'OK', '1', 'OK', '1', 'OK']
 
@@ -56,7 +60,7 @@ def test_piped_session(server, r):
 def _interactive(port, lines, timeout=WAIT):
     """Drive redis-cli on a pty (TERM=dumb keeps linenoise simple); return its output."""
     pid, fd = pty.fork()
-    if pid == 0:                                        # pragma: no cover - the child
+    if pid == 0:  # pragma: no cover - the child
         os.environ['TERM'] = 'dumb'
         os.execvp('redis-cli', ['redis-cli', '-p', str(port)])
     out = b''
@@ -97,8 +101,7 @@ def _interactive(port, lines, timeout=WAIT):
 
 def test_interactive_startup_reads_command_docs(server, r):
     r.config_resetstat()
-    out, code = _interactive(server.port, [('PING', 'PONG'),
-                                           ('help config set', 'group')])
+    out, code = _interactive(server.port, [('PING', 'PONG'), ('help config set', 'group')])
     assert code == 0
     assert 'PONG' in out
     # The help text comes from our COMMAND DOCS reply.
@@ -107,6 +110,10 @@ def test_interactive_startup_reads_command_docs(server, r):
     assert 'since:\x1b[0m 2.0.0' in out or 'since: 2.0.0' in out
     assert 'ERR' not in out and 'rror' not in out
     stats = r.info('commandstats')
-    assert stats['cmdstat_command|docs'] == {'calls': 1, 'usec': stats[
-        'cmdstat_command|docs']['usec'], 'usec_per_call': stats['cmdstat_command|docs'][
-        'usec_per_call'], 'rejected_calls': 0, 'failed_calls': 0}
+    assert stats['cmdstat_command|docs'] == {
+        'calls': 1,
+        'usec': stats['cmdstat_command|docs']['usec'],
+        'usec_per_call': stats['cmdstat_command|docs']['usec_per_call'],
+        'rejected_calls': 0,
+        'failed_calls': 0,
+    }

@@ -10,9 +10,36 @@ from conftest import assert_same, close, connect, done
 from rawconn import EOF, RawConn, pack, session
 
 # CLIENT LIST fields in redis-server 7.0.15's order.
-FIELDS = ['id', 'addr', 'laddr', 'fd', 'name', 'age', 'idle', 'flags', 'db', 'sub', 'psub',
-          'ssub', 'multi', 'qbuf', 'qbuf-free', 'argv-mem', 'multi-mem', 'rbs', 'rbp', 'obl',
-          'oll', 'omem', 'tot-mem', 'events', 'cmd', 'user', 'redir', 'resp']
+FIELDS = [
+    'id',
+    'addr',
+    'laddr',
+    'fd',
+    'name',
+    'age',
+    'idle',
+    'flags',
+    'db',
+    'sub',
+    'psub',
+    'ssub',
+    'multi',
+    'qbuf',
+    'qbuf-free',
+    'argv-mem',
+    'multi-mem',
+    'rbs',
+    'rbp',
+    'obl',
+    'oll',
+    'omem',
+    'tot-mem',
+    'events',
+    'cmd',
+    'user',
+    'redir',
+    'resp',
+]
 
 
 def parse_line(line):
@@ -35,7 +62,7 @@ def test_id_is_unique_and_matches_info(server):
     ida, idb = a.client_id(), b.client_id()
     assert ida != idb and ida > 0 and idb > 0
     assert int(info_of(a)['id']) == ida
-    assert a.client_id() == ida            # the pool reuses the same connection
+    assert a.client_id() == ida  # the pool reuses the same connection
     a.close(), b.close()
 
 
@@ -47,47 +74,92 @@ def test_setname_getname(r, both):
     r.client_setname('')
     assert r.client_getname() is None
     assert info_of(r)['name'] == ''
-    assert_same(both, [
-        ('CLIENT', 'GETNAME'),
-        ('CLIENT', 'SETNAME', 'a b'), ('CLIENT', 'SETNAME', 'a\nb'),
-        ('CLIENT', 'SETNAME', b'caf\xc3\xa9'), ('CLIENT', 'SETNAME', b'x\x7f'),
-        ('CLIENT', 'SETNAME', '!~'), ('CLIENT', 'GETNAME'),
-        ('CLIENT', 'SETNAME', ''), ('CLIENT', 'GETNAME'),
-        ('CLIENT', 'SETNAME'), ('CLIENT', 'SETNAME', 'a', 'b'), ('CLIENT', 'GETNAME', 'x'),
-    ])
+    assert_same(
+        both,
+        [
+            ('CLIENT', 'GETNAME'),
+            ('CLIENT', 'SETNAME', 'a b'),
+            ('CLIENT', 'SETNAME', 'a\nb'),
+            ('CLIENT', 'SETNAME', b'caf\xc3\xa9'),
+            ('CLIENT', 'SETNAME', b'x\x7f'),
+            ('CLIENT', 'SETNAME', '!~'),
+            ('CLIENT', 'GETNAME'),
+            ('CLIENT', 'SETNAME', ''),
+            ('CLIENT', 'GETNAME'),
+            ('CLIENT', 'SETNAME'),
+            ('CLIENT', 'SETNAME', 'a', 'b'),
+            ('CLIENT', 'GETNAME', 'x'),
+        ],
+    )
 
 
 def test_errors_and_help_match_redis(both):
-    assert_same(both, [
-        ('CLIENT',), ('CLIENT', 'NOPE'), ('CLIENT', 'help'), ('CLIENT', 'HELP', 'x'),
-        ('CLIENT', 'ID', 'x'), ('CLIENT', 'INFO', 'x'), ('CLIENT', 'KILL'),
-        ('CLIENT', 'GETREDIR'), ('CLIENT', 'TRACKINGINFO'), ('CLIENT', 'CACHING', 'yes'),
-        ('CLIENT', 'TRACKING', 'off'), ('CLIENT', 'TRACKING', 'maybe'),
-        ('CLIENT', 'NO-EVICT', 'on'), ('CLIENT', 'NO-EVICT', 'off'),
-        ('CLIENT', 'NO-EVICT', 'maybe'), ('CLIENT', 'NO-EVICT'),
-        ('CLIENT', 'PAUSE', 'abc'), ('CLIENT', 'PAUSE', '-1'), ('CLIENT', 'PAUSE', '0'),
-        ('CLIENT', 'PAUSE', '0', 'WRITE'), ('CLIENT', 'PAUSE', '0', 'all'),
-        ('CLIENT', 'PAUSE', '10', 'foo'), ('CLIENT', 'PAUSE', '1', '2', '3'),
-        ('CLIENT', 'PAUSE'), ('CLIENT', 'UNPAUSE'), ('CLIENT', 'UNPAUSE', 'x'),
-        ('CLIENT', 'UNBLOCK', '1'), ('CLIENT', 'UNBLOCK', 'x'),
-        ('CLIENT', 'UNBLOCK', '1', 'foo'), ('CLIENT', 'UNBLOCK', '999999', 'ERROR'),
-        ('CLIENT', 'UNBLOCK', '1', '2', '3'),
-        ('CLIENT', 'REPLY', 'maybe'), ('CLIENT', 'REPLY'), ('CLIENT', 'REPLY', 'on'),
-        ('CLIENT', 'LIST', 'TYPE', 'foo'), ('CLIENT', 'LIST', 'ID', 'x'),
-        ('CLIENT', 'LIST', 'ID', '1', 'x'), ('CLIENT', 'LIST', 'ID', '99999'),
-        ('CLIENT', 'LIST', 'foo'), ('CLIENT', 'LIST', 'ID'), ('CLIENT', 'LIST', 'TYPE'),
-        ('CLIENT', 'LIST', 'TYPE', 'master'), ('CLIENT', 'LIST', 'TYPE', 'replica'),
-        ('CLIENT', 'LIST', 'TYPE', 'slave'), ('CLIENT', 'LIST', 'TYPE', 'PUBSUB'),
-        ('CLIENT', 'KILL', '1.2.3.4:5'), ('CLIENT', 'KILL', 'ID', '99999'),
-        ('CLIENT', 'KILL', 'ID', 'abc'), ('CLIENT', 'KILL', 'ID', '0'),
-        ('CLIENT', 'KILL', 'ID', '-3'), ('CLIENT', 'KILL', 'ADDR'),
-        ('CLIENT', 'KILL', 'foo', 'bar'), ('CLIENT', 'KILL', 'TYPE', 'foo'),
-        ('CLIENT', 'KILL', 'SKIPME', 'maybe'), ('CLIENT', 'KILL', 'USER', 'nobody'),
-        ('CLIENT', 'KILL', 'a', 'b', 'c'), ('CLIENT', 'KILL', 'ID', '1', 'TYPE'),
-        ('CLIENT', 'KILL', 'TYPE', 'master'), ('CLIENT', 'KILL', 'TYPE', 'replica'),
-        ('CLIENT', 'KILL', 'ADDR', '1.2.3.4:5', 'SKIPME', 'yes'),
-        ('CLIENT', 'KILL', 'LADDR', '1.2.3.4:5'),
-    ])
+    assert_same(
+        both,
+        [
+            ('CLIENT',),
+            ('CLIENT', 'NOPE'),
+            ('CLIENT', 'help'),
+            ('CLIENT', 'HELP', 'x'),
+            ('CLIENT', 'ID', 'x'),
+            ('CLIENT', 'INFO', 'x'),
+            ('CLIENT', 'KILL'),
+            ('CLIENT', 'GETREDIR'),
+            ('CLIENT', 'TRACKINGINFO'),
+            ('CLIENT', 'CACHING', 'yes'),
+            ('CLIENT', 'TRACKING', 'off'),
+            ('CLIENT', 'TRACKING', 'maybe'),
+            ('CLIENT', 'NO-EVICT', 'on'),
+            ('CLIENT', 'NO-EVICT', 'off'),
+            ('CLIENT', 'NO-EVICT', 'maybe'),
+            ('CLIENT', 'NO-EVICT'),
+            ('CLIENT', 'PAUSE', 'abc'),
+            ('CLIENT', 'PAUSE', '-1'),
+            ('CLIENT', 'PAUSE', '0'),
+            ('CLIENT', 'PAUSE', '0', 'WRITE'),
+            ('CLIENT', 'PAUSE', '0', 'all'),
+            ('CLIENT', 'PAUSE', '10', 'foo'),
+            ('CLIENT', 'PAUSE', '1', '2', '3'),
+            ('CLIENT', 'PAUSE'),
+            ('CLIENT', 'UNPAUSE'),
+            ('CLIENT', 'UNPAUSE', 'x'),
+            ('CLIENT', 'UNBLOCK', '1'),
+            ('CLIENT', 'UNBLOCK', 'x'),
+            ('CLIENT', 'UNBLOCK', '1', 'foo'),
+            ('CLIENT', 'UNBLOCK', '999999', 'ERROR'),
+            ('CLIENT', 'UNBLOCK', '1', '2', '3'),
+            ('CLIENT', 'REPLY', 'maybe'),
+            ('CLIENT', 'REPLY'),
+            ('CLIENT', 'REPLY', 'on'),
+            ('CLIENT', 'LIST', 'TYPE', 'foo'),
+            ('CLIENT', 'LIST', 'ID', 'x'),
+            ('CLIENT', 'LIST', 'ID', '1', 'x'),
+            ('CLIENT', 'LIST', 'ID', '99999'),
+            ('CLIENT', 'LIST', 'foo'),
+            ('CLIENT', 'LIST', 'ID'),
+            ('CLIENT', 'LIST', 'TYPE'),
+            ('CLIENT', 'LIST', 'TYPE', 'master'),
+            ('CLIENT', 'LIST', 'TYPE', 'replica'),
+            ('CLIENT', 'LIST', 'TYPE', 'slave'),
+            ('CLIENT', 'LIST', 'TYPE', 'PUBSUB'),
+            ('CLIENT', 'KILL', '1.2.3.4:5'),
+            ('CLIENT', 'KILL', 'ID', '99999'),
+            ('CLIENT', 'KILL', 'ID', 'abc'),
+            ('CLIENT', 'KILL', 'ID', '0'),
+            ('CLIENT', 'KILL', 'ID', '-3'),
+            ('CLIENT', 'KILL', 'ADDR'),
+            ('CLIENT', 'KILL', 'foo', 'bar'),
+            ('CLIENT', 'KILL', 'TYPE', 'foo'),
+            ('CLIENT', 'KILL', 'SKIPME', 'maybe'),
+            ('CLIENT', 'KILL', 'USER', 'nobody'),
+            ('CLIENT', 'KILL', 'a', 'b', 'c'),
+            ('CLIENT', 'KILL', 'ID', '1', 'TYPE'),
+            ('CLIENT', 'KILL', 'TYPE', 'master'),
+            ('CLIENT', 'KILL', 'TYPE', 'replica'),
+            ('CLIENT', 'KILL', 'ADDR', '1.2.3.4:5', 'SKIPME', 'yes'),
+            ('CLIENT', 'KILL', 'LADDR', '1.2.3.4:5'),
+        ],
+    )
 
 
 def test_tracking_on_is_an_error(r):
@@ -106,7 +178,7 @@ def test_list_field_set_and_order_match_redis(server, redis_ref):
         raw = c.cmd('CLIENT', 'INFO')
         body = raw.split(b'\r\n', 1)[1][:-2].decode()
         lines[tag] = body
-    assert field_names(lines['theirs'].rstrip('\n')) == FIELDS       # the reference
+    assert field_names(lines['theirs'].rstrip('\n')) == FIELDS  # the reference
     assert field_names(lines['ours'].rstrip('\n')) == FIELDS
     ours.close(), theirs.close()
 
@@ -129,15 +201,14 @@ def test_list_values(server, r):
     assert mine['addr'].startswith('127.0.0.1:')
     assert mine['resp'] == '2' and mine['user'] == 'default' and mine['redir'] == '-1'
     assert int(mine['fd']) > 0 and int(mine['tot-mem']) > 0
-    assert mine['argv-mem'] == '10'          # 'client' + 'list'
+    assert mine['argv-mem'] == '10'  # 'client' + 'list'
     assert theirs['name'] == 'other' and theirs['db'] == '3'
     assert theirs['cmd'] == 'client|id'
     assert theirs['addr'] == '127.0.0.1:%d' % other.sock.getsockname()[1]
     assert int(theirs['age']) >= 0 and int(theirs['idle']) >= 0
     # the ID filter keeps argument order and repeats; TYPE filters
     text = r.execute_command('CLIENT', 'LIST', 'ID', other_id, me, 999999, other_id).decode()
-    assert [int(parse_line(x)['id']) for x in text[:-1].split('\n')] == [other_id, me,
-                                                                         other_id]
+    assert [int(parse_line(x)['id']) for x in text[:-1].split('\n')] == [other_id, me, other_id]
     normal = r.execute_command('CLIENT', 'LIST', 'TYPE', 'normal').decode()
     assert {int(parse_line(x)['id']) for x in normal[:-1].split('\n')} >= {me, other_id}
     assert r.execute_command('CLIENT', 'LIST', 'TYPE', 'master') == b''
@@ -163,8 +234,7 @@ def test_fresh_connection_shows_null_cmd_and_multi_state(server, r):
         with RawConn(server.port) as fresh:
             fresh_id = int(fresh.cmd('CLIENT', 'ID')[1:-2])
             fresh.cmd('PING')
-            row = parse_line(r.execute_command('CLIENT', 'LIST', 'ID', fresh_id)
-                             .decode()[:-1])
+            row = parse_line(r.execute_command('CLIENT', 'LIST', 'ID', fresh_id).decode()[:-1])
             assert row['cmd'] == 'ping'
         assert c.cmd('MULTI') == b'+OK\r\n'
         assert c.cmd('SET', 'k', 'v') == b'+QUEUED\r\n'
@@ -174,9 +244,11 @@ def test_fresh_connection_shows_null_cmd_and_multi_state(server, r):
         c.cmd('DISCARD')
         with RawConn(server.port):
             deadline = time.monotonic() + 60
-            while True:          # until the server has accepted the silent connection
-                rows = [parse_line(x) for x in
-                        r.execute_command('CLIENT', 'LIST').decode()[:-1].split('\n')]
+            while True:  # until the server has accepted the silent connection
+                rows = [
+                    parse_line(x)
+                    for x in r.execute_command('CLIENT', 'LIST').decode()[:-1].split('\n')
+                ]
                 newest = max(rows, key=lambda row: int(row['id']))
                 if int(newest['id']) > fresh_id or time.monotonic() > deadline:
                     break
@@ -202,31 +274,43 @@ def test_info_and_list_are_verbatim_in_resp3(server):
         assert c.cmd('HELLO', '3').startswith(b'%7\r\n')
         raw = c.cmd('CLIENT', 'INFO')
         assert raw.startswith(b'=') and b'\r\ntxt:id=' in raw and raw.endswith(b'\n\r\n')
-        size = int(raw[1:raw.index(b'\r\n')])
+        size = int(raw[1 : raw.index(b'\r\n')])
         assert size == len(raw) - raw.index(b'\r\n') - 4
         assert b' resp=3\n' in raw
         assert c.cmd('CLIENT', 'LIST', 'TYPE', 'master') == b'=4\r\ntxt:\r\n'
         assert c.cmd('CLIENT', 'TRACKINGINFO') == (
             b'%3\r\n$5\r\nflags\r\n~1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n'
-            b'$8\r\nprefixes\r\n*0\r\n')
+            b'$8\r\nprefixes\r\n*0\r\n'
+        )
 
 
 def test_reply_off_skip_on_raw_socket_match_redis(server, redis_ref):
-    script = (pack('CLIENT', 'REPLY', 'SKIP') + pack('PING', 'a') + pack('PING', 'b')
-              + pack('CLIENT', 'REPLY', 'OFF') + pack('PING', 'c') + pack('NOPE')
-              + pack('CLIENT', 'REPLY', 'SKIP') + pack('PING', 'd')
-              + pack('CLIENT', 'REPLY', 'ON') + pack('PING', 'e')
-              # two SKIPs in a row: the second is skipped and skips the next one
-              + pack('CLIENT', 'REPLY', 'SKIP') + pack('CLIENT', 'REPLY', 'SKIP')
-              + pack('PING', 'f') + pack('PING', 'g')
-              # SKIP then ON: ON clears the skip and is answered
-              + pack('CLIENT', 'REPLY', 'SKIP') + pack('CLIENT', 'REPLY', 'ON')
-              + pack('PING', 'h')
-              # a skipped error, then inline commands through the exact parser
-              + pack('CLIENT', 'REPLY', 'SKIP') + pack('CLIENT', 'REPLY', 'bogus')
-              + b'client reply skip\r\nping i\r\nping j\r\n')
-    want = (b'$1\r\nb\r\n+OK\r\n$1\r\ne\r\n$1\r\ng\r\n'
-            b'+OK\r\n$1\r\nh\r\n$1\r\nj\r\n')
+    script = (
+        pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('PING', 'a')
+        + pack('PING', 'b')
+        + pack('CLIENT', 'REPLY', 'OFF')
+        + pack('PING', 'c')
+        + pack('NOPE')
+        + pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('PING', 'd')
+        + pack('CLIENT', 'REPLY', 'ON')
+        + pack('PING', 'e')
+        # two SKIPs in a row: the second is skipped and skips the next one
+        + pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('PING', 'f')
+        + pack('PING', 'g')
+        # SKIP then ON: ON clears the skip and is answered
+        + pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('CLIENT', 'REPLY', 'ON')
+        + pack('PING', 'h')
+        # a skipped error, then inline commands through the exact parser
+        + pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('CLIENT', 'REPLY', 'bogus')
+        + b'client reply skip\r\nping i\r\nping j\r\n'
+    )
+    want = b'$1\r\nb\r\n+OK\r\n$1\r\ne\r\n$1\r\ng\r\n+OK\r\n$1\r\nh\r\n$1\r\nj\r\n'
     results = []
     for port in (server.port, redis_ref[1]):
         with RawConn(port) as c:
@@ -237,11 +321,16 @@ def test_reply_off_skip_on_raw_socket_match_redis(server, redis_ref):
 
 def test_reply_off_byte_by_byte_and_split_reads(server):
     """The same rules hold when commands arrive in pieces (the exact parser)."""
-    data = (pack('CLIENT', 'REPLY', 'OFF') + pack('SET', 'k', 'v') + pack('GET', 'k')
-            + pack('CLIENT', 'REPLY', 'ON') + pack('GET', 'k'))
+    data = (
+        pack('CLIENT', 'REPLY', 'OFF')
+        + pack('SET', 'k', 'v')
+        + pack('GET', 'k')
+        + pack('CLIENT', 'REPLY', 'ON')
+        + pack('GET', 'k')
+    )
     with RawConn(server.port) as c:
         for i in range(0, len(data), 7):
-            c.send(data[i:i + 7])
+            c.send(data[i : i + 7])
             time.sleep(0.002)
         want = b'+OK\r\n$1\r\nv\r\n'
         assert c.read_available(want=want) == want
@@ -249,8 +338,14 @@ def test_reply_off_byte_by_byte_and_split_reads(server):
 
 def test_reply_inside_multi(server):
     with RawConn(server.port) as c:
-        c.send(pack('MULTI') + pack('CLIENT', 'REPLY', 'SKIP') + pack('PING') + pack('EXEC')
-               + pack('PING', 'skipped') + pack('PING', 'shown'))
+        c.send(
+            pack('MULTI')
+            + pack('CLIENT', 'REPLY', 'SKIP')
+            + pack('PING')
+            + pack('EXEC')
+            + pack('PING', 'skipped')
+            + pack('PING', 'shown')
+        )
         want = b'+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+PONG\r\n$5\r\nshown\r\n'
         assert c.read_available(want=want) == want
 
@@ -270,17 +365,21 @@ def test_kill_another_connection_by_id_and_addr(server, r):
     # killing again finds nobody
     assert r.execute_command('CLIENT', 'KILL', 'ID', vid) == 0
     victim2 = RawConn(server.port)
-    victim2.cmd('PING')             # registered by the server before we look for it
+    victim2.cmd('PING')  # registered by the server before we look for it
     addr = '127.0.0.1:%d' % victim2.sock.getsockname()[1]
-    assert r.execute_command('CLIENT', 'KILL', addr) == b'OK'       # old form
+    assert r.execute_command('CLIENT', 'KILL', addr) == b'OK'  # old form
     assert victim2.closed_by_peer()
     with pytest.raises(redis.ResponseError, match='^No such client$'):
         r.execute_command('CLIENT', 'KILL', addr)
     victim3 = RawConn(server.port)
     victim3.cmd('PING')
     addr = '127.0.0.1:%d' % victim3.sock.getsockname()[1]
-    assert r.execute_command('CLIENT', 'KILL', 'ADDR', addr, 'TYPE', 'normal',
-                             'USER', 'default', 'SKIPME', 'yes') == 1
+    assert (
+        r.execute_command(
+            'CLIENT', 'KILL', 'ADDR', addr, 'TYPE', 'normal', 'USER', 'default', 'SKIPME', 'yes'
+        )
+        == 1
+    )
     assert victim3.closed_by_peer()
     assert r.ping()
 
@@ -297,7 +396,7 @@ def test_kill_filters_combine(server, r):
     killed = r.execute_command('CLIENT', 'KILL', 'LADDR', f'127.0.0.1:{server.port}')
     assert killed >= 2
     assert a.closed_by_peer() and b.closed_by_peer()
-    assert r.client_id() == me                                # still the same connection
+    assert r.client_id() == me  # still the same connection
     a.close(), b.close()
 
 
@@ -332,15 +431,30 @@ def test_pause_unpause_reply_ok(r):
 def test_help_lists_subcommands(r):
     lines = r.execute_command('CLIENT', 'HELP')
     assert lines[0].startswith(b'CLIENT <subcommand>')
-    for sub in ('ID', 'GETNAME', 'SETNAME <name>', 'KILL <ip:port>', 'REPLY (ON|OFF|SKIP)',
-                'NO-EVICT (ON|OFF)', 'HELP'):
+    for sub in (
+        'ID',
+        'GETNAME',
+        'SETNAME <name>',
+        'KILL <ip:port>',
+        'REPLY (ON|OFF|SKIP)',
+        'NO-EVICT (ON|OFF)',
+        'HELP',
+    ):
         assert sub.encode() in lines
 
 
 def test_bad_subcommand_inside_multi_aborts_exec(server, redis_ref):
-    cmds = [('MULTI',), ('CLIENT', 'FOO'), ('CLIENT', 'SETNAME'), ('CLIENT', 'ID'),
-            ('EXEC',), ('MULTI',), ('CLIENT', 'SETNAME', 'a b'), ('CLIENT', 'GETNAME'),
-            ('EXEC',)]
+    cmds = [
+        ('MULTI',),
+        ('CLIENT', 'FOO'),
+        ('CLIENT', 'SETNAME'),
+        ('CLIENT', 'ID'),
+        ('EXEC',),
+        ('MULTI',),
+        ('CLIENT', 'SETNAME', 'a b'),
+        ('CLIENT', 'GETNAME'),
+        ('EXEC',),
+    ]
     assert session(server.port, cmds) == session(redis_ref[1], cmds)
 
 
@@ -393,7 +507,7 @@ def test_subscribed_clients(server, redis_ref):
     with RawConn(server.port) as c:
         c.cmd('HELLO', '3')
         c.cmd('SUBSCRIBE', 'a', 'b')
-        assert c.read_reply().endswith(b':2\r\n')          # one confirmation per channel
+        assert c.read_reply().endswith(b':2\r\n')  # one confirmation per channel
         c.cmd('PSUBSCRIBE', 'p*')
         c.cmd('SSUBSCRIBE', 's')
         row = parse_line(c.cmd('CLIENT', 'INFO').split(b'txt:')[1][:-3].decode())
@@ -406,9 +520,14 @@ def test_subscribed_clients(server, redis_ref):
 
 
 def test_errors_echoing_arguments_stay_one_line(server, redis_ref):
-    cmds = [('CLIENT', b'a\r\nb'), ('CLIENT', 'LIST', 'TYPE', b'x\ny\x00z'),
-            ('CLIENT', 'KILL', 'USER', b'u\r\n\xff'), ('CLIENT', 'KILL', 'TYPE', b'\xfe\r'),
-            ('CLIENT', b'x' * 200), ('CLIENT', 'PAUSE', '1', '2', '3')]
+    cmds = [
+        ('CLIENT', b'a\r\nb'),
+        ('CLIENT', 'LIST', 'TYPE', b'x\ny\x00z'),
+        ('CLIENT', 'KILL', 'USER', b'u\r\n\xff'),
+        ('CLIENT', 'KILL', 'TYPE', b'\xfe\r'),
+        ('CLIENT', b'x' * 200),
+        ('CLIENT', 'PAUSE', '1', '2', '3'),
+    ]
     assert session(server.port, cmds) == session(redis_ref[1], cmds)
     data = pack('MULTI') + pack('CLIENT', b'a\r\nb') + pack('EXEC')
     out = [replies(port, data, 3) for port in (server.port, redis_ref[1])]

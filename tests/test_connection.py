@@ -53,16 +53,37 @@ def same_reply(ours_port, ref_port, data):
 
 # -- PING, ECHO, SELECT ---------------------------------------------------------------------
 
+
 def test_ping_echo_select_match_redis(both):
-    assert_same(both, [
-        ('PING',), ('PING', 'hello'), ('PING', 'a', 'b'), ('ping',),
-        ('ECHO', 'x y'), ('ECHO', ''), ('ECHO',), ('ECHO', 'a', 'b'),
-        ('SELECT', '1'), ('SELECT', '15'), ('SELECT', '16'), ('SELECT', '-1'),
-        ('SELECT', 'abc'), ('SELECT', '01'), ('SELECT', '+1'), ('SELECT', ' 1'),
-        ('SELECT', '2147483647'), ('SELECT', '2147483648'), ('SELECT', '-2147483649'),
-        ('SELECT', '1099511627776'), ('SELECT', '99999999999999999999'),
-        ('SELECT',), ('SELECT', '1', '2'), ('SELECT', '0'),
-    ])
+    assert_same(
+        both,
+        [
+            ('PING',),
+            ('PING', 'hello'),
+            ('PING', 'a', 'b'),
+            ('ping',),
+            ('ECHO', 'x y'),
+            ('ECHO', ''),
+            ('ECHO',),
+            ('ECHO', 'a', 'b'),
+            ('SELECT', '1'),
+            ('SELECT', '15'),
+            ('SELECT', '16'),
+            ('SELECT', '-1'),
+            ('SELECT', 'abc'),
+            ('SELECT', '01'),
+            ('SELECT', '+1'),
+            ('SELECT', ' 1'),
+            ('SELECT', '2147483647'),
+            ('SELECT', '2147483648'),
+            ('SELECT', '-2147483649'),
+            ('SELECT', '1099511627776'),
+            ('SELECT', '99999999999999999999'),
+            ('SELECT',),
+            ('SELECT', '1', '2'),
+            ('SELECT', '0'),
+        ],
+    )
 
 
 def test_select_keeps_databases_apart(r, server):
@@ -87,17 +108,21 @@ def test_ping_binary_and_large(r):
 
 # -- QUIT ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize('data', [
-    pack('QUIT'),
-    b'QUIT\r\n',
-    pack('PING') + pack('QUIT') + pack('SET', 'after-quit', '1'),
-    b'PING\r\nQUIT\r\nSET after-quit 1\r\n',
-    pack('QUIT', 'extra', 'args'),
-    b'quit\r\n',
-    pack('MULTI') + pack('SET', 'after-quit', '1') + pack('QUIT') + pack('EXEC'),
-])
+
+@pytest.mark.parametrize(
+    'data',
+    [
+        pack('QUIT'),
+        b'QUIT\r\n',
+        pack('PING') + pack('QUIT') + pack('SET', 'after-quit', '1'),
+        b'PING\r\nQUIT\r\nSET after-quit 1\r\n',
+        pack('QUIT', 'extra', 'args'),
+        b'quit\r\n',
+        pack('MULTI') + pack('SET', 'after-quit', '1') + pack('QUIT') + pack('EXEC'),
+    ],
+)
 def test_quit_replies_ok_then_closes(server, redis_ref, data):
-    want = send_and_read(redis_ref[1], data, EOF)      # it closes: wait for that
+    want = send_and_read(redis_ref[1], data, EOF)  # it closes: wait for that
     got = send_and_read(server.port, data, want)
     assert got == want
     assert got.endswith(b'+OK\r\n<EOF>')
@@ -117,20 +142,34 @@ def test_quit_split_across_reads(server):
 def test_quit_with_redis_py(server):
     client = server.client(protocol=2)
     assert client.execute_command('QUIT') in (True, b'OK')
-    assert client.ping()            # redis-py reconnects
+    assert client.ping()  # redis-py reconnects
     client.close()
 
 
 # -- RESET --------------------------------------------------------------------------------
 
+
 def test_reset_matches_redis(server, redis_ref):
     cmds = [
-        ('SELECT', '3'), ('SET', 'rk', 'v'), ('CLIENT', 'SETNAME', 'before'),
-        ('HELLO', '3'), ('MULTI',), ('SET', 'x', '1'),
+        ('SELECT', '3'),
+        ('SET', 'rk', 'v'),
+        ('CLIENT', 'SETNAME', 'before'),
+        ('HELLO', '3'),
+        ('MULTI',),
+        ('SET', 'x', '1'),
         ('RESET',),
-        ('GET', 'rk'), ('GET', 'x'), ('CLIENT', 'GETNAME'), ('EXEC',), ('PING',),
-        ('HELLO', '3', 'SETNAME', 'n'), ('CLIENT', 'NO-EVICT', 'on'), ('RESET',),
-        ('CLIENT', 'GETNAME'), ('SELECT', '3'), ('GET', 'rk'), ('RESET', 'extra'),
+        ('GET', 'rk'),
+        ('GET', 'x'),
+        ('CLIENT', 'GETNAME'),
+        ('EXEC',),
+        ('PING',),
+        ('HELLO', '3', 'SETNAME', 'n'),
+        ('CLIENT', 'NO-EVICT', 'on'),
+        ('RESET',),
+        ('CLIENT', 'GETNAME'),
+        ('SELECT', '3'),
+        ('GET', 'rk'),
+        ('RESET', 'extra'),
     ]
     for port in (server.port, redis_ref[1]):
         redis.Redis(port=port, protocol=2).flushall()
@@ -142,19 +181,26 @@ def test_reset_discards_watch(server, r):
     with RawConn(server.port) as c:
         assert c.cmd('WATCH', 'w') == b'+OK\r\n'
         assert c.cmd('RESET') == b'+RESET\r\n'
-        r.set('w', '2')                       # would fail the transaction if still watched
+        r.set('w', '2')  # would fail the transaction if still watched
         assert c.cmd('MULTI') == b'+OK\r\n'
         assert c.cmd('GET', 'w') == b'+QUEUED\r\n'
         assert c.cmd('EXEC') == b'*1\r\n$1\r\n2\r\n'
 
 
 def test_reset_while_reply_skip_and_no_evict(server, redis_ref):
-    data = (pack('CLIENT', 'NO-EVICT', 'on') + pack('CLIENT', 'REPLY', 'SKIP') + pack('RESET')
-            + pack('PING') + pack('CLIENT', 'REPLY', 'OFF') + pack('RESET') + pack('PING'))
+    data = (
+        pack('CLIENT', 'NO-EVICT', 'on')
+        + pack('CLIENT', 'REPLY', 'SKIP')
+        + pack('RESET')
+        + pack('PING')
+        + pack('CLIENT', 'REPLY', 'OFF')
+        + pack('RESET')
+        + pack('PING')
+    )
     want = b'+OK\r\n+PONG\r\n+RESET\r\n+PONG\r\n'
     assert send_and_read(server.port, data, want) == want
     assert send_and_read(redis_ref[1], data, want) == want
-    with RawConn(server.port) as c:        # RESET keeps NO-EVICT in 7.0
+    with RawConn(server.port) as c:  # RESET keeps NO-EVICT in 7.0
         c.cmd('CLIENT', 'NO-EVICT', 'on')
         c.cmd('RESET')
         assert b' flags=e ' in c.cmd('CLIENT', 'INFO')
@@ -162,28 +208,47 @@ def test_reset_while_reply_skip_and_no_evict(server, redis_ref):
 
 # -- HELLO --------------------------------------------------------------------------------
 
+
 def test_hello_3_map_contents(server):
     with RawConn(server.port) as c:
         cid = int(c.cmd('CLIENT', 'ID')[1:-2])
         raw = c.cmd('HELLO', '3')
-    assert raw == b'%7\r\n' + (b'$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n'
-                   b'$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:%d\r\n$4\r\nmode\r\n$10\r\nstandalone'
-                   b'\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n' % cid)
+    assert raw == b'%7\r\n' + (
+        b'$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n'
+        b'$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:%d\r\n$4\r\nmode\r\n$10\r\nstandalone'
+        b'\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n' % cid
+    )
 
 
 def test_hello_matches_redis(server, redis_ref):
     cmds = [
-        ('HELLO',), ('HELLO', '2'), ('HELLO', '4'), ('HELLO', '1'), ('HELLO', '-3'),
-        ('HELLO', 'x'), ('HELLO', '3.0'), ('HELLO', '99999999999999999999'),
-        ('HELLO', '3', 'BADOPT'), ('HELLO', '3', 'auth', 'a'), ('HELLO', '3', 'SETNAME'),
-        ('HELLO', '3', 'SETNAME', 'a b'), ('HELLO', '3', 'SETNAME', ''),
+        ('HELLO',),
+        ('HELLO', '2'),
+        ('HELLO', '4'),
+        ('HELLO', '1'),
+        ('HELLO', '-3'),
+        ('HELLO', 'x'),
+        ('HELLO', '3.0'),
+        ('HELLO', '99999999999999999999'),
+        ('HELLO', '3', 'BADOPT'),
+        ('HELLO', '3', 'auth', 'a'),
+        ('HELLO', '3', 'SETNAME'),
+        ('HELLO', '3', 'SETNAME', 'a b'),
+        ('HELLO', '3', 'SETNAME', ''),
         ('HELLO', '3', 'AUTH', 'default', 'wrong', 'BADOPT'),
         ('HELLO', '3', 'AUTH', 'nobody', 'pw'),
         ('HELLO', '3', 'AUTH', 'default', 'anything', 'SETNAME', 'named'),
-        ('CLIENT', 'GETNAME'), ('PING',), ('GET', 'missing'),
-        ('HELLO',), ('HELLO', '2', 'SETNAME', 'two'), ('CLIENT', 'GETNAME'), ('GET', 'missing'),
-        ('HELLO', '3', 'SETNAME', 'x', 'SETNAME', 'y'), ('CLIENT', 'GETNAME'),
-        ('HELLO', '3', 'SETNAME', 'a b', 'BADOPT'), ('HELLO', '3', 'BADOPT', 'SETNAME', 'a b'),
+        ('CLIENT', 'GETNAME'),
+        ('PING',),
+        ('GET', 'missing'),
+        ('HELLO',),
+        ('HELLO', '2', 'SETNAME', 'two'),
+        ('CLIENT', 'GETNAME'),
+        ('GET', 'missing'),
+        ('HELLO', '3', 'SETNAME', 'x', 'SETNAME', 'y'),
+        ('CLIENT', 'GETNAME'),
+        ('HELLO', '3', 'SETNAME', 'a b', 'BADOPT'),
+        ('HELLO', '3', 'BADOPT', 'SETNAME', 'a b'),
         ('HELLO', '3', 'AUTH', 'default', 'pw', 'SETNAME', 'a b'),
     ]
     same_session(server.port, redis_ref[1], cmds, mask_id)
@@ -199,29 +264,61 @@ def test_hello_via_redis_py(server):
 
 # -- AUTH / requirepass -------------------------------------------------------------------
 
+
 def test_auth_without_password_configured(server, redis_ref):
-    same_session(server.port, redis_ref[1], [
-        ('AUTH', 'x'), ('AUTH', 'default', 'x'), ('AUTH', 'nobody', 'x'),
-        ('AUTH', 'a', 'b', 'c'), ('AUTH',), ('PING',),
-    ])
+    same_session(
+        server.port,
+        redis_ref[1],
+        [
+            ('AUTH', 'x'),
+            ('AUTH', 'default', 'x'),
+            ('AUTH', 'nobody', 'x'),
+            ('AUTH', 'a', 'b', 'c'),
+            ('AUTH',),
+            ('PING',),
+        ],
+    )
 
 
 @pytest.mark.differential
 def test_requirepass_matches_redis(make_server, ref_auth):
     srv = make_server(requirepass='secret')
     cmds = [
-        ('PING',), ('GET', 'k'), ('SET', 'k', 'v'), ('NOPE', 'x'), ('GET',),
-        ('CLIENT', 'ID'), ('CLIENT', 'NOPE'), ('SELECT', '1'), ('MULTI',),
-        ('HELLO',), ('HELLO', '3'), ('HELLO', '3', 'SETNAME', 'a b'),
-        ('HELLO', '3', 'SETNAME', 'ok'), ('HELLO', '3', 'AUTH', 'default', 'wrong', 'x'),
+        ('PING',),
+        ('GET', 'k'),
+        ('SET', 'k', 'v'),
+        ('NOPE', 'x'),
+        ('GET',),
+        ('CLIENT', 'ID'),
+        ('CLIENT', 'NOPE'),
+        ('SELECT', '1'),
+        ('MULTI',),
+        ('HELLO',),
+        ('HELLO', '3'),
+        ('HELLO', '3', 'SETNAME', 'a b'),
+        ('HELLO', '3', 'SETNAME', 'ok'),
+        ('HELLO', '3', 'AUTH', 'default', 'wrong', 'x'),
         ('HELLO', '3', 'AUTH', 'default', 'wrong', 'SETNAME', 'a b'),
-        ('HELLO', '2', 'AUTH', 'default', 'wrong'), ('AUTH', 'wrong'),
-        ('AUTH', 'default', 'wrong'), ('AUTH', 'nobody', 'secret'), ('PING',),
-        ('AUTH', 'secret'), ('PING',), ('AUTH', 'wrong'), ('PING',),    # stays authenticated
-        ('RESET',), ('PING',),                                          # RESET logs out
-        ('HELLO', '2', 'AUTH', 'default', 'secret', 'SETNAME', 'me'), ('CLIENT', 'GETNAME'),
-        ('SET', 'k', 'v'), ('GET', 'k'), ('SET', 'k', ''), ('RESET',),
-        ('HELLO', '3', 'AUTH', 'default', 'secret'), ('GET', 'missing'), ('QUIT',),
+        ('HELLO', '2', 'AUTH', 'default', 'wrong'),
+        ('AUTH', 'wrong'),
+        ('AUTH', 'default', 'wrong'),
+        ('AUTH', 'nobody', 'secret'),
+        ('PING',),
+        ('AUTH', 'secret'),
+        ('PING',),
+        ('AUTH', 'wrong'),
+        ('PING',),  # stays authenticated
+        ('RESET',),
+        ('PING',),  # RESET logs out
+        ('HELLO', '2', 'AUTH', 'default', 'secret', 'SETNAME', 'me'),
+        ('CLIENT', 'GETNAME'),
+        ('SET', 'k', 'v'),
+        ('GET', 'k'),
+        ('SET', 'k', ''),
+        ('RESET',),
+        ('HELLO', '3', 'AUTH', 'default', 'secret'),
+        ('GET', 'missing'),
+        ('QUIT',),
     ]
     same_session(srv.port, ref_auth, cmds, mask_id)
 
@@ -229,6 +326,7 @@ def test_requirepass_matches_redis(make_server, ref_auth):
 def test_requirepass_redis_py(make_server):
     from redis.backoff import NoBackoff
     from redis.retry import Retry
+
     srv = make_server(requirepass='secret')
     no_retry = dict(retry=Retry(NoBackoff(), 0))
     with pytest.raises(redis.AuthenticationError):
@@ -242,17 +340,21 @@ def test_requirepass_redis_py(make_server):
             srv.client(password='nope', protocol=proto, **no_retry).ping()
 
 
-@pytest.mark.parametrize('data', [
-    b'*11\r\n',
-    b'*10\r\n',
-    b'*1\r\n$16385\r\n',
-    b'*1\r\n$16384\r\n',
-    pack('PING') + b'*20\r\n$4\r\nPING\r\n',
-    b'*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*11\r\n$4\r\nECHO\r\n' + b'$1\r\nx\r\n' * 10,
-    b'*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*2\r\n$4\r\nECHO\r\n$16385\r\n' + b'y' * 16385
-    + b'\r\n',
-    b'PING\r\n*abc\r\n',
-])
+@pytest.mark.parametrize(
+    'data',
+    [
+        b'*11\r\n',
+        b'*10\r\n',
+        b'*1\r\n$16385\r\n',
+        b'*1\r\n$16384\r\n',
+        pack('PING') + b'*20\r\n$4\r\nPING\r\n',
+        b'*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*11\r\n$4\r\nECHO\r\n' + b'$1\r\nx\r\n' * 10,
+        b'*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n*2\r\n$4\r\nECHO\r\n$16385\r\n'
+        + b'y' * 16385
+        + b'\r\n',
+        b'PING\r\n*abc\r\n',
+    ],
+)
 @pytest.mark.differential
 def test_unauthenticated_request_limits(make_server, ref_auth, data):
     srv = make_server(requirepass='secret')
@@ -285,18 +387,46 @@ def test_requirepass_set_later_keeps_existing_clients(server):
 
 # -- RESP3 on the wire --------------------------------------------------------------------
 
+
 def test_resp3_raw_replies_match_redis(server, redis_ref):
     cmds = [
-        ('HELLO', '3'), ('PING',), ('PING', 'x'), ('ECHO', ''), ('GET', 'nokey'),
-        ('SET', 'r3', 'v'), ('GET', 'r3'), ('DBSIZE',), ('NOPE',), ('SELECT', '99'),
-        ('CLIENT', 'GETNAME'), ('CLIENT', 'SETNAME', 'resp3'), ('CLIENT', 'GETNAME'),
-        ('CLIENT', 'TRACKINGINFO'), ('CLIENT', 'GETREDIR'), ('CLIENT', 'LIST', 'ID', '999999'),
+        ('HELLO', '3'),
+        ('PING',),
+        ('PING', 'x'),
+        ('ECHO', ''),
+        ('GET', 'nokey'),
+        ('SET', 'r3', 'v'),
+        ('GET', 'r3'),
+        ('DBSIZE',),
+        ('NOPE',),
+        ('SELECT', '99'),
+        ('CLIENT', 'GETNAME'),
+        ('CLIENT', 'SETNAME', 'resp3'),
+        ('CLIENT', 'GETNAME'),
+        ('CLIENT', 'TRACKINGINFO'),
+        ('CLIENT', 'GETREDIR'),
+        ('CLIENT', 'LIST', 'ID', '999999'),
         ('CLIENT', 'HELP'),
-        ('MULTI',), ('GET', 'r3'), ('GET', 'nokey'), ('PING',), ('EXEC',),
-        ('MULTI',), ('EXEC',), ('EXEC',), ('DISCARD',),
-        ('WATCH', 'r3'), ('SET', 'r3', 'changed'), ('MULTI',), ('GET', 'r3'), ('EXEC',),
-        ('HELLO', '2'), ('GET', 'nokey'), ('WATCH', 'r3'), ('SET', 'r3', 'again'),
-        ('MULTI',), ('EXEC',),
+        ('MULTI',),
+        ('GET', 'r3'),
+        ('GET', 'nokey'),
+        ('PING',),
+        ('EXEC',),
+        ('MULTI',),
+        ('EXEC',),
+        ('EXEC',),
+        ('DISCARD',),
+        ('WATCH', 'r3'),
+        ('SET', 'r3', 'changed'),
+        ('MULTI',),
+        ('GET', 'r3'),
+        ('EXEC',),
+        ('HELLO', '2'),
+        ('GET', 'nokey'),
+        ('WATCH', 'r3'),
+        ('SET', 'r3', 'again'),
+        ('MULTI',),
+        ('EXEC',),
     ]
     for port in (server.port, redis_ref[1]):
         redis.Redis(port=port, protocol=2).flushall()
@@ -305,15 +435,16 @@ def test_resp3_raw_replies_match_redis(server, redis_ref):
 
 # -- idle timeout and maxclients ----------------------------------------------------------
 
+
 def test_idle_timeout_closes_idle_clients(make_server):
     srv = make_server(timeout=1)
     idle = RawConn(srv.port)
     busy = RawConn(srv.port)
-    t0 = time.monotonic()                   # before the idle client's last command
+    t0 = time.monotonic()  # before the idle client's last command
     assert idle.cmd('PING') == b'+PONG\r\n'
     closed_at = None
-    while time.monotonic() - t0 < 60:       # generous: only a server that never closes fails
-        assert busy.cmd('PING') == b'+PONG\r\n'      # activity keeps a client open
+    while time.monotonic() - t0 < 60:  # generous: only a server that never closes fails
+        assert busy.cmd('PING') == b'+PONG\r\n'  # activity keeps a client open
         if idle.read_available(0.1).endswith(EOF):
             closed_at = time.monotonic() - t0
             break
@@ -339,10 +470,10 @@ def test_maxclients(make_server):
         assert c.read_available(want=full) == full
     a.close()
     deadline = time.monotonic() + 60
-    while True:                  # the server notices the close asynchronously
+    while True:  # the server notices the close asynchronously
         with RawConn(srv.port) as c:
             c.send(pack('PING'))
-            got = c.read_reply()            # PONG, or the error if still full
+            got = c.read_reply()  # PONG, or the error if still full
         if got == b'+PONG\r\n' or time.monotonic() > deadline:
             break
         assert got == full.removesuffix(EOF)

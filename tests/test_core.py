@@ -49,15 +49,23 @@ def test_port_in_use_exits_nonzero():
         s.bind(('127.0.0.1', 0))
         s.listen()
         port = s.getsockname()[1]
-        out = subprocess.run([sys.executable, '-m', 'store', '--port', str(port)],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [sys.executable, '-m', 'store', '--port', str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert out.returncode != 0
     assert 'Could not create server TCP listening socket' in out.stderr
 
 
 def test_unknown_option_fails_clearly():
-    out = subprocess.run([sys.executable, '-m', 'store', '--no-such-option', 'x'],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, '-m', 'store', '--no-such-option', 'x'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 1
     assert 'Bad directive or wrong number of arguments' in out.stderr
     assert 'no-such-option' in out.stderr
@@ -65,10 +73,11 @@ def test_unknown_option_fails_clearly():
 
 def test_embedded_context_manager_stops():
     from store import EmbeddedServer
+
     with EmbeddedServer() as srv:
         port = srv.port
         assert srv.client().ping()
-    with pytest.raises(redis.ConnectionError):      # refused at once: no retries
+    with pytest.raises(redis.ConnectionError):  # refused at once: no retries
         redis.Redis(port=port, retry=Retry(NoBackoff(), 0)).ping()
 
 

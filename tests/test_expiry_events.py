@@ -21,6 +21,7 @@ from rawconn import RawConn, pack
 
 # -- helpers ----------------------------------------------------------------------------
 
+
 def info_stats(client):
     return client.info('stats')
 
@@ -53,9 +54,9 @@ class Events:
         self.sub.subscribe(self.SENTINEL)
         for _ in range(2):
             assert self.sub.get_message(timeout=WAIT)['type'] in ('psubscribe', 'subscribe')
-        self.got = []       # (channel, data) pairs received so far, in order
-        self.times = []     # arrival time (time.monotonic()) of each
-        self.at_ms = []     # arrival time of each on the clock deadlines are set by (ms)
+        self.got = []  # (channel, data) pairs received so far, in order
+        self.times = []  # arrival time (time.monotonic()) of each
+        self.at_ms = []  # arrival time of each on the clock deadlines are set by (ms)
 
     def close(self):
         self.sub.close()
@@ -119,10 +120,44 @@ def expired_keys(events, db=0):
 # -- 1. notify-keyspace-events rendering --------------------------------------------------
 
 FLAG_STRINGS = [
-    '', 'A', 'KEA', 'Ex', 'Kx', 'KEx', 'gx$KE', 'AKEm', 'n', 'm', 'K', 'E', 'KE', 'AK', 'AE',
-    'An', 'AKEnm', 'nA', 'g$lshzxetd', 'g$lshzxet', 'g$lshzxetdn', 'g$lshzxetdnKEm',
-    'AAAA', 'xxKK', 'EK', 'mEK', 'tKE', 'dKE', 'eKE', 'lszh', 'Ag', 'KEg$lshzxetdnm',
-    'zhsl$g', 'nmKE', 'AdEn', 'xe', 'Km', 'Em',
+    '',
+    'A',
+    'KEA',
+    'Ex',
+    'Kx',
+    'KEx',
+    'gx$KE',
+    'AKEm',
+    'n',
+    'm',
+    'K',
+    'E',
+    'KE',
+    'AK',
+    'AE',
+    'An',
+    'AKEnm',
+    'nA',
+    'g$lshzxetd',
+    'g$lshzxet',
+    'g$lshzxetdn',
+    'g$lshzxetdnKEm',
+    'AAAA',
+    'xxKK',
+    'EK',
+    'mEK',
+    'tKE',
+    'dKE',
+    'eKE',
+    'lszh',
+    'Ag',
+    'KEg$lshzxetdnm',
+    'zhsl$g',
+    'nmKE',
+    'AdEn',
+    'xe',
+    'Km',
+    'Em',
 ]
 BAD_FLAG_STRINGS = ['a', 'KEa', 'Q', ' ', 'K E', 'KE!', 'x\n', 'KEA ', '*', 'M', 'N', 'k']
 
@@ -130,21 +165,28 @@ BAD_FLAG_STRINGS = ['a', 'KEa', 'Q', ' ', 'K E', 'KE!', 'x\n', 'KEA ', '*', 'M',
 def test_notify_flags_render_like_redis(both):
     rnd = random.Random(7)
     chars = 'Ag$lshzxeKEtmdn'
-    strings = FLAG_STRINGS + BAD_FLAG_STRINGS + [
-        ''.join(rnd.choice(chars) for _ in range(rnd.randrange(1, 9))) for _ in range(150)]
+    strings = (
+        FLAG_STRINGS
+        + BAD_FLAG_STRINGS
+        + [''.join(rnd.choice(chars) for _ in range(rnd.randrange(1, 9))) for _ in range(150)]
+    )
     ours, theirs = both
     try:
         for s in strings:
-            cmds = [('config', 'set', 'notify-keyspace-events', s),
-                    ('config', 'get', 'notify-keyspace-events')]
+            cmds = [
+                ('config', 'set', 'notify-keyspace-events', s),
+                ('config', 'get', 'notify-keyspace-events'),
+            ]
             got, want = run_all(ours, cmds), run_all(theirs, cmds)
             assert got == want, f'{s!r}: ours {got!r} != redis {want!r}'
         # The invalid-character error, word for word, and the old value kept.
-        cmds = [('config', 'set', 'notify-keyspace-events', 'KEx'),
-                ('config', 'set', 'notify-keyspace-events', 'KEx?'),
-                ('config', 'get', 'notify-keyspace-events'),
-                ('config', 'set', 'notify-keyspace-events', 'K', 'E'),
-                ('config', 'get', 'notify-keyspace-events')]
+        cmds = [
+            ('config', 'set', 'notify-keyspace-events', 'KEx'),
+            ('config', 'set', 'notify-keyspace-events', 'KEx?'),
+            ('config', 'get', 'notify-keyspace-events'),
+            ('config', 'set', 'notify-keyspace-events', 'K', 'E'),
+            ('config', 'get', 'notify-keyspace-events'),
+        ]
         got, want = run_all(ours, cmds), run_all(theirs, cmds)
         assert got == want
         assert 'Invalid event class character' in got[1][1]
@@ -166,37 +208,73 @@ def test_notify_flags_take_effect_as_rendered(both):
 
 # -- 2. events per command, against redis-server ---------------------------------------------
 
+
 def test_set_and_getex_option_events(both):
-    assert_same_events(both, [
-        ('set', 'k', 'v', 'ex', '100'), ('set', 'k', 'v2', 'keepttl', 'get'),
-        ('set', 'k', 'v3', 'px', '5000', 'get'), ('set', 'k', 'v4', 'exat', '99999999999'),
-        ('set', 'k', 'v5', 'pxat', '99999999999999', 'xx'), ('set', 'n', 'v', 'xx', 'px', '10'),
-        ('set', 'k', 'v', 'nx', 'ex', '10'), ('set', 'k', 'v', 'ex', '0'),
-        ('set', 'k', 'v', 'px', '-5'), ('set', 'k', 'v', 'ex', '10', 'px', '10'),
-        ('getex', 'k', 'px', '100000'), ('getex', 'k', 'exat', '99999999999'),
-        ('getex', 'k', 'pxat', '99999999999999'), ('getex', 'k', 'ex', '0'),
-        ('getex', 'k', 'ex', '-1'), ('getex', 'k', 'persist'), ('getex', 'k', 'exat', '1'),
-        ('getex', 'k', 'persist'), ('set', 'k', 'v', 'get', 'pxat', '1'), ('exists', 'k'),
-        ('set', 'k', 'v', 'keepttl'), ('ttl', 'k'),
-    ], 'KEAnm')
+    assert_same_events(
+        both,
+        [
+            ('set', 'k', 'v', 'ex', '100'),
+            ('set', 'k', 'v2', 'keepttl', 'get'),
+            ('set', 'k', 'v3', 'px', '5000', 'get'),
+            ('set', 'k', 'v4', 'exat', '99999999999'),
+            ('set', 'k', 'v5', 'pxat', '99999999999999', 'xx'),
+            ('set', 'n', 'v', 'xx', 'px', '10'),
+            ('set', 'k', 'v', 'nx', 'ex', '10'),
+            ('set', 'k', 'v', 'ex', '0'),
+            ('set', 'k', 'v', 'px', '-5'),
+            ('set', 'k', 'v', 'ex', '10', 'px', '10'),
+            ('getex', 'k', 'px', '100000'),
+            ('getex', 'k', 'exat', '99999999999'),
+            ('getex', 'k', 'pxat', '99999999999999'),
+            ('getex', 'k', 'ex', '0'),
+            ('getex', 'k', 'ex', '-1'),
+            ('getex', 'k', 'persist'),
+            ('getex', 'k', 'exat', '1'),
+            ('getex', 'k', 'persist'),
+            ('set', 'k', 'v', 'get', 'pxat', '1'),
+            ('exists', 'k'),
+            ('set', 'k', 'v', 'keepttl'),
+            ('ttl', 'k'),
+        ],
+        'KEAnm',
+    )
 
 
 def test_expire_with_past_times_deletes(both):
-    events = assert_same_events(both, [
-        ('set', 'a', '1'), ('expire', 'a', '0'), ('set', 'a', '1'), ('pexpire', 'a', '-100'),
-        ('set', 'a', '1'), ('expireat', 'a', '1'), ('set', 'a', '1'), ('pexpireat', 'a', '0'),
-        ('set', 'a', '1', 'ex', '100'), ('expire', 'a', '-1', 'gt'), ('expire', 'a', '-1', 'lt'),
-        ('set', 'a', '1'), ('expire', 'a', '-1', 'xx'), ('expire', 'a', '-1', 'nx'),
-        ('expire', 'missing', '-1'),
-    ], 'KEA')
+    events = assert_same_events(
+        both,
+        [
+            ('set', 'a', '1'),
+            ('expire', 'a', '0'),
+            ('set', 'a', '1'),
+            ('pexpire', 'a', '-100'),
+            ('set', 'a', '1'),
+            ('expireat', 'a', '1'),
+            ('set', 'a', '1'),
+            ('pexpireat', 'a', '0'),
+            ('set', 'a', '1', 'ex', '100'),
+            ('expire', 'a', '-1', 'gt'),
+            ('expire', 'a', '-1', 'lt'),
+            ('set', 'a', '1'),
+            ('expire', 'a', '-1', 'xx'),
+            ('expire', 'a', '-1', 'nx'),
+            ('expire', 'missing', '-1'),
+        ],
+        'KEA',
+    )
     assert events.count((b'__keyevent@0__:del', b'a')) >= 4
     assert not [e for e in events if e[0].endswith(b':expired')]
 
 
 def test_rename_keeps_ttl_and_events(both):
-    cmds = [('set', 'a', '1', 'px', '100000'), ('set', 'b', '2', 'ex', '50'),
-            ('rename', 'a', 'b'), ('renamenx', 'b', 'c'), ('set', 'p', 'x'),
-            ('rename', 'c', 'p')]
+    cmds = [
+        ('set', 'a', '1', 'px', '100000'),
+        ('set', 'b', '2', 'ex', '50'),
+        ('rename', 'a', 'b'),
+        ('renamenx', 'b', 'c'),
+        ('set', 'p', 'x'),
+        ('rename', 'c', 'p'),
+    ]
     t0 = now_ms()
     assert_same_events(both, cmds, 'KEAn')
     for c in both:
@@ -206,12 +284,24 @@ def test_rename_keeps_ttl_and_events(both):
 
 
 def test_move_and_copy_across_dbs(both):
-    events = assert_same_events(both, [
-        ('set', 'a', '1', 'px', '100000'), ('move', 'a', '3'), ('select', '3'),
-        ('copy', 'a', 'b', 'db', '0'), ('copy', 'a', 'b', 'db', '0'),
-        ('copy', 'a', 'b', 'db', '0', 'replace'), ('copy', 'a', 'c'), ('move', 'c', '0'),
-        ('select', '0'), ('move', 'b', '3'), ('move', 'c', '3'), ('select', '0'),
-    ], 'KEAn')
+    events = assert_same_events(
+        both,
+        [
+            ('set', 'a', '1', 'px', '100000'),
+            ('move', 'a', '3'),
+            ('select', '3'),
+            ('copy', 'a', 'b', 'db', '0'),
+            ('copy', 'a', 'b', 'db', '0'),
+            ('copy', 'a', 'b', 'db', '0', 'replace'),
+            ('copy', 'a', 'c'),
+            ('move', 'c', '0'),
+            ('select', '0'),
+            ('move', 'b', '3'),
+            ('move', 'c', '3'),
+            ('select', '0'),
+        ],
+        'KEAn',
+    )
     assert (b'__keyevent@3__:move_to', b'a') in events
     assert (b'__keyspace@0__:b', b'copy_to') in events
     for c in both:
@@ -221,63 +311,132 @@ def test_move_and_copy_across_dbs(both):
 
 
 def test_swapdb_and_flush_emit_no_key_events(both):
-    events = assert_same_events(both, [
-        ('set', 'a', '1', 'px', '100000'), ('set', 'b', '1'), ('swapdb', '0', '1'),
-        ('swapdb', '1', '1'), ('select', '1'), ('set', 'c', '1'), ('flushdb',),
-        ('select', '0'), ('flushall',), ('set', 'x', '1'), ('flushdb', 'async'),
-    ], 'KEAm')
+    events = assert_same_events(
+        both,
+        [
+            ('set', 'a', '1', 'px', '100000'),
+            ('set', 'b', '1'),
+            ('swapdb', '0', '1'),
+            ('swapdb', '1', '1'),
+            ('select', '1'),
+            ('set', 'c', '1'),
+            ('flushdb',),
+            ('select', '0'),
+            ('flushall',),
+            ('set', 'x', '1'),
+            ('flushdb', 'async'),
+        ],
+        'KEAm',
+    )
     # Only the SETs: Redis 7.0 announces nothing per key for SWAPDB/FLUSHDB/FLUSHALL.
     assert [e for e in events if e[0].startswith(b'__keyevent')] == [
-        (b'__keyevent@0__:set', b'a'), (b'__keyevent@0__:expire', b'a'),
+        (b'__keyevent@0__:set', b'a'),
+        (b'__keyevent@0__:expire', b'a'),
         (b'__keyevent@0__:set', b'b'),
-        (b'__keyevent@1__:set', b'c'), (b'__keyevent@0__:set', b'x')]
+        (b'__keyevent@1__:set', b'c'),
+        (b'__keyevent@0__:set', b'x'),
+    ]
 
 
 def test_keymiss_events(both):
-    events = assert_same_events(both, [
-        ('get', 'nope'), ('getex', 'nope'), ('getdel', 'nope'), ('strlen', 'nope'),
-        ('getrange', 'nope', '0', '1'), ('mget', 'a', 'nope'), ('exists', 'nope'),
-        ('ttl', 'nope'), ('pttl', 'nope'), ('type', 'nope'), ('expiretime', 'nope'),
-        ('dump', 'nope'), ('object', 'encoding', 'nope'), ('xlen', 'nope'),
-        ('xrange', 'nope', '-', '+'), ('set', 'nope', '1'), ('get', 'nope'),
-        ('append', 'new', 'x'), ('incr', 'new2'), ('getbit', 'nope2', '0'),
-        ('bitcount', 'nope2'), ('lcs', 'nope', 'nope2'), ('copy', 'nope3', 'x'),
-    ], 'KEm')
+    events = assert_same_events(
+        both,
+        [
+            ('get', 'nope'),
+            ('getex', 'nope'),
+            ('getdel', 'nope'),
+            ('strlen', 'nope'),
+            ('getrange', 'nope', '0', '1'),
+            ('mget', 'a', 'nope'),
+            ('exists', 'nope'),
+            ('ttl', 'nope'),
+            ('pttl', 'nope'),
+            ('type', 'nope'),
+            ('expiretime', 'nope'),
+            ('dump', 'nope'),
+            ('object', 'encoding', 'nope'),
+            ('xlen', 'nope'),
+            ('xrange', 'nope', '-', '+'),
+            ('set', 'nope', '1'),
+            ('get', 'nope'),
+            ('append', 'new', 'x'),
+            ('incr', 'new2'),
+            ('getbit', 'nope2', '0'),
+            ('bitcount', 'nope2'),
+            ('lcs', 'nope', 'nope2'),
+            ('copy', 'nope3', 'x'),
+        ],
+        'KEm',
+    )
     assert (b'__keyevent@0__:keymiss', b'nope') in events
 
 
 def test_new_events(both):
-    events = assert_same_events(both, [
-        ('set', 'a', '1'), ('set', 'a', '2'), ('setnx', 'b', '1'), ('setnx', 'b', '1'),
-        ('mset', 'c', '1', 'a', '3'), ('msetnx', 'd', '1', 'e', '1'), ('incr', 'f'),
-        ('incrbyfloat', 'g', '1'), ('append', 'h', 'x'), ('setrange', 'i', '1', 'x'),
-        ('setbit', 'j', '1', '1'), ('getset', 'k', 'v'), ('copy', 'a', 'l'),
-        ('rename', 'l', 'm'), ('move', 'm', '2'), ('xadd', 's', '1-1', 'f', 'v'),
-        ('xgroup', 'create', 't', 'g', '$', 'mkstream'), ('set', 'x', '1', 'px', '1'),
-        ('debug', 'sleep', '0.01'), ('set', 'x', '2'),
-    ], 'KEn')
+    events = assert_same_events(
+        both,
+        [
+            ('set', 'a', '1'),
+            ('set', 'a', '2'),
+            ('setnx', 'b', '1'),
+            ('setnx', 'b', '1'),
+            ('mset', 'c', '1', 'a', '3'),
+            ('msetnx', 'd', '1', 'e', '1'),
+            ('incr', 'f'),
+            ('incrbyfloat', 'g', '1'),
+            ('append', 'h', 'x'),
+            ('setrange', 'i', '1', 'x'),
+            ('setbit', 'j', '1', '1'),
+            ('getset', 'k', 'v'),
+            ('copy', 'a', 'l'),
+            ('rename', 'l', 'm'),
+            ('move', 'm', '2'),
+            ('xadd', 's', '1-1', 'f', 'v'),
+            ('xgroup', 'create', 't', 'g', '$', 'mkstream'),
+            ('set', 'x', '1', 'px', '1'),
+            ('debug', 'sleep', '0.01'),
+            ('set', 'x', '2'),
+        ],
+        'KEn',
+    )
     assert events[:2] == [(b'__keyspace@0__:a', b'new'), (b'__keyevent@0__:new', b'a')]
 
 
 def test_stream_command_events(both):
-    assert_same_events(both, [
-        ('xadd', 's', '1-1', 'f', 'v'), ('xadd', 's', 'maxlen', '1', '2-1', 'f', 'v'),
-        ('xadd', 's', 'maxlen', '5', '3-1', 'f', 'v'), ('xadd', 's', '3-1', 'f', 'v'),
-        ('xadd', 'none', 'nomkstream', '*', 'f', 'v'), ('xtrim', 's', 'maxlen', '1'),
-        ('xtrim', 's', 'maxlen', '0'), ('xtrim', 's', 'maxlen', '0'),
-        ('xadd', 's', '4-1', 'f', 'v'), ('xadd', 's', '5-1', 'f', 'v'),
-        ('xdel', 's', '4-1', '99-1'), ('xdel', 's', '99-1'), ('xsetid', 's', '10-1'),
-        ('xgroup', 'create', 's', 'g', '0'), ('xgroup', 'create', 's', 'g', '0'),
-        ('xgroup', 'createconsumer', 's', 'g', 'c1'),
-        ('xgroup', 'createconsumer', 's', 'g', 'c1'),
-        ('xreadgroup', 'group', 'g', 'c2', 'streams', 's', '>'),
-        ('xreadgroup', 'group', 'g', 'c2', 'streams', 's', '>'),
-        ('xack', 's', 'g', '5-1'), ('xclaim', 's', 'g', 'c3', '0', '5-1'),
-        ('xautoclaim', 's', 'g', 'c4', '0', '0'), ('xgroup', 'setid', 's', 'g', '$'),
-        ('xgroup', 'delconsumer', 's', 'g', 'c1'), ('xgroup', 'delconsumer', 's', 'g', 'zz'),
-        ('xgroup', 'destroy', 's', 'g'), ('xgroup', 'destroy', 's', 'g'),
-        ('xgroup', 'create', 'ns', 'g', '$', 'mkstream'), ('del', 's'),
-    ], 'KEtgn')
+    assert_same_events(
+        both,
+        [
+            ('xadd', 's', '1-1', 'f', 'v'),
+            ('xadd', 's', 'maxlen', '1', '2-1', 'f', 'v'),
+            ('xadd', 's', 'maxlen', '5', '3-1', 'f', 'v'),
+            ('xadd', 's', '3-1', 'f', 'v'),
+            ('xadd', 'none', 'nomkstream', '*', 'f', 'v'),
+            ('xtrim', 's', 'maxlen', '1'),
+            ('xtrim', 's', 'maxlen', '0'),
+            ('xtrim', 's', 'maxlen', '0'),
+            ('xadd', 's', '4-1', 'f', 'v'),
+            ('xadd', 's', '5-1', 'f', 'v'),
+            ('xdel', 's', '4-1', '99-1'),
+            ('xdel', 's', '99-1'),
+            ('xsetid', 's', '10-1'),
+            ('xgroup', 'create', 's', 'g', '0'),
+            ('xgroup', 'create', 's', 'g', '0'),
+            ('xgroup', 'createconsumer', 's', 'g', 'c1'),
+            ('xgroup', 'createconsumer', 's', 'g', 'c1'),
+            ('xreadgroup', 'group', 'g', 'c2', 'streams', 's', '>'),
+            ('xreadgroup', 'group', 'g', 'c2', 'streams', 's', '>'),
+            ('xack', 's', 'g', '5-1'),
+            ('xclaim', 's', 'g', 'c3', '0', '5-1'),
+            ('xautoclaim', 's', 'g', 'c4', '0', '0'),
+            ('xgroup', 'setid', 's', 'g', '$'),
+            ('xgroup', 'delconsumer', 's', 'g', 'c1'),
+            ('xgroup', 'delconsumer', 's', 'g', 'zz'),
+            ('xgroup', 'destroy', 's', 'g'),
+            ('xgroup', 'destroy', 's', 'g'),
+            ('xgroup', 'create', 'ns', 'g', '$', 'mkstream'),
+            ('del', 's'),
+        ],
+        'KEtgn',
+    )
 
 
 def test_lazy_expiry_events_match_redis(both):
@@ -286,36 +445,60 @@ def test_lazy_expiry_events_match_redis(both):
     for c in both:
         c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
     try:
-        events = assert_same_events(both, [
-            ('set', 'a', '1', 'px', '1'), ('set', 'b', '1', 'px', '1'),
-            ('set', 'c', '1', 'px', '1'), ('set', 'd', '1', 'px', '1'),
-            ('set', 'e', '1', 'px', '1'), ('set', 'f', '1', 'px', '1'),
-            ('debug', 'sleep', '0.01'), ('get', 'a'), ('get', 'a'), ('exists', 'b'),
-            ('set', 'c', '2'), ('incr', 'd'), ('ttl', 'e'), ('del', 'f'), ('get', 'f'),
-        ], 'KEAm')
+        events = assert_same_events(
+            both,
+            [
+                ('set', 'a', '1', 'px', '1'),
+                ('set', 'b', '1', 'px', '1'),
+                ('set', 'c', '1', 'px', '1'),
+                ('set', 'd', '1', 'px', '1'),
+                ('set', 'e', '1', 'px', '1'),
+                ('set', 'f', '1', 'px', '1'),
+                ('debug', 'sleep', '0.01'),
+                ('get', 'a'),
+                ('get', 'a'),
+                ('exists', 'b'),
+                ('set', 'c', '2'),
+                ('incr', 'd'),
+                ('ttl', 'e'),
+                ('del', 'f'),
+                ('get', 'f'),
+            ],
+            'KEAm',
+        )
     finally:
         for c in both:
             c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
     assert expired_keys(events) == [b'a', b'b', b'c', b'd', b'e', b'f']
     # GET of an expired key: `expired`, then `keymiss`, then nothing for the second GET.
     i = events.index((b'__keyspace@0__:a', b'expired'))
-    assert events[i:i + 7] == [
-        (b'__keyspace@0__:a', b'expired'), (b'__keyevent@0__:expired', b'a'),
-        (b'__keyspace@0__:a', b'keymiss'), (b'__keyevent@0__:keymiss', b'a'),
-        (b'__keyspace@0__:a', b'keymiss'), (b'__keyevent@0__:keymiss', b'a'),
-        (b'__keyspace@0__:b', b'expired')]
+    assert events[i : i + 7] == [
+        (b'__keyspace@0__:a', b'expired'),
+        (b'__keyevent@0__:expired', b'a'),
+        (b'__keyspace@0__:a', b'keymiss'),
+        (b'__keyevent@0__:keymiss', b'a'),
+        (b'__keyspace@0__:a', b'keymiss'),
+        (b'__keyevent@0__:keymiss', b'a'),
+        (b'__keyspace@0__:b', b'expired'),
+    ]
 
 
 # -- 3. keyspace vs keyevent channels -----------------------------------------------------------
 
-@pytest.mark.parametrize('flags,db,want', [
-    ('Kx', 0, [(b'__keyspace@0__:k', b'expired')]),
-    ('Ex', 0, [(b'__keyevent@0__:expired', b'k')]),
-    ('KEx', 0, [(b'__keyspace@0__:k', b'expired'), (b'__keyevent@0__:expired', b'k')]),
-    ('KEx', 3, [(b'__keyspace@3__:k', b'expired'), (b'__keyevent@3__:expired', b'k')]),
-    ('KEA', 3, [(b'__keyspace@3__:k', b'expired'), (b'__keyevent@3__:expired', b'k')]),
-    ('KEg$', 0, []), ('x', 0, []), ('K', 0, []),
-])
+
+@pytest.mark.parametrize(
+    'flags,db,want',
+    [
+        ('Kx', 0, [(b'__keyspace@0__:k', b'expired')]),
+        ('Ex', 0, [(b'__keyevent@0__:expired', b'k')]),
+        ('KEx', 0, [(b'__keyspace@0__:k', b'expired'), (b'__keyevent@0__:expired', b'k')]),
+        ('KEx', 3, [(b'__keyspace@3__:k', b'expired'), (b'__keyevent@3__:expired', b'k')]),
+        ('KEA', 3, [(b'__keyspace@3__:k', b'expired'), (b'__keyevent@3__:expired', b'k')]),
+        ('KEg$', 0, []),
+        ('x', 0, []),
+        ('K', 0, []),
+    ],
+)
 def test_expired_channels(both, flags, db, want):
     """Active expiry of one key, on both servers: the same channels and messages."""
     for c in both:
@@ -335,6 +518,7 @@ def test_expired_channels(both, flags, db, want):
 
 
 # -- 4. batched delivery ------------------------------------------------------------------------
+
 
 def data_segments_in(sock):
     """TCP segments carrying data that this socket received (Linux TCP_INFO
@@ -363,13 +547,13 @@ def test_mass_expiry_is_delivered_in_coalesced_writes():
 
     The keys are written with the active expiry off, so however long that takes, all of
     them are still there, and due, when it is switched on."""
-    proc, port = spawn_store('--notify-keyspace-events', 'Ex',
-                             '--enable-debug-command', 'yes')
+    proc, port = spawn_store('--notify-keyspace-events', 'Ex', '--enable-debug-command', 'yes')
     try:
         n = 2000
         sub = RawConn(port)
         assert sub.cmd('SUBSCRIBE', '__keyevent@0__:expired') == (
-            b'*3\r\n$9\r\nsubscribe\r\n$22\r\n__keyevent@0__:expired\r\n:1\r\n')
+            b'*3\r\n$9\r\nsubscribe\r\n$22\r\n__keyevent@0__:expired\r\n:1\r\n'
+        )
         reader = hiredis.Reader()
         c = redis.Redis(port=port, protocol=2)
         c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
@@ -377,8 +561,8 @@ def test_mass_expiry_is_delivered_in_coalesced_writes():
         for i in range(n):
             p.execute_command('SET', f'key:{i}', 'v', 'PX', 1)
         p.execute()
-        time.sleep(0.01)                # the last key's millisecond has passed too
-        assert c.dbsize() == n          # DBSIZE expires nothing
+        time.sleep(0.01)  # the last key's millisecond has passed too
+        assert c.dbsize() == n  # DBSIZE expires nothing
         cap0 = info_stats(c)['expired_time_cap_reached_count']
         segs0 = data_segments_in(sub.sock)
         c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
@@ -411,6 +595,7 @@ def test_mass_expiry_is_delivered_in_coalesced_writes():
 
 # -- 5. lazy and active paths: exactly one `expired` per key -------------------------------
 
+
 def test_active_expiry_announces_each_key_once(fresh):
     fresh.config_set('notify-keyspace-events', 'KEx')
     ev = Events(fresh)
@@ -418,10 +603,10 @@ def test_active_expiry_announces_each_key_once(fresh):
         before = info_stats(fresh)['expired_keys']
         keys = [f'k{i}' for i in range(300)]
         p = fresh.pipeline(transaction=False)
-        for i, k in enumerate(keys):            # due 100-160 ms after each is written
+        for i, k in enumerate(keys):  # due 100-160 ms after each is written
             p.execute_command('SET', k, 'v', 'PX', 100 + i % 60)
         p.execute()
-        wait_reaped(fresh)      # nobody touches the keys: only the active path runs
+        wait_reaped(fresh)  # nobody touches the keys: only the active path runs
         got = ev.drain()
     finally:
         ev.close()
@@ -448,8 +633,10 @@ def test_lazy_expiry_then_rearm(fresh):
         assert ev.drain() == [(b'__keyevent@0__:expired', b'a')]
         assert fresh.exists('b') == 0 and fresh.ttl('c') == -2
         assert fresh.get('a') is None and fresh.exists('b', 'c') == 0
-        assert ev.drain()[1:] == [(b'__keyevent@0__:expired', b'b'),
-                                  (b'__keyevent@0__:expired', b'c')]
+        assert ev.drain()[1:] == [
+            (b'__keyevent@0__:expired', b'b'),
+            (b'__keyevent@0__:expired', b'c'),
+        ]
         assert fresh.dbsize() == 3
         # Re-arming announces the rest, once each.
         fresh.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
@@ -486,7 +673,7 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
     ev = Events(fresh)
     n = 400
     keys = [f'r{i}' for i in range(n)]
-    stop_at = time.monotonic() + WAIT       # they stop once every key is gone
+    stop_at = time.monotonic() + WAIT  # they stop once every key is gone
     errors = []
 
     def hammer(port, order):
@@ -501,7 +688,7 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
                 replies = p.execute()
                 if all(v is None for v in replies[0::3]):
                     return
-        except Exception as e:      # reported by the main thread
+        except Exception as e:  # reported by the main thread
             errors.append(e)
         finally:
             c.close()
@@ -509,12 +696,11 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
     try:
         before = info_stats(fresh)['expired_keys']
         p = fresh.pipeline(transaction=False)
-        for i, k in enumerate(keys):            # due 150-250 ms after each is written
+        for i, k in enumerate(keys):  # due 150-250 ms after each is written
             p.execute_command('SET', k, 'v', 'PX', 150 + i % 100)
         p.execute()
         port = fresh.connection_pool.connection_kwargs['port']
-        threads = [threading.Thread(target=hammer, args=(port, keys[::step]))
-                   for step in (1, -1)]
+        threads = [threading.Thread(target=hammer, args=(port, keys[::step])) for step in (1, -1)]
         for t in threads:
             t.start()
         for t in threads:
@@ -527,11 +713,13 @@ def test_touch_racing_the_active_step_never_double_announces(fresh):
     events = expired_keys(got)
     assert sorted(events) == sorted(k.encode() for k in keys), 'a key announced 0 or 2 times'
     assert sorted(ch for ch, m in got) == sorted(
-        [b'__keyspace@0__:' + k.encode() for k in keys] + [b'__keyevent@0__:expired'] * n)
+        [b'__keyspace@0__:' + k.encode() for k in keys] + [b'__keyevent@0__:expired'] * n
+    )
     assert info_stats(fresh)['expired_keys'] - before == n
 
 
 # -- 6. timeliness and statistics ---------------------------------------------------------------
+
 
 def test_expiry_is_announced_by_the_timer_never_early(fresh):
     """Nobody touches the keys: each `expired` event comes from the active expiry, and
@@ -558,8 +746,11 @@ LAG_FIELDS = ('expired_lag_p50_ms', 'expired_lag_p99_ms', 'expired_lag_max_ms')
 
 def test_info_fields_resetstat_and_expired_keys(fresh):
     stats = info_stats(fresh)
-    for f in LAG_FIELDS + ('expires_index_entries', 'expired_keys',
-                           'expired_time_cap_reached_count'):
+    for f in LAG_FIELDS + (
+        'expires_index_entries',
+        'expired_keys',
+        'expired_time_cap_reached_count',
+    ):
         assert isinstance(stats[f], int) and stats[f] >= 0, f
     fresh.config_resetstat()
     stats = info_stats(fresh)
@@ -578,7 +769,7 @@ def test_info_fields_resetstat_and_expired_keys(fresh):
     assert stats['expired_keys'] == 2
     assert 250 <= stats['expired_lag_max_ms'] <= seen
     assert stats['expired_lag_p50_ms'] >= 250
-    assert stats['expires_index_entries'] >= 1      # 'vol' is still indexed
+    assert stats['expires_index_entries'] >= 1  # 'vol' is still indexed
     # ... and three actively: all counted in expired_keys.
     fresh.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
     fresh.delete('vol')
@@ -587,8 +778,7 @@ def test_info_fields_resetstat_and_expired_keys(fresh):
     wait_reaped(fresh)
     stats = info_stats(fresh)
     assert stats['expired_keys'] == 5
-    assert stats['expired_lag_p50_ms'] <= stats['expired_lag_p99_ms'] \
-        <= stats['expired_lag_max_ms']
+    assert stats['expired_lag_p50_ms'] <= stats['expired_lag_p99_ms'] <= stats['expired_lag_max_ms']
     assert stats['expired_lag_max_ms'] >= 250
     fresh.config_resetstat()
     stats = info_stats(fresh)
@@ -623,8 +813,8 @@ def test_mass_expiry_hits_the_time_cap_and_keeps_serving():
         with RawConn(port) as load:
             load.send(b''.join(pack('SET', f'm:{i}', 'v', 'PX', 1) for i in range(n)))
             assert load.read_exactly(5 * n) == b'+OK\r\n' * n
-        time.sleep(0.01)                # the last key's millisecond has passed too
-        assert c.dbsize() == n          # DBSIZE expires nothing
+        time.sleep(0.01)  # the last key's millisecond has passed too
+        assert c.dbsize() == n  # DBSIZE expires nothing
         cap0 = info_stats(c)['expired_time_cap_reached_count']
         c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
         sizes = []
@@ -644,12 +834,13 @@ def test_mass_expiry_hits_the_time_cap_and_keeps_serving():
 
 # -- 7. the deadline index follows every write ----------------------------------------------------
 
+
 def test_index_follows_persist_del_rename_set(fresh):
     fresh.config_set('notify-keyspace-events', 'Egx')
     ev = Events(fresh)
     names = ('persisted', 'deleted', 'renamed', 'overwritten', 'getexed', 'plain', 'later')
 
-    def setup(deadline):                # every key due at `deadline`, then changed
+    def setup(deadline):  # every key due at `deadline`, then changed
         fresh.flushall()
         ev.reset()
         for k in names:
@@ -658,11 +849,11 @@ def test_index_follows_persist_del_rename_set(fresh):
         fresh.delete('deleted')
         try:
             renamed = fresh.rename('renamed', 'newname')
-        except redis.ResponseError as e:    # 'no such key' if setup was too slow
+        except redis.ResponseError as e:  # 'no such key' if setup was too slow
             renamed = e
         fresh.set('overwritten', 'v2')
         fresh.getex('getexed', persist=True)
-        fresh.expire('later', 100)      # moved far away
+        fresh.expire('later', 100)  # moved far away
         return renamed
 
     try:
@@ -674,8 +865,7 @@ def test_index_follows_persist_del_rename_set(fresh):
         ev.close()
     assert renamed is True
     assert sorted(expired_keys(got)) == [b'newname', b'plain']
-    assert fresh.mget('persisted', 'overwritten', 'getexed', 'later') == [
-        b'v', b'v2', b'v', b'v']
+    assert fresh.mget('persisted', 'overwritten', 'getexed', 'later') == [b'v', b'v2', b'v', b'v']
     assert fresh.ttl('later') > 90
 
 
@@ -698,7 +888,7 @@ def test_renamed_volatile_key_expires_under_new_name(fresh):
         fresh.set('old', 'v', pxat=deadline)
         try:
             return fresh.rename('old', 'new')
-        except redis.ResponseError as e:    # 'no such key' if setup was too slow
+        except redis.ResponseError as e:  # 'no such key' if setup was too slow
             return e
 
     try:
@@ -709,7 +899,7 @@ def test_renamed_volatile_key_expires_under_new_name(fresh):
         ev.close()
     assert renamed is True
     assert got == [(b'__keyspace@0__:new', b'expired'), (b'__keyevent@0__:expired', b'new')]
-    assert ev.at_ms[0] >= deadline          # at the deadline the key had, not before
+    assert ev.at_ms[0] >= deadline  # at the deadline the key had, not before
 
 
 def test_moved_key_expires_in_its_new_db(fresh):
@@ -721,7 +911,7 @@ def test_moved_key_expires_in_its_new_db(fresh):
         ev.reset()
         fresh.set('m', 'v', pxat=deadline)
         moved = fresh.move('m', 5)
-        fresh.set('m', 'stays')          # same name in db 0, no TTL
+        fresh.set('m', 'stays')  # same name in db 0, no TTL
         return moved
 
     try:
@@ -779,8 +969,8 @@ def test_flushdb_leaves_nothing_to_expire(fresh):
             p.set(f'f{i}', 'v', pxat=deadline)
         p.execute()
         fresh.flushdb()
-        fresh.set('f0', 'again')                          # same names, no TTL
-        fresh.set('f1', 'again', pxat=deadline + 350)     # same name, a later deadline
+        fresh.set('f0', 'again')  # same names, no TTL
+        fresh.set('f1', 'again', pxat=deadline + 350)  # same name, a later deadline
 
     try:
         deadline, _ = in_time(setup, 50)
@@ -806,7 +996,7 @@ def test_refreshed_ttl_expires_once_at_the_final_deadline(fresh):
         for _ in range(8):
             fresh.flushall()
             ev.reset()
-            last = time.monotonic()                 # sent before the key's deadline is set
+            last = time.monotonic()  # sent before the key's deadline is set
             fresh.set('r', 'v', px=round(ttl * 1000))
             end = last + 0.3
             timely = True
@@ -849,7 +1039,7 @@ def test_index_stays_bounded_under_ttl_refresh(make_server):
     peak = 0
     with RawConn(srv.port) as conn:
         for part in range(10):
-            conn.send(payload[part * len(payload) // 10:(part + 1) * len(payload) // 10])
+            conn.send(payload[part * len(payload) // 10 : (part + 1) * len(payload) // 10])
             assert conn.read_exactly(40_000) == b':1\r\n' * 10_000
             peak = max(peak, info_stats(c)['expires_index_entries'])
     stats = info_stats(c)

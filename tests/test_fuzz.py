@@ -26,10 +26,10 @@ pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get('FUZZ_SEED', '7001'))
 FUZZ_CONNECTIONS = 50
-FUZZ_INPUTS = 60           # inputs each concurrent connection sends
+FUZZ_INPUTS = 60  # inputs each concurrent connection sends
 DIFF_CASES = 240
 HOST = '127.0.0.1'
-HANG = 600                 # seconds after which a phase counts as hung, not slow
+HANG = 600  # seconds after which a phase counts as hung, not slow
 
 PROTO_ERROR_AT_END = re.compile(rb'-ERR Protocol error: [^\r\n]*\r\n\Z')
 
@@ -39,9 +39,18 @@ def base_commands(rng, ns):
     k = ns + b':%d' % rng.randrange(4)
     v = bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 3, 12, 40))))
     cmds = [
-        [b'PING'], [b'ECHO', v], [b'SET', k, v], [b'GET', k], [b'APPEND', k, v],
-        [b'STRLEN', k], [b'DEL', k], [b'EXISTS', k, k], [b'MSET', k, v, k + b'x', b'1'],
-        [b'INCR', k + b'n'], [b'GETRANGE', k, b'0', b'-1'], [b'SETRANGE', k, b'2', v],
+        [b'PING'],
+        [b'ECHO', v],
+        [b'SET', k, v],
+        [b'GET', k],
+        [b'APPEND', k, v],
+        [b'STRLEN', k],
+        [b'DEL', k],
+        [b'EXISTS', k, k],
+        [b'MSET', k, v, k + b'x', b'1'],
+        [b'INCR', k + b'n'],
+        [b'GETRANGE', k, b'0', b'-1'],
+        [b'SETRANGE', k, b'2', v],
     ]
     return rng.choice(cmds)
 
@@ -68,29 +77,48 @@ def mutate(rng, data):
             data += bytes([rng.randrange(256)])
             continue
         i = rng.randrange(len(data))
-        if op == 0:                                         # flip a bit
+        if op == 0:  # flip a bit
             data[i] ^= 1 << rng.randrange(8)
-        elif op == 1:                                       # insert bytes
+        elif op == 1:  # insert bytes
             data[i:i] = bytes(rng.choice(INTERESTING) for _ in range(rng.randint(1, 3)))
-        elif op == 2:                                       # delete bytes
-            del data[i:i + rng.randint(1, 3)]
-        elif op == 3:                                       # replace a length
+        elif op == 2:  # delete bytes
+            del data[i : i + rng.randint(1, 3)]
+        elif op == 3:  # replace a length
             heads = list(HEADER.finditer(data))
             if heads:
                 m = rng.choice(heads)
-                n = rng.choice((b'0', b'-1', b'-2', b'1', b'2', b'9', b'65536', b'2147483647',
-                                b'2147483648', b'536870912', b'536870913', b'99999999999',
-                                b'9223372036854775807', b'9223372036854775808', b'01',
-                                b'+1', b'1 ', b'x', b''))
-                data[m.start(1):m.end(1)] = n
-        elif op == 4:                                       # duplicate a slice
+                n = rng.choice(
+                    (
+                        b'0',
+                        b'-1',
+                        b'-2',
+                        b'1',
+                        b'2',
+                        b'9',
+                        b'65536',
+                        b'2147483647',
+                        b'2147483648',
+                        b'536870912',
+                        b'536870913',
+                        b'99999999999',
+                        b'9223372036854775807',
+                        b'9223372036854775808',
+                        b'01',
+                        b'+1',
+                        b'1 ',
+                        b'x',
+                        b'',
+                    )
+                )
+                data[m.start(1) : m.end(1)] = n
+        elif op == 4:  # duplicate a slice
             j = rng.randint(i, min(len(data), i + 20))
             data[j:j] = data[i:j]
-        elif op == 5:                                       # truncate
+        elif op == 5:  # truncate
             del data[i:]
-        elif op == 6:                                       # overwrite with a delimiter
+        elif op == 6:  # overwrite with a delimiter
             data[i] = rng.choice(INTERESTING)
-        else:                                               # swap two bytes
+        else:  # swap two bytes
             j = rng.randrange(len(data))
             data[i], data[j] = data[j], data[i]
     return bytes(data)
@@ -99,9 +127,9 @@ def mutate(rng, data):
 def make_input(rng, ns):
     """One fuzz input: a few valid commands (multibulk or inline), mostly mutated."""
     kind = rng.random()
-    if kind < 0.08:                                         # plain garbage
+    if kind < 0.08:  # plain garbage
         return bytes(rng.randrange(256) for _ in range(rng.randint(1, 200)))
-    if kind < 0.12:                                         # garbage from delimiters
+    if kind < 0.12:  # garbage from delimiters
         return bytes(rng.choice(INTERESTING) for _ in range(rng.randint(1, 60)))
     parts = []
     for _ in range(rng.randint(1, 4)):
@@ -141,9 +169,10 @@ async def good_client(port, stop, stats):
         while not stop.is_set() or i < 20:
             key = b'good:%d' % i
             value = b'v\r\n%d\x00*1\r\n$4\r\nQUIT\r\n' % i
-            writer.write(pack(b'SET', key, value) + pack(b'GET', key)
-                         + pack(b'INCR', b'good:counter'))
-            want = (b'+OK\r\n$%d\r\n%s\r\n:%d\r\n' % (len(value), value, i + 1))
+            writer.write(
+                pack(b'SET', key, value) + pack(b'GET', key) + pack(b'INCR', b'good:counter')
+            )
+            want = b'+OK\r\n$%d\r\n%s\r\n:%d\r\n' % (len(value), value, i + 1)
             got = await asyncio.wait_for(reader.readexactly(len(want)), HANG)
             assert got == want, f'seed {SEED}: good client got {got!r}, want {want!r}'
             written[key] = value
@@ -163,15 +192,20 @@ async def fuzz_worker(port, rng, wid, results):
         check_replies_well_formed(data, reply)
         if closed:
             quit_sent = b'quit' in data.lower()
-            ok = (PROTO_ERROR_AT_END.search(reply) or (quit_sent and reply.endswith(b'+OK\r\n'))
-                  or (closed == 'reset' and not reply))     # the reset lost the reply
-            assert ok, (f'seed {SEED}: connection closed without a protocol error: '
-                        f'input {data!r} reply {reply!r}')
+            ok = (
+                PROTO_ERROR_AT_END.search(reply)
+                or (quit_sent and reply.endswith(b'+OK\r\n'))
+                or (closed == 'reset' and not reply)
+            )  # the reset lost the reply
+            assert ok, (
+                f'seed {SEED}: connection closed without a protocol error: '
+                f'input {data!r} reply {reply!r}'
+            )
             results['closed'] += 1
         elif reply:
             results['answered'] += 1
         else:
-            results['silent'] += 1          # a partial frame the server still waits for
+            results['silent'] += 1  # a partial frame the server still waits for
 
 
 def test_fuzz_concurrent_connections_keep_server_healthy(make_server):
@@ -185,8 +219,10 @@ def test_fuzz_concurrent_connections_keep_server_healthy(make_server):
         stats = {}
         stop = asyncio.Event()
         good = asyncio.ensure_future(good_client(port, stop, stats))
-        workers = [fuzz_worker(port, random.Random(rng.random()), w, results)
-                   for w in range(FUZZ_CONNECTIONS)]
+        workers = [
+            fuzz_worker(port, random.Random(rng.random()), w, results)
+            for w in range(FUZZ_CONNECTIONS)
+        ]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -237,11 +273,17 @@ def test_fuzz_differential_against_redis(make_server, redis_ref):
     t0 = time.monotonic()
     outcomes = asyncio.run(asyncio.wait_for(main(), HANG))
     # a reset may have discarded replies on either side: compare those as closed only
-    bad = [(d, p, o, r) for d, p, o, r in outcomes
-           if (o != r if 'reset' not in (o[1], r[1]) else not (o[1] and r[1]))]
+    bad = [
+        (d, p, o, r)
+        for d, p, o, r in outcomes
+        if (o != r if 'reset' not in (o[1], r[1]) else not (o[1] and r[1]))
+    ]
     closed = sum(1 for _, _, _, r in outcomes if r[1])  # True or 'reset'
-    print(f'{len(outcomes)} differential cases, {closed} closed by redis, '
-          f'{time.monotonic() - t0:.1f}s')
-    assert closed > 20                      # the subset does exercise protocol errors
+    print(
+        f'{len(outcomes)} differential cases, {closed} closed by redis, '
+        f'{time.monotonic() - t0:.1f}s'
+    )
+    assert closed > 20  # the subset does exercise protocol errors
     assert not bad, f'seed {SEED}: {len(bad)} mismatches, first: ' + '\n'.join(
-        f'input {d!r} pieces {len(p)}\n  ours  {o!r}\n  redis {r!r}' for d, p, o, r in bad[:5])
+        f'input {d!r} pieces {len(p)}\n  ours  {o!r}\n  redis {r!r}' for d, p, o, r in bad[:5]
+    )

@@ -29,7 +29,7 @@ def journal(make_server):
 def test_expired_entries_have_deadline_and_lag(make_server):
     srv = make_server(keyevent_journal_events='x')
     c = srv.client(protocol=2)
-    c.set('plain', 'v')                       # '$' is not journaled
+    c.set('plain', 'v')  # '$' is not journaled
     t0 = now_ms()
     c.set('active', 'v', px=30)
     c.execute_command('select', 3)
@@ -44,9 +44,9 @@ def test_expired_entries_have_deadline_and_lag(make_server):
     got = entries(c)
     assert [(e[b'db'], e[b'event'], e[b'key']) for e in got[:2]] in (
         [(b'0', b'expired', b'active'), (b'3', b'expired', b'in3')],
-        [(b'3', b'expired', b'in3'), (b'0', b'expired', b'active')])
-    assert [(e[b'db'], e[b'event'], e[b'key']) for e in got[2:]] == [
-        (b'0', b'expired', b'lazy')]
+        [(b'3', b'expired', b'in3'), (b'0', b'expired', b'active')],
+    )
+    assert [(e[b'db'], e[b'event'], e[b'key']) for e in got[2:]] == [(b'0', b'expired', b'lazy')]
     for e in got:
         assert set(e) == {b'db', b'event', b'key', b'ts', b'deadline', b'lag'}
         ts, deadline, lag = int(e[b'ts']), int(e[b'deadline']), int(e[b'lag'])
@@ -60,14 +60,34 @@ def test_expired_entries_have_deadline_and_lag(make_server):
 def test_entries_for_each_class(journal):
     srv, c = journal
     t0 = now_ms()
-    run_all(c, [('set', 'a', '1'), ('expire', 'a', '100'), ('persist', 'a'), ('incr', 'n'),
-                ('rename', 'a', 'b'), ('del', 'b'), ('xadd', 's', '1-1', 'f', 'v'),
-                ('select', '2'), ('set', 'z', '1'), ('get', 'missing'), ('select', '0')])
+    run_all(
+        c,
+        [
+            ('set', 'a', '1'),
+            ('expire', 'a', '100'),
+            ('persist', 'a'),
+            ('incr', 'n'),
+            ('rename', 'a', 'b'),
+            ('del', 'b'),
+            ('xadd', 's', '1-1', 'f', 'v'),
+            ('select', '2'),
+            ('set', 'z', '1'),
+            ('get', 'missing'),
+            ('select', '0'),
+        ],
+    )
     got = entries(c)
     assert [(e[b'db'], e[b'event'], e[b'key']) for e in got] == [
-        (b'0', b'set', b'a'), (b'0', b'expire', b'a'), (b'0', b'persist', b'a'),
-        (b'0', b'incrby', b'n'), (b'0', b'rename_from', b'a'), (b'0', b'rename_to', b'b'),
-        (b'0', b'del', b'b'), (b'0', b'xadd', b's'), (b'2', b'set', b'z')]
+        (b'0', b'set', b'a'),
+        (b'0', b'expire', b'a'),
+        (b'0', b'persist', b'a'),
+        (b'0', b'incrby', b'n'),
+        (b'0', b'rename_from', b'a'),
+        (b'0', b'rename_to', b'b'),
+        (b'0', b'del', b'b'),
+        (b'0', b'xadd', b's'),
+        (b'2', b'set', b'z'),
+    ]
     for e in got:
         assert set(e) == {b'db', b'event', b'key', b'ts'}
         assert t0 <= int(e[b'ts']) <= now_ms()
@@ -83,7 +103,11 @@ def test_n_and_m_classes_are_opt_in(make_server):
     c.get('nope')
     c.set('a', '2')
     assert [(e[b'event'], e[b'key']) for e in entries(c)] == [
-        (b'new', b'a'), (b'set', b'a'), (b'keymiss', b'nope'), (b'set', b'a')]
+        (b'new', b'a'),
+        (b'set', b'a'),
+        (b'keymiss', b'nope'),
+        (b'set', b'a'),
+    ]
     c.close()
 
 
@@ -113,7 +137,9 @@ def test_journal_key_can_be_renamed(journal):
     # Events about the old journal key are now ordinary events.
     c.xtrim(JOURNAL, 0, approximate=False)
     assert [(e[b'event'], e[b'key']) for e in entries(c, 'other-journal')][-1] == (
-        b'xtrim', JOURNAL)
+        b'xtrim',
+        JOURNAL,
+    )
     # ... and events about the new one are not journaled.
     n = c.xlen('other-journal')
     c.xtrim('other-journal', maxlen=1, approximate=False)
@@ -129,12 +155,21 @@ def test_journal_writes_are_not_events(journal):
     journal key while events are journaled."""
     srv, c = journal
     c.set('a', '1')
-    got = capture_events(c, [('set', 'b', '1'), ('del', 'a'), ('xadd', 's', '*', 'f', 'v'),
-                             ('expire', 'b', '100'), ('flushall',), ('set', 'c', '1')],
-                         'KEAn')
-    assert got                       # the user's commands were announced
+    got = capture_events(
+        c,
+        [
+            ('set', 'b', '1'),
+            ('del', 'a'),
+            ('xadd', 's', '*', 'f', 'v'),
+            ('expire', 'b', '100'),
+            ('flushall',),
+            ('set', 'c', '1'),
+        ],
+        'KEAn',
+    )
+    assert got  # the user's commands were announced
     assert not [ch for ch, m in got if JOURNAL in ch or m == JOURNAL], got
-    assert [e[b'key'] for e in entries(c)] == [b'c']      # flushall took the rest
+    assert [e[b'key'] for e in entries(c)] == [b'c']  # flushall took the rest
     # User commands on the journal key: not journaled (XTRIM, XDEL, XADD, SETID).
     n = c.xlen(JOURNAL)
     first = c.xrange(JOURNAL)[0][0]
@@ -151,8 +186,22 @@ def test_journal_events_flags_render_like_notify_flags(make_server, ref):
     srv = make_server()
     c = srv.client(protocol=2)
     try:
-        for s in ['', 'A', 'x', 'g$', 'An', 'Am', 'Ag', 'g$lshzxetd', 'g$lshzxet', 'nm',
-                  'xe', 'tx$', 'mnA', 'dtez']:
+        for s in [
+            '',
+            'A',
+            'x',
+            'g$',
+            'An',
+            'Am',
+            'Ag',
+            'g$lshzxetd',
+            'g$lshzxet',
+            'nm',
+            'xe',
+            'tx$',
+            'mnA',
+            'dtez',
+        ]:
             assert c.config_set('keyevent-journal-events', s)
             ref.config_set('notify-keyspace-events', s)
             want = ref.config_get('notify-keyspace-events')['notify-keyspace-events']
@@ -174,14 +223,27 @@ def test_journal_without_pubsub(make_server):
     srv = make_server(keyevent_journal_events='A')
     c = srv.client(protocol=2)
     assert c.config_get('notify-keyspace-events') == {'notify-keyspace-events': ''}
-    got = capture_events(c, [('set', 'a', '1'), ('set', 'b', '1', 'px', '20'),
-                             ('debug', 'sleep', '0.05'), ('get', 'b'), ('del', 'a')],
-                         '', pattern='*')
+    got = capture_events(
+        c,
+        [
+            ('set', 'a', '1'),
+            ('set', 'b', '1', 'px', '20'),
+            ('debug', 'sleep', '0.05'),
+            ('get', 'b'),
+            ('del', 'a'),
+        ],
+        '',
+        pattern='*',
+    )
     assert got == []
     assert [(e[b'event'], e[b'key']) for e in entries(c)] == [
-        (b'set', b'a'), (b'set', b'b'), (b'expire', b'b'), (b'expired', b'b'),
-        (b'del', b'a')]
-    assert c.info('stats')['pubsub_messages_delivered'] == 2    # only the sentinels
+        (b'set', b'a'),
+        (b'set', b'b'),
+        (b'expire', b'b'),
+        (b'expired', b'b'),
+        (b'del', b'a'),
+    ]
+    assert c.info('stats')['pubsub_messages_delivered'] == 2  # only the sentinels
     c.close()
 
 
@@ -193,7 +255,7 @@ def test_blocked_xread_is_woken_by_a_journal_entry(make_server, exists):
         c.set('first', 'v')
     result = {}
 
-    def reader():           # BLOCK 0: only an entry can end the wait
+    def reader():  # BLOCK 0: only an entry can end the wait
         rc = srv.client(protocol=2)
         result['reply'] = rc.xread({JOURNAL: '$'}, block=0)
         rc.close()
@@ -201,13 +263,17 @@ def test_blocked_xread_is_woken_by_a_journal_entry(make_server, exists):
     th = threading.Thread(target=reader, daemon=True)
     th.start()
     wait_until(lambda: c.info('clients')['blocked_clients'] == 1, 'XREAD blocking')
-    c.set('wake', 'v', px=30)       # the set wakes it (the expiry comes later)
+    c.set('wake', 'v', px=30)  # the set wakes it (the expiry comes later)
     th.join(WAIT)
     assert not th.is_alive()
     [[key, items]] = result['reply']
     assert key == JOURNAL and len(items) == 1
-    assert items[0][1] == {b'db': b'0', b'event': b'set', b'key': b'wake',
-                           b'ts': items[0][1][b'ts']}
+    assert items[0][1] == {
+        b'db': b'0',
+        b'event': b'set',
+        b'key': b'wake',
+        b'ts': items[0][1][b'ts'],
+    }
     c.close()
 
 
@@ -216,7 +282,7 @@ def test_blocked_xread_is_woken_by_an_active_expiry(make_server):
     c = srv.client(protocol=2)
     result = {}
 
-    def reader():           # BLOCK 0: only an entry can end the wait
+    def reader():  # BLOCK 0: only an entry can end the wait
         rc = srv.client(protocol=2)
         result['reply'] = rc.xread({JOURNAL: '$'}, block=0)
         result['at'] = time.monotonic()
@@ -226,11 +292,11 @@ def test_blocked_xread_is_woken_by_an_active_expiry(make_server):
     th.start()
     wait_until(lambda: c.info('clients')['blocked_clients'] == 1, 'XREAD blocking')
     t = time.monotonic()
-    c.set('soon', 'v', px=200)      # SET is not journaled ('x' only): the expiry wakes it
+    c.set('soon', 'v', px=200)  # SET is not journaled ('x' only): the expiry wakes it
     th.join(WAIT)
     assert not th.is_alive()
     [[key, items]] = result['reply']
     assert key == JOURNAL
     assert [(f[b'event'], f[b'key']) for _, f in items] == [(b'expired', b'soon')]
-    assert result['at'] - t >= 0.199           # not before the deadline
+    assert result['at'] - t >= 0.199  # not before the deadline
     c.close()

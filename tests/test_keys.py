@@ -12,28 +12,75 @@ import redis
 from conftest import assert_same, assert_same_events, capture_events, in_time, now_ms, run_all
 from rawconn import RawConn
 
-GLOB_KEYS = ['hello', 'hallo', 'hxllo', 'hllo', 'heeeello', 'a*b', 'a?b', 'a[b', 'ab',
-             'foo:1', 'foo:22', 'bar', 'x\\y', 'key:{tag}', 'H']
+GLOB_KEYS = [
+    'hello',
+    'hallo',
+    'hxllo',
+    'hllo',
+    'heeeello',
+    'a*b',
+    'a?b',
+    'a[b',
+    'ab',
+    'foo:1',
+    'foo:22',
+    'bar',
+    'x\\y',
+    'key:{tag}',
+    'H',
+]
 
 
 def test_arity_errors(both):
-    assert_same(both, [
-        ('DEL',), ('UNLINK',), ('EXISTS',), ('TYPE',), ('TYPE', 'a', 'b'), ('TOUCH',),
-        ('KEYS',), ('KEYS', 'a', 'b'), ('SCAN',), ('RANDOMKEY', 'x'), ('RENAME', 'a'),
-        ('RENAMENX', 'a', 'b', 'c'), ('MOVE', 'a'), ('COPY', 'a'), ('OBJECT',),
-        ('OBJECT', 'ENCODING'), ('OBJECT', 'ENCODING', 'a', 'b'), ('OBJECT', 'HELP', 'x'),
-        ('OBJECT', 'FREQ'), ('OBJECT', 'nosuch', 'k'), ('OBJECT', 'nosuch'), ('DUMP',),
-        ('DUMP', 'a', 'b'), ('RESTORE', 'a', '0'),
-    ])
+    assert_same(
+        both,
+        [
+            ('DEL',),
+            ('UNLINK',),
+            ('EXISTS',),
+            ('TYPE',),
+            ('TYPE', 'a', 'b'),
+            ('TOUCH',),
+            ('KEYS',),
+            ('KEYS', 'a', 'b'),
+            ('SCAN',),
+            ('RANDOMKEY', 'x'),
+            ('RENAME', 'a'),
+            ('RENAMENX', 'a', 'b', 'c'),
+            ('MOVE', 'a'),
+            ('COPY', 'a'),
+            ('OBJECT',),
+            ('OBJECT', 'ENCODING'),
+            ('OBJECT', 'ENCODING', 'a', 'b'),
+            ('OBJECT', 'HELP', 'x'),
+            ('OBJECT', 'FREQ'),
+            ('OBJECT', 'nosuch', 'k'),
+            ('OBJECT', 'nosuch'),
+            ('DUMP',),
+            ('DUMP', 'a', 'b'),
+            ('RESTORE', 'a', '0'),
+        ],
+    )
 
 
 def test_del_unlink_exists_touch(both):
-    assert_same(both, [
-        ('SET', 'a', '1'), ('SET', 'b', '2'), ('SET', 'c', '3'),
-        ('EXISTS', 'a'), ('EXISTS', 'a', 'a', 'nokey', 'b'), ('TOUCH', 'a', 'a', 'nokey'),
-        ('DEL', 'a', 'a', 'nokey'), ('EXISTS', 'a'), ('UNLINK', 'b', 'c', 'b'),
-        ('DEL', 'nokey'), ('EXISTS', 'b', 'c'), ('TOUCH', 'b'),
-    ])
+    assert_same(
+        both,
+        [
+            ('SET', 'a', '1'),
+            ('SET', 'b', '2'),
+            ('SET', 'c', '3'),
+            ('EXISTS', 'a'),
+            ('EXISTS', 'a', 'a', 'nokey', 'b'),
+            ('TOUCH', 'a', 'a', 'nokey'),
+            ('DEL', 'a', 'a', 'nokey'),
+            ('EXISTS', 'a'),
+            ('UNLINK', 'b', 'c', 'b'),
+            ('DEL', 'nokey'),
+            ('EXISTS', 'b', 'c'),
+            ('TOUCH', 'b'),
+        ],
+    )
 
 
 def test_expired_keys_are_gone_for_del_and_exists(r):
@@ -47,8 +94,10 @@ def test_expired_keys_are_gone_for_del_and_exists(r):
 
 
 def test_type(both):
-    assert_same(both, [('SET', 'k', 'v'), ('TYPE', 'k'), ('TYPE', 'nokey'),
-                       ('SET', 'n', '12'), ('TYPE', 'n')])
+    assert_same(
+        both,
+        [('SET', 'k', 'v'), ('TYPE', 'k'), ('TYPE', 'nokey'), ('SET', 'n', '12'), ('TYPE', 'n')],
+    )
 
 
 def test_type_reply_is_simple_string(server):
@@ -57,10 +106,30 @@ def test_type_reply_is_simple_string(server):
         assert c.read_replies(4) == b'+OK\r\n+string\r\n+none\r\n:1\r\n'
 
 
-@pytest.mark.parametrize('pattern', ['*', 'h?llo', 'h*llo', 'h[ae]llo', 'h[^e]llo',
-                                     'h[a-b]llo', 'a\\*b', 'a\\?b', 'a[[]b', 'foo:*',
-                                     '*:{tag}', 'x\\\\y', 'nomatch*', '', '[', 'H*', 'h',
-                                     '*o', 'h*e*l*o'])
+@pytest.mark.parametrize(
+    'pattern',
+    [
+        '*',
+        'h?llo',
+        'h*llo',
+        'h[ae]llo',
+        'h[^e]llo',
+        'h[a-b]llo',
+        'a\\*b',
+        'a\\?b',
+        'a[[]b',
+        'foo:*',
+        '*:{tag}',
+        'x\\\\y',
+        'nomatch*',
+        '',
+        '[',
+        'H*',
+        'h',
+        '*o',
+        'h*e*l*o',
+    ],
+)
 def test_keys_patterns(both, pattern):
     ours, theirs = both
     for c in both:
@@ -81,16 +150,32 @@ def test_keys_skips_expired_and_other_dbs(r):
 
 
 def test_scan_errors(both):
-    assert_same(both, [
-        ('SCAN', 'abc'), ('SCAN', ' 0'), ('SCAN', '0 '), ('SCAN', '1.5'), ('SCAN', '+'),
-        ('SCAN', '18446744073709551616'), ('SCAN', '0x10'),
-        ('SCAN', '0', 'COUNT', '0'), ('SCAN', '0', 'COUNT', '-1'), ('SCAN', '0', 'COUNT', 'x'),
-        ('SCAN', '0', 'COUNT'), ('SCAN', '0', 'MATCH'), ('SCAN', '0', 'TYPE'),
-        ('SCAN', '0', 'FOO', 'bar'), ('SCAN', '0', 'MATCH', '*', 'COUNT'),
-        # on an empty db every well-formed cursor ends the scan
-        ('SCAN', '0'), ('SCAN', ''), ('SCAN', '+0'), ('SCAN', '-0'),
-        ('SCAN', '0', 'count', '5', 'match', 'x', 'type', 'string'),
-    ])
+    assert_same(
+        both,
+        [
+            ('SCAN', 'abc'),
+            ('SCAN', ' 0'),
+            ('SCAN', '0 '),
+            ('SCAN', '1.5'),
+            ('SCAN', '+'),
+            ('SCAN', '18446744073709551616'),
+            ('SCAN', '0x10'),
+            ('SCAN', '0', 'COUNT', '0'),
+            ('SCAN', '0', 'COUNT', '-1'),
+            ('SCAN', '0', 'COUNT', 'x'),
+            ('SCAN', '0', 'COUNT'),
+            ('SCAN', '0', 'MATCH'),
+            ('SCAN', '0', 'TYPE'),
+            ('SCAN', '0', 'FOO', 'bar'),
+            ('SCAN', '0', 'MATCH', '*', 'COUNT'),
+            # on an empty db every well-formed cursor ends the scan
+            ('SCAN', '0'),
+            ('SCAN', ''),
+            ('SCAN', '+0'),
+            ('SCAN', '-0'),
+            ('SCAN', '0', 'count', '5', 'match', 'x', 'type', 'string'),
+        ],
+    )
 
 
 def full_scan(client, **kw):
@@ -121,9 +206,15 @@ def test_scan_match_type_and_count(both):
     for c in both:
         for k in GLOB_KEYS:
             c.set(k, 'v')
-    for kw in ({'match': 'h*llo'}, {'match': 'foo:*', 'count': 3}, {'_type': 'string'},
-               {'_type': 'STRING'}, {'_type': 'list'}, {'_type': 'nosuchtype'},
-               {'match': 'h[ae]llo', '_type': 'string', 'count': 2}):
+    for kw in (
+        {'match': 'h*llo'},
+        {'match': 'foo:*', 'count': 3},
+        {'_type': 'string'},
+        {'_type': 'STRING'},
+        {'_type': 'list'},
+        {'_type': 'nosuchtype'},
+        {'match': 'h[ae]llo', '_type': 'string', 'count': 2},
+    ):
         assert sorted(full_scan(ours, **kw)[0]) == sorted(full_scan(theirs, **kw)[0]), kw
 
 
@@ -152,7 +243,7 @@ def test_scan_guarantee_under_concurrent_writes(r):
         assert not deleted & set(batch)
         seen.extend(batch)
         # delete churn keys (some already returned, some not) and add new ones
-        for k in churn[step * 10:step * 10 + 10]:
+        for k in churn[step * 10 : step * 10 + 10]:
             r.delete(k)
             deleted.add(k)
         r.set(f'new:{step}', 'v')
@@ -160,7 +251,7 @@ def test_scan_guarantee_under_concurrent_writes(r):
         if cursor == 0:
             break
     stable_seen = [k for k in seen if k in stable]
-    assert sorted(stable_seen) == sorted(stable)       # each once
+    assert sorted(stable_seen) == sorted(stable)  # each once
     # a concurrent SCAN 0 in between does not disturb an iteration in progress
     cursor, first = r.scan(0, count=50)
     r.scan(0, count=50)
@@ -207,15 +298,32 @@ def test_randomkey(r):
 
 
 def test_rename_and_renamenx(both):
-    assert_same(both, [
-        ('RENAME', 'nokey', 'x'), ('RENAMENX', 'nokey', 'x'), ('RENAME', 'nokey', 'nokey'),
-        ('RENAMENX', 'nokey', 'nokey'),
-        ('SET', 'a', '1'), ('RENAME', 'a', 'a'), ('RENAMENX', 'a', 'a'), ('GET', 'a'),
-        ('RENAME', 'a', 'b'), ('EXISTS', 'a'), ('GET', 'b'),
-        ('SET', 'c', '3'), ('RENAMENX', 'b', 'c'), ('GET', 'b'), ('GET', 'c'),
-        ('RENAME', 'b', 'c'), ('GET', 'c'), ('EXISTS', 'b'),
-        ('RENAMENX', 'c', 'd'), ('GET', 'd'), ('EXISTS', 'c'),
-    ])
+    assert_same(
+        both,
+        [
+            ('RENAME', 'nokey', 'x'),
+            ('RENAMENX', 'nokey', 'x'),
+            ('RENAME', 'nokey', 'nokey'),
+            ('RENAMENX', 'nokey', 'nokey'),
+            ('SET', 'a', '1'),
+            ('RENAME', 'a', 'a'),
+            ('RENAMENX', 'a', 'a'),
+            ('GET', 'a'),
+            ('RENAME', 'a', 'b'),
+            ('EXISTS', 'a'),
+            ('GET', 'b'),
+            ('SET', 'c', '3'),
+            ('RENAMENX', 'b', 'c'),
+            ('GET', 'b'),
+            ('GET', 'c'),
+            ('RENAME', 'b', 'c'),
+            ('GET', 'c'),
+            ('EXISTS', 'b'),
+            ('RENAMENX', 'c', 'd'),
+            ('GET', 'd'),
+            ('EXISTS', 'c'),
+        ],
+    )
 
 
 def test_rename_moves_ttl(r):
@@ -229,7 +337,7 @@ def test_rename_moves_ttl(r):
     r.expire('c', 300)
     r.set('d', '4')
     assert r.rename('d', 'c')
-    assert r.ttl('c') == -1                     # destination's TTL is replaced
+    assert r.ttl('c') == -1  # destination's TTL is replaced
 
     def setup(deadline):
         r.delete('e', 'f')
@@ -239,7 +347,7 @@ def test_rename_moves_ttl(r):
     deadline, renamed = in_time(setup, 20)
     assert renamed == 1
     time.sleep(max(0, deadline + 30 - now_ms()) / 1000)
-    assert r.exists('e', 'f') == 0              # the deadline moved with the value
+    assert r.exists('e', 'f') == 0  # the deadline moved with the value
     r.set('g', 'v', px=10)
     time.sleep(0.02)
     with pytest.raises(redis.ResponseError, match='no such key'):
@@ -247,15 +355,35 @@ def test_rename_moves_ttl(r):
 
 
 def test_move(both):
-    assert_same(both, [
-        ('MOVE', 'a', '0'), ('MOVE', 'a', 'x'), ('MOVE', 'a', '16'), ('MOVE', 'a', '-1'),
-        ('MOVE', 'a', '2147483648'), ('MOVE', 'a', '-2147483649'),
-        ('MOVE', 'a', '99999999999999999999'), ('MOVE', 'nokey', '1'),
-        ('SET', 'a', '1'), ('MOVE', 'a', '1'), ('EXISTS', 'a'),
-        ('SELECT', '1'), ('GET', 'a'), ('SET', 'b', 'in1'), ('SELECT', '0'),
-        ('SET', 'b', 'in0'), ('MOVE', 'b', '1'), ('GET', 'b'), ('SELECT', '1'), ('GET', 'b'),
-        ('MOVE', 'a', '1'), ('MOVE', 'a', '0'), ('SELECT', '0'), ('GET', 'a'),
-    ])
+    assert_same(
+        both,
+        [
+            ('MOVE', 'a', '0'),
+            ('MOVE', 'a', 'x'),
+            ('MOVE', 'a', '16'),
+            ('MOVE', 'a', '-1'),
+            ('MOVE', 'a', '2147483648'),
+            ('MOVE', 'a', '-2147483649'),
+            ('MOVE', 'a', '99999999999999999999'),
+            ('MOVE', 'nokey', '1'),
+            ('SET', 'a', '1'),
+            ('MOVE', 'a', '1'),
+            ('EXISTS', 'a'),
+            ('SELECT', '1'),
+            ('GET', 'a'),
+            ('SET', 'b', 'in1'),
+            ('SELECT', '0'),
+            ('SET', 'b', 'in0'),
+            ('MOVE', 'b', '1'),
+            ('GET', 'b'),
+            ('SELECT', '1'),
+            ('GET', 'b'),
+            ('MOVE', 'a', '1'),
+            ('MOVE', 'a', '0'),
+            ('SELECT', '0'),
+            ('GET', 'a'),
+        ],
+    )
 
 
 def test_move_keeps_ttl(r):
@@ -268,19 +396,44 @@ def test_move_keeps_ttl(r):
 
 
 def test_copy(both):
-    assert_same(both, [
-        ('COPY', 'a', 'a'), ('COPY', 'nokey', 'x'), ('SET', 'a', '1'),
-        ('COPY', 'a', 'a'), ('COPY', 'a', 'a', 'DB', '0'), ('COPY', 'a', 'a', 'DB', '1'),
-        ('COPY', 'a', 'b', 'DB'), ('COPY', 'a', 'b', 'FOO'), ('COPY', 'a', 'b', 'DB', 'x'),
-        ('COPY', 'a', 'b', 'DB', '16'), ('COPY', 'a', 'b', 'DB', '-1'),
-        ('COPY', 'a', 'b', 'DB', '4294967296'), ('COPY', 'a', 'b', 'REPLACE', 'x'),
-        ('COPY', 'a', 'b'), ('GET', 'b'), ('SET', 'a', '2'), ('COPY', 'a', 'b'), ('GET', 'b'),
-        ('COPY', 'a', 'b', 'replace'), ('GET', 'b'),
-        ('COPY', 'a', 'c', 'db', '2', 'REPLACE'), ('SELECT', '2'), ('GET', 'c'),
-        ('SET', 'c', 'x'), ('SELECT', '0'), ('COPY', 'a', 'c', 'DB', '2'),
-        ('COPY', 'a', 'c', 'DB', '3', 'DB', '2', 'REPLACE'), ('SELECT', '2'), ('GET', 'c'),
-        ('SELECT', '3'), ('EXISTS', 'c'), ('SELECT', '0'), ('EXISTS', 'a'),
-    ])
+    assert_same(
+        both,
+        [
+            ('COPY', 'a', 'a'),
+            ('COPY', 'nokey', 'x'),
+            ('SET', 'a', '1'),
+            ('COPY', 'a', 'a'),
+            ('COPY', 'a', 'a', 'DB', '0'),
+            ('COPY', 'a', 'a', 'DB', '1'),
+            ('COPY', 'a', 'b', 'DB'),
+            ('COPY', 'a', 'b', 'FOO'),
+            ('COPY', 'a', 'b', 'DB', 'x'),
+            ('COPY', 'a', 'b', 'DB', '16'),
+            ('COPY', 'a', 'b', 'DB', '-1'),
+            ('COPY', 'a', 'b', 'DB', '4294967296'),
+            ('COPY', 'a', 'b', 'REPLACE', 'x'),
+            ('COPY', 'a', 'b'),
+            ('GET', 'b'),
+            ('SET', 'a', '2'),
+            ('COPY', 'a', 'b'),
+            ('GET', 'b'),
+            ('COPY', 'a', 'b', 'replace'),
+            ('GET', 'b'),
+            ('COPY', 'a', 'c', 'db', '2', 'REPLACE'),
+            ('SELECT', '2'),
+            ('GET', 'c'),
+            ('SET', 'c', 'x'),
+            ('SELECT', '0'),
+            ('COPY', 'a', 'c', 'DB', '2'),
+            ('COPY', 'a', 'c', 'DB', '3', 'DB', '2', 'REPLACE'),
+            ('SELECT', '2'),
+            ('GET', 'c'),
+            ('SELECT', '3'),
+            ('EXISTS', 'c'),
+            ('SELECT', '0'),
+            ('EXISTS', 'a'),
+        ],
+    )
 
 
 def test_copy_keeps_ttl(r):
@@ -296,17 +449,45 @@ def test_copy_keeps_ttl(r):
 
 
 def test_object_encoding_refcount(both):
-    values = ['1', '0', '-1', '9999', '10000', '-9223372036854775808', '9223372036854775807',
-              '9223372036854775808', '12345678901234567890', '01', '+1', ' 1', '1 ', '1.5',
-              'abc', 'x' * 44, 'x' * 45, '', '-0', '3' * 20]
+    values = [
+        '1',
+        '0',
+        '-1',
+        '9999',
+        '10000',
+        '-9223372036854775808',
+        '9223372036854775807',
+        '9223372036854775808',
+        '12345678901234567890',
+        '01',
+        '+1',
+        ' 1',
+        '1 ',
+        '1.5',
+        'abc',
+        'x' * 44,
+        'x' * 45,
+        '',
+        '-0',
+        '3' * 20,
+    ]
     cmds = []
     for i, v in enumerate(values):
-        cmds += [('SET', f'k{i}', v), ('OBJECT', 'ENCODING', f'k{i}'),
-                 ('OBJECT', 'REFCOUNT', f'k{i}')]
-    cmds += [('OBJECT', 'ENCODING', 'nokey'), ('OBJECT', 'REFCOUNT', 'nokey'),
-             ('OBJECT', 'IDLETIME', 'nokey'), ('OBJECT', 'FREQ', 'nokey'),
-             ('OBJECT', 'FREQ', 'k0'), ('OBJECT', 'freq', 'k0'), ('OBJECT', 'HELP'),
-             ('object', 'help')]
+        cmds += [
+            ('SET', f'k{i}', v),
+            ('OBJECT', 'ENCODING', f'k{i}'),
+            ('OBJECT', 'REFCOUNT', f'k{i}'),
+        ]
+    cmds += [
+        ('OBJECT', 'ENCODING', 'nokey'),
+        ('OBJECT', 'REFCOUNT', 'nokey'),
+        ('OBJECT', 'IDLETIME', 'nokey'),
+        ('OBJECT', 'FREQ', 'nokey'),
+        ('OBJECT', 'FREQ', 'k0'),
+        ('OBJECT', 'freq', 'k0'),
+        ('OBJECT', 'HELP'),
+        ('object', 'help'),
+    ]
     assert_same(both, cmds)
 
 
@@ -322,9 +503,11 @@ def test_object_idletime_freq_and_lfu(make_server):
     assert 0 <= r.object('freq', 'k') <= 255
     with pytest.raises(redis.ResponseError) as e:
         r.object('idletime', 'k')
-    assert str(e.value) == ('An LFU maxmemory policy is selected, idle time not tracked. '
-                            'Please note that when switching between policies at runtime '
-                            'LRU and LFU data will take some time to adjust.')
+    assert str(e.value) == (
+        'An LFU maxmemory policy is selected, idle time not tracked. '
+        'Please note that when switching between policies at runtime '
+        'LRU and LFU data will take some time to adjust.'
+    )
     assert r.object('freq', 'nokey') is None
     r.close()
 
@@ -368,7 +551,7 @@ def test_restore_ttl_replace_absttl(r):
     assert r.restore('b', 1000, payload, absttl=True, replace=True)
     assert r.exists('b') == 0
     assert r.execute_command('RESTORE', 'd', 9223372036854775807, payload) == b'OK'
-    assert r.exists('d') == 0                   # now + ttl wraps in 64 bits, as in Redis
+    assert r.exists('d') == 0  # now + ttl wraps in 64 bits, as in Redis
     assert r.restore('e', 0, payload, idletime=10)
     assert r.restore('f', 0, payload, frequency=10)
     assert r.get('e') == r.get('f') == b'v'
@@ -377,14 +560,22 @@ def test_restore_ttl_replace_absttl(r):
 def test_restore_rejects_bad_payloads(r):
     r.set('src', 'value')
     payload = r.dump('src')
-    for bad in (b'', b'x', payload[:-1], payload + b'x', b'\x00' + payload[1:],
-                payload[:3] + bytes([payload[3] ^ 1]) + payload[4:]):
-        with pytest.raises(redis.ResponseError,
-                           match='^DUMP payload version or checksum are wrong$'):
+    for bad in (
+        b'',
+        b'x',
+        payload[:-1],
+        payload + b'x',
+        b'\x00' + payload[1:],
+        payload[:3] + bytes([payload[3] ^ 1]) + payload[4:],
+    ):
+        with pytest.raises(
+            redis.ResponseError, match='^DUMP payload version or checksum are wrong$'
+        ):
             r.restore('dst', 0, bad)
     import struct
     import zlib
-    body = b'\x01s\xff\xff\x00\x00short'        # length runs past the end
+
+    body = b'\x01s\xff\xff\x00\x00short'  # length runs past the end
     with pytest.raises(redis.ResponseError, match='^Bad data format$'):
         r.restore('dst', 0, body + struct.pack('<I', zlib.crc32(body)))
     assert r.exists('dst') == 0
@@ -393,20 +584,30 @@ def test_restore_rejects_bad_payloads(r):
 def test_restore_argument_errors(both):
     # Payloads from the two servers differ, so these use a payload both reject: the
     # differential checks which error comes first.
-    assert_same(both, [
-        ('SET', 'busy', 'v'),
-        ('RESTORE', 'k', '0', 'junk', 'FOO'), ('RESTORE', 'k', '0', 'junk', 'IDLETIME'),
-        ('RESTORE', 'k', '0', 'junk', 'IDLETIME', '-1'),
-        ('RESTORE', 'k', '0', 'junk', 'IDLETIME', 'x'), ('RESTORE', 'k', '0', 'junk', 'FREQ'),
-        ('RESTORE', 'k', '0', 'junk', 'FREQ', '256'), ('RESTORE', 'k', '0', 'junk', 'FREQ', '-1'),
-        ('RESTORE', 'k', '0', 'junk', 'FREQ', '1', 'IDLETIME', '1'),
-        ('RESTORE', 'k', '0', 'junk', 'IDLETIME', '1', 'FREQ', '1'),
-        ('RESTORE', 'busy', '0', 'junk'), ('RESTORE', 'busy', '-1', 'junk'),
-        ('RESTORE', 'busy', '-1', 'junk', 'REPLACE'), ('RESTORE', 'k', '-1', 'junk'),
-        ('RESTORE', 'k', 'x', 'junk'), ('RESTORE', 'k', '0', 'junk'),
-        ('RESTORE', 'k', '0', 'junk', 'REPLACE', 'ABSTTL', 'IDLETIME', '5'),
-        ('RESTORE', 'busy', '0', 'junk', 'FOO'), ('GET', 'busy'),
-    ])
+    assert_same(
+        both,
+        [
+            ('SET', 'busy', 'v'),
+            ('RESTORE', 'k', '0', 'junk', 'FOO'),
+            ('RESTORE', 'k', '0', 'junk', 'IDLETIME'),
+            ('RESTORE', 'k', '0', 'junk', 'IDLETIME', '-1'),
+            ('RESTORE', 'k', '0', 'junk', 'IDLETIME', 'x'),
+            ('RESTORE', 'k', '0', 'junk', 'FREQ'),
+            ('RESTORE', 'k', '0', 'junk', 'FREQ', '256'),
+            ('RESTORE', 'k', '0', 'junk', 'FREQ', '-1'),
+            ('RESTORE', 'k', '0', 'junk', 'FREQ', '1', 'IDLETIME', '1'),
+            ('RESTORE', 'k', '0', 'junk', 'IDLETIME', '1', 'FREQ', '1'),
+            ('RESTORE', 'busy', '0', 'junk'),
+            ('RESTORE', 'busy', '-1', 'junk'),
+            ('RESTORE', 'busy', '-1', 'junk', 'REPLACE'),
+            ('RESTORE', 'k', '-1', 'junk'),
+            ('RESTORE', 'k', 'x', 'junk'),
+            ('RESTORE', 'k', '0', 'junk'),
+            ('RESTORE', 'k', '0', 'junk', 'REPLACE', 'ABSTTL', 'IDLETIME', '5'),
+            ('RESTORE', 'busy', '0', 'junk', 'FOO'),
+            ('GET', 'busy'),
+        ],
+    )
 
 
 def test_resp3(r3):
@@ -424,12 +625,13 @@ def test_watch_invalidated_by_generic_writes(server):
     r = server.client()
     r.flushall()
     for setup, cmd, watched in (
-            (('SET', 'a', '1'), ('DEL', 'a'), 'a'),
-            (('SET', 'a', '1'), ('RENAME', 'a', 'b'), 'b'),
-            (('SET', 'a', '1'), ('RENAME', 'a', 'b'), 'a'),
-            (('SET', 'a', '1'), ('MOVE', 'a', '1'), 'a'),
-            (('SET', 'a', '1'), ('COPY', 'a', 'c'), 'c'),
-            (('SET', 'a', '1'), ('RESTORE', 'a', '0', None, 'REPLACE'), 'a')):
+        (('SET', 'a', '1'), ('DEL', 'a'), 'a'),
+        (('SET', 'a', '1'), ('RENAME', 'a', 'b'), 'b'),
+        (('SET', 'a', '1'), ('RENAME', 'a', 'b'), 'a'),
+        (('SET', 'a', '1'), ('MOVE', 'a', '1'), 'a'),
+        (('SET', 'a', '1'), ('COPY', 'a', 'c'), 'c'),
+        (('SET', 'a', '1'), ('RESTORE', 'a', '0', None, 'REPLACE'), 'a'),
+    ):
         r.flushall()
         r.execute_command(*setup)
         if cmd[0] == 'RESTORE':
@@ -447,11 +649,24 @@ def test_watch_invalidated_by_generic_writes(server):
 
 
 KEY_EVENT_COMMANDS = [
-    ('set', 'a', '1'), ('set', 'x', '1'), ('del', 'a', 'nokey'), ('set', 'a', '1'),
-    ('rename', 'a', 'b'), ('rename', 'b', 'x'),   # overwrites x: no del for it, as in Redis
-    ('renamenx', 'x', 'x'), ('renamenx', 'x', 'n'), ('move', 'n', '1'), ('move', 'n', '1'),
-    ('set', 'c', '1'), ('copy', 'c', 'd'), ('copy', 'c', 'd'), ('copy', 'c', 'd', 'replace'),
-    ('copy', 'c', 'e', 'db', '1'), ('unlink', 'c', 'd'), ('touch', 'e'), ('flushall',),
+    ('set', 'a', '1'),
+    ('set', 'x', '1'),
+    ('del', 'a', 'nokey'),
+    ('set', 'a', '1'),
+    ('rename', 'a', 'b'),
+    ('rename', 'b', 'x'),  # overwrites x: no del for it, as in Redis
+    ('renamenx', 'x', 'x'),
+    ('renamenx', 'x', 'n'),
+    ('move', 'n', '1'),
+    ('move', 'n', '1'),
+    ('set', 'c', '1'),
+    ('copy', 'c', 'd'),
+    ('copy', 'c', 'd'),
+    ('copy', 'c', 'd', 'replace'),
+    ('copy', 'c', 'e', 'db', '1'),
+    ('unlink', 'c', 'd'),
+    ('touch', 'e'),
+    ('flushall',),
 ]
 
 
@@ -463,9 +678,12 @@ def test_events_match_redis(both):
 def test_restore_events(r):
     r.set('a', '1')
     payload = r.dump('a')
-    got = capture_events(r, [('del', 'a'), ('restore', 'a', '0', payload),
-                             ('restore', 'a', '0', payload, 'replace')], 'Kgn',
-                         pattern='__keyspace@0__:*')
+    got = capture_events(
+        r,
+        [('del', 'a'), ('restore', 'a', '0', payload), ('restore', 'a', '0', payload, 'replace')],
+        'Kgn',
+        pattern='__keyspace@0__:*',
+    )
     # RESTORE ... REPLACE deletes the old value and adds the new one (dbAdd: 'new')
     assert [m for ch, m in got] == [b'del', b'new', b'restore', b'new', b'restore']
 
@@ -473,9 +691,15 @@ def test_restore_events(r):
 def test_differential_mixed_sequence(both):
     ours, theirs = both
     cmds = [('SET', f'k{i}', str(i)) for i in range(30)]
-    cmds += [('DEL', 'k1', 'k2'), ('RENAME', 'k3', 'k1'), ('COPY', 'k4', 'k2'),
-             ('MOVE', 'k5', '2'), ('EXPIRE', 'k6', '100'), ('PERSIST', 'k6'),
-             ('RENAMENX', 'k7', 'k8')]
+    cmds += [
+        ('DEL', 'k1', 'k2'),
+        ('RENAME', 'k3', 'k1'),
+        ('COPY', 'k4', 'k2'),
+        ('MOVE', 'k5', '2'),
+        ('EXPIRE', 'k6', '100'),
+        ('PERSIST', 'k6'),
+        ('RENAMENX', 'k7', 'k8'),
+    ]
     assert run_all(ours, cmds) == run_all(theirs, cmds)
     assert sorted(ours.keys()) == sorted(theirs.keys())
     assert sorted(full_scan(ours)[0]) == sorted(full_scan(theirs)[0])

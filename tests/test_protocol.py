@@ -97,10 +97,20 @@ CASES = {
     'cr-then-any-byte': (b'*1\rX$4\rYPINGZZ' + PING, False),
     'lf-only-inline': (b'PING\nPING\n', False),
     # binary safety and pipelines
-    'binary-crlf-values': (pack(b'ECHO', b'\r\n\r\n*1\r\n$4\r\nPING\r\n') + pack(b'ECHO', b''),
-                           False),
-    'mixed-pipeline': (b'PING\r\n' + pack(b'ECHO', b'x y') + b'ECHO "x y"\r\n' + PING
-                       + b'  \r\n' + pack(b'ECHO', b'\x00\xff') + b'PING\n', False),
+    'binary-crlf-values': (
+        pack(b'ECHO', b'\r\n\r\n*1\r\n$4\r\nPING\r\n') + pack(b'ECHO', b''),
+        False,
+    ),
+    'mixed-pipeline': (
+        b'PING\r\n'
+        + pack(b'ECHO', b'x y')
+        + b'ECHO "x y"\r\n'
+        + PING
+        + b'  \r\n'
+        + pack(b'ECHO', b'\x00\xff')
+        + b'PING\n',
+        False,
+    ),
     # hiredis accepts these RESP3 forms; redis-server reads '~' and '>' as inline commands
     'resp3-set-frame': (PING + b'~1\r\n$4\r\nPING\r\n', False),
     'resp3-push-frame': (PING + b'>1\r\n$4\r\nPING\r\n', False),
@@ -118,20 +128,29 @@ CASES = {
 SLOW_CASES = {'mbulk-int-max-waits', 'mbulk-over-int-max'}
 
 
-@pytest.mark.parametrize('name', [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES
-                                  else n for n in sorted(CASES)])
+@pytest.mark.parametrize(
+    'name',
+    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES else n for n in sorted(CASES)],
+)
 def test_differential_wire(server, redis_ref, name):
     data, closes = CASES[name]
     assert_same_wire(server.port, redis_ref[1], data, expect_closed=closes)
 
 
-@pytest.mark.slow          # ~50 exchanges, each ending with a quiet period
+@pytest.mark.slow  # ~50 exchanges, each ending with a quiet period
 def test_cases_run_fast_and_exact_paths_alike(server, redis_ref):
     """Cut every case into two reads at several points: the first read may go through
     hiredis, the second through the exact parser; the result must not change."""
-    for name in ('binary-crlf-values', 'mixed-pipeline', 'resp3-set-frame',
-                 'expected-dollar-plus', 'mbulk-non-numeric', 'empty-multibulk',
-                 'cr-then-any-byte', 'unbalanced-double'):
+    for name in (
+        'binary-crlf-values',
+        'mixed-pipeline',
+        'resp3-set-frame',
+        'expected-dollar-plus',
+        'mbulk-non-numeric',
+        'empty-multibulk',
+        'cr-then-any-byte',
+        'unbalanced-double',
+    ):
         data = CASES[name][0]
         whole = exchange(server.port, data)
         for cut in sorted({1, 2, 5, len(data) // 2, len(data) - 2, len(data) - 1}):
@@ -159,8 +178,12 @@ def test_commands_before_error_run_and_after_do_not(server, redis_ref):
     ref = redis_ref[1]
     for port in (server.port, ref):
         exchange(port, pack(b'DEL', b'pe:a', b'pe:b', b'pe:c'))
-    data = (pack(b'SET', b'pe:a', b'1') + b'SET pe:b 2\r\n' + b'*1\r\n$x\r\n'
-            + pack(b'SET', b'pe:c', b'3'))
+    data = (
+        pack(b'SET', b'pe:a', b'1')
+        + b'SET pe:b 2\r\n'
+        + b'*1\r\n$x\r\n'
+        + pack(b'SET', b'pe:c', b'3')
+    )
     reply = assert_same_wire(server.port, ref, data, expect_closed=True)
     assert reply[0] == b'+OK\r\n+OK\r\n' + ERR + b'invalid bulk length\r\n'
     for port in (server.port, ref):
@@ -179,10 +202,18 @@ def test_error_inside_partially_parsed_command(server, redis_ref):
 
 # -- byte at a time ------------------------------------------------------------------
 
-STREAM = (b'PING\r\n' + pack(b'SET', b'pb:k', b'v\r\n1') + b'GET pb:k\r\n'
-          + pack(b'ECHO', b'x' * 40) + b'*0\r\n\r\n' + pack(b'APPEND', b'pb:k', b'\x00')
-          + b'ECHO "a b" \'c\'\r\n' + pack(b'GET', b'pb:k') + b'*1\r\n$3\r\nDEL\r\n'
-          + b'DEL pb:k\r\n')
+STREAM = (
+    b'PING\r\n'
+    + pack(b'SET', b'pb:k', b'v\r\n1')
+    + b'GET pb:k\r\n'
+    + pack(b'ECHO', b'x' * 40)
+    + b'*0\r\n\r\n'
+    + pack(b'APPEND', b'pb:k', b'\x00')
+    + b'ECHO "a b" \'c\'\r\n'
+    + pack(b'GET', b'pb:k')
+    + b'*1\r\n$3\r\nDEL\r\n'
+    + b'DEL pb:k\r\n'
+)
 
 
 def test_parser_byte_at_a_time_matches_whole():
@@ -194,8 +225,9 @@ def test_parser_byte_at_a_time_matches_whole():
             out += p.parse(512 * 1024 * 1024)
         assert p.pending() == 0 and not p.args and p.multibulklen == 0
         return out
+
     whole = run([STREAM])
-    assert run([STREAM[i:i + 1] for i in range(len(STREAM))]) == whole
+    assert run([STREAM[i : i + 1] for i in range(len(STREAM))]) == whole
     assert whole[0] == [b'PING'] and whole[1] == [b'SET', b'pb:k', b'v\r\n1']
     assert len(whole) == 9
 
@@ -220,7 +252,7 @@ def test_parser_error_at_every_split_point():
 
 def test_socket_byte_at_a_time(server, redis_ref):
     """One byte per read: every frame boundary falls between reads somewhere."""
-    pieces = [STREAM[i:i + 1] for i in range(len(STREAM))]
+    pieces = [STREAM[i : i + 1] for i in range(len(STREAM))]
     ref = exchange(redis_ref[1], STREAM)
     ours = exchange(server.port, pieces, gap=0.001, want=ref)
     whole = exchange(server.port, STREAM, want=ref)
@@ -231,7 +263,7 @@ def test_socket_byte_at_a_time(server, redis_ref):
 
 def test_socket_byte_at_a_time_then_error(server, redis_ref):
     data = pack(b'ECHO', b'ok') + b'*1\r\n$4\r\nPING\r\n*1\r\n%4\r\n' + PING
-    pieces = [data[i:i + 1] for i in range(len(data))]
+    pieces = [data[i : i + 1] for i in range(len(data))]
     ref = exchange(redis_ref[1], data)
     ours = exchange(server.port, pieces, gap=0.001, want=ref)
     assert ours == ref
@@ -252,6 +284,7 @@ def test_split_args_matches_sdssplitargs():
 
 
 # -- limits that need their own configuration ----------------------------------------
+
 
 def _pair(make_server, **options):
     ours = make_server(**options)
@@ -281,12 +314,14 @@ def qbuf_1mb(make_server):
 @pytest.mark.differential
 def test_proto_max_bulk_len(proto_1mb):
     ours, ref = proto_1mb
-    reply = assert_same_wire(ours, ref, PING + b'*2\r\n$4\r\nECHO\r\n$1048577\r\n' + PING,
-                             expect_closed=True)
+    reply = assert_same_wire(
+        ours, ref, PING + b'*2\r\n$4\r\nECHO\r\n$1048577\r\n' + PING, expect_closed=True
+    )
     assert reply[0] == b'+PONG\r\n' + ERR + b'invalid bulk length\r\n'
     # the header alone is enough, the argument is never waited for
-    reply = assert_same_wire(ours, ref, b'*3\r\n$3\r\nSET\r\n$4\r\npm:k\r\n$5000000\r\n',
-                             expect_closed=True)
+    reply = assert_same_wire(
+        ours, ref, b'*3\r\n$3\r\nSET\r\n$4\r\npm:k\r\n$5000000\r\n', expect_closed=True
+    )
     assert reply[0] == ERR + b'invalid bulk length\r\n'
     at_limit = pack(b'SET', b'pm:k', b'v' * 1048576) + pack(b'STRLEN', b'pm:k')
     reply = assert_same_wire(ours, ref, at_limit, expect_closed=False)
@@ -343,7 +378,7 @@ def test_client_query_buffer_limit_counts_unparsed_bytes_only(qbuf_1mb):
 def test_client_query_buffer_limit_sent_in_small_pieces(qbuf_1mb):
     ours, ref = qbuf_1mb
     data = b'*2\r\n$4\r\nECHO\r\n$1100000\r\n' + b'w' * 1100000 + b'\r\n'
-    pieces = [data[i:i + 65536] for i in range(0, len(data), 65536)]
+    pieces = [data[i : i + 65536] for i in range(0, len(data), 65536)]
     got_ref = exchange(ref, pieces, gap=0.002)
     got_ours = exchange(ours, pieces, gap=0.002, want=got_ref)
     assert got_ours == got_ref == (b'', True)
@@ -356,12 +391,13 @@ def test_unauthenticated_limits_and_auth_in_same_packet(make_server):
     try:
         many = pack(b'MSET', *[b'ua:%d' % (i // 2) for i in range(12)])
         for data, closes in (
-                (PING + many, True),
-                (pack(b'ECHO', b'q' * 16385), True),
-                (pack(b'ECHO', b'q' * 16384), False),
-                (pack(b'AUTH', b'pw') + many + pack(b'ECHO', b'q' * 20000), False),
-                (b'AUTH pw\r\n' + pack(b'ECHO', b'r' * 20000), False),
-                (b'AUTH nope\r\n' + many, True)):
+            (PING + many, True),
+            (pack(b'ECHO', b'q' * 16385), True),
+            (pack(b'ECHO', b'q' * 16384), False),
+            (pack(b'AUTH', b'pw') + many + pack(b'ECHO', b'q' * 20000), False),
+            (b'AUTH pw\r\n' + pack(b'ECHO', b'r' * 20000), False),
+            (b'AUTH nope\r\n' + many, True),
+        ):
             assert_same_wire(srv.port, ref, data, expect_closed=closes)
     finally:
         stop(proc)

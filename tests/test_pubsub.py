@@ -18,6 +18,7 @@ from store.pubsub.channel_store import ChannelStore
 
 # -- raw transcripts --------------------------------------------------------------------------
 
+
 def transcript(port, steps, nclients=2):
     """Run (client index, command or tuple of commands) steps; return what each step
     produced on the wire."""
@@ -39,7 +40,7 @@ def assert_same_transcript(server, redis_ref, steps):
     want = transcript(redis_ref[1], steps)
     got = transcript(server.port, steps)
     for w, g in zip(want, got):
-        if w[1] == ['HELLO', '3']:      # its reply carries the client id, which differs
+        if w[1] == ['HELLO', '3']:  # its reply carries the client id, which differs
             continue
         assert g == w, f'step {w[0]} {w[1]!r}:\n ours  {g[2]!r}\n redis {w[2]!r}'
     wait_clean(server)
@@ -47,55 +48,103 @@ def assert_same_transcript(server, redis_ref, steps):
 
 def wait_clean(server):
     """The ChannelStore holds nothing once every test client has gone."""
-    wait_until(lambda: server.call(lambda: sum(server.server.pubsub.store.counts)) == 0,
-               'an empty ChannelStore after the clients left')
+    wait_until(
+        lambda: server.call(lambda: sum(server.server.pubsub.store.counts)) == 0,
+        'an empty ChannelStore after the clients left',
+    )
 
 
 RESP2_STEPS = [
-    (0, ['UNSUBSCRIBE']), (0, ['PUNSUBSCRIBE']), (0, ['SUNSUBSCRIBE']),
-    (0, ['UNSUBSCRIBE', 'a', 'b']), (0, ['PUNSUBSCRIBE', 'p*']),
-    (0, ['SUBSCRIBE', 'a', 'b', 'a']), (0, ['PSUBSCRIBE', 'a*', 'a*', 'z?']),
+    (0, ['UNSUBSCRIBE']),
+    (0, ['PUNSUBSCRIBE']),
+    (0, ['SUNSUBSCRIBE']),
+    (0, ['UNSUBSCRIBE', 'a', 'b']),
+    (0, ['PUNSUBSCRIBE', 'p*']),
+    (0, ['SUBSCRIBE', 'a', 'b', 'a']),
+    (0, ['PSUBSCRIBE', 'a*', 'a*', 'z?']),
     (0, ['SSUBSCRIBE', 'x', 'y']),
-    (1, ['PUBLISH', 'a', 'hello']), (1, ['SPUBLISH', 'x', 'sh']),
-    (1, ['PUBLISH', 'x', 'nobody']), (1, ['PUBLISH', 'zz', 'pat']),
-    (1, ['PUBSUB', 'NUMPAT']), (1, ['PUBSUB', 'NUMSUB', 'a', 'b', 'x', 'none']),
-    (1, ['PUBSUB', 'SHARDNUMSUB', 'x', 'a']), (1, ['PUBSUB', 'CHANNELS', 'b*']),
-    (1, ['PUBSUB', 'SHARDCHANNELS', 'y']), (1, ['SPUBLISH', 'a', 'not-sharded']),
+    (1, ['PUBLISH', 'a', 'hello']),
+    (1, ['SPUBLISH', 'x', 'sh']),
+    (1, ['PUBLISH', 'x', 'nobody']),
+    (1, ['PUBLISH', 'zz', 'pat']),
+    (1, ['PUBSUB', 'NUMPAT']),
+    (1, ['PUBSUB', 'NUMSUB', 'a', 'b', 'x', 'none']),
+    (1, ['PUBSUB', 'SHARDNUMSUB', 'x', 'a']),
+    (1, ['PUBSUB', 'CHANNELS', 'b*']),
+    (1, ['PUBSUB', 'SHARDCHANNELS', 'y']),
+    (1, ['SPUBLISH', 'a', 'not-sharded']),
     # subscribe mode: only (P|S)(UN)SUBSCRIBE, PING, QUIT, RESET
-    (0, ['GET', 'k']), (0, ['SET', 'k', 'v']), (0, ['PUBLISH', 'a', 'x']),
-    (0, ['PUBSUB', 'NUMPAT']), (0, ['PING']), (0, ['PING', 'arg']), (0, ['ping', 'a', 'b']),
-    (0, ['NOSUCH']), (0, ['SUBSCRIBE']),
-    (0, ['SUNSUBSCRIBE', 'y', 'q']), (0, ['UNSUBSCRIBE', 'b']), (0, ['PUNSUBSCRIBE']),
-    (0, ['SUNSUBSCRIBE']), (0, ['GET', 'k']),                  # still subscribed to 'a'
-    (0, ['UNSUBSCRIBE']), (0, ['GET', 'k']), (0, ['PING']),   # left subscribe mode
+    (0, ['GET', 'k']),
+    (0, ['SET', 'k', 'v']),
+    (0, ['PUBLISH', 'a', 'x']),
+    (0, ['PUBSUB', 'NUMPAT']),
+    (0, ['PING']),
+    (0, ['PING', 'arg']),
+    (0, ['ping', 'a', 'b']),
+    (0, ['NOSUCH']),
+    (0, ['SUBSCRIBE']),
+    (0, ['SUNSUBSCRIBE', 'y', 'q']),
+    (0, ['UNSUBSCRIBE', 'b']),
+    (0, ['PUNSUBSCRIBE']),
+    (0, ['SUNSUBSCRIBE']),
+    (0, ['GET', 'k']),  # still subscribed to 'a'
+    (0, ['UNSUBSCRIBE']),
+    (0, ['GET', 'k']),
+    (0, ['PING']),  # left subscribe mode
     # SUBSCRIBE inside MULTI: EXEC carries the confirmations
-    (0, (['MULTI'], ['SUBSCRIBE', 'm1', 'm2'], ['EXEC'])), (1, ['PUBLISH', 'm1', 'x']),
-    (0, ['RESET']), (1, ['PUBLISH', 'm1', 'after-reset']),
+    (0, (['MULTI'], ['SUBSCRIBE', 'm1', 'm2'], ['EXEC'])),
+    (1, ['PUBLISH', 'm1', 'x']),
+    (0, ['RESET']),
+    (1, ['PUBLISH', 'm1', 'after-reset']),
     # errors
-    (0, ['PUBLISH', 'a']), (0, ['PUBSUB']), (0, ['PUBSUB', 'CHANNELS', 'a', 'b']),
-    (0, ['PUBSUB', 'NUMPAT', 'x']), (0, ['PUBSUB', 'nope']), (0, ['PUBSUB', 'HELP']),
-    (0, ['PUBSUB', 'HELP', 'x']), (0, ['SPUBLISH', 'a']), (0, ['SSUBSCRIBE']),
-    (0, ['PUBSUB', 'NUMSUB']), (0, ['PUBSUB', 'SHARDNUMSUB']),
+    (0, ['PUBLISH', 'a']),
+    (0, ['PUBSUB']),
+    (0, ['PUBSUB', 'CHANNELS', 'a', 'b']),
+    (0, ['PUBSUB', 'NUMPAT', 'x']),
+    (0, ['PUBSUB', 'nope']),
+    (0, ['PUBSUB', 'HELP']),
+    (0, ['PUBSUB', 'HELP', 'x']),
+    (0, ['SPUBLISH', 'a']),
+    (0, ['SSUBSCRIBE']),
+    (0, ['PUBSUB', 'NUMSUB']),
+    (0, ['PUBSUB', 'SHARDNUMSUB']),
     # a client may publish to itself: the message precedes the PUBLISH reply in Redis
-    (0, ['SUBSCRIBE', 'self']), (0, ['PUNSUBSCRIBE', 'never']), (0, ['QUIT']),
+    (0, ['SUBSCRIBE', 'self']),
+    (0, ['PUNSUBSCRIBE', 'never']),
+    (0, ['QUIT']),
     (1, ['PUBSUB', 'NUMSUB', 'self']),
 ]
 
 RESP3_STEPS = [
-    (0, ['HELLO', '3']), (1, ['HELLO', '3']),
-    (0, ['UNSUBSCRIBE']), (0, ['PUNSUBSCRIBE', 'x']),
-    (0, ['SUBSCRIBE', 'z']), (0, ['PSUBSCRIBE', 'z*']), (0, ['SSUBSCRIBE', 's']),
-    (1, ['PUBLISH', 'z', 'm3']), (1, ['SPUBLISH', 's', 'sm']),
-    (0, ['SET', 'k', 'v']), (0, ['GET', 'k']), (0, ['PING']),   # RESP3 allows everything
+    (0, ['HELLO', '3']),
+    (1, ['HELLO', '3']),
+    (0, ['UNSUBSCRIBE']),
+    (0, ['PUNSUBSCRIBE', 'x']),
+    (0, ['SUBSCRIBE', 'z']),
+    (0, ['PSUBSCRIBE', 'z*']),
+    (0, ['SSUBSCRIBE', 's']),
+    (1, ['PUBLISH', 'z', 'm3']),
+    (1, ['SPUBLISH', 's', 'sm']),
+    (0, ['SET', 'k', 'v']),
+    (0, ['GET', 'k']),
+    (0, ['PING']),  # RESP3 allows everything
     (0, ['PUBLISH', 'z', 'to-self']),
     (0, (['MULTI'], ['PUBLISH', 'z', 'in-multi'], ['GET', 'k'], ['EXEC'])),
     (0, ['PUBSUB', 'NUMSUB', 'z']),
-    (0, ['UNSUBSCRIBE', 'q', 'z']), (0, ['PUNSUBSCRIBE']), (0, ['UNSUBSCRIBE']),
+    (0, ['UNSUBSCRIBE', 'q', 'z']),
+    (0, ['PUNSUBSCRIBE']),
+    (0, ['UNSUBSCRIBE']),
     (0, ['SUNSUBSCRIBE']),
     (1, ['PUBLISH', 'z', 'nobody']),
-    (0, ['SUBSCRIBE', 'z']), (0, ['RESET']), (1, ['PUBLISH', 'z', 'gone']),
-    (0, ['SUBSCRIBE', 'z']), (0, ['HELLO', '3']), (1, ['PUBLISH', 'z', 'again']),
-    (0, ['HELLO', '2']), (1, ['PUBLISH', 'z', 'resp2-now']), (0, ['GET', 'k']),
+    (0, ['SUBSCRIBE', 'z']),
+    (0, ['RESET']),
+    (1, ['PUBLISH', 'z', 'gone']),
+    (0, ['SUBSCRIBE', 'z']),
+    (0, ['HELLO', '3']),
+    (1, ['PUBLISH', 'z', 'again']),
+    (0, ['HELLO', '2']),
+    (1, ['PUBLISH', 'z', 'resp2-now']),
+    (0, ['GET', 'k']),
 ]
 
 
@@ -114,17 +163,23 @@ def test_unsubscribe_all_lists_every_subscription(server):
     frames = [reader.gets() for _ in range(3)]
     # channels in any order (Redis: hash order); the count steps down over the patterns
     assert sorted(f[1] for f in frames) == [b'a', b'b', b'c']
-    assert [(f[0], f[2]) for f in frames] == [(b'unsubscribe', 4), (b'unsubscribe', 3),
-                                              (b'unsubscribe', 2)]
+    assert [(f[0], f[2]) for f in frames] == [
+        (b'unsubscribe', 4),
+        (b'unsubscribe', 3),
+        (b'unsubscribe', 2),
+    ]
     c.send_commands(['PUNSUBSCRIBE'])
     # patterns in subscription order, as Redis 7.0's list
-    assert c.sync() == (b'*3\r\n$12\r\npunsubscribe\r\n$2\r\np1\r\n:1\r\n'
-                        b'*3\r\n$12\r\npunsubscribe\r\n$2\r\np2\r\n:0\r\n$5\r\nsync3\r\n')
+    assert c.sync() == (
+        b'*3\r\n$12\r\npunsubscribe\r\n$2\r\np1\r\n:1\r\n'
+        b'*3\r\n$12\r\npunsubscribe\r\n$2\r\np2\r\n:0\r\n$5\r\nsync3\r\n'
+    )
     c.close()
     wait_clean(server)
 
 
 # -- redis-py ---------------------------------------------------------------------------------
+
 
 async def get(p):
     """The next message of a redis-py PubSub, sync or asyncio."""
@@ -144,16 +199,22 @@ async def test_redis_py_pubsub(server, api, protocol):
         await done(r.flushall())
         await done(p.subscribe('news', 'sport'))
         await done(p.psubscribe('n*'))
-        assert [(await get(p))['type'] for _ in range(3)] == ['subscribe', 'subscribe',
-                                                               'psubscribe']
-        assert await done(r.publish('news', 'hello')) == 2          # exact + pattern
+        assert [(await get(p))['type'] for _ in range(3)] == [
+            'subscribe',
+            'subscribe',
+            'psubscribe',
+        ]
+        assert await done(r.publish('news', 'hello')) == 2  # exact + pattern
         assert await done(r.publish('nothing', 'x')) == 1
         assert await done(r.publish('other', 'x')) == 0
         msgs = [await get(p) for _ in range(3)]
-        assert msgs[0] == {'type': 'message', 'pattern': None, 'channel': b'news',
-                           'data': b'hello'}
-        assert msgs[1] == {'type': 'pmessage', 'pattern': b'n*', 'channel': b'news',
-                           'data': b'hello'}
+        assert msgs[0] == {'type': 'message', 'pattern': None, 'channel': b'news', 'data': b'hello'}
+        assert msgs[1] == {
+            'type': 'pmessage',
+            'pattern': b'n*',
+            'channel': b'news',
+            'data': b'hello',
+        }
         assert msgs[2]['channel'] == b'nothing'
         assert sorted(await done(r.pubsub_channels())) == [b'news', b'sport']
         assert await done(r.pubsub_channels('s*')) == [b'sport']
@@ -172,7 +233,7 @@ def test_redis_py_sharded_pubsub(server, r):
     p.ssubscribe('shard')
     assert get_sync(p)['type'] == 'ssubscribe'
     assert r.spublish('shard', 'm') == 1
-    assert r.publish('shard', 'm') == 0          # separate namespace
+    assert r.publish('shard', 'm') == 0  # separate namespace
     m = get_sync(p)
     assert (m['type'], m['channel'], m['data']) == ('smessage', b'shard', b'm')
     assert r.pubsub_shardchannels() == [b'shard']
@@ -202,12 +263,14 @@ def test_redis_py_resp3_push_handler(server):
     def subscribed():
         p.get_message(timeout=0.05)
         return pub.pubsub_numsub('c3') == [(b'c3', 1)] and pub.pubsub_numpat() == 1
+
     wait_until(subscribed, 'the subscriptions', interval=0)
     assert pub.publish('c3', 'payload') == 2
 
     def delivered():
         p.get_message(timeout=0.05)
         return len(received) >= 4
+
     wait_until(delivered, 'the messages', interval=0)
     kinds = [m[0] for m in received]
     assert kinds == [b'subscribe', b'psubscribe', b'message', b'pmessage']
@@ -223,15 +286,15 @@ def test_redis_cli_commands(server):
     port = str(server.port)
     exe = shutil.which('redis-cli')
     line_buffered = [shutil.which('stdbuf'), '-oL'] if shutil.which('stdbuf') else []
-    sub = subprocess.Popen([*line_buffered, exe, '-p', port, 'subscribe', 'cli'],
-                           stdout=subprocess.PIPE, text=True)
+    sub = subprocess.Popen(
+        [*line_buffered, exe, '-p', port, 'subscribe', 'cli'], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert sub.stdout.readline().strip() == 'subscribe'
         assert sub.stdout.readline().strip() == 'cli'
         assert sub.stdout.readline().strip() == '1'
         assert redis_cli(port, 'publish', 'cli', 'hi there').strip() == '1'
-        assert [sub.stdout.readline().strip() for _ in range(3)] == ['message', 'cli',
-                                                                      'hi there']
+        assert [sub.stdout.readline().strip() for _ in range(3)] == ['message', 'cli', 'hi there']
         assert redis_cli(port, 'pubsub', 'numsub', 'cli').split() == ['cli', '1']
         assert redis_cli(port, 'pubsub', 'channels').split() == ['cli']
         assert redis_cli(port, 'pubsub', 'numpat').strip() == '0'
@@ -240,14 +303,20 @@ def test_redis_cli_commands(server):
         sub.terminate()
         sub.wait(5)
     wait_clean(server)
-    psub = subprocess.Popen([*line_buffered, exe, '-p', port, '-3', 'psubscribe', 'cl*'],
-                            stdout=subprocess.PIPE, text=True)
+    psub = subprocess.Popen(
+        [*line_buffered, exe, '-p', port, '-3', 'psubscribe', 'cl*'],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
-        assert [psub.stdout.readline().strip() for _ in range(3)] == ['psubscribe', 'cl*',
-                                                                      '1']
+        assert [psub.stdout.readline().strip() for _ in range(3)] == ['psubscribe', 'cl*', '1']
         assert redis_cli(port, 'publish', 'cli', 'hey').strip() == '1'
-        assert [psub.stdout.readline().strip() for _ in range(4)] == ['pmessage', 'cl*',
-                                                                      'cli', 'hey']
+        assert [psub.stdout.readline().strip() for _ in range(4)] == [
+            'pmessage',
+            'cl*',
+            'cli',
+            'hey',
+        ]
     finally:
         psub.terminate()
         psub.wait(5)
@@ -257,19 +326,98 @@ def test_redis_cli_commands(server):
 # -- glob semantics, table-driven against redis-server ----------------------------------------
 
 GLOB_CASES = [
-    b'*', b'?', b'??', b'a*', b'*a', b'*a*', b'a?c', b'a\\?c', b'a\\*', b'\\a\\b\\c',
-    b'[abc]', b'[a-c]x', b'[c-a]x', b'[^a]*', b'[^a-c]?', b'[]', b'[]]', b'[^]*', b'[a',
-    b'[a-', b'[\\]]', b'[\\', b'a[b\\-d]e', b'*[0-9]', b'h?llo', b'h*llo', b'h[ae]llo',
-    b'h[^e]llo', b'h[a-b]llo', b'**', b'*?*', b'a**b', b'\\', b'a\\', b'[!a]b', b'x*y*z',
-    b'*.log', b'news.*', b'news.*.sport', b'\xff*', b'[\x80-\xff]*', b'abc', b'', b'*\\*',
-    b'[-a]', b'[a-]', b'[^-]*', b'?*?', b'*a*a*a*a*a*a*b',
+    b'*',
+    b'?',
+    b'??',
+    b'a*',
+    b'*a',
+    b'*a*',
+    b'a?c',
+    b'a\\?c',
+    b'a\\*',
+    b'\\a\\b\\c',
+    b'[abc]',
+    b'[a-c]x',
+    b'[c-a]x',
+    b'[^a]*',
+    b'[^a-c]?',
+    b'[]',
+    b'[]]',
+    b'[^]*',
+    b'[a',
+    b'[a-',
+    b'[\\]]',
+    b'[\\',
+    b'a[b\\-d]e',
+    b'*[0-9]',
+    b'h?llo',
+    b'h*llo',
+    b'h[ae]llo',
+    b'h[^e]llo',
+    b'h[a-b]llo',
+    b'**',
+    b'*?*',
+    b'a**b',
+    b'\\',
+    b'a\\',
+    b'[!a]b',
+    b'x*y*z',
+    b'*.log',
+    b'news.*',
+    b'news.*.sport',
+    b'\xff*',
+    b'[\x80-\xff]*',
+    b'abc',
+    b'',
+    b'*\\*',
+    b'[-a]',
+    b'[a-]',
+    b'[^-]*',
+    b'?*?',
+    b'*a*a*a*a*a*a*b',
 ]
 GLOB_CHANNELS = [
-    b'', b'a', b'b', b'ab', b'abc', b'a?c', b'axc', b'a*', b'abcd', b'cx', b'bx', b'ax',
-    b'hello', b'hallo', b'hillo', b'hllo', b'heeeello', b'habllo', b']', b'[', b'\\', b'-',
-    b'a-e', b'abe', b'x1y2z', b'xyz', b'file.log', b'news.tech', b'news.x.sport',
-    b'\xff\xfe', b'\x80', b'7', b'a7', b'*', b'?', b'ba', b'!b', b'aaaaaaab', b'aaaaaaa',
-    b'a\\', b'b*',
+    b'',
+    b'a',
+    b'b',
+    b'ab',
+    b'abc',
+    b'a?c',
+    b'axc',
+    b'a*',
+    b'abcd',
+    b'cx',
+    b'bx',
+    b'ax',
+    b'hello',
+    b'hallo',
+    b'hillo',
+    b'hllo',
+    b'heeeello',
+    b'habllo',
+    b']',
+    b'[',
+    b'\\',
+    b'-',
+    b'a-e',
+    b'abe',
+    b'x1y2z',
+    b'xyz',
+    b'file.log',
+    b'news.tech',
+    b'news.x.sport',
+    b'\xff\xfe',
+    b'\x80',
+    b'7',
+    b'a7',
+    b'*',
+    b'?',
+    b'ba',
+    b'!b',
+    b'aaaaaaab',
+    b'aaaaaaa',
+    b'a\\',
+    b'b*',
 ]
 
 
@@ -277,7 +425,7 @@ def _glob_results(port):
     r = redis.Redis(port=port)
     sub = redis.Redis(port=port).pubsub()
     sub.subscribe(*GLOB_CHANNELS)
-    for _ in GLOB_CHANNELS:                 # one confirmation per channel, b'' included
+    for _ in GLOB_CHANNELS:  # one confirmation per channel, b'' included
         assert get_sync(sub)['type'] == 'subscribe'
     channels = {}
     for pat in GLOB_CASES:
@@ -330,6 +478,7 @@ def test_glob_crafted_pattern_does_not_stall_the_server(server):
 
 # -- the ChannelStore -------------------------------------------------------------------------
 
+
 class _Sub:
     pass
 
@@ -346,7 +495,7 @@ def test_channel_store_copy_on_write_and_index():
     u = store.updater(CHANNELS, a, False)
     u.record(b'ch')
     u.apply()
-    assert snap == (a, b)                     # the old snapshot is untouched
+    assert snap == (a, b)  # the old snapshot is untouched
     assert store.subscribers(b'ch') == (b,)
     u = store.updater(PATTERNS, a, True)
     for p in (b'news.*', b'news.*.x', b'*.log', b'*', b'n?ws'):
@@ -399,6 +548,7 @@ def test_publish_does_not_walk_non_matching_patterns():
 
 # -- dispatch: quota, fairness, cleanup -------------------------------------------------------
 
+
 def _find_conn(srv, predicate):
     return srv.call(lambda: next(c for c in srv.server.clients.values() if predicate(c)))
 
@@ -418,10 +568,11 @@ def test_control_queue_drains_quota_before_commands(make_server):
         # the subscriber's next read arrives before the loop drains the queue
         conn.data_received(pack('PING', 'cmd'))
         return len(conn.pubsub.queue)
+
     assert srv.call(flood_then_command) == 990
     replies = [sub.read_reply() for _ in range(1001)]
     pong = replies.index(b'*2\r\n$4\r\npong\r\n$3\r\ncmd\r\n')
-    assert pong == 10                                   # exactly one quota first
+    assert pong == 10  # exactly one quota first
     assert replies[-1] == b'*3\r\n$7\r\nmessage\r\n$1\r\nq\r\n$4\r\n0999\r\n'
     assert sum(r.startswith(b'*3\r\n$7\r\nmessage') for r in replies) == 1000
     sub.close()
@@ -461,7 +612,7 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
                 continue
             return item
 
-    read_reply()                       # HELLO map
+    read_reply()  # HELLO map
     t = threading.Thread(target=flood)
     t.start()
     try:
@@ -486,8 +637,11 @@ def test_subscriber_gets_command_replies_during_flood(make_server):
 def test_disconnect_and_reset_leave_no_trace(server):
     clients = [RawConn(server.port) for _ in range(20)]
     for i, c in enumerate(clients):
-        c.send_commands(['SUBSCRIBE', 'common', 'own%d' % i], ['PSUBSCRIBE', 'p%d*' % i, 'shared*'],
-               ['SSUBSCRIBE', 'sh%d' % i])
+        c.send_commands(
+            ['SUBSCRIBE', 'common', 'own%d' % i],
+            ['PSUBSCRIBE', 'p%d*' % i, 'shared*'],
+            ['SSUBSCRIBE', 'sh%d' % i],
+        )
         c.sync()
     hub = server.server.pubsub
     assert server.call(lambda: hub.store.counts[:]) == [21, 21, 20]
@@ -502,9 +656,15 @@ def test_disconnect_and_reset_leave_no_trace(server):
         c.send_commands(['SET', 'k', 'v'])
         assert c.sync().startswith(b'+OK')
     wait_clean(server)
-    assert server.call(lambda: (hub.queued, hub.buffered, len(hub.buffering),
-                                hub.store.by_prefix.lengths, len(hub.store.unindexed))) == \
-        (0, 0, 0, (), 0)
+    assert server.call(
+        lambda: (
+            hub.queued,
+            hub.buffered,
+            len(hub.buffering),
+            hub.store.by_prefix.lengths,
+            len(hub.store.unindexed),
+        )
+    ) == (0, 0, 0, (), 0)
     for c in clients[10:]:
         c.close()
 
@@ -519,8 +679,9 @@ def test_messages_after_full_unsubscribe_are_dropped(make_server):
     def publish_then_unsubscribe():
         hub = srv.server.pubsub
         hub.publish(b'd', b'queued')
-        hub.unsubscribe(conn, CHANNELS, None)       # full unsubscribe before the drain
+        hub.unsubscribe(conn, CHANNELS, None)  # full unsubscribe before the drain
         return hub.queued, len(conn.pubsub.queue)
+
     assert srv.call(publish_then_unsubscribe) == (0, 0)
     assert b'queued' not in sub.sync()
     sub.close()
@@ -529,15 +690,24 @@ def test_messages_after_full_unsubscribe_are_dropped(make_server):
 def test_publish_counts_receivers_as_redis(both):
     ours, theirs = both
     results = []
-    for port in (ours.connection_pool.connection_kwargs['port'],
-                 theirs.connection_pool.connection_kwargs['port']):
+    for port in (
+        ours.connection_pool.connection_kwargs['port'],
+        theirs.connection_pool.connection_kwargs['port'],
+    ):
         a, b = RawConn(port), RawConn(port)
         a.send_commands(['SUBSCRIBE', 'rc'], ['PSUBSCRIBE', 'r*', 'rc', '*'])
         b.send_commands(['PSUBSCRIBE', 'r?'], ['SSUBSCRIBE', 'rc'])
         a.sync(), b.sync()
         r = redis.Redis(port=port)
-        results.append([r.publish('rc', 'm'), r.publish('rx', 'm'), r.spublish('rc', 'm'),
-                        r.publish('zz', 'm'), r.pubsub_numpat()])
+        results.append(
+            [
+                r.publish('rc', 'm'),
+                r.publish('rx', 'm'),
+                r.spublish('rc', 'm'),
+                r.publish('zz', 'm'),
+                r.pubsub_numpat(),
+            ]
+        )
         a.close(), b.close(), r.close()
     assert results[0] == results[1] == [5, 3, 1, 1, 4]
 
@@ -545,8 +715,7 @@ def test_publish_counts_receivers_as_redis(both):
 def test_keyspace_publish_hook_and_batch(make_server):
     srv = make_server()
     hub = srv.server.pubsub
-    assert srv.server.keyspace.publish == hub.publish
-    assert srv.server.keyspace.publish_batch == hub.publish_batch
+    assert srv.server.keyspace.events.publisher is hub  # keyspace events take PUBLISH's path
     sub = RawConn(srv.port)
     sub.send_commands(['SUBSCRIBE', '__keyevent@0__:expired'], ['PSUBSCRIBE', '__keyevent@*'])
     sub.sync()
@@ -560,6 +729,7 @@ def test_keyspace_publish_hook_and_batch(make_server):
 
 
 # -- backpressure and output buffer limits ----------------------------------------------------
+
 
 def _info(srv):
     """INFO stats as a client reads it (the pub/sub fields are part of it)."""
@@ -595,9 +765,9 @@ def test_publisher_waits_above_publish_buffer_limit(make_server):
     # bounded: the limit plus at most one message and the subscriber's transport buffer
     assert info['pubsub_queued_bytes'] < 1024 * 1024 + 600 * 1024
     other = srv.client()
-    assert other.ping() and other.set('k', 'v')       # the loop keeps serving
+    assert other.ping() and other.set('k', 'v')  # the loop keeps serving
     time.sleep(0.2)
-    assert len(done_) == stalled                      # still waiting
+    assert len(done_) == stalled  # still waiting
     # the subscriber reads: the publisher resumes and everything arrives, in order
     received = 0
     buf = b''
@@ -622,11 +792,11 @@ def test_output_buffer_hard_limit_disconnects_subscriber(make_server):
     n = 0
     while r.publish('obl', b'y' * 10000) and n < 5000:
         n += 1
-    assert n < 5000                                    # the subscriber went away
+    assert n < 5000  # the subscriber went away
     assert r.pubsub_numsub('obl') == [(b'obl', 0)]
     assert _info(srv)['client_output_buffer_limit_disconnections'] == 1
     assert r.ping()
-    assert sub.closed_by_peer()                         # reset or closed, after its data
+    assert sub.closed_by_peer()  # reset or closed, after its data
     r.close()
     sub.close()
 
@@ -641,7 +811,7 @@ def test_output_buffer_soft_limit_disconnects_after_seconds(make_server):
     sub.sync()
     r = srv.client()
     t0 = time.monotonic()
-    for _ in range(800):                # several MB: past the kernel buffers and 64 KB
+    for _ in range(800):  # several MB: past the kernel buffers and 64 KB
         r.publish('soft', b'z' * 10000)
     wait_until(lambda: r.pubsub_numsub('soft') == [(b'soft', 0)], 'the disconnect')
     assert time.monotonic() - t0 >= 1.0
@@ -667,9 +837,13 @@ def test_info_stats_reports_pubsub_fields(server):
     try:
         info = _info(server)
         assert info['pubsub_channels'] >= 2 and info['pubsub_patterns'] >= 1
-        for name in ('pubsubshard_channels', 'pubsub_queued_bytes',
-                     'pubsub_blocked_publishers', 'pubsub_publisher_waits',
-                     'client_output_buffer_limit_disconnections'):
+        for name in (
+            'pubsubshard_channels',
+            'pubsub_queued_bytes',
+            'pubsub_blocked_publishers',
+            'pubsub_publisher_waits',
+            'client_output_buffer_limit_disconnections',
+        ):
             assert name in info
     finally:
         sub.close()

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 PAGE = os.sysconf('SC_PAGE_SIZE')
 LIMIT = 32 * 1024 * 1024
 MESSAGE = 1024 * 1024
-TOTAL = 1024 ** 3
+TOTAL = 1024**3
 
 
 def rss(pid):
@@ -33,8 +33,9 @@ def rss(pid):
 
 
 def test_slow_subscriber_bounded_memory_throttle_then_disconnect():
-    proc, port = spawn_store('--publish-buffer-limit', '32mb',
-                             '--client-output-buffer-limit', 'pubsub 0 16mb 2')
+    proc, port = spawn_store(
+        '--publish-buffer-limit', '32mb', '--client-output-buffer-limit', 'pubsub 0 16mb 2'
+    )
     try:
         r = redis.Redis(port=port)
         r.ping()
@@ -81,10 +82,12 @@ def test_slow_subscriber_bounded_memory_throttle_then_disconnect():
         assert sub.closed_by_peer()
         # and the server keeps serving
         assert r.ping() and r.set('after', '1') and r.get('after') == b'1'
-        print(f'1 GB published in {elapsed:.1f}s; peak RSS growth '
-              f'{(peak[0] - base) / 2**20:.0f} MB; dropped after '
-              f'{first_nobody - t_start:.2f}s; {delivered} messages queued before the '
-              'disconnect')
+        print(
+            f'1 GB published in {elapsed:.1f}s; peak RSS growth '
+            f'{(peak[0] - base) / 2**20:.0f} MB; dropped after '
+            f'{first_nobody - t_start:.2f}s; {delivered} messages queued before the '
+            'disconnect'
+        )
         sub.close()
         pub.close()
         r.close()

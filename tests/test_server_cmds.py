@@ -53,7 +53,7 @@ def raw_all(client, commands):
 def assert_same_raw(both, commands):
     ours, theirs = both
     for cmd, g, w in zip(commands, raw_all(ours, commands), raw_all(theirs, commands)):
-        if cmd[:2] == ('CONFIG', 'GET') and isinstance(g, list):   # RESP2: order is Redis's
+        if cmd[:2] == ('CONFIG', 'GET') and isinstance(g, list):  # RESP2: order is Redis's
             g, w = dict(zip(g[::2], g[1::2])), dict(zip(w[::2], w[1::2]))
         assert g == w, f'{cmd!r}: ours {g!r} != redis {w!r}'
 
@@ -67,6 +67,7 @@ def wire(port, payload, replies, hello3=False):
 
 
 # -- CONFIG -------------------------------------------------------------------------------
+
 
 def test_config_get_patterns_aliases_and_case(r):
     assert r.config_get('maxmemory') == {'maxmemory': '0'}
@@ -90,68 +91,129 @@ def test_config_get_is_a_map_in_resp3(r3, server):
 
 
 def test_config_set_errors_match_redis(both):
-    assert_same(both, [
-        ('CONFIG', 'SET', 'nosuch', '1'),
-        ('CONFIG', 'SET', 'hz', '10', 'nosuch', '1'),
-        ('CONFIG', 'SET', 'daemonize', 'yes'),
-        ('CONFIG', 'SET', 'daemonize', 'yes', 'nosuch', '2'),
-        ('CONFIG', 'SET', 'nosuch', '2', 'daemonize', 'yes'),
-        ('CONFIG', 'SET', 'enable-debug-command', 'no'),
-        ('CONFIG', 'SET', 'dir', '/tmp'),
-        ('CONFIG', 'SET', 'dbfilename', 'x.rdb'),
-        ('CONFIG', 'SET', 'maxmemory', '1', 'MAXMEMORY', '2'),
-        ('CONFIG', 'SET', 'hz'),
-        ('CONFIG', 'SET', 'hz', '1', 'timeout'),
-        ('CONFIG', 'SET', 'hz', 'abc'),
-        ('CONFIG', 'SET', 'hz', '-1'),
-        ('CONFIG', 'SET', 'maxmemory', 'abc'),
-        ('CONFIG', 'SET', 'maxmemory-policy', 'nope'),
-        ('CONFIG', 'SET', 'appendonly', 'maybe'),
-        ('CONFIG', 'SET', 'lua-time-limit', 'abc'),
-        ('CONFIG', 'SET', 'notify-keyspace-events', 'Q'),
-        ('CONFIG', 'SET', 'save', '100'),
-        ('CONFIG', 'SET', 'client-output-buffer-limit', 'nope 1 2 3'),
-        ('CONFIG', 'GET'),
-        ('CONFIG',),
-        ('CONFIG', 'NOPE'),
-        ('CONFIG', 'RESETSTAT', 'x'),
-        ('CONFIG', 'HELP'),
-    ])
+    assert_same(
+        both,
+        [
+            ('CONFIG', 'SET', 'nosuch', '1'),
+            ('CONFIG', 'SET', 'hz', '10', 'nosuch', '1'),
+            ('CONFIG', 'SET', 'daemonize', 'yes'),
+            ('CONFIG', 'SET', 'daemonize', 'yes', 'nosuch', '2'),
+            ('CONFIG', 'SET', 'nosuch', '2', 'daemonize', 'yes'),
+            ('CONFIG', 'SET', 'enable-debug-command', 'no'),
+            ('CONFIG', 'SET', 'dir', '/tmp'),
+            ('CONFIG', 'SET', 'dbfilename', 'x.rdb'),
+            ('CONFIG', 'SET', 'maxmemory', '1', 'MAXMEMORY', '2'),
+            ('CONFIG', 'SET', 'hz'),
+            ('CONFIG', 'SET', 'hz', '1', 'timeout'),
+            ('CONFIG', 'SET', 'hz', 'abc'),
+            ('CONFIG', 'SET', 'hz', '-1'),
+            ('CONFIG', 'SET', 'maxmemory', 'abc'),
+            ('CONFIG', 'SET', 'maxmemory-policy', 'nope'),
+            ('CONFIG', 'SET', 'appendonly', 'maybe'),
+            ('CONFIG', 'SET', 'lua-time-limit', 'abc'),
+            ('CONFIG', 'SET', 'notify-keyspace-events', 'Q'),
+            ('CONFIG', 'SET', 'save', '100'),
+            ('CONFIG', 'SET', 'client-output-buffer-limit', 'nope 1 2 3'),
+            ('CONFIG', 'GET'),
+            ('CONFIG',),
+            ('CONFIG', 'NOPE'),
+            ('CONFIG', 'RESETSTAT', 'x'),
+            ('CONFIG', 'HELP'),
+        ],
+    )
 
 
-RENDERED = ['maxmemory', 'maxmemory-policy', 'hz', 'timeout', 'notify-keyspace-events',
-            'client-output-buffer-limit', 'save', 'busy-reply-threshold', 'lua-time-limit',
-            'proto-max-bulk-len', 'slowlog-max-len', 'loglevel', 'lazyfree-lazy-user-flush',
-            'tcp-keepalive', 'maxmemory-samples', 'active-expire-effort', 'dynamic-hz',
-            'client-query-buffer-limit', 'databases', 'enable-protected-configs',
-            'requirepass', 'appendfsync']
+RENDERED = [
+    'maxmemory',
+    'maxmemory-policy',
+    'hz',
+    'timeout',
+    'notify-keyspace-events',
+    'client-output-buffer-limit',
+    'save',
+    'busy-reply-threshold',
+    'lua-time-limit',
+    'proto-max-bulk-len',
+    'slowlog-max-len',
+    'loglevel',
+    'lazyfree-lazy-user-flush',
+    'tcp-keepalive',
+    'maxmemory-samples',
+    'active-expire-effort',
+    'dynamic-hz',
+    'client-query-buffer-limit',
+    'databases',
+    'enable-protected-configs',
+    'requirepass',
+    'appendfsync',
+]
 
 
 def test_config_set_renderings_match_redis(both):
     ours, theirs = both
     saved = [c.config_get(*RENDERED) for c in both]
     try:
-        assert_same_raw(both, [
-            ('CONFIG', 'GET', *RENDERED),
-            ('CONFIG', 'SET', 'maxmemory', '1gb', 'maxmemory-policy', 'ALLKEYS-LRU',
-             'hz', '20', 'notify-keyspace-events', 'KEA',
-             'client-output-buffer-limit', 'normal 1mb 2mb 3', 'save', '100 10 5 20',
-             'lua-time-limit', '6000', 'proto-max-bulk-len', '2mb', 'loglevel', 'WARNING',
-             'lazyfree-lazy-user-flush', 'YES', 'dynamic-hz', 'no', 'timeout', '0'),
-            ('CONFIG', 'GET', *RENDERED),
-            ('CONFIG', 'SET', 'maxmemory', '100k', 'notify-keyspace-events', 'gxE$',
-             'client-output-buffer-limit', 'pubsub 64mb 16mb 30 normal 0 0 0'),
-            ('CONFIG', 'GET', *RENDERED),
-            ('CONFIG', 'SET', 'notify-keyspace-events', '', 'save', ''),
-            ('CONFIG', 'GET', *RENDERED),
-        ])
+        assert_same_raw(
+            both,
+            [
+                ('CONFIG', 'GET', *RENDERED),
+                (
+                    'CONFIG',
+                    'SET',
+                    'maxmemory',
+                    '1gb',
+                    'maxmemory-policy',
+                    'ALLKEYS-LRU',
+                    'hz',
+                    '20',
+                    'notify-keyspace-events',
+                    'KEA',
+                    'client-output-buffer-limit',
+                    'normal 1mb 2mb 3',
+                    'save',
+                    '100 10 5 20',
+                    'lua-time-limit',
+                    '6000',
+                    'proto-max-bulk-len',
+                    '2mb',
+                    'loglevel',
+                    'WARNING',
+                    'lazyfree-lazy-user-flush',
+                    'YES',
+                    'dynamic-hz',
+                    'no',
+                    'timeout',
+                    '0',
+                ),
+                ('CONFIG', 'GET', *RENDERED),
+                (
+                    'CONFIG',
+                    'SET',
+                    'maxmemory',
+                    '100k',
+                    'notify-keyspace-events',
+                    'gxE$',
+                    'client-output-buffer-limit',
+                    'pubsub 64mb 16mb 30 normal 0 0 0',
+                ),
+                ('CONFIG', 'GET', *RENDERED),
+                ('CONFIG', 'SET', 'notify-keyspace-events', '', 'save', ''),
+                ('CONFIG', 'GET', *RENDERED),
+            ],
+        )
     finally:
         for client, values in zip(both, saved):
             client.config_set('lua-time-limit', values['busy-reply-threshold'])
-            client.execute_command('CONFIG', 'SET', *[x for k, v in values.items()
-                                                      if k not in ('databases', 'lua-time-limit',
-                                                                   'enable-protected-configs')
-                                                      for x in (k, v)])
+            client.execute_command(
+                'CONFIG',
+                'SET',
+                *[
+                    x
+                    for k, v in values.items()
+                    if k not in ('databases', 'lua-time-limit', 'enable-protected-configs')
+                    for x in (k, v)
+                ],
+            )
         assert ours.config_get(*RENDERED) == saved[0]
 
 
@@ -160,13 +222,20 @@ def test_config_set_is_atomic_and_applies(r, server):
         r.execute_command('CONFIG', 'SET', 'hz', '20', 'maxmemory', 'lots')
     assert r.config_get('hz') == {'hz': '10'}
     try:
-        r.execute_command('CONFIG', 'SET', 'notify-keyspace-events', 'Kx',
-                          'proto-max-bulk-len', '2mb')
+        r.execute_command(
+            'CONFIG', 'SET', 'notify-keyspace-events', 'Kx', 'proto-max-bulk-len', '2mb'
+        )
         assert server.call(lambda: server.server.keyspace.notify_flags) == (1 | 256)
         assert server.call(lambda: server.server.max_bulk) == 2 * 1024 * 1024
     finally:
-        r.execute_command('CONFIG', 'SET', 'notify-keyspace-events', '',
-                          'proto-max-bulk-len', str(512 * 1024 * 1024))
+        r.execute_command(
+            'CONFIG',
+            'SET',
+            'notify-keyspace-events',
+            '',
+            'proto-max-bulk-len',
+            str(512 * 1024 * 1024),
+        )
     assert server.call(lambda: server.server.max_bulk) == 512 * 1024 * 1024
     assert server.call(lambda: server.server.keyspace.notify_flags) == 0
 
@@ -191,7 +260,7 @@ def test_config_resetstat_clears_server_keyspace_and_command_stats(r):
     stats = r.info('stats')
     assert stats['keyspace_hits'] == 0 and stats['keyspace_misses'] == 0
     assert stats['total_connections_received'] == 0
-    assert stats['total_commands_processed'] == 1      # CONFIG RESETSTAT itself
+    assert stats['total_commands_processed'] == 1  # CONFIG RESETSTAT itself
     assert stats['expired_keys'] == 0
     assert list(r.info('commandstats')) == ['cmdstat_config|resetstat', 'cmdstat_info']
 
@@ -204,50 +273,79 @@ def test_config_rewrite_without_file(r):
 
 def test_config_rewrite_updates_file_in_place(make_server, tmp_path):
     path = tmp_path / 'store.conf'
-    path.write_text('# my settings\n'
-                    'hz 15\n'
-                    '\n\n'
-                    'maxmemory 1mb\n'
-                    'save 100 1\n'
-                    'save 200 2\n'
-                    'lua-time-limit 100\n'
-                    'frobnicate yes\n')
+    path.write_text(
+        '# my settings\n'
+        'hz 15\n'
+        '\n\n'
+        'maxmemory 1mb\n'
+        'save 100 1\n'
+        'save 200 2\n'
+        'lua-time-limit 100\n'
+        'frobnicate yes\n'
+    )
     srv = make_server()
     srv.server.config.file = str(path)
     c = srv.client()
-    c.execute_command('CONFIG', 'SET', 'hz', '25', 'maxmemory', '3gb', 'save', '60 5',
-                      'timeout', '7', 'requirepass', 'se"cret', 'lua-time-limit', '100')
+    c.execute_command(
+        'CONFIG',
+        'SET',
+        'hz',
+        '25',
+        'maxmemory',
+        '3gb',
+        'save',
+        '60 5',
+        'timeout',
+        '7',
+        'requirepass',
+        'se"cret',
+        'lua-time-limit',
+        '100',
+    )
     try:
         assert c.execute_command('CONFIG', 'REWRITE') == b'OK'
     finally:
         c.execute_command('CONFIG', 'SET', 'requirepass', '')
-    assert path.read_text() == ('# my settings\n'
-                                'hz 25\n'
-                                '\n'
-                                'maxmemory 3gb\n'
-                                'save 60 5\n'
-                                '\n'
-                                'busy-reply-threshold 100\n'
-                                '# ??? frobnicate yes\n'
-                                '# Generated by CONFIG REWRITE\n'
-                                'port 0\n'
-                                'timeout 7\n'
-                                'requirepass "se\\"cret"\n'
-                                'enable-debug-command yes\n')
+    assert path.read_text() == (
+        '# my settings\n'
+        'hz 25\n'
+        '\n'
+        'maxmemory 3gb\n'
+        'save 60 5\n'
+        '\n'
+        'busy-reply-threshold 100\n'
+        '# ??? frobnicate yes\n'
+        '# Generated by CONFIG REWRITE\n'
+        'port 0\n'
+        'timeout 7\n'
+        'requirepass "se\\"cret"\n'
+        'enable-debug-command yes\n'
+    )
 
 
 def test_config_rewrite_file_is_loadable_by_the_server(tmp_path):
     port = free_port()
     path = tmp_path / 'store.conf'
     path.write_text(f'port {port}\nbind 127.0.0.1\n')
-    proc = subprocess.Popen([sys.executable, '-m', 'store', str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'store', str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_for_port(port, proc)
         c = redis.Redis(port=port)
-        c.execute_command('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lfu',
-                          'notify-keyspace-events', 'Ex', 'client-output-buffer-limit',
-                          'pubsub 1mb 512kb 10')
+        c.execute_command(
+            'CONFIG',
+            'SET',
+            'maxmemory-policy',
+            'allkeys-lfu',
+            'notify-keyspace-events',
+            'Ex',
+            'client-output-buffer-limit',
+            'pubsub 1mb 512kb 10',
+        )
         assert c.execute_command('CONFIG', 'REWRITE') == b'OK'
         assert c.info('server')['config_file'] == str(path)
         c.close()
@@ -257,15 +355,23 @@ def test_config_rewrite_file_is_loadable_by_the_server(tmp_path):
     assert 'maxmemory-policy allkeys-lfu\n' in text
     assert 'notify-keyspace-events "xE"\n' in text
     assert 'client-output-buffer-limit pubsub 1mb 512kb 10\n' in text
-    proc = subprocess.Popen([sys.executable, '-m', 'store', str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'store', str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_for_port(port, proc)
         c = redis.Redis(port=port)
         assert c.config_get('maxmemory-policy', 'notify-keyspace-events') == {
-            'maxmemory-policy': 'allkeys-lfu', 'notify-keyspace-events': 'xE'}
-        assert 'pubsub 1048576 524288 10' in c.config_get('client-output-buffer-limit')[
-            'client-output-buffer-limit']
+            'maxmemory-policy': 'allkeys-lfu',
+            'notify-keyspace-events': 'xE',
+        }
+        assert (
+            'pubsub 1048576 524288 10'
+            in c.config_get('client-output-buffer-limit')['client-output-buffer-limit']
+        )
         c.close()
     finally:
         stop(proc)
@@ -273,8 +379,19 @@ def test_config_rewrite_file_is_loadable_by_the_server(tmp_path):
 
 # -- INFO ---------------------------------------------------------------------------------
 
-DEFAULT_HEADERS = ['Server', 'Clients', 'Memory', 'Persistence', 'Stats', 'Replication', 'CPU',
-                   'Modules', 'Errorstats', 'Cluster', 'Keyspace']
+DEFAULT_HEADERS = [
+    'Server',
+    'Clients',
+    'Memory',
+    'Persistence',
+    'Stats',
+    'Replication',
+    'CPU',
+    'Modules',
+    'Errorstats',
+    'Cluster',
+    'Keyspace',
+]
 
 
 def headers(text):
@@ -293,15 +410,29 @@ def test_info_text_layout_and_sections(r):
     assert text.endswith('db0:keys=1,expires=0,avg_ttl=0\r\n')
     assert headers(raw(r, 'INFO', 'default').decode()) == DEFAULT_HEADERS
     everything = headers(raw(r, 'INFO', 'everything').decode())
-    assert everything == ['Server', 'Clients', 'Memory', 'Persistence', 'Stats', 'Replication',
-                          'CPU', 'Modules', 'Commandstats', 'Errorstats', 'Latencystats',
-                          'Cluster', 'Keyspace']
+    assert everything == [
+        'Server',
+        'Clients',
+        'Memory',
+        'Persistence',
+        'Stats',
+        'Replication',
+        'CPU',
+        'Modules',
+        'Commandstats',
+        'Errorstats',
+        'Latencystats',
+        'Cluster',
+        'Keyspace',
+    ]
     assert headers(raw(r, 'INFO', 'all').decode()) == everything
     assert headers(raw(r, 'INFO', 'CPU', 'keyspace', 'Server').decode()) == [
-        'Server', 'CPU', 'Keyspace']
+        'Server',
+        'CPU',
+        'Keyspace',
+    ]
     assert raw(r, 'INFO', 'nosuch') == b''
-    assert raw(r, 'INFO', 'keyspace') == (
-        b'# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n')
+    assert raw(r, 'INFO', 'keyspace') == (b'# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n')
 
 
 def test_info_fields_parse_with_redis_py(r, server):
@@ -346,32 +477,38 @@ def test_info_stats_counters(r, server):
     assert cmd['cmdstat_get']['calls'] == 4
     assert cmd['cmdstat_config|resetstat']['calls'] == 1
     line = raw(r, 'INFO', 'commandstats').decode()
-    assert re.search(r'\r\ncmdstat_get:calls=4,usec=\d+,usec_per_call=\d+\.\d\d,'
-                     r'rejected_calls=0,failed_calls=0\r\n', line)
+    assert re.search(
+        r'\r\ncmdstat_get:calls=4,usec=\d+,usec_per_call=\d+\.\d\d,'
+        r'rejected_calls=0,failed_calls=0\r\n',
+        line,
+    )
 
 
 def test_info_commandstats_counts_failed_and_rejected_subcommands(r):
     r.config_resetstat()
     with pytest.raises(redis.ResponseError):
-        r.execute_command('CONFIG', 'GET')              # arity: rejected
+        r.execute_command('CONFIG', 'GET')  # arity: rejected
     with pytest.raises(redis.ResponseError):
-        r.execute_command('CONFIG', 'SET', 'nosuch', '1')    # failed
+        r.execute_command('CONFIG', 'SET', 'nosuch', '1')  # failed
     stats = r.info('commandstats')
     assert stats['cmdstat_config|get']['rejected_calls'] == 1
     assert stats['cmdstat_config|set']['failed_calls'] == 1
     assert r.info('stats')['total_error_replies'] == 2
     line = raw(r, 'INFO', 'commandstats').decode()
-    assert 'cmdstat_config|get:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,' \
-           'failed_calls=0\r\n' in line
+    assert (
+        'cmdstat_config|get:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,'
+        'failed_calls=0\r\n' in line
+    )
 
 
 def test_info_instantaneous_ops_per_sec(r):
-    r.info('stats')                 # starts the sampler (one sample every 100 ms)
+    r.info('stats')  # starts the sampler (one sample every 100 ms)
 
     def busy():
         for _ in range(20):
             r.ping()
         return r.info('stats')['instantaneous_ops_per_sec'] > 0
+
     wait_until(busy, 'a non-zero rate', interval=0.02)
 
 
@@ -402,8 +539,20 @@ async def test_redis_py_basics(server, api, protocol):
 
 # -- COMMAND ------------------------------------------------------------------------------
 
-MINE = ['info', 'time', 'dbsize', 'flushdb', 'flushall', 'swapdb', 'lastsave', 'save',
-        'bgsave', 'shutdown', 'debug', 'get']
+MINE = [
+    'info',
+    'time',
+    'dbsize',
+    'flushdb',
+    'flushall',
+    'swapdb',
+    'lastsave',
+    'save',
+    'bgsave',
+    'shutdown',
+    'debug',
+    'get',
+]
 
 
 def test_command_info_matches_redis(both_resp):
@@ -416,11 +565,13 @@ def test_command_info_matches_redis(both_resp):
         assert got[:9] == want[:9]
         assert sorted(got[9]) == sorted(want[9])
     assert raw(ours, 'COMMAND', 'INFO', 'nosuch', 'CONFIG|GET') == raw(
-        theirs, 'COMMAND', 'INFO', 'nosuch', 'CONFIG|GET')
+        theirs, 'COMMAND', 'INFO', 'nosuch', 'CONFIG|GET'
+    )
 
 
 def _docs(reply):
     """COMMAND DOCS as nested dicts, without 'history' (not kept here)."""
+
     def as_dict(m):
         return m if isinstance(m, dict) else dict(zip(m[::2], m[1::2]))
 
@@ -430,6 +581,7 @@ def _docs(reply):
         if b'subcommands' in d:
             d[b'subcommands'] = {k: conv(v) for k, v in as_dict(d[b'subcommands']).items()}
         return d
+
     return {k: conv(v) for k, v in as_dict(reply).items()}
 
 
@@ -437,18 +589,19 @@ def test_command_docs_match_redis(both_resp):
     ours, theirs = both_resp
     names = MINE[:-2] + ['config', 'command']
     assert _docs(raw(ours, 'COMMAND', 'DOCS', *names)) == _docs(
-        raw(theirs, 'COMMAND', 'DOCS', *names))
+        raw(theirs, 'COMMAND', 'DOCS', *names)
+    )
     assert raw(ours, 'COMMAND', 'DOCS', 'nosuch') == raw(theirs, 'COMMAND', 'DOCS', 'nosuch')
     everything = _docs(raw(ours, 'COMMAND', 'DOCS'))
-    assert set(everything) == {n for n in raw(ours, 'COMMAND', 'LIST')
-                               if b'|' not in n}
+    assert set(everything) == {n for n in raw(ours, 'COMMAND', 'LIST') if b'|' not in n}
     assert all(b'group' in d and b'since' in d for d in everything.values())
 
 
 def test_command_docs_resp3_is_a_map(r3):
     docs = raw(r3, 'COMMAND', 'DOCS', 'config')
     assert docs[b'config'][b'subcommands'][b'config|set'][b'summary'] == (
-        b'Set configuration parameters to the given values')
+        b'Set configuration parameters to the given values'
+    )
 
 
 def test_command_list_count_and_full_listing(r):
@@ -459,53 +612,84 @@ def test_command_list_count_and_full_listing(r):
     assert len(names) == len(set(names)) > count
     assert {b'config', b'config|get', b'command|docs', b'info', b'get'} <= set(names)
     assert sorted(raw(r, 'COMMAND', 'LIST', 'FILTERBY', 'PATTERN', 'CONFIG*')) == [
-        b'config', b'config|get', b'config|help', b'config|resetstat', b'config|rewrite',
-        b'config|set']
+        b'config',
+        b'config|get',
+        b'config|help',
+        b'config|resetstat',
+        b'config|rewrite',
+        b'config|set',
+    ]
     dangerous = raw(r, 'COMMAND', 'LIST', 'FILTERBY', 'aclcat', 'dangerous')
     assert {b'flushall', b'debug', b'config|set'} <= set(dangerous)
     assert b'get' not in dangerous
     assert raw(r, 'COMMAND', 'LIST', 'FILTERBY', 'module', 'x') == []
-    parsed = r.command()        # redis-py's own parser
+    parsed = r.command()  # redis-py's own parser
     assert parsed['get']['arity'] == 2 and parsed['get']['first_key_pos'] == 1
 
 
 def test_command_errors_match_redis(both):
-    assert_same_raw(both, [
-        ('COMMAND', 'GETKEYS', 'set', 'a', 'b'),
-        ('COMMAND', 'GETKEYS', 'SET', 'a', 'b', 'EX', '10'),
-        ('COMMAND', 'GETKEYS', 'get', 'a', 'b'),
-        ('COMMAND', 'GETKEYS', 'nosuch', 'a'),
-        ('COMMAND', 'GETKEYS', 'ping', 'a'),
-        ('COMMAND', 'GETKEYS', 'get'),
-        ('COMMAND', 'GETKEYSANDFLAGS', 'get', 'k'),
-        ('COMMAND', 'LIST', 'FILTERBY', 'x', 'y'),
-        ('COMMAND', 'LIST', 'FILTERBY', 'pattern'),
-        ('COMMAND', 'LIST', 'x'),
-        ('COMMAND', 'LIST', 'FILTERBY', 'aclcat', 'nosuch'),
-        ('COMMAND', 'COUNT', 'x'),
-        ('COMMAND', 'NOPE'),
-        ('COMMAND', 'HELP'),
-        ('COMMAND', 'INFO', 'nosuch'),
-    ])
+    assert_same_raw(
+        both,
+        [
+            ('COMMAND', 'GETKEYS', 'set', 'a', 'b'),
+            ('COMMAND', 'GETKEYS', 'SET', 'a', 'b', 'EX', '10'),
+            ('COMMAND', 'GETKEYS', 'get', 'a', 'b'),
+            ('COMMAND', 'GETKEYS', 'nosuch', 'a'),
+            ('COMMAND', 'GETKEYS', 'ping', 'a'),
+            ('COMMAND', 'GETKEYS', 'get'),
+            ('COMMAND', 'GETKEYSANDFLAGS', 'get', 'k'),
+            ('COMMAND', 'LIST', 'FILTERBY', 'x', 'y'),
+            ('COMMAND', 'LIST', 'FILTERBY', 'pattern'),
+            ('COMMAND', 'LIST', 'x'),
+            ('COMMAND', 'LIST', 'FILTERBY', 'aclcat', 'nosuch'),
+            ('COMMAND', 'COUNT', 'x'),
+            ('COMMAND', 'NOPE'),
+            ('COMMAND', 'HELP'),
+            ('COMMAND', 'INFO', 'nosuch'),
+        ],
+    )
 
 
 # -- TIME, DBSIZE, FLUSH*, SWAPDB, SAVE ------------------------------------------------------
 
+
 def test_misc_errors_match_redis(both):
-    assert_same(both, [
-        ('TIME', 'x'), ('DBSIZE', 'x'), ('LASTSAVE', 'x'), ('SAVE', 'x'),
-        ('FLUSHALL', 'x'), ('FLUSHALL', 'ASYNC', 'SYNC'), ('FLUSHDB', 'nope'),
-        ('FLUSHDB', 'ASYNC'), ('FLUSHALL', 'sync'), ('FLUSHDB',),
-        ('SWAPDB', 'a', '1'), ('SWAPDB', '1', 'a'), ('SWAPDB', '1', '16'),
-        ('SWAPDB', '-1', '0'), ('SWAPDB', '99999999999', '0'), ('SWAPDB', '1'),
-        ('SWAPDB', '3', '3'),
-        ('BGSAVE', 'x'), ('BGSAVE', 'SCHEDULE', 'x'),
-        ('SHUTDOWN', 'x'), ('SHUTDOWN', 'ABORT'), ('SHUTDOWN', 'NOSAVE', 'SAVE'),
-        ('SHUTDOWN', 'ABORT', 'NOW'),
-        ('DEBUG',), ('DEBUG', 'nope'), ('DEBUG', 'SLEEP'), ('DEBUG', 'object'),
-        ('DEBUG', 'OBJECT', 'nokey'), ('DEBUG', 'PROTOCOL', 'nope'),
-        ('DEBUG', 'SET-ACTIVE-EXPIRE'), ('DEBUG', 'SLEEP', '0'),
-    ])
+    assert_same(
+        both,
+        [
+            ('TIME', 'x'),
+            ('DBSIZE', 'x'),
+            ('LASTSAVE', 'x'),
+            ('SAVE', 'x'),
+            ('FLUSHALL', 'x'),
+            ('FLUSHALL', 'ASYNC', 'SYNC'),
+            ('FLUSHDB', 'nope'),
+            ('FLUSHDB', 'ASYNC'),
+            ('FLUSHALL', 'sync'),
+            ('FLUSHDB',),
+            ('SWAPDB', 'a', '1'),
+            ('SWAPDB', '1', 'a'),
+            ('SWAPDB', '1', '16'),
+            ('SWAPDB', '-1', '0'),
+            ('SWAPDB', '99999999999', '0'),
+            ('SWAPDB', '1'),
+            ('SWAPDB', '3', '3'),
+            ('BGSAVE', 'x'),
+            ('BGSAVE', 'SCHEDULE', 'x'),
+            ('SHUTDOWN', 'x'),
+            ('SHUTDOWN', 'ABORT'),
+            ('SHUTDOWN', 'NOSAVE', 'SAVE'),
+            ('SHUTDOWN', 'ABORT', 'NOW'),
+            ('DEBUG',),
+            ('DEBUG', 'nope'),
+            ('DEBUG', 'SLEEP'),
+            ('DEBUG', 'object'),
+            ('DEBUG', 'OBJECT', 'nokey'),
+            ('DEBUG', 'PROTOCOL', 'nope'),
+            ('DEBUG', 'SET-ACTIVE-EXPIRE'),
+            ('DEBUG', 'SLEEP', '0'),
+        ],
+    )
 
 
 def test_time(r):
@@ -561,12 +745,13 @@ def test_lastsave_save_bgsave(r):
 
 # -- SHUTDOWN -----------------------------------------------------------------------------
 
+
 def test_shutdown_stops_embedded_server(make_server):
     srv = make_server()
-    c = srv.client(retry=Retry(NoBackoff(), 0))     # no reconnecting to a server that left
+    c = srv.client(retry=Retry(NoBackoff(), 0))  # no reconnecting to a server that left
     c.set('k', 'v')
     port = srv.port
-    c.shutdown(nosave=True, now=True)           # redis-py expects the connection to drop
+    c.shutdown(nosave=True, now=True)  # redis-py expects the connection to drop
     srv.thread.join(WAIT)
     assert not srv.thread.is_alive()
     with pytest.raises(OSError):
@@ -575,13 +760,17 @@ def test_shutdown_stops_embedded_server(make_server):
 
 def test_shutdown_subprocess_exits_cleanly():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, '-m', 'store', '--port', str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'store', '--port', str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_for_port(port, proc)
         with RawConn(port) as c:
             c.send(b'SHUTDOWN\r\n')
-            assert c.read_available(want=b'<EOF>') == b'<EOF>'     # closed without a reply
+            assert c.read_available(want=b'<EOF>') == b'<EOF>'  # closed without a reply
         assert proc.wait(WAIT) == 0
         assert 'Redis is now ready to exit, bye bye...' in proc.stdout.read()
     finally:
@@ -590,9 +779,23 @@ def test_shutdown_subprocess_exits_cleanly():
 
 # -- DEBUG --------------------------------------------------------------------------------
 
+
 def test_debug_protocol_wire_bytes_match_redis(server, redis_ref):
-    kinds = ['string', 'integer', 'double', 'bignum', 'null', 'array', 'set', 'map',
-             'attrib', 'push', 'verbatim', 'true', 'false']
+    kinds = [
+        'string',
+        'integer',
+        'double',
+        'bignum',
+        'null',
+        'array',
+        'set',
+        'map',
+        'attrib',
+        'push',
+        'verbatim',
+        'true',
+        'false',
+    ]
     payload = b''.join(b'DEBUG PROTOCOL %s\r\n' % k.encode() for k in kinds)
     for hello3 in (False, True):
         ours = wire(server.port, payload, len(kinds), hello3)
@@ -604,9 +807,11 @@ def test_debug_object(r):
     r.set('n', '123')
     r.set('s', 'hello')
     r.set('big', 'x' * 100)
-    assert re.fullmatch(r'Value at:0x[0-9a-f]+ refcount:2147483647 encoding:int '
-                        r'serializedlength:2 lru:\d+ lru_seconds_idle:\d+',
-                        r.execute_command('DEBUG', 'OBJECT', 'n').decode())
+    assert re.fullmatch(
+        r'Value at:0x[0-9a-f]+ refcount:2147483647 encoding:int '
+        r'serializedlength:2 lru:\d+ lru_seconds_idle:\d+',
+        r.execute_command('DEBUG', 'OBJECT', 'n').decode(),
+    )
     assert r.debug_object('s')['encoding'] == 'embstr'
     assert r.debug_object('s')['refcount'] == 1
     assert r.debug_object('big')['encoding'] == 'raw'
@@ -656,7 +861,7 @@ def test_debug_sleep_blocks_the_server(server):
         pytest.fail('DEBUG SLEEP never answered within 1.5 times its duration')
     during = [t for t in pongs if lo < t < hi]
     assert len(during) <= 1, f'{len(during)} PONGs during DEBUG SLEEP {seconds}'
-    assert pongs[-1] >= done_at                 # served again afterwards
+    assert pongs[-1] >= done_at  # served again afterwards
 
 
 def test_debug_set_active_expire(r, server):
@@ -664,7 +869,7 @@ def test_debug_set_active_expire(r, server):
         assert r.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0') == b'OK'
         r.set('k', 'v', px=20)
         time.sleep(0.15)
-        assert r.dbsize() == 1              # nobody touched it: still there
+        assert r.dbsize() == 1  # nobody touched it: still there
         assert r.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1') == b'OK'
         wait_until(lambda: r.dbsize() == 0, 'the active expiry')
     finally:
@@ -682,7 +887,8 @@ def test_debug_misc(r):
     assert r.dbsize() == 11 and r.get('p:7') == b'val'
     help_lines = r.execute_command('DEBUG', 'HELP')
     assert help_lines[0].startswith(b'DEBUG <subcommand>') and help_lines[-1] == (
-        b'    Prints this help.')
+        b'    Prints this help.'
+    )
     with pytest.raises(redis.ResponseError, match='^boom$'):
         r.execute_command('DEBUG', 'ERROR', 'boom')
     assert r.execute_command('DEBUG', 'RELOAD') == b'OK' and r.dbsize() == 11
@@ -695,7 +901,8 @@ def test_debug_not_allowed_unless_enabled(make_server):
     assert str(e.value) == (
         'DEBUG command not allowed. If the enable-debug-command option is set to "local", '
         'you can run it from a local connection, otherwise you need to set this option in '
-        'the configuration file, and then restart the server.')
+        'the configuration file, and then restart the server.'
+    )
     with pytest.raises(redis.ResponseError, match='wrong number of arguments'):
         c.execute_command('DEBUG')
     local = make_server(enable_debug_command='local').client()

@@ -10,15 +10,13 @@ import io
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from store import EmbeddedServer  # noqa: E402
-from spark.ids import fmt_id, last_id, parse_id, plan_ranges  # noqa: E402
-
 from conftest import spawn_store, stop  # noqa: E402
+from spark.ids import fmt_id, last_id, parse_id, plan_ranges  # noqa: E402
+from store import EmbeddedServer  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -29,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(scope='module')
 def spark():
     from spark import session
+
     s = session('local[2]', app='test_spark')
     yield s
     s.stop()
@@ -79,6 +78,7 @@ def wait_for(cond, timeout=60, what='condition'):
 
 # ---------------------------------------------------------------- id ranges (no Spark)
 
+
 def test_plan_ranges_cover_each_entry_once_and_balance_bursts(xr):
     # 4 bursts of 1000 entries, each within 5 ms, 50 ms apart, then a quiet tail.
     pipe = xr.pipeline(transaction=False)
@@ -108,11 +108,17 @@ def test_plan_ranges_cover_each_entry_once_and_balance_bursts(xr):
 
 # ---------------------------------------------------------------- batch reads
 
+
 def test_batch_read_counts_per_namespace(spark, server, xr):
     add_events(xr, {'user': 3000, 'session': 2000, 'cart': 1000})
     add_events(xr, {'user': 50}, start=10_000, event='del')
-    df = (spark.read.format('keyevents').option('url', server.url())
-          .option('partitions', 4).option('pageSize', 700).load())
+    df = (
+        spark.read.format('keyevents')
+        .option('url', server.url())
+        .option('partitions', 4)
+        .option('pageSize', 700)
+        .load()
+    )
     assert df.columns == ['id', 'ts', 'db', 'event', 'key', 'namespace', 'deadline', 'lag_ms']
     rows = df.collect()
     assert len(rows) == len({r.id for r in rows}) == 6050
@@ -122,11 +128,17 @@ def test_batch_read_counts_per_namespace(spark, server, xr):
     assert r.lag_ms == 3 and r.deadline is not None and r.db == 0
     assert df.filter("event = 'del'").filter('deadline is null and lag_ms is null').count() == 50
 
-    only_del = (spark.read.format('keyevents').option('url', server.url())
-                .option('events', 'del').load())
+    only_del = (
+        spark.read.format('keyevents').option('url', server.url()).option('events', 'del').load()
+    )
     assert counts(only_del) == {'user': 50}
-    by_regex = (spark.read.format('keyevents').option('url', server.url())
-                .option('events', 'expired').option('namespaceRegex', r'^(u|c)\w*:').load())
+    by_regex = (
+        spark.read.format('keyevents')
+        .option('url', server.url())
+        .option('events', 'expired')
+        .option('namespaceRegex', r'^(u|c)\w*:')
+        .load()
+    )
     assert counts(by_regex) == {'u': 3000, 'c': 1000, '': 2000}
 
 
@@ -137,6 +149,7 @@ def test_batch_read_of_missing_journal_is_empty(spark, server, xr):
 
 # ---------------------------------------------------------------- streaming
 
+
 def _start_query(spark, url, checkpoint, sink, **options):
     reader = spark.readStream.format('keyevents').option('url', url).option('partitions', 3)
     for k, v in options.items():
@@ -145,9 +158,13 @@ def _start_query(spark, url, checkpoint, sink, **options):
     def collect(df, batch_id):
         sink.append((batch_id, [r.id for r in df.select('id').collect()]))
 
-    return (reader.load().writeStream.foreachBatch(collect)
-            .option('checkpointLocation', checkpoint)
-            .trigger(processingTime='300 milliseconds').start())
+    return (
+        reader.load()
+        .writeStream.foreachBatch(collect)
+        .option('checkpointLocation', checkpoint)
+        .trigger(processingTime='300 milliseconds')
+        .start()
+    )
 
 
 def test_stream_restart_from_checkpoint_neither_loses_nor_repeats(spark, server, xr, tmp_path):
@@ -156,15 +173,15 @@ def test_stream_restart_from_checkpoint_neither_loses_nor_repeats(spark, server,
     sink = []
     q = _start_query(spark, server.url(), checkpoint, sink, maxEventsPerBatch=500)
     wait_for(lambda: sum(len(ids) for _, ids in sink) >= 1000, 60, 'first batches')
-    q.stop()                                    # mid-way: 3000 events, at most ~2 batches in
+    q.stop()  # mid-way: 3000 events, at most ~2 batches in
     done_before = sum(len(ids) for _, ids in sink)
     assert done_before < 3000
     assert all(len(ids) <= 500 for _, ids in sink)
-    add_events(xr, {'user': 300}, start=5000)   # more arrive while it is down
+    add_events(xr, {'user': 300}, start=5000)  # more arrive while it is down
     q = _start_query(spark, server.url(), checkpoint, sink, maxEventsPerBatch=500)
     try:
         wait_for(lambda: sum(len(ids) for _, ids in sink) >= 3300, 60, 'all events')
-        time.sleep(1)                           # anything extra would show up now
+        time.sleep(1)  # anything extra would show up now
     finally:
         q.stop()
     ids = [i for _, batch in sink for i in batch]
@@ -190,8 +207,7 @@ def test_trim_on_commit_keeps_journal_short(spark, server, xr, tmp_path):
     try:
         for round_ in range(5):
             written.extend(add_events(xr, {'user': 1000}, start=round_ * 1000))
-            wait_for(lambda: sum(len(ids) for _, ids in sink) >= len(written), 120,
-                     'catch up')
+            wait_for(lambda: sum(len(ids) for _, ids in sink) >= len(written), 120, 'catch up')
             if round_:
                 wait_for(lambda: xr.xlen(JOURNAL) <= 1000, 120, 'earlier rounds trimmed')
     finally:
@@ -211,8 +227,8 @@ def write_expiring_keys(client, px=300):
     for ns, n in KEYS.items():
         for i in range(n):
             pipe.set(f'{ns}:{i}', 'v', px=px)
-    pipe.set('user:persistent', 'v')                      # never expires
-    pipe.set('other:1', 'v', px=3_600_000)                # not within the test, however slow
+    pipe.set('user:persistent', 'v')  # never expires
+    pipe.set('other:1', 'v', px=3_600_000)  # not within the test, however slow
     pipe.execute()
 
 
@@ -228,8 +244,9 @@ def test_journal_expired_counts_per_namespace(spark):
         assert counts(expired) == KEYS
         rows = expired.collect()
         assert len({row.id for row in rows}) == total
-        assert all(row.deadline is not None and row.lag_ms is not None and row.lag_ms >= 0
-                   for row in rows)
+        assert all(
+            row.deadline is not None and row.lag_ms is not None and row.lag_ms >= 0 for row in rows
+        )
     finally:
         srv.stop()
 
@@ -238,6 +255,7 @@ def test_journal_entries_reply_like_xadded_entries():
     """The journal stores each entry's reply pre-encoded (store/journal.py); its XRANGE and
     XREAD replies must be byte for byte those of the same entries XADDed, in RESP2 and 3."""
     from rawconn import RawConn
+
     srv = EmbeddedServer(keyevent_journal_events='xg').start()
     try:
         r = srv.client()
@@ -245,7 +263,7 @@ def test_journal_entries_reply_like_xadded_entries():
         for k in keys:
             r.set(k, 'v', px=1)
         r.set(b'gone:%', 'v')
-        r.delete(b'gone:%')                                # a `del`: no deadline/lag
+        r.delete(b'gone:%')  # a `del`: no deadline/lag
         # an `expire` and an `expired` per key, and the `del`
         wait_for(lambda: r.xlen(JOURNAL) >= 2 * len(keys) + 1, 60, 'journal entries')
         for entry_id, fields in r.xrange(JOURNAL):
@@ -254,8 +272,11 @@ def test_journal_entries_reply_like_xadded_entries():
         with RawConn(srv.port) as c:
             for proto in (2, 3):
                 c.cmd('HELLO', proto)
-                for cmd in (('XRANGE', '{}', '-', '+'), ('XREVRANGE', '{}', '+', '-', 'COUNT', 3),
-                            ('XREAD', 'STREAMS', '{}', '0')):
+                for cmd in (
+                    ('XRANGE', '{}', '-', '+'),
+                    ('XREVRANGE', '{}', '+', '-', 'COUNT', 3),
+                    ('XREAD', 'STREAMS', '{}', '0'),
+                ):
                     got = c.cmd(*[a.format(JOURNAL) if a == '{}' else a for a in cmd])
                     want = c.cmd(*[a.format('copy') if a == '{}' else a for a in cmd])
                     assert got.replace(b'$13\r\n__keyevents__', b'$4\r\ncopy') == want, cmd
@@ -267,14 +288,31 @@ def test_expiry_report_cli_prints_exact_counts(tmp_path):
     proc, port = spawn_store('--keyevent-journal-events', 'x')
     try:
         import redis
+
         r = redis.Redis(port=port)
         write_expiring_keys(r)
         wait_for(lambda: r.xlen(JOURNAL) >= sum(KEYS.values()), 60, 'journal')
         env = dict(os.environ, PYTHONPATH=ROOT)
         out = subprocess.run(
-            [sys.executable, '-m', 'spark.expiry_report', '--url', f'redis://127.0.0.1:{port}',
-             '--format', 'csv', '--out', '/dev/stdout', '--master', 'local[2]'],
-            capture_output=True, text=True, timeout=180, env=env, cwd=str(tmp_path))
+            [
+                sys.executable,
+                '-m',
+                'spark.expiry_report',
+                '--url',
+                f'redis://127.0.0.1:{port}',
+                '--format',
+                'csv',
+                '--out',
+                '/dev/stdout',
+                '--master',
+                'local[2]',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            cwd=str(tmp_path),
+        )
         assert out.returncode == 0, out.stderr[-3000:]
         rows = list(csv.DictReader(io.StringIO(out.stdout)))
         assert list(rows[0])[:2] == ['namespace', 'expired']
@@ -286,16 +324,22 @@ def test_expiry_report_cli_prints_exact_counts(tmp_path):
 
 # ---------------------------------------------------------------- report state (no Spark)
 
+
 def test_report_state_merges_batches_and_survives_a_restart():
     from spark.expiry_report import ReportState, percentile
+
     rows = [('user', 'expired', 60_000, lag, 10, 61_000, 119_000) for lag in range(100)]
-    rows += [('user', 'del', 60_000, None, 5, 60_500, 60_900),
-             ('cart', 'expired', 120_000, 7, 3, 121_000, 122_000)]
+    rows += [
+        ('user', 'del', 60_000, None, 5, 60_500, 60_900),
+        ('cart', 'expired', 120_000, 7, 3, 121_000, 122_000),
+    ]
     st = ReportState()
     st.merge(rows[:50])
     st.merge(rows[50:])
-    assert st.summary_rows() == [['cart', 3, 0, 7, 7, 121_000, 122_000],
-                                 ['user', 1000, 5, 49, 98, 60_500, 119_000]]
+    assert st.summary_rows() == [
+        ['cart', 3, 0, 7, 7, 121_000, 122_000],
+        ['user', 1000, 5, 49, 98, 60_500, 119_000],
+    ]
     assert st.window_rows() == [[60_000, 120_000, 'user', 1000], [120_000, 180_000, 'cart', 3]]
     again = ReportState.from_json(st.to_json())
     assert again.summary_rows() == st.summary_rows()
@@ -305,42 +349,54 @@ def test_report_state_merges_batches_and_survives_a_restart():
 
 # ---------------------------------------------------------------- the chart (no Spark)
 
-T0 = 1_704_164_640_000                                    # 2024-01-02 03:04:00 UTC
+T0 = 1_704_164_640_000  # 2024-01-02 03:04:00 UTC
 MIN = 60_000
 
 
 def open_png(path):
     from PIL import Image
+
     img = Image.open(path)
-    img.load()                                            # decodes every row: fails if truncated
+    img.load()  # decodes every row: fails if truncated
     return img
 
 
 def test_chart_draws_one_line_per_namespace_with_missing_minutes_as_zero(tmp_path):
     from spark.chart import line_chart_png
+
     path = tmp_path / 'chart.png'
-    series = {'user': [(T0, 10), (T0 + MIN, 20), (T0 + 3 * MIN, 40)],   # nothing in minute 2
-              'cart': [(T0 + 3 * MIN, 5)],
-              '': [(T0 + MIN, 1)]}
+    series = {
+        'user': [(T0, 10), (T0 + MIN, 20), (T0 + 3 * MIN, 40)],  # nothing in minute 2
+        'cart': [(T0 + 3 * MIN, 5)],
+        '': [(T0 + MIN, 1)],
+    }
     fig = line_chart_png(str(path), series, title='expirations', y_label='per minute')
     img = open_png(path)
     assert img.format == 'PNG' and img.size == (960, 480)
-    assert os.listdir(tmp_path) == ['chart.png']          # the temporary file was renamed
+    assert os.listdir(tmp_path) == ['chart.png']  # the temporary file was renamed
     ax = fig.axes[0]
-    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == \
-        ('expirations', 'time (UTC)', 'per minute')
+    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == (
+        'expirations',
+        'time (UTC)',
+        'per minute',
+    )
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ['(no namespace)', 'cart', 'user']
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert list(lines['user'].get_ydata()) == [10, 20, 0, 40]
     assert list(lines['cart'].get_ydata()) == [0, 0, 0, 5]
-    assert [int(x.astype('int64')) for x in lines['cart'].get_xdata()] == \
-        [T0, T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN]
+    assert [int(x.astype('int64')) for x in lines['cart'].get_xdata()] == [
+        T0,
+        T0 + MIN,
+        T0 + 2 * MIN,
+        T0 + 3 * MIN,
+    ]
     assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 40
     # ticks read as UTC wall-clock minutes whatever the machine's time zone
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     assert '03:05' in ticks and '03:06' in ticks, ticks
     # every line's colour is in the image (drawn, not only declared)
     from matplotlib.colors import to_rgb
+
     pixels = {rgb for _, rgb in img.convert('RGB').getcolors(maxcolors=img.width * img.height)}
     for line in lines.values():
         assert tuple(round(255 * c) for c in to_rgb(line.get_color())) in pixels, line.get_label()
@@ -348,14 +404,16 @@ def test_chart_draws_one_line_per_namespace_with_missing_minutes_as_zero(tmp_pat
 
 def test_chart_plots_long_spans_as_given_and_empty_input_says_so(tmp_path):
     from spark.chart import MAX_STEPS, line_chart_png
+
     far = T0 + (MAX_STEPS + 10) * MIN
     fig = line_chart_png(str(tmp_path / 'long.png'), {'user': [(far, 3), (T0, 7)]})
-    line, = fig.axes[0].get_lines()
-    assert list(line.get_ydata()) == [7, 3]               # not MAX_STEPS zeros in between
+    (line,) = fig.axes[0].get_lines()
+    assert list(line.get_ydata()) == [7, 3]  # not MAX_STEPS zeros in between
     assert open_png(tmp_path / 'long.png').size == (960, 480)
 
-    fig = line_chart_png(str(tmp_path / 'empty.png'), {}, title='nothing yet',
-                         width=640, height=320)
+    fig = line_chart_png(
+        str(tmp_path / 'empty.png'), {}, title='nothing yet', width=640, height=320
+    )
     ax = fig.axes[0]
     assert ax.get_lines() == [] and ax.get_legend() is None
     assert [t.get_text() for t in ax.texts] == ['no events']
@@ -364,9 +422,15 @@ def test_chart_plots_long_spans_as_given_and_empty_input_says_so(tmp_path):
 
 def test_report_writes_the_chart_next_to_its_tables(tmp_path):
     from spark.expiry_report import ReportState, write_outputs
+
     st = ReportState()
-    st.merge([('user', 'expired', T0 + i * MIN, 1, 100 + i, T0 + i * MIN, T0 + i * MIN + 999)
-              for i in range(5)] + [('cart', 'expired', T0 + 2 * MIN, 2, 40, T0, T0 + 1)])
+    st.merge(
+        [
+            ('user', 'expired', T0 + i * MIN, 1, 100 + i, T0 + i * MIN, T0 + i * MIN + 999)
+            for i in range(5)
+        ]
+        + [('cart', 'expired', T0 + 2 * MIN, 2, 40, T0, T0 + 1)]
+    )
     out = tmp_path / 'report'
     write_outputs(st, str(out), 'csv')
     assert sorted(os.listdir(out)) == ['expirations.png', 'summary.csv', 'windows.csv']

@@ -165,22 +165,26 @@ INFO_SETUP = [
 ]
 
 
-@pytest.mark.parametrize('ops', [
-    [],
-    [('XDEL', 'i', '1-1')],
-    [('XDEL', 'i', '2-1')],
-    [('XDEL', 'i', '1-1', '2-1', '3-1', '4-1')],
-    [('XTRIM', 'i', 'MAXLEN', '0')],
-    [('XTRIM', 'i', 'MAXLEN', '1')],
-    [('XTRIM', 'i', 'MINID', '3')],
-    [('XDEL', 'i', '4-1')],
-])
+@pytest.mark.parametrize(
+    'ops',
+    [
+        [],
+        [('XDEL', 'i', '1-1')],
+        [('XDEL', 'i', '2-1')],
+        [('XDEL', 'i', '1-1', '2-1', '3-1', '4-1')],
+        [('XTRIM', 'i', 'MAXLEN', '0')],
+        [('XTRIM', 'i', 'MAXLEN', '1')],
+        [('XTRIM', 'i', 'MINID', '3')],
+        [('XDEL', 'i', '4-1')],
+    ],
+)
 def test_xinfo_stream_differential(both, ops):
     ours, theirs = both
     for c in both:
         run_all(c, INFO_SETUP + ops)
-    assert (_info_without_rax(ours.execute_command('XINFO', 'STREAM', 'i'))
-            == _info_without_rax(theirs.execute_command('XINFO', 'STREAM', 'i')))
+    assert _info_without_rax(ours.execute_command('XINFO', 'STREAM', 'i')) == _info_without_rax(
+        theirs.execute_command('XINFO', 'STREAM', 'i')
+    )
 
 
 def test_approx_trim_whole_nodes_differential(both):
@@ -415,26 +419,30 @@ def test_xinfo_full_differential(both):
 
 
 def test_wrongtype_and_arity(both):
-    assert_same(both, [
-        ('SET', 'str', 'x'),
-        ('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', 'str', '>'),
-        ('XGROUP', 'CREATE', 'str', 'g', '$'),
-        ('XINFO', 'STREAM', 'str'),
-        ('XPENDING', 'str', 'g'),
-        ('XACK', 'str', 'g', '1'),
-        ('XCLAIM', 'str', 'g', 'c', '0', '1'),
-        ('XAUTOCLAIM', 'str', 'g', 'c', '0', '0'),
-        ('XADD', 's'),
-        ('XLEN',),
-        ('XRANGE', 's', '-'),
-        ('XREAD', 'STREAMS'),
-        ('XGROUP',),
-        ('XGROUP', 'DESTROY', 's'),
-        ('XINFO',),
-    ])
+    assert_same(
+        both,
+        [
+            ('SET', 'str', 'x'),
+            ('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', 'str', '>'),
+            ('XGROUP', 'CREATE', 'str', 'g', '$'),
+            ('XINFO', 'STREAM', 'str'),
+            ('XPENDING', 'str', 'g'),
+            ('XACK', 'str', 'g', '1'),
+            ('XCLAIM', 'str', 'g', 'c', '0', '1'),
+            ('XAUTOCLAIM', 'str', 'g', 'c', '0', '0'),
+            ('XADD', 's'),
+            ('XLEN',),
+            ('XRANGE', 's', '-'),
+            ('XREAD', 'STREAMS'),
+            ('XGROUP',),
+            ('XGROUP', 'DESTROY', 's'),
+            ('XINFO',),
+        ],
+    )
 
 
 # -- our server only ---------------------------------------------------------------------
+
 
 def test_auto_ids_increase(r):
     before = now_ms()
@@ -453,21 +461,29 @@ def test_resp3_replies(r3):
     r3.xadd('s', {'a': '1'}, id='1-1')
     r3.xadd('s', {'b': '2'}, id='2-1')
     assert r3.execute_command('XREAD', 'STREAMS', 's', '0') == {
-        b's': [[b'1-1', [b'a', b'1']], [b'2-1', [b'b', b'2']]]}
+        b's': [[b'1-1', [b'a', b'1']], [b'2-1', [b'b', b'2']]]
+    }
     assert r3.execute_command('XREAD', 'STREAMS', 's', '$') is None
     info = r3.execute_command('XINFO', 'STREAM', 's')
     assert isinstance(info, dict) and info[b'length'] == 2
     assert info[b'first-entry'] == [b'1-1', [b'a', b'1']]
     r3.execute_command('XGROUP', 'CREATE', 's', 'g', '0')
     groups = r3.execute_command('XINFO', 'GROUPS', 's')
-    assert groups == [{b'name': b'g', b'consumers': 0, b'pending': 0,
-                       b'last-delivered-id': b'0-0', b'entries-read': None, b'lag': 2}]
+    assert groups == [
+        {
+            b'name': b'g',
+            b'consumers': 0,
+            b'pending': 0,
+            b'last-delivered-id': b'0-0',
+            b'entries-read': None,
+            b'lag': 2,
+        }
+    ]
 
 
 def test_resp2_xread_shape(r):
     r.xadd('s', {'a': '1'}, id='1-1')
-    assert r.execute_command('XREAD', 'STREAMS', 's', '0') == [
-        [b's', [[b'1-1', [b'a', b'1']]]]]
+    assert r.execute_command('XREAD', 'STREAMS', 's', '0') == [[b's', [[b'1-1', [b'a', b'1']]]]]
 
 
 def test_blocking_xread_woken_by_xadd(server):
@@ -483,8 +499,8 @@ def test_blocking_xread_woken_by_xadd(server):
     t = threading.Thread(target=read, daemon=True)
     t.start()
     blocked(server)
-    assert t.is_alive()             # really blocked
-    assert writer.ping()            # the event loop still serves others
+    assert t.is_alive()  # really blocked
+    assert writer.ping()  # the event loop still serves others
     writer.xadd('s', {'y': '1'}, id='2-0')
     t.join(WAIT)
     assert not t.is_alive()
@@ -508,7 +524,7 @@ def test_blocking_resp3_timeout_is_null(server):
     c = raw(server.client(protocol=3))
     t0 = time.monotonic()
     assert c.execute_command('XREAD', 'BLOCK', '100', 'STREAMS', 'none', '0') is None
-    assert time.monotonic() - t0 >= 0.09        # the timeout is in milliseconds: not 100 s
+    assert time.monotonic() - t0 >= 0.09  # the timeout is in milliseconds: not 100 s
     c.close()
 
 
@@ -524,8 +540,8 @@ def test_disconnect_while_blocked_cleans_up(server):
     with RawConn(server.port) as c:
         c.send(pack('XREAD', 'BLOCK', '0', 'STREAMS', 'dc', '$'))
         blocked(server)
-    blocked(server, 0)                  # the server notices the close asynchronously
-    r.xadd('dc', {'a': 'b'})           # nothing left to wake
+    blocked(server, 0)  # the server notices the close asynchronously
+    r.xadd('dc', {'a': 'b'})  # nothing left to wake
     assert r.xlen('dc') == 1
     r.close()
 
@@ -539,22 +555,23 @@ def test_blocking_xreadgroup_and_destroyed_group(server):
     def consume(name, key):
         c = raw(server.client(protocol=2))
         try:
-            out[key] = c.execute_command('XREADGROUP', 'GROUP', 'g', name, 'BLOCK', '0',
-                                         'STREAMS', 'q', '>')
+            out[key] = c.execute_command(
+                'XREADGROUP', 'GROUP', 'g', name, 'BLOCK', '0', 'STREAMS', 'q', '>'
+            )
         except redis.ResponseError as e:
             out[key] = str(e)
         c.close()
 
     t1 = threading.Thread(target=consume, args=('c1', 'first'), daemon=True)
     t1.start()
-    blocked(server)                  # c1 blocks first
+    blocked(server)  # c1 blocks first
     t2 = threading.Thread(target=consume, args=('c2', 'second'), daemon=True)
     t2.start()
     blocked(server, 2)
     admin.xadd('q', {'job': '1'}, id='5-0')
     t1.join(WAIT)
     assert out['first'] == [[b'q', [[b'5-0', [b'job', b'1']]]]]
-    assert t2.is_alive()            # the entry went to c1 only
+    assert t2.is_alive()  # the entry went to c1 only
     assert admin.xpending('q', 'g')['pending'] == 1
     admin.xgroup_destroy('q', 'g')
     t2.join(WAIT)
@@ -566,23 +583,45 @@ def test_xread_multiple_keys_and_dollar(r):
     r.xadd('a', {'f': '1'}, id='1-0')
     r.xadd('b', {'f': '2'}, id='1-0')
     assert r.execute_command('XREAD', 'COUNT', '5', 'STREAMS', 'a', 'b', '0', '0') == [
-        [b'a', [[b'1-0', [b'f', b'1']]]], [b'b', [[b'1-0', [b'f', b'2']]]]]
+        [b'a', [[b'1-0', [b'f', b'1']]]],
+        [b'b', [[b'1-0', [b'f', b'2']]]],
+    ]
     assert r.execute_command('XREAD', 'STREAMS', 'a', 'b', '$', '$') is None
 
 
 def test_keyspace_events(server):
     c = server.client()
     c.flushall()
-    got = capture_events(c, [
-        ('XADD', 'ev', '1-0', 'a', '1'), ('XADD', 'ev', 'MAXLEN', '1', '2-0', 'a', '2'),
-        ('XDEL', 'ev', '2-0'), ('XGROUP', 'CREATE', 'ev', 'g', '0'),
-        ('XGROUP', 'CREATECONSUMER', 'ev', 'g', 'c'), ('XGROUP', 'SETID', 'ev', 'g', '0'),
-        ('XGROUP', 'DELCONSUMER', 'ev', 'g', 'c'), ('XGROUP', 'DESTROY', 'ev', 'g'),
-        ('XADD', 'ev', '3-0', 'a', '3'), ('XTRIM', 'ev', 'MAXLEN', '~', '0'),
-    ], 'KEt', pattern='__keyevent@0__:*')
+    got = capture_events(
+        c,
+        [
+            ('XADD', 'ev', '1-0', 'a', '1'),
+            ('XADD', 'ev', 'MAXLEN', '1', '2-0', 'a', '2'),
+            ('XDEL', 'ev', '2-0'),
+            ('XGROUP', 'CREATE', 'ev', 'g', '0'),
+            ('XGROUP', 'CREATECONSUMER', 'ev', 'g', 'c'),
+            ('XGROUP', 'SETID', 'ev', 'g', '0'),
+            ('XGROUP', 'DELCONSUMER', 'ev', 'g', 'c'),
+            ('XGROUP', 'DESTROY', 'ev', 'g'),
+            ('XADD', 'ev', '3-0', 'a', '3'),
+            ('XTRIM', 'ev', 'MAXLEN', '~', '0'),
+        ],
+        'KEt',
+        pattern='__keyevent@0__:*',
+    )
     assert [ch.split(b':', 1)[1] for ch, _ in got] == [
-        b'xadd', b'xadd', b'xtrim', b'xdel', b'xgroup-create', b'xgroup-createconsumer',
-        b'xgroup-setid', b'xgroup-delconsumer', b'xgroup-destroy', b'xadd', b'xtrim']
+        b'xadd',
+        b'xadd',
+        b'xtrim',
+        b'xdel',
+        b'xgroup-create',
+        b'xgroup-createconsumer',
+        b'xgroup-setid',
+        b'xgroup-delconsumer',
+        b'xgroup-destroy',
+        b'xadd',
+        b'xtrim',
+    ]
     c.close()
 
 
@@ -602,6 +641,7 @@ def test_watch_sees_xadd(server):
 
 # -- the data type directly ---------------------------------------------------------------
 
+
 def test_stream_internal_append_and_trim():
     s = Stream()
     for n in range(5000):
@@ -612,7 +652,7 @@ def test_stream_internal_append_and_trim():
     assert [f[3] for _, f in items] == [b'%d' % n for n in range(4900, 5000)]
     assert items[0][0] == make_id(1000, 4900)
     assert format_id(items[-1][0]) == b'1000-4999'
-    assert len(s.ids) < 5000            # the dead prefix was compacted
+    assert len(s.ids) < 5000  # the dead prefix was compacted
     # exclusive paging by id, then MINID trimming after a commit
     page = s.range(items[9][0] + 1, (1 << 128) - 1, 10)
     assert [i for i, _ in page] == [i for i, _ in items[10:20]]
@@ -647,8 +687,10 @@ def test_client_unblock(server):
         except redis.ResponseError as e:
             out['r'] = str(e)
 
-    for how, want in (('TIMEOUT', None),
-                      ('ERROR', 'UNBLOCKED client unblocked via CLIENT UNBLOCK')):
+    for how, want in (
+        ('TIMEOUT', None),
+        ('ERROR', 'UNBLOCKED client unblocked via CLIENT UNBLOCK'),
+    ):
         t = threading.Thread(target=read, daemon=True)
         t.start()
         blocked(server)

@@ -16,13 +16,14 @@ from rawconn import RawConn
 from store.commands import strings
 from store.longdouble import ld_format, ld_round, strtold
 
-FUTURE_S = 4102444800            # 2100-01-01, an EXAT both servers agree on
+FUTURE_S = 4102444800  # 2100-01-01, an EXAT both servers agree on
 FUTURE_MS = FUTURE_S * 1000
 LLONG_MAX = 2**63 - 1
-LLONG_MIN = -2**63
+LLONG_MIN = -(2**63)
 
 
 # -- helpers --------------------------------------------------------------------------
+
 
 def make_hash(server, ref, key=b'h'):
     """A non-string key `key` on both servers."""
@@ -67,6 +68,7 @@ def raw_same(pair, commands):
 
 # -- GET / SET ------------------------------------------------------------------------
 
+
 def test_get_set_basics(r):
     assert r.get('k') is None
     assert r.set('k', b'\x00\xffbin') is True
@@ -80,14 +82,33 @@ def test_get_set_basics(r):
 
 
 def test_set_plain_and_arity(both):
-    assert_same(both, [
-        ('set', 'k', 'v'), ('get', 'k'), ('set', 'k'), ('get',), ('get', 'a', 'b'),
-        ('set', 'k', 'v', 'bogus'), ('SET', 'K', 'V'), ('GET', 'K'), ('get', 'k'),
-    ])
+    assert_same(
+        both,
+        [
+            ('set', 'k', 'v'),
+            ('get', 'k'),
+            ('set', 'k'),
+            ('get',),
+            ('get', 'a', 'b'),
+            ('set', 'k', 'v', 'bogus'),
+            ('SET', 'K', 'V'),
+            ('GET', 'K'),
+            ('get', 'k'),
+        ],
+    )
 
 
-SET_OPTIONS = [('nx',), ('xx',), ('get',), ('keepttl',), ('ex', '100'), ('px', '100000'),
-               ('exat', str(FUTURE_S)), ('pxat', str(FUTURE_MS)), ('persist',)]
+SET_OPTIONS = [
+    ('nx',),
+    ('xx',),
+    ('get',),
+    ('keepttl',),
+    ('ex', '100'),
+    ('px', '100000'),
+    ('exat', str(FUTURE_S)),
+    ('pxat', str(FUTURE_MS)),
+    ('persist',),
+]
 
 
 @pytest.mark.parametrize('existing', [False, True])
@@ -105,23 +126,53 @@ def test_set_option_combinations(both, existing):
 
 
 def test_set_option_spelling(both):
-    assert_same(both, [
-        ('set', 'k', 'v', 'Nx'), ('set', 'k', 'v', 'xX'), ('set', 'k', 'v', 'nx', 'nx'),
-        ('set', 'k', 'v', 'xx', 'xx', 'get', 'get'), ('set', 'k', 'v', 'EX', '5', 'ex', '7'),
-        ('ttl', 'k'), ('set', 'k', 'v', 'nx\x00junk'), ('set', 'k', 'v', 'get\x00x'),
-        ('set', 'k', 'v', 'keepttl\x00'), ('set', 'k', 'v', 'n'), ('set', 'k', 'v', 'nxx'),
-        ('set', 'k', 'v', 'ex'), ('set', 'k', 'v', 'px'), ('set', 'k', 'v', 'exat'),
-        ('set', 'k', 'v', 'pxat'), ('set', 'k', 'v', 'nx', 'ex'), ('set', 'k', 'v', 'persist'),
-        ('set', 'k', 'v', 'ex', '10', 'keepttl'), ('set', 'k', 'v', 'keepttl', 'px', '10'),
-        ('set', 'k', 'v', 'get', 'ex', '10', 'get'), ('set', 'k', 'v', '', ''),
-    ])
+    assert_same(
+        both,
+        [
+            ('set', 'k', 'v', 'Nx'),
+            ('set', 'k', 'v', 'xX'),
+            ('set', 'k', 'v', 'nx', 'nx'),
+            ('set', 'k', 'v', 'xx', 'xx', 'get', 'get'),
+            ('set', 'k', 'v', 'EX', '5', 'ex', '7'),
+            ('ttl', 'k'),
+            ('set', 'k', 'v', 'nx\x00junk'),
+            ('set', 'k', 'v', 'get\x00x'),
+            ('set', 'k', 'v', 'keepttl\x00'),
+            ('set', 'k', 'v', 'n'),
+            ('set', 'k', 'v', 'nxx'),
+            ('set', 'k', 'v', 'ex'),
+            ('set', 'k', 'v', 'px'),
+            ('set', 'k', 'v', 'exat'),
+            ('set', 'k', 'v', 'pxat'),
+            ('set', 'k', 'v', 'nx', 'ex'),
+            ('set', 'k', 'v', 'persist'),
+            ('set', 'k', 'v', 'ex', '10', 'keepttl'),
+            ('set', 'k', 'v', 'keepttl', 'px', '10'),
+            ('set', 'k', 'v', 'get', 'ex', '10', 'get'),
+            ('set', 'k', 'v', '', ''),
+        ],
+    )
 
 
 @pytest.mark.parametrize('opt', ['ex', 'px', 'exat', 'pxat'])
 def test_set_expire_values(both, opt):
-    values = ['0', '-1', '1.5', 'abc', '', ' 1', '01', '+5', str(LLONG_MAX), str(LLONG_MIN),
-              str(LLONG_MAX // 1000), str(LLONG_MAX // 1000 + 1), str(2**64),
-              str(LLONG_MAX - 10**9), '9223372036854775']
+    values = [
+        '0',
+        '-1',
+        '1.5',
+        'abc',
+        '',
+        ' 1',
+        '01',
+        '+5',
+        str(LLONG_MAX),
+        str(LLONG_MIN),
+        str(LLONG_MAX // 1000),
+        str(LLONG_MAX // 1000 + 1),
+        str(2**64),
+        str(LLONG_MAX - 10**9),
+        '9223372036854775',
+    ]
     cmds = []
     for v in values:
         cmds += [('set', 'k', 'v', opt, v), ('exists', 'k'), ('del', 'k')]
@@ -130,86 +181,182 @@ def test_set_expire_values(both, opt):
 
 
 def test_set_absolute_time_in_the_past(both):
-    assert_same(both, [
-        ('set', 'k', 'v', 'exat', '1'), ('get', 'k'), ('exists', 'k'),
-        ('set', 'k', 'v', 'pxat', '1', 'get'), ('get', 'k'),
-        ('set', 'k', 'v'), ('set', 'k', 'w', 'pxat', '100', 'get'), ('get', 'k'),
-    ])
+    assert_same(
+        both,
+        [
+            ('set', 'k', 'v', 'exat', '1'),
+            ('get', 'k'),
+            ('exists', 'k'),
+            ('set', 'k', 'v', 'pxat', '1', 'get'),
+            ('get', 'k'),
+            ('set', 'k', 'v'),
+            ('set', 'k', 'w', 'pxat', '100', 'get'),
+            ('get', 'k'),
+        ],
+    )
 
 
 def test_set_keepttl_and_get(both):
-    assert_same(both, [
-        ('set', 'k', 'v', 'ex', '100'), ('set', 'k', 'w', 'keepttl'), ('ttl', 'k'),
-        ('get', 'k'), ('set', 'k', 'x', 'keepttl', 'get'), ('ttl', 'k'),
-        ('set', 'k', 'y'), ('ttl', 'k'), ('set', 'n', 'v', 'keepttl'), ('ttl', 'n'),
-        ('set', 'k', 'z', 'nx', 'get'), ('get', 'k'), ('set', 'q', 'z', 'xx', 'get'),
-        ('exists', 'q'), ('set', 'q', 'z', 'nx', 'get'), ('get', 'q'),
-    ])
+    assert_same(
+        both,
+        [
+            ('set', 'k', 'v', 'ex', '100'),
+            ('set', 'k', 'w', 'keepttl'),
+            ('ttl', 'k'),
+            ('get', 'k'),
+            ('set', 'k', 'x', 'keepttl', 'get'),
+            ('ttl', 'k'),
+            ('set', 'k', 'y'),
+            ('ttl', 'k'),
+            ('set', 'n', 'v', 'keepttl'),
+            ('ttl', 'n'),
+            ('set', 'k', 'z', 'nx', 'get'),
+            ('get', 'k'),
+            ('set', 'q', 'z', 'xx', 'get'),
+            ('exists', 'q'),
+            ('set', 'q', 'z', 'nx', 'get'),
+            ('get', 'q'),
+        ],
+    )
 
 
 def test_set_wrongtype(server, both):
     make_hash(server, both[1])
-    assert_same(both, [
-        ('get', 'h'), ('set', 'h', 'v', 'get'), ('set', 'h', 'v', 'ex', '0', 'get'),
-        ('set', 'h', 'v', 'bad', 'get'), ('getset', 'h', 'v'), ('getdel', 'h'),
-        ('getex', 'h'), ('getex', 'h', 'ex', '0'), ('getex', 'h', 'bad'),
-        ('append', 'h', 'x'), ('strlen', 'h'), ('setrange', 'h', '0', 'x'),
-        ('setrange', 'h', '-1', 'x'), ('getrange', 'h', '0', '1'),
-        ('getrange', 'h', 'a', '1'), ('substr', 'h', '0', '1'), ('incr', 'h'), ('decr', 'h'),
-        ('incrby', 'h', '2'), ('incrby', 'h', 'x'), ('decrby', 'h', '2'),
-        ('incrbyfloat', 'h', '1'), ('incrbyfloat', 'h', 'x'), ('setbit', 'h', '1', '1'),
-        ('setbit', 'h', '-1', '1'), ('getbit', 'h', '1'), ('bitcount', 'h'),
-        ('bitcount', 'h', '0'), ('lcs', 'h', 'x'), ('lcs', 'x', 'h'),
-        ('mget', 'h', 'nope'), ('msetnx', 'h', 'v'), ('setnx', 'h', 'v'),
-        ('set', 'h', 'v', 'nx'), ('set', 'h', 'v', 'xx', 'keepttl'), ('get', 'h'),
-    ])
+    assert_same(
+        both,
+        [
+            ('get', 'h'),
+            ('set', 'h', 'v', 'get'),
+            ('set', 'h', 'v', 'ex', '0', 'get'),
+            ('set', 'h', 'v', 'bad', 'get'),
+            ('getset', 'h', 'v'),
+            ('getdel', 'h'),
+            ('getex', 'h'),
+            ('getex', 'h', 'ex', '0'),
+            ('getex', 'h', 'bad'),
+            ('append', 'h', 'x'),
+            ('strlen', 'h'),
+            ('setrange', 'h', '0', 'x'),
+            ('setrange', 'h', '-1', 'x'),
+            ('getrange', 'h', '0', '1'),
+            ('getrange', 'h', 'a', '1'),
+            ('substr', 'h', '0', '1'),
+            ('incr', 'h'),
+            ('decr', 'h'),
+            ('incrby', 'h', '2'),
+            ('incrby', 'h', 'x'),
+            ('decrby', 'h', '2'),
+            ('incrbyfloat', 'h', '1'),
+            ('incrbyfloat', 'h', 'x'),
+            ('setbit', 'h', '1', '1'),
+            ('setbit', 'h', '-1', '1'),
+            ('getbit', 'h', '1'),
+            ('bitcount', 'h'),
+            ('bitcount', 'h', '0'),
+            ('lcs', 'h', 'x'),
+            ('lcs', 'x', 'h'),
+            ('mget', 'h', 'nope'),
+            ('msetnx', 'h', 'v'),
+            ('setnx', 'h', 'v'),
+            ('set', 'h', 'v', 'nx'),
+            ('set', 'h', 'v', 'xx', 'keepttl'),
+            ('get', 'h'),
+        ],
+    )
 
 
 def test_set_overwrites_other_type(server, both):
     make_hash(server, both[1])
     assert_same(both, [('set', 'h', 'v'), ('get', 'h')])
     make_hash(server, both[1])
-    assert_same(both, [('setex', 'h', '10', 'v'), ('get', 'h'), ('mset', 'h', 'w'),
-                       ('get', 'h')])
+    assert_same(both, [('setex', 'h', '10', 'v'), ('get', 'h'), ('mset', 'h', 'w'), ('get', 'h')])
 
 
 def test_setnx_setex_psetex(both):
-    assert_same(both, [
-        ('setnx', 'k', 'a'), ('setnx', 'k', 'b'), ('get', 'k'),
-        ('setex', 'k', '100', 'v'), ('ttl', 'k'), ('get', 'k'), ('setex', 'k', '0', 'v'),
-        ('setex', 'k', '-5', 'v'), ('setex', 'k', 'x', 'v'), ('setex', 'k', '1.0', 'v'),
-        ('setex', 'k', str(LLONG_MAX // 1000 + 1), 'v'), ('setex', 'k', str(LLONG_MAX), 'v'),
-        ('psetex', 'p', '100000', 'v'), ('ttl', 'p'), ('psetex', 'p', '0', 'v'),
-        ('psetex', 'p', str(LLONG_MAX), 'v'), ('psetex', 'p', 'x', 'v'),
-        ('setex', 'k', '10'), ('psetex', 'k', '10'), ('setnx', 'k'),
-    ])
+    assert_same(
+        both,
+        [
+            ('setnx', 'k', 'a'),
+            ('setnx', 'k', 'b'),
+            ('get', 'k'),
+            ('setex', 'k', '100', 'v'),
+            ('ttl', 'k'),
+            ('get', 'k'),
+            ('setex', 'k', '0', 'v'),
+            ('setex', 'k', '-5', 'v'),
+            ('setex', 'k', 'x', 'v'),
+            ('setex', 'k', '1.0', 'v'),
+            ('setex', 'k', str(LLONG_MAX // 1000 + 1), 'v'),
+            ('setex', 'k', str(LLONG_MAX), 'v'),
+            ('psetex', 'p', '100000', 'v'),
+            ('ttl', 'p'),
+            ('psetex', 'p', '0', 'v'),
+            ('psetex', 'p', str(LLONG_MAX), 'v'),
+            ('psetex', 'p', 'x', 'v'),
+            ('setex', 'k', '10'),
+            ('psetex', 'k', '10'),
+            ('setnx', 'k'),
+        ],
+    )
 
 
 def test_getset_getdel(both):
-    assert_same(both, [
-        ('getset', 'k', 'a'), ('getset', 'k', 'b'), ('get', 'k'),
-        ('set', 'k', 'v', 'ex', '100'), ('getset', 'k', 'w'), ('ttl', 'k'),
-        ('getdel', 'k'), ('getdel', 'k'), ('exists', 'k'), ('getset', 'k'), ('getdel',),
-    ])
+    assert_same(
+        both,
+        [
+            ('getset', 'k', 'a'),
+            ('getset', 'k', 'b'),
+            ('get', 'k'),
+            ('set', 'k', 'v', 'ex', '100'),
+            ('getset', 'k', 'w'),
+            ('ttl', 'k'),
+            ('getdel', 'k'),
+            ('getdel', 'k'),
+            ('exists', 'k'),
+            ('getset', 'k'),
+            ('getdel',),
+        ],
+    )
 
 
 def test_getex(both):
-    cmds = [('getex', 'missing'), ('getex', 'missing', 'ex', '0'),
-            ('getex', 'missing', 'persist', 'ex', '1'), ('getex', 'missing', 'bad')]
-    opts = [('ex', '100'), ('px', '100000'), ('exat', str(FUTURE_S)),
-            ('pxat', str(FUTURE_MS)), ('persist',), ('keepttl',), ('nx',), ('get',)]
+    cmds = [
+        ('getex', 'missing'),
+        ('getex', 'missing', 'ex', '0'),
+        ('getex', 'missing', 'persist', 'ex', '1'),
+        ('getex', 'missing', 'bad'),
+    ]
+    opts = [
+        ('ex', '100'),
+        ('px', '100000'),
+        ('exat', str(FUTURE_S)),
+        ('pxat', str(FUTURE_MS)),
+        ('persist',),
+        ('keepttl',),
+        ('nx',),
+        ('get',),
+    ]
     for n in range(3):
         for combo in itertools.permutations(opts, n):
-            cmds += [('set', 'k', 'v', 'px', '300000'),
-                     ('getex', 'k', *[w for o in combo for w in o]), ('ttl', 'k')]
+            cmds += [
+                ('set', 'k', 'v', 'px', '300000'),
+                ('getex', 'k', *[w for o in combo for w in o]),
+                ('ttl', 'k'),
+            ]
     for v in ['0', '-1', 'x', str(LLONG_MAX), str(LLONG_MAX // 1000 + 1), '1']:
         for o in ('ex', 'px', 'exat', 'pxat'):
             if (o, v) == ('px', '1'):
-                continue            # expires within a millisecond: timing-dependent
+                continue  # expires within a millisecond: timing-dependent
             cmds += [('set', 'k', 'v'), ('getex', 'k', o, v), ('exists', 'k'), ('ttl', 'k')]
-    cmds += [('set', 'k', 'v'), ('getex', 'k', 'persist'), ('ttl', 'k'),
-             ('getex', 'k', 'PERSIST', 'PERSIST'), ('getex', 'k', 'EX'),
-             ('getex', 'k', 'ex', '10', 'ex', '20'), ('ttl', 'k')]
+    cmds += [
+        ('set', 'k', 'v'),
+        ('getex', 'k', 'persist'),
+        ('ttl', 'k'),
+        ('getex', 'k', 'PERSIST', 'PERSIST'),
+        ('getex', 'k', 'EX'),
+        ('getex', 'k', 'ex', '10', 'ex', '20'),
+        ('ttl', 'k'),
+    ]
     assert_same_ttl(both, cmds)
 
 
@@ -242,26 +389,58 @@ def test_getex_pxat_in_the_past_deletes(r):
 
 # -- multiple keys --------------------------------------------------------------------
 
+
 def test_mset_msetnx_mget(server, both):
     make_hash(server, both[1])
-    assert_same(both, [
-        ('mset', 'a', '1', 'b', '2'), ('mget', 'a', 'b', 'c', 'h'), ('mset', 'a'),
-        ('mset', 'a', '1', 'b'), ('mset',), ('mget',), ('msetnx', 'a', '1', 'b'),
-        ('msetnx', 'c', '3', 'd', '4'), ('msetnx', 'c', '3', 'e', '5'), ('mget', 'c', 'd', 'e'),
-        ('mset', 'x', '1', 'x', '2'), ('get', 'x'), ('msetnx', 'y', '1', 'y', '2'),
-        ('get', 'y'), ('set', 't', 'v', 'ex', '100'), ('mset', 't', 'w'), ('ttl', 't'),
-    ])
+    assert_same(
+        both,
+        [
+            ('mset', 'a', '1', 'b', '2'),
+            ('mget', 'a', 'b', 'c', 'h'),
+            ('mset', 'a'),
+            ('mset', 'a', '1', 'b'),
+            ('mset',),
+            ('mget',),
+            ('msetnx', 'a', '1', 'b'),
+            ('msetnx', 'c', '3', 'd', '4'),
+            ('msetnx', 'c', '3', 'e', '5'),
+            ('mget', 'c', 'd', 'e'),
+            ('mset', 'x', '1', 'x', '2'),
+            ('get', 'x'),
+            ('msetnx', 'y', '1', 'y', '2'),
+            ('get', 'y'),
+            ('set', 't', 'v', 'ex', '100'),
+            ('mset', 't', 'w'),
+            ('ttl', 't'),
+        ],
+    )
 
 
 # -- APPEND, STRLEN, SETRANGE, GETRANGE -------------------------------------------------
 
+
 def test_append_strlen(both):
-    assert_same(both, [
-        ('append', 'k', 'ab'), ('append', 'k', ''), ('append', 'k', 'cd'), ('get', 'k'),
-        ('strlen', 'k'), ('strlen', 'nope'), ('append', 'e', ''), ('exists', 'e'),
-        ('set', 'n', '123'), ('append', 'n', '4'), ('incr', 'n'), ('strlen', 'n'),
-        ('set', 't', 'v', 'ex', '100'), ('append', 't', 'w'), ('ttl', 't'), ('get', 't'),
-    ])
+    assert_same(
+        both,
+        [
+            ('append', 'k', 'ab'),
+            ('append', 'k', ''),
+            ('append', 'k', 'cd'),
+            ('get', 'k'),
+            ('strlen', 'k'),
+            ('strlen', 'nope'),
+            ('append', 'e', ''),
+            ('exists', 'e'),
+            ('set', 'n', '123'),
+            ('append', 'n', '4'),
+            ('incr', 'n'),
+            ('strlen', 'n'),
+            ('set', 't', 'v', 'ex', '100'),
+            ('append', 't', 'w'),
+            ('ttl', 't'),
+            ('get', 't'),
+        ],
+    )
 
 
 def test_append_limit(make_server):
@@ -285,73 +464,210 @@ def test_append_limit(make_server):
 
 def test_setrange(both):
     big = str(512 * 1024 * 1024)
-    assert_same(both, [
-        ('setrange', 'k', '0', ''), ('exists', 'k'), ('setrange', 'k', '5', 'ab'),
-        ('get', 'k'), ('setrange', 'k', '0', 'XYZ'), ('get', 'k'),
-        ('setrange', 'k', '6', 'longer'), ('get', 'k'), ('setrange', 'k', '20', 'z'),
-        ('get', 'k'), ('setrange', 'k', '1', ''), ('setrange', 'k', '-1', 'x'),
-        ('setrange', 'k', 'x', 'y'), ('setrange', 'k', '1.0', 'y'),
-        ('setrange', 'k', str(2**63), 'y'), ('setrange', 'k', big, 'a'),
-        ('setrange', 'k', str(int(big) - 1), 'ab'), ('setrange', 'k', str(LLONG_MAX), 'a'),
-        ('setrange', 'k', big, ''), ('setrange', 'm', big, ''), ('setrange', 'm', big, 'a'),
-        ('setrange', 'm', '-1', ''), ('set', 'n', '12'), ('setrange', 'n', '1', '9'),
-        ('get', 'n'), ('incr', 'n'), ('set', 't', 'v', 'ex', '100'),
-        ('setrange', 't', '1', 'x'), ('ttl', 't'),
-    ])
+    assert_same(
+        both,
+        [
+            ('setrange', 'k', '0', ''),
+            ('exists', 'k'),
+            ('setrange', 'k', '5', 'ab'),
+            ('get', 'k'),
+            ('setrange', 'k', '0', 'XYZ'),
+            ('get', 'k'),
+            ('setrange', 'k', '6', 'longer'),
+            ('get', 'k'),
+            ('setrange', 'k', '20', 'z'),
+            ('get', 'k'),
+            ('setrange', 'k', '1', ''),
+            ('setrange', 'k', '-1', 'x'),
+            ('setrange', 'k', 'x', 'y'),
+            ('setrange', 'k', '1.0', 'y'),
+            ('setrange', 'k', str(2**63), 'y'),
+            ('setrange', 'k', big, 'a'),
+            ('setrange', 'k', str(int(big) - 1), 'ab'),
+            ('setrange', 'k', str(LLONG_MAX), 'a'),
+            ('setrange', 'k', big, ''),
+            ('setrange', 'm', big, ''),
+            ('setrange', 'm', big, 'a'),
+            ('setrange', 'm', '-1', ''),
+            ('set', 'n', '12'),
+            ('setrange', 'n', '1', '9'),
+            ('get', 'n'),
+            ('incr', 'n'),
+            ('set', 't', 'v', 'ex', '100'),
+            ('setrange', 't', '1', 'x'),
+            ('ttl', 't'),
+        ],
+    )
 
 
 def test_getrange_matrix(both):
-    idx = ['-100', '-6', '-5', '-2', '-1', '0', '1', '4', '5', '100', str(LLONG_MIN),
-           str(LLONG_MAX)]
+    idx = [
+        '-100',
+        '-6',
+        '-5',
+        '-2',
+        '-1',
+        '0',
+        '1',
+        '4',
+        '5',
+        '100',
+        str(LLONG_MIN),
+        str(LLONG_MAX),
+    ]
     cmds = [('set', 'e', ''), ('set', 's', 'hello'), ('set', 'n', '-12345')]
     for key in ('s', 'e', 'n', 'missing'):
         for a in idx:
             for b in idx:
                 cmds.append(('getrange', key, a, b))
-    cmds += [('getrange', 's', 'x', '1'), ('getrange', 's', '1', 'y'),
-             ('getrange', 'missing', 'x', '1'), ('getrange', 's', '0'),
-             ('substr', 's', '1', '3'), ('substr', 's', '-3', '-1'), ('substr', 's', 'a', '1')]
+    cmds += [
+        ('getrange', 's', 'x', '1'),
+        ('getrange', 's', '1', 'y'),
+        ('getrange', 'missing', 'x', '1'),
+        ('getrange', 's', '0'),
+        ('substr', 's', '1', '3'),
+        ('substr', 's', '-3', '-1'),
+        ('substr', 's', 'a', '1'),
+    ]
     assert_same(both, cmds)
 
 
 # -- counters -------------------------------------------------------------------------
 
+
 def test_incr_decr(both):
-    cmds = [('incr', 'k'), ('incr', 'k'), ('decr', 'k'), ('decr', 'd'), ('incrby', 'k', '10'),
-            ('incrby', 'k', '-20'), ('decrby', 'k', '5'), ('decrby', 'k', '-5'),
-            ('get', 'k'), ('incrby', 'k', 'x'), ('incrby', 'k', '1.5'), ('incrby', 'k', ''),
-            ('decrby', 'k', str(LLONG_MIN)), ('decrby', 'k', str(LLONG_MAX)),
-            ('incrby', 'k', str(2**63)), ('incr', 'k', 'x')]
-    for v in ['', ' 1', '1 ', '01', '+1', '-0', '0', '-1', 'abc', '1.5', '1e3',
-              str(LLONG_MAX), str(LLONG_MIN), str(LLONG_MAX - 1), '00', '12345678901234567890',
-              '-9223372036854775809', '\x001']:
-        cmds += [('set', 'v', v), ('incr', 'v'), ('set', 'v', v), ('decr', 'v'),
-                 ('set', 'v', v), ('incrby', 'v', str(LLONG_MAX)), ('set', 'v', v),
-                 ('decrby', 'v', str(LLONG_MAX)), ('get', 'v')]
+    cmds = [
+        ('incr', 'k'),
+        ('incr', 'k'),
+        ('decr', 'k'),
+        ('decr', 'd'),
+        ('incrby', 'k', '10'),
+        ('incrby', 'k', '-20'),
+        ('decrby', 'k', '5'),
+        ('decrby', 'k', '-5'),
+        ('get', 'k'),
+        ('incrby', 'k', 'x'),
+        ('incrby', 'k', '1.5'),
+        ('incrby', 'k', ''),
+        ('decrby', 'k', str(LLONG_MIN)),
+        ('decrby', 'k', str(LLONG_MAX)),
+        ('incrby', 'k', str(2**63)),
+        ('incr', 'k', 'x'),
+    ]
+    for v in [
+        '',
+        ' 1',
+        '1 ',
+        '01',
+        '+1',
+        '-0',
+        '0',
+        '-1',
+        'abc',
+        '1.5',
+        '1e3',
+        str(LLONG_MAX),
+        str(LLONG_MIN),
+        str(LLONG_MAX - 1),
+        '00',
+        '12345678901234567890',
+        '-9223372036854775809',
+        '\x001',
+    ]:
+        cmds += [
+            ('set', 'v', v),
+            ('incr', 'v'),
+            ('set', 'v', v),
+            ('decr', 'v'),
+            ('set', 'v', v),
+            ('incrby', 'v', str(LLONG_MAX)),
+            ('set', 'v', v),
+            ('decrby', 'v', str(LLONG_MAX)),
+            ('get', 'v'),
+        ]
     cmds += [('set', 't', '5', 'ex', '100'), ('incr', 't'), ('ttl', 't')]
     assert_same(both, cmds)
 
 
 INCRBYFLOAT_VALUES = [
-    '0.1', '0.2', '1e400', '-1e400', '1.5', '3.0e-5', '0x1p3', '0x1.8p-2', '0X.8P1', '1e-4950',
-    '1e-5000', '1e5000', 'inf', '-inf', 'Infinity', 'nan', '-nan', '1.', '.5', '5e', '  1', '1 ',
-    '1\x00abc', '\x00', '', '0', '-0', '-0.0', '1e4932', '1.18973149535723176502e4932',
-    '123456789012345678901234567890', '0.000000000000000001', '-0.000000000000000005', '5e-18',
-    '2.5e-17', '1.5e-17', '7.1e-18', '10.50', '1_0', '0x', '0x1p', 'e5', '+.5e+1', '1' * 5119,
-    '1' * 5120, '3.0000000000000000001', '-3', '17', '1e17', '1e18', '1e19', '12345.678e-3',
+    '0.1',
+    '0.2',
+    '1e400',
+    '-1e400',
+    '1.5',
+    '3.0e-5',
+    '0x1p3',
+    '0x1.8p-2',
+    '0X.8P1',
+    '1e-4950',
+    '1e-5000',
+    '1e5000',
+    'inf',
+    '-inf',
+    'Infinity',
+    'nan',
+    '-nan',
+    '1.',
+    '.5',
+    '5e',
+    '  1',
+    '1 ',
+    '1\x00abc',
+    '\x00',
+    '',
+    '0',
+    '-0',
+    '-0.0',
+    '1e4932',
+    '1.18973149535723176502e4932',
+    '123456789012345678901234567890',
+    '0.000000000000000001',
+    '-0.000000000000000005',
+    '5e-18',
+    '2.5e-17',
+    '1.5e-17',
+    '7.1e-18',
+    '10.50',
+    '1_0',
+    '0x',
+    '0x1p',
+    'e5',
+    '+.5e+1',
+    '1' * 5119,
+    '1' * 5120,
+    '3.0000000000000000001',
+    '-3',
+    '17',
+    '1e17',
+    '1e18',
+    '1e19',
+    '12345.678e-3',
 ]
 
 
 def test_incrbyfloat(both):
     cmds = []
     for i, v in enumerate(INCRBYFLOAT_VALUES):
-        cmds += [('incrbyfloat', 'acc%d' % (i % 5), v), ('set', 'x', v),
-                 ('incrbyfloat', 'x', '0.1'), ('incrbyfloat', 'n', v)]
-    cmds += [('set', 't', '1', 'ex', '100'), ('incrbyfloat', 't', '1'), ('ttl', 't'),
-             ('set', 'a', '0.1'), ('incrbyfloat', 'a', '0.2'), ('incrbyfloat', 'a', '-0.3'),
-             ('incrbyfloat', 'a', '1.1e-17'), ('incrbyfloat', 'a', '-1e400'),
-             ('incrbyfloat', 'a', '1e4932'), ('incrbyfloat', 'a', '1e4932'),
-             ('set', 'big', '1.18973149535723176502e4932'), ('incrbyfloat', 'big', '1e4932')]
+        cmds += [
+            ('incrbyfloat', 'acc%d' % (i % 5), v),
+            ('set', 'x', v),
+            ('incrbyfloat', 'x', '0.1'),
+            ('incrbyfloat', 'n', v),
+        ]
+    cmds += [
+        ('set', 't', '1', 'ex', '100'),
+        ('incrbyfloat', 't', '1'),
+        ('ttl', 't'),
+        ('set', 'a', '0.1'),
+        ('incrbyfloat', 'a', '0.2'),
+        ('incrbyfloat', 'a', '-0.3'),
+        ('incrbyfloat', 'a', '1.1e-17'),
+        ('incrbyfloat', 'a', '-1e400'),
+        ('incrbyfloat', 'a', '1e4932'),
+        ('incrbyfloat', 'a', '1e4932'),
+        ('set', 'big', '1.18973149535723176502e4932'),
+        ('incrbyfloat', 'big', '1e4932'),
+    ]
     assert_same(both, cmds)
 
 
@@ -368,26 +684,55 @@ def test_long_double_emulation_unit():
 
 # -- bits -----------------------------------------------------------------------------
 
+
 def test_setbit_getbit(both):
-    cmds = [('setbit', 'b', '7', '1'), ('get', 'b'), ('setbit', 'b', '7', '1'),
-            ('setbit', 'b', '7', '0'), ('setbit', 'b', '100', '1'), ('strlen', 'b'),
-            ('getbit', 'b', '100'), ('getbit', 'b', '99'), ('getbit', 'b', '10000'),
-            ('getbit', 'missing', '5'), ('getbit', 'missing', '-1'),
-            ('getbit', 'b', str(8 * 512 * 1024 * 1024 - 1)),
-            ('getbit', 'b', str(8 * 512 * 1024 * 1024)), ('set', 'n', '1'),
-            ('getbit', 'n', '2'), ('getbit', 'n', '7'), ('setbit', 'n', '6', '1'), ('get', 'n')]
+    cmds = [
+        ('setbit', 'b', '7', '1'),
+        ('get', 'b'),
+        ('setbit', 'b', '7', '1'),
+        ('setbit', 'b', '7', '0'),
+        ('setbit', 'b', '100', '1'),
+        ('strlen', 'b'),
+        ('getbit', 'b', '100'),
+        ('getbit', 'b', '99'),
+        ('getbit', 'b', '10000'),
+        ('getbit', 'missing', '5'),
+        ('getbit', 'missing', '-1'),
+        ('getbit', 'b', str(8 * 512 * 1024 * 1024 - 1)),
+        ('getbit', 'b', str(8 * 512 * 1024 * 1024)),
+        ('set', 'n', '1'),
+        ('getbit', 'n', '2'),
+        ('getbit', 'n', '7'),
+        ('setbit', 'n', '6', '1'),
+        ('get', 'n'),
+    ]
     for off in ['-1', 'x', '1.5', '', str(8 * 512 * 1024 * 1024), str(LLONG_MAX), '#1', '+1']:
         cmds += [('setbit', 'b', off, '1'), ('getbit', 'b', off)]
     for val in ['2', '-1', 'x', '', '01', '1.0', '0', '1']:
         cmds += [('setbit', 'b', '3', val), ('setbit', 'nope', 'x', val)]
-    cmds += [('set', 't', 'v', 'ex', '100'), ('setbit', 't', '1', '1'), ('ttl', 't'),
-             ('get', 'b')]
+    cmds += [('set', 't', 'v', 'ex', '100'), ('setbit', 't', '1', '1'), ('ttl', 't'), ('get', 'b')]
     assert_same(both, cmds)
 
 
 def test_bitcount(both):
-    idx = ['-100', '-9', '-8', '-3', '-1', '0', '1', '2', '7', '8', '9', '23', '24', '100',
-           str(LLONG_MIN), str(LLONG_MAX)]
+    idx = [
+        '-100',
+        '-9',
+        '-8',
+        '-3',
+        '-1',
+        '0',
+        '1',
+        '2',
+        '7',
+        '8',
+        '9',
+        '23',
+        '24',
+        '100',
+        str(LLONG_MIN),
+        str(LLONG_MAX),
+    ]
     cmds = [('set', 's', 'foobar'), ('set', 'e', ''), ('set', 'n', '1234')]
     for key in ('s', 'e', 'n'):
         cmds.append(('bitcount', key))
@@ -395,44 +740,95 @@ def test_bitcount(both):
             for b in idx:
                 cmds += [('bitcount', key, a, b), ('bitcount', key, a, b, 'BIT')]
         cmds += [('bitcount', key, '0', '1', 'byte')]
-    cmds += [('bitcount', 's', '0'), ('bitcount', 's', '0', '1', 'bits'),
-             ('bitcount', 's', '0', '1', 'bit', 'x'), ('bitcount', 's', 'a', 'b'),
-             ('bitcount', 's', '1', 'b'), ('bitcount', 's', '-1', '-2', 'nonsense'),
-             ('bitcount', 's', '0', '1', 'bit\x00x'), ('bitcount', 'missing', '0'),
-             ('bitcount', 'missing', 'a', 'b', 'c'), ('bitcount', 'missing'), ('bitcount',)]
+    cmds += [
+        ('bitcount', 's', '0'),
+        ('bitcount', 's', '0', '1', 'bits'),
+        ('bitcount', 's', '0', '1', 'bit', 'x'),
+        ('bitcount', 's', 'a', 'b'),
+        ('bitcount', 's', '1', 'b'),
+        ('bitcount', 's', '-1', '-2', 'nonsense'),
+        ('bitcount', 's', '0', '1', 'bit\x00x'),
+        ('bitcount', 'missing', '0'),
+        ('bitcount', 'missing', 'a', 'b', 'c'),
+        ('bitcount', 'missing'),
+        ('bitcount',),
+    ]
     assert_same(both, cmds)
 
 
 # -- LCS ------------------------------------------------------------------------------
 
+
 def test_lcs(both):
-    cmds = [('mset', 'key1', 'ohmytext', 'key2', 'mynewtext', 'e', '', 'x', 'abcabcabc',
-             'y', 'cbacbacba', 'n', '1234', 'm', '2341')]
-    pairs = [('key1', 'key2'), ('key2', 'key1'), ('key1', 'missing'), ('missing', 'key1'),
-             ('missing', 'missing2'), ('e', 'key1'), ('x', 'y'), ('y', 'x'), ('n', 'm'),
-             ('key1', 'key1')]
-    variants = [(), ('LEN',), ('IDX',), ('IDX', 'WITHMATCHLEN'),
-                ('IDX', 'MINMATCHLEN', '4'), ('IDX', 'MINMATCHLEN', '4', 'WITHMATCHLEN'),
-                ('idx', 'minmatchlen', '-5', 'withmatchlen'), ('MINMATCHLEN', '2'),
-                ('withmatchlen',)]
+    cmds = [
+        (
+            'mset',
+            'key1',
+            'ohmytext',
+            'key2',
+            'mynewtext',
+            'e',
+            '',
+            'x',
+            'abcabcabc',
+            'y',
+            'cbacbacba',
+            'n',
+            '1234',
+            'm',
+            '2341',
+        )
+    ]
+    pairs = [
+        ('key1', 'key2'),
+        ('key2', 'key1'),
+        ('key1', 'missing'),
+        ('missing', 'key1'),
+        ('missing', 'missing2'),
+        ('e', 'key1'),
+        ('x', 'y'),
+        ('y', 'x'),
+        ('n', 'm'),
+        ('key1', 'key1'),
+    ]
+    variants = [
+        (),
+        ('LEN',),
+        ('IDX',),
+        ('IDX', 'WITHMATCHLEN'),
+        ('IDX', 'MINMATCHLEN', '4'),
+        ('IDX', 'MINMATCHLEN', '4', 'WITHMATCHLEN'),
+        ('idx', 'minmatchlen', '-5', 'withmatchlen'),
+        ('MINMATCHLEN', '2'),
+        ('withmatchlen',),
+    ]
     for a, b in pairs:
         for v in variants:
             cmds.append(('lcs', a, b, *v))
-    cmds += [('lcs', 'key1', 'key2', 'LEN', 'IDX'), ('lcs', 'key1', 'key2', 'bogus'),
-             ('lcs', 'key1', 'key2', 'MINMATCHLEN'), ('lcs', 'key1', 'key2', 'MINMATCHLEN', 'x'),
-             ('lcs', 'key1'), ('lcs', 'key1', 'key2', 'idx\x00', 'len')]
+    cmds += [
+        ('lcs', 'key1', 'key2', 'LEN', 'IDX'),
+        ('lcs', 'key1', 'key2', 'bogus'),
+        ('lcs', 'key1', 'key2', 'MINMATCHLEN'),
+        ('lcs', 'key1', 'key2', 'MINMATCHLEN', 'x'),
+        ('lcs', 'key1'),
+        ('lcs', 'key1', 'key2', 'idx\x00', 'len'),
+    ]
     assert_same(both, cmds)
 
 
 def test_lcs_random(both):
     import random
+
     rnd = random.Random(7)
     cmds = []
     for i in range(30):
         a = ''.join(rnd.choice('abc') for _ in range(rnd.randint(0, 40)))
         b = ''.join(rnd.choice('abc') for _ in range(rnd.randint(0, 40)))
-        cmds += [('mset', 'a', a, 'b', b), ('lcs', 'a', 'b'),
-                 ('lcs', 'a', 'b', 'idx', 'withmatchlen', 'minmatchlen', str(i % 3))]
+        cmds += [
+            ('mset', 'a', a, 'b', b),
+            ('lcs', 'a', 'b'),
+            ('lcs', 'a', 'b', 'idx', 'withmatchlen', 'minmatchlen', str(i % 3)),
+        ]
     assert_same(both, cmds)
 
 
@@ -442,23 +838,43 @@ def test_lcs_memory_limit(make_server):
     r.mset({'a': 'x' * 600, 'b': 'y' * 600})
     with pytest.raises(Exception) as e:
         r.execute_command('LCS', 'a', 'b')
-    assert str(e.value) == ('Insufficient memory, transient memory for LCS exceeds '
-                            'proto-max-bulk-len')
+    assert str(e.value) == (
+        'Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len'
+    )
 
 
 # -- exact reply bytes, RESP2 and RESP3 -------------------------------------------------
 
 RAW_COMMANDS = [
-    ('set', 'k', 'v'), ('get', 'k'), ('get', 'missing'), ('set', 'k', 'v', 'nx'),
-    ('set', 'k', 'w', 'get'), ('set', 'k', 'w', 'xx'), ('set', 'z', 'w', 'xx', 'get'),
-    ('getex', 'missing'), ('getdel', 'missing'), ('getset', 'missing', 'v'), ('mget', 'k', 'x'),
-    ('mset', 'a', '1'), ('msetnx', 'a', '1'), ('incr', 'a'), ('incrbyfloat', 'a', '0.5'),
-    ('setnx', 'a', '1'), ('strlen', 'k'), ('getrange', 'missing', '0', '1'),
+    ('set', 'k', 'v'),
+    ('get', 'k'),
+    ('get', 'missing'),
+    ('set', 'k', 'v', 'nx'),
+    ('set', 'k', 'w', 'get'),
+    ('set', 'k', 'w', 'xx'),
+    ('set', 'z', 'w', 'xx', 'get'),
+    ('getex', 'missing'),
+    ('getdel', 'missing'),
+    ('getset', 'missing', 'v'),
+    ('mget', 'k', 'x'),
+    ('mset', 'a', '1'),
+    ('msetnx', 'a', '1'),
+    ('incr', 'a'),
+    ('incrbyfloat', 'a', '0.5'),
+    ('setnx', 'a', '1'),
+    ('strlen', 'k'),
+    ('getrange', 'missing', '0', '1'),
     ('setbit', 'b', '1', '1'),
-    ('bitcount', 'b'), ('lcs', 'k', 'a'), ('lcs', 'k', 'a', 'len'),
+    ('bitcount', 'b'),
+    ('lcs', 'k', 'a'),
+    ('lcs', 'k', 'a', 'len'),
     ('mset', 'l1', 'ohmytext', 'l2', 'mynewtext'),
-    ('lcs', 'l1', 'l2', 'idx', 'withmatchlen'), ('lcs', 'l1', 'l2', 'idx'), ('incr',),
-    ('set', 'k', 'v', 'ex', '0'), ('mset', 'a'), ('setex', 'k', '0', 'v'),
+    ('lcs', 'l1', 'l2', 'idx', 'withmatchlen'),
+    ('lcs', 'l1', 'l2', 'idx'),
+    ('incr',),
+    ('set', 'k', 'v', 'ex', '0'),
+    ('mset', 'a'),
+    ('setex', 'k', '0', 'v'),
 ]
 
 
@@ -470,23 +886,57 @@ def test_raw_replies(raw_pair, proto):
 # -- keyspace events ------------------------------------------------------------------
 
 EVENT_COMMANDS = [
-    ('set', 'k', 'v'), ('set', 'k', 'v2'), ('set', 'k', 'v', 'px', '100000'),
-    ('set', 'k', 'v', 'keepttl'), ('set', 'm', 'v', 'xx', 'get'), ('set', 'm', 'v', 'nx', 'get'),
-    ('set', 'k', 'v', 'nx'), ('set', 'p', 'v', 'exat', '1'), ('get', 'p'), ('get', 'nope'),
-    ('getex', 'k', 'pxat', '1'), ('set', 'g', 'v'), ('getex', 'g', 'ex', '100'),
-    ('getex', 'g', 'persist'), ('getex', 'g', 'persist'), ('getex', 'g'),
+    ('set', 'k', 'v'),
+    ('set', 'k', 'v2'),
+    ('set', 'k', 'v', 'px', '100000'),
+    ('set', 'k', 'v', 'keepttl'),
+    ('set', 'm', 'v', 'xx', 'get'),
+    ('set', 'm', 'v', 'nx', 'get'),
+    ('set', 'k', 'v', 'nx'),
+    ('set', 'p', 'v', 'exat', '1'),
+    ('get', 'p'),
+    ('get', 'nope'),
+    ('getex', 'k', 'pxat', '1'),
+    ('set', 'g', 'v'),
+    ('getex', 'g', 'ex', '100'),
+    ('getex', 'g', 'persist'),
+    ('getex', 'g', 'persist'),
+    ('getex', 'g'),
     ('getex', 'nope', 'ex', '1'),
-    ('setbit', 'b', '0', '1'), ('setbit', 'b', '0', '1'), ('setbit', 'b', '7', '0'),
-    ('setbit', 'b', '9', '0'), ('getbit', 'nope', '1'), ('incr', 'i'), ('incr', 'i'),
-    ('incrbyfloat', 'i', '1.5'), ('incrbyfloat', 'f', '1'), ('append', 'i', 'x'),
-    ('append', 'ap', 'x'), ('setrange', 'i', '0', 'a'), ('setrange', 'zz', '0', ''),
-    ('setrange', 'i', '0', ''), ('setrange', 'sr', '2', 'x'), ('getdel', 'i'), ('getdel', 'i'),
-    ('mset', 'a', '1', 'c', '2', 'a', '3'), ('msetnx', 'd', '1', 'e', '2'),
-    ('msetnx', 'd', '1', 'f', '1'), ('getset', 'a', 'x'), ('getset', 'nn', 'x'),
-    ('setnx', 'nn', 'y'), ('setnx', 'n2', 'y'), ('setex', 'nn', '10', 'z'),
-    ('psetex', 'q', '10000', 'z'), ('decrby', 'dd', '3'), ('incr', 'nn'),
-    ('set', 'x', 'v', 'ex', '0'), ('mget', 'a', 'nope'), ('strlen', 'nope'),
-    ('getrange', 'nope', '0', '1'), ('bitcount', 'nope'), ('lcs', 'nope', 'a'),
+    ('setbit', 'b', '0', '1'),
+    ('setbit', 'b', '0', '1'),
+    ('setbit', 'b', '7', '0'),
+    ('setbit', 'b', '9', '0'),
+    ('getbit', 'nope', '1'),
+    ('incr', 'i'),
+    ('incr', 'i'),
+    ('incrbyfloat', 'i', '1.5'),
+    ('incrbyfloat', 'f', '1'),
+    ('append', 'i', 'x'),
+    ('append', 'ap', 'x'),
+    ('setrange', 'i', '0', 'a'),
+    ('setrange', 'zz', '0', ''),
+    ('setrange', 'i', '0', ''),
+    ('setrange', 'sr', '2', 'x'),
+    ('getdel', 'i'),
+    ('getdel', 'i'),
+    ('mset', 'a', '1', 'c', '2', 'a', '3'),
+    ('msetnx', 'd', '1', 'e', '2'),
+    ('msetnx', 'd', '1', 'f', '1'),
+    ('getset', 'a', 'x'),
+    ('getset', 'nn', 'x'),
+    ('setnx', 'nn', 'y'),
+    ('setnx', 'n2', 'y'),
+    ('setex', 'nn', '10', 'z'),
+    ('psetex', 'q', '10000', 'z'),
+    ('decrby', 'dd', '3'),
+    ('incr', 'nn'),
+    ('set', 'x', 'v', 'ex', '0'),
+    ('mget', 'a', 'nope'),
+    ('strlen', 'nope'),
+    ('getrange', 'nope', '0', '1'),
+    ('bitcount', 'nope'),
+    ('lcs', 'nope', 'a'),
 ]
 
 
@@ -502,13 +952,29 @@ def test_no_events_when_disabled(r):
 # -- WATCH ----------------------------------------------------------------------------
 
 WATCH_CASES = [
-    [('set', 'k', 'v')], [('setbit', 'k', '0', '0')], [('setbit', 'k', '0', '1')],
-    [('setbit', 'k', '100', '0')], [('setrange', 'k', '0', '')], [('setrange', 'k', '0', 'x')],
-    [('append', 'k', '')], [('getex', 'k')], [('getex', 'k', 'persist')],
-    [('getex', 'k', 'ex', '100')], [('get', 'k')], [('set', 'k', 'v', 'nx')],
-    [('set', 'k', 'v', 'xx')], [('getdel', 'k')], [('getdel', 'other')], [('incr', 'n')],
-    [('incrbyfloat', 'n', '0')], [('mset', 'x', '1', 'k', '2')], [('msetnx', 'x', '1', 'k', '2')],
-    [('setnx', 'k', 'v')], [('getset', 'k', 'v')], [('bitcount', 'k')], [('lcs', 'k', 'n')],
+    [('set', 'k', 'v')],
+    [('setbit', 'k', '0', '0')],
+    [('setbit', 'k', '0', '1')],
+    [('setbit', 'k', '100', '0')],
+    [('setrange', 'k', '0', '')],
+    [('setrange', 'k', '0', 'x')],
+    [('append', 'k', '')],
+    [('getex', 'k')],
+    [('getex', 'k', 'persist')],
+    [('getex', 'k', 'ex', '100')],
+    [('get', 'k')],
+    [('set', 'k', 'v', 'nx')],
+    [('set', 'k', 'v', 'xx')],
+    [('getdel', 'k')],
+    [('getdel', 'other')],
+    [('incr', 'n')],
+    [('incrbyfloat', 'n', '0')],
+    [('mset', 'x', '1', 'k', '2')],
+    [('msetnx', 'x', '1', 'k', '2')],
+    [('setnx', 'k', 'v')],
+    [('getset', 'k', 'v')],
+    [('bitcount', 'k')],
+    [('lcs', 'k', 'n')],
 ]
 
 
@@ -524,6 +990,7 @@ def test_watch_signalling_matches_redis(raw_pair, case):
 
 # -- misc -----------------------------------------------------------------------------
 
+
 def test_set_over_expired_key_counts_expiry(server, r):
     ks = server.server.keyspace
     r.psetex('k', 1, 'v')
@@ -532,7 +999,7 @@ def test_set_over_expired_key_counts_expiry(server, r):
     r.set('k', 'w')
     after = server.call(lambda: ks.expired_keys)
     assert r.get('k') == b'w' and r.ttl('k') == -1
-    assert after - before in (0, 1)     # 0 if the active expiry got there first
+    assert after - before in (0, 1)  # 0 if the active expiry got there first
     assert server.call(lambda: ks.volatile_count(0)) == 0
 
 
@@ -568,7 +1035,10 @@ def test_command_table_matches_redis(ref):
         assert d is not None, cmd.name
         assert d['arity'] == cmd.arity, cmd.name
         assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == \
-            (cmd.first_key, cmd.last_key, cmd.step), cmd.name
+        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
+            cmd.first_key,
+            cmd.last_key,
+            cmd.step,
+        ), cmd.name
         assert set(d['acl_categories']) == set(cmd.categories), cmd.name
         assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name

@@ -45,40 +45,102 @@ def same_two_clients(server, redis_ref, steps):
 
 # -- basics and errors ----------------------------------------------------------------------
 
+
 def test_multi_exec_discard_match_redis(server, redis_ref):
-    got = same_session(server.port, redis_ref[1], [
-        ('EXEC',), ('DISCARD',), ('MULTI', 'x'), ('EXEC', 'x'),
-        ('MULTI',), ('SET', 'a', '1'), ('INCR', 'a'), ('GET', 'a'), ('PING',), ('ECHO', 'e'),
-        ('EXEC',),
-        ('MULTI',), ('EXEC',),                                   # empty transaction
-        ('MULTI',), ('SET', 'a', '2'), ('DISCARD',), ('GET', 'a'), ('EXEC',),
-        ('MULTI',), ('MULTI',), ('SET', 'a', '3'), ('EXEC',),     # nested MULTI: no abort
-        ('MULTI',), ('WATCH', 'a'), ('UNWATCH',), ('EXEC',),      # WATCH inside MULTI
-        ('MULTI',), ('SELECT', '1'), ('SET', 'a', 'db1'), ('SELECT', '0'), ('EXEC',),
-        ('GET', 'a'), ('SELECT', '1'), ('GET', 'a'), ('SELECT', '0'),
-        ('WATCH',), ('UNWATCH', 'x'),
-    ])
+    got = same_session(
+        server.port,
+        redis_ref[1],
+        [
+            ('EXEC',),
+            ('DISCARD',),
+            ('MULTI', 'x'),
+            ('EXEC', 'x'),
+            ('MULTI',),
+            ('SET', 'a', '1'),
+            ('INCR', 'a'),
+            ('GET', 'a'),
+            ('PING',),
+            ('ECHO', 'e'),
+            ('EXEC',),
+            ('MULTI',),
+            ('EXEC',),  # empty transaction
+            ('MULTI',),
+            ('SET', 'a', '2'),
+            ('DISCARD',),
+            ('GET', 'a'),
+            ('EXEC',),
+            ('MULTI',),
+            ('MULTI',),
+            ('SET', 'a', '3'),
+            ('EXEC',),  # nested MULTI: no abort
+            ('MULTI',),
+            ('WATCH', 'a'),
+            ('UNWATCH',),
+            ('EXEC',),  # WATCH inside MULTI
+            ('MULTI',),
+            ('SELECT', '1'),
+            ('SET', 'a', 'db1'),
+            ('SELECT', '0'),
+            ('EXEC',),
+            ('GET', 'a'),
+            ('SELECT', '1'),
+            ('GET', 'a'),
+            ('SELECT', '0'),
+            ('WATCH',),
+            ('UNWATCH', 'x'),
+        ],
+    )
     assert got[10] == b'*5\r\n+OK\r\n:2\r\n$1\r\n2\r\n+PONG\r\n$1\r\ne\r\n'
 
 
 def test_queue_time_errors_abort_exec(server, redis_ref):
-    same_session(server.port, redis_ref[1], [
-        ('MULTI',), ('SET', 'k', 'v'), ('NOPE', 'x'), ('GET', 'k'), ('EXEC',), ('GET', 'k'),
-        ('MULTI',), ('SET', 'k'), ('EXEC',),                             # arity
-        ('MULTI',), ('CLIENT', 'NOPE'), ('EXEC',),                        # bad subcommand
-        ('MULTI',), ('CONFIG', 'GET'), ('EXEC',),                         # subcommand arity
-        ('MULTI',), ('GET',), ('DISCARD',), ('EXEC',),
-        ('MULTI',), ('set', 'k', 'v'), ('GeT', 'k'), ('EXEC',),           # mixed case queues
-    ])
+    same_session(
+        server.port,
+        redis_ref[1],
+        [
+            ('MULTI',),
+            ('SET', 'k', 'v'),
+            ('NOPE', 'x'),
+            ('GET', 'k'),
+            ('EXEC',),
+            ('GET', 'k'),
+            ('MULTI',),
+            ('SET', 'k'),
+            ('EXEC',),  # arity
+            ('MULTI',),
+            ('CLIENT', 'NOPE'),
+            ('EXEC',),  # bad subcommand
+            ('MULTI',),
+            ('CONFIG', 'GET'),
+            ('EXEC',),  # subcommand arity
+            ('MULTI',),
+            ('GET',),
+            ('DISCARD',),
+            ('EXEC',),
+            ('MULTI',),
+            ('set', 'k', 'v'),
+            ('GeT', 'k'),
+            ('EXEC',),  # mixed case queues
+        ],
+    )
 
 
 def test_runtime_errors_inside_exec(server, redis_ref):
-    got = same_session(server.port, redis_ref[1], [
-        ('SET', 's', 'abc'),
-        ('MULTI',), ('INCR', 's'), ('SET', 't', '1'), ('SELECT', '99'),
-        ('CLIENT', 'SETNAME', 'a b'), ('INCR', 't'), ('EXEC',),
-        ('GET', 't'),
-    ])
+    got = same_session(
+        server.port,
+        redis_ref[1],
+        [
+            ('SET', 's', 'abc'),
+            ('MULTI',),
+            ('INCR', 's'),
+            ('SET', 't', '1'),
+            ('SELECT', '99'),
+            ('CLIENT', 'SETNAME', 'a b'),
+            ('INCR', 't'),
+            ('EXEC',),
+            ('GET', 't'),
+        ],
+    )
     assert got[7].startswith(b'*5\r\n-ERR value is not an integer')
 
 
@@ -89,9 +151,23 @@ def test_exec_replies_in_resp3(server, redis_ref):
     for port in (server.port, redis_ref[1]):
         with RawConn(port) as c:
             c.cmd('HELLO', '3')
-            results.append([c.cmd(*cmd) for cmd in [
-                ('MULTI',), ('GET', 'nokey'), ('SET', 'k', 'v'), ('INCR', 'k'), ('EXEC',),
-                ('WATCH', 'k'), ('SET', 'k', 'w'), ('MULTI',), ('GET', 'k'), ('EXEC',)]])
+            results.append(
+                [
+                    c.cmd(*cmd)
+                    for cmd in [
+                        ('MULTI',),
+                        ('GET', 'nokey'),
+                        ('SET', 'k', 'v'),
+                        ('INCR', 'k'),
+                        ('EXEC',),
+                        ('WATCH', 'k'),
+                        ('SET', 'k', 'w'),
+                        ('MULTI',),
+                        ('GET', 'k'),
+                        ('EXEC',),
+                    ]
+                ]
+            )
     assert results[0] == results[1]
     assert results[0][-1] == b'_\r\n'
 
@@ -107,58 +183,109 @@ def test_queued_commands_are_not_run_before_exec(server, r):
 
 # -- WATCH -------------------------------------------------------------------------------
 
+
 def test_watch_modified_by_another_client(server, redis_ref):
-    got = same_two_clients(server, redis_ref, [
-        (0, ('SET', 'w', '1')),
-        (0, ('WATCH', 'w')), (1, ('SET', 'w', '1')),          # same value still counts
-        (0, ('MULTI',)), (0, ('SET', 'w', 'mine')), (0, ('EXEC',)),
-        (0, ('GET', 'w')),
-        # after EXEC the watch is gone: the next transaction runs
-        (1, ('SET', 'w', '2')), (0, ('MULTI',)), (0, ('GET', 'w')), (0, ('EXEC',)),
-        # a watch on one key, a write to another: runs
-        (0, ('WATCH', 'w')), (1, ('SET', 'other', 'x')), (0, ('MULTI',)),
-        (0, ('INCR', 'w')), (0, ('EXEC',)),
-        # UNWATCH forgets
-        (0, ('WATCH', 'w')), (0, ('UNWATCH',)), (1, ('SET', 'w', '9')), (0, ('MULTI',)),
-        (0, ('GET', 'w')), (0, ('EXEC',)),
-        # DISCARD forgets too
-        (0, ('WATCH', 'w')), (0, ('MULTI',)), (0, ('DISCARD',)), (1, ('SET', 'w', '10')),
-        (0, ('MULTI',)), (0, ('GET', 'w')), (0, ('EXEC',)),
-        # a write in another database does not touch the watched key
-        (0, ('WATCH', 'w')), (1, ('SELECT', '1')), (1, ('SET', 'w', 'db1')),
-        (0, ('MULTI',)), (0, ('GET', 'w')), (0, ('EXEC',)),
-        # deleting the watched key counts; so does one's own write before MULTI
-        (1, ('SELECT', '0')), (0, ('WATCH', 'w', 'v')), (1, ('DEL', 'w')), (0, ('MULTI',)),
-        (0, ('GET', 'w')), (0, ('EXEC',)),
-        (0, ('WATCH', 'v')), (0, ('SET', 'v', '1')), (0, ('MULTI',)), (0, ('GET', 'v')),
-        (0, ('EXEC',)),
-    ])
+    got = same_two_clients(
+        server,
+        redis_ref,
+        [
+            (0, ('SET', 'w', '1')),
+            (0, ('WATCH', 'w')),
+            (1, ('SET', 'w', '1')),  # same value still counts
+            (0, ('MULTI',)),
+            (0, ('SET', 'w', 'mine')),
+            (0, ('EXEC',)),
+            (0, ('GET', 'w')),
+            # after EXEC the watch is gone: the next transaction runs
+            (1, ('SET', 'w', '2')),
+            (0, ('MULTI',)),
+            (0, ('GET', 'w')),
+            (0, ('EXEC',)),
+            # a watch on one key, a write to another: runs
+            (0, ('WATCH', 'w')),
+            (1, ('SET', 'other', 'x')),
+            (0, ('MULTI',)),
+            (0, ('INCR', 'w')),
+            (0, ('EXEC',)),
+            # UNWATCH forgets
+            (0, ('WATCH', 'w')),
+            (0, ('UNWATCH',)),
+            (1, ('SET', 'w', '9')),
+            (0, ('MULTI',)),
+            (0, ('GET', 'w')),
+            (0, ('EXEC',)),
+            # DISCARD forgets too
+            (0, ('WATCH', 'w')),
+            (0, ('MULTI',)),
+            (0, ('DISCARD',)),
+            (1, ('SET', 'w', '10')),
+            (0, ('MULTI',)),
+            (0, ('GET', 'w')),
+            (0, ('EXEC',)),
+            # a write in another database does not touch the watched key
+            (0, ('WATCH', 'w')),
+            (1, ('SELECT', '1')),
+            (1, ('SET', 'w', 'db1')),
+            (0, ('MULTI',)),
+            (0, ('GET', 'w')),
+            (0, ('EXEC',)),
+            # deleting the watched key counts; so does one's own write before MULTI
+            (1, ('SELECT', '0')),
+            (0, ('WATCH', 'w', 'v')),
+            (1, ('DEL', 'w')),
+            (0, ('MULTI',)),
+            (0, ('GET', 'w')),
+            (0, ('EXEC',)),
+            (0, ('WATCH', 'v')),
+            (0, ('SET', 'v', '1')),
+            (0, ('MULTI',)),
+            (0, ('GET', 'v')),
+            (0, ('EXEC',)),
+        ],
+    )
     assert got[5] == b'*-1\r\n'
     assert got[6] == b'$1\r\n1\r\n'
 
 
 def test_watch_and_flush(server, redis_ref):
-    got = same_two_clients(server, redis_ref, [
-        (0, ('SET', 'f', '1')), (0, ('WATCH', 'f', 'missing')), (1, ('FLUSHALL',)),
-        (0, ('MULTI',)), (0, ('PING',)), (0, ('EXEC',)),
-        # flushing when the watched key does not exist changes nothing
-        (0, ('WATCH', 'missing')), (1, ('FLUSHDB',)), (0, ('MULTI',)), (0, ('PING',)),
-        (0, ('EXEC',)),
-        (0, ('SET', 'f', '1')), (0, ('WATCH', 'f')), (1, ('SELECT', '2')),
-        (1, ('FLUSHDB',)), (0, ('MULTI',)), (0, ('PING',)), (0, ('EXEC',)),
-    ])
+    got = same_two_clients(
+        server,
+        redis_ref,
+        [
+            (0, ('SET', 'f', '1')),
+            (0, ('WATCH', 'f', 'missing')),
+            (1, ('FLUSHALL',)),
+            (0, ('MULTI',)),
+            (0, ('PING',)),
+            (0, ('EXEC',)),
+            # flushing when the watched key does not exist changes nothing
+            (0, ('WATCH', 'missing')),
+            (1, ('FLUSHDB',)),
+            (0, ('MULTI',)),
+            (0, ('PING',)),
+            (0, ('EXEC',)),
+            (0, ('SET', 'f', '1')),
+            (0, ('WATCH', 'f')),
+            (1, ('SELECT', '2')),
+            (1, ('FLUSHDB',)),
+            (0, ('MULTI',)),
+            (0, ('PING',)),
+            (0, ('EXEC',)),
+        ],
+    )
     assert got[5] == b'*-1\r\n' and got[10] == b'*1\r\n+PONG\r\n'
 
 
 def test_watch_key_that_expires(server, redis_ref):
     """A watched key whose TTL runs out before EXEC fails the transaction, whether or not
     the key has been reclaimed yet; a key already expired at WATCH time does not."""
-    for after in (0.05, 0.5):       # MULTI that long after the deadline
+    for after in (0.05, 0.5):  # MULTI that long after the deadline
         got = []
         for port in (server.port, redis_ref[1]):
             flush(port)
             with RawConn(port) as c:
-                def setup(deadline, c=c):   # WATCH must see the key alive: before its deadline
+
+                def setup(deadline, c=c):  # WATCH must see the key alive: before its deadline
                     c.cmd('UNWATCH')
                     c.cmd('DEL', 'e')
                     return c.cmd('SET', 'e', 'v', 'PXAT', deadline), c.cmd('WATCH', 'e')
@@ -176,7 +303,7 @@ def test_watch_key_that_expires(server, redis_ref):
             try:
                 c.cmd('SET', 'e', 'v', 'PX', '20')
                 time.sleep(0.05)
-                assert c.cmd('WATCH', 'e') == b'+OK\r\n'       # already logically expired
+                assert c.cmd('WATCH', 'e') == b'+OK\r\n'  # already logically expired
                 assert c.cmd('MULTI') == b'+OK\r\n'
                 assert c.cmd('GET', 'e') == b'+QUEUED\r\n'
                 assert c.cmd('EXEC') == b'*1\r\n$-1\r\n', port
@@ -184,7 +311,7 @@ def test_watch_key_that_expires(server, redis_ref):
                 c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
     for port in (server.port, redis_ref[1]):
         flush(port)
-        with RawConn(port) as c:           # a long TTL that has not run out: EXEC runs
+        with RawConn(port) as c:  # a long TTL that has not run out: EXEC runs
             c.cmd('SET', 'e', 'v', 'EX', '100')
             c.cmd('WATCH', 'e')
             c.cmd('MULTI')
@@ -193,12 +320,23 @@ def test_watch_key_that_expires(server, redis_ref):
 
 
 def test_watch_sees_ttl_changes(server, redis_ref):
-    same_two_clients(server, redis_ref, [
-        (0, ('SET', 't', 'v')), (0, ('WATCH', 't')), (1, ('EXPIRE', 't', '100')),
-        (0, ('MULTI',)), (0, ('GET', 't')), (0, ('EXEC',)),
-        (0, ('WATCH', 't')), (1, ('PERSIST', 't')), (0, ('MULTI',)), (0, ('GET', 't')),
-        (0, ('EXEC',)),
-    ])
+    same_two_clients(
+        server,
+        redis_ref,
+        [
+            (0, ('SET', 't', 'v')),
+            (0, ('WATCH', 't')),
+            (1, ('EXPIRE', 't', '100')),
+            (0, ('MULTI',)),
+            (0, ('GET', 't')),
+            (0, ('EXEC',)),
+            (0, ('WATCH', 't')),
+            (1, ('PERSIST', 't')),
+            (0, ('MULTI',)),
+            (0, ('GET', 't')),
+            (0, ('EXEC',)),
+        ],
+    )
 
 
 def test_client_list_shows_dirty_cas(server, r):
@@ -214,9 +352,18 @@ def test_client_list_shows_dirty_cas(server, r):
 
 
 def test_pipelined_transaction_in_one_write(server, redis_ref):
-    data = (pack('MULTI') + pack('SET', 'p', '1') + pack('INCR', 'p') + pack('NOPE')
-            + pack('EXEC') + pack('MULTI') + pack('INCR', 'p') + pack('GET', 'p')
-            + pack('EXEC') + pack('GET', 'p'))
+    data = (
+        pack('MULTI')
+        + pack('SET', 'p', '1')
+        + pack('INCR', 'p')
+        + pack('NOPE')
+        + pack('EXEC')
+        + pack('MULTI')
+        + pack('INCR', 'p')
+        + pack('GET', 'p')
+        + pack('EXEC')
+        + pack('GET', 'p')
+    )
     out = []
     for port in (server.port, redis_ref[1]):
         flush(port)
@@ -228,6 +375,7 @@ def test_pipelined_transaction_in_one_write(server, redis_ref):
 
 
 # -- redis-py pipelines ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize('protocol', [2, 3])
 async def test_redis_py_pipeline_transaction(server, api, protocol):
@@ -269,8 +417,9 @@ async def test_redis_py_watch_error(server, api, protocol):
             pipe.multi()
             pipe.set('bal', int(value) + 5)
 
-        async def incr(pipe):           # transaction() awaits what func returns
+        async def incr(pipe):  # transaction() awaits what func returns
             add5(pipe, await pipe.get('bal'))
+
         func = incr if api == 'asyncio' else lambda pipe: add5(pipe, pipe.get('bal'))
         assert await done(r.transaction(func, 'bal')) == [True]
         assert await done(r.get('bal')) == b'5'
@@ -280,21 +429,36 @@ async def test_redis_py_watch_error(server, api, protocol):
 
 
 def test_rejected_exec_aborts_the_transaction(server, redis_ref):
-    same_session(server.port, redis_ref[1], [
-        ('EXEC', 'x'), ('WATCH', 'k'), ('MULTI',), ('SET', 'x', '1'), ('EXEC', '1'),
-        ('EXEC',), ('GET', 'x'), ('exec', 'a', 'b'),
-    ])
+    same_session(
+        server.port,
+        redis_ref[1],
+        [
+            ('EXEC', 'x'),
+            ('WATCH', 'k'),
+            ('MULTI',),
+            ('SET', 'x', '1'),
+            ('EXEC', '1'),
+            ('EXEC',),
+            ('GET', 'x'),
+            ('exec', 'a', 'b'),
+        ],
+    )
 
 
 def test_rejected_exec_when_unauthenticated_or_subscribed(make_server):
     srv = make_server(requirepass='secret')
     with RawConn(srv.port) as c:
-        assert c.cmd('EXEC') == (b'-EXECABORT Transaction discarded because of: NOAUTH '
-                                 b'Authentication required.\r\n')
-        assert c.cmd('EXEC', 'x') == (b"-EXECABORT Transaction discarded because of: wrong "
-                                      b"number of arguments for 'exec' command\r\n")
+        assert c.cmd('EXEC') == (
+            b'-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n'
+        )
+        assert c.cmd('EXEC', 'x') == (
+            b"-EXECABORT Transaction discarded because of: wrong "
+            b"number of arguments for 'exec' command\r\n"
+        )
         c.cmd('AUTH', 'secret')
         c.cmd('SUBSCRIBE', 'ch')
-        assert c.cmd('EXEC') == (b"-EXECABORT Transaction discarded because of: Can't "
-                                 b"execute 'exec': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
-                                 b"PING / QUIT / RESET are allowed in this context\r\n")
+        assert c.cmd('EXEC') == (
+            b"-EXECABORT Transaction discarded because of: Can't "
+            b"execute 'exec': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
+            b"PING / QUIT / RESET are allowed in this context\r\n"
+        )

@@ -61,6 +61,7 @@ def unique_commands(server):
 
 # -- keyspace and lifecycle ------------------------------------------------------------------
 
+
 def _flush_mode(args):
     """getFlushCommandFlags: no argument, ASYNC or SYNC (both act at once here)."""
     if len(args) == 2 and lower(args[1]) in ('sync', 'async'):
@@ -69,40 +70,61 @@ def _flush_mode(args):
         raise RedisError(E_SYNTAX)
 
 
-@COMMANDS.command('flushall', -1, flags='write', categories='@keyspace @write @slow @dangerous',
-                  tips='request_policy:all_shards response_policy:all_succeeded',
-                  summary='Remove all keys from all databases')
+@COMMANDS.command(
+    'flushall',
+    -1,
+    flags='write',
+    categories='@keyspace @write @slow @dangerous',
+    tips='request_policy:all_shards response_policy:all_succeeded',
+    summary='Remove all keys from all databases',
+)
 def flushall(c, args):
     _flush_mode(args)
     c.ks.flushall()
     return OK
 
 
-@COMMANDS.command('flushdb', -1, flags='write', categories='@keyspace @write @slow @dangerous',
-                  tips='request_policy:all_shards response_policy:all_succeeded',
-                  summary='Remove all keys from the current database')
+@COMMANDS.command(
+    'flushdb',
+    -1,
+    flags='write',
+    categories='@keyspace @write @slow @dangerous',
+    tips='request_policy:all_shards response_policy:all_succeeded',
+    summary='Remove all keys from the current database',
+)
 def flushdb(c, args):
     _flush_mode(args)
     c.ks.flushdb(c.db)
     return OK
 
 
-@COMMANDS.command('dbsize', 1, flags='readonly fast', categories='@keyspace @read @fast',
-                  tips='request_policy:all_shards response_policy:agg_sum',
-                  summary='Return the number of keys in the selected database')
+@COMMANDS.command(
+    'dbsize',
+    1,
+    flags='readonly fast',
+    categories='@keyspace @read @fast',
+    tips='request_policy:all_shards response_policy:agg_sum',
+    summary='Return the number of keys in the selected database',
+)
 def dbsize(c, args):
     return c.ks.dbsize(c.db)
 
 
 def _db_index(b, msg):
     n = string2ll(b)
-    if n is None or not -2**31 <= n < 2**31:
+    if n is None or not -(2**31) <= n < 2**31:
         raise RedisError(msg)
     return n
 
 
-@COMMANDS.command('swapdb', 3, flags='write fast', categories='@keyspace @write @fast @dangerous',
-                  since='4.0.0', summary='Swaps two Redis databases')
+@COMMANDS.command(
+    'swapdb',
+    3,
+    flags='write fast',
+    categories='@keyspace @write @fast @dangerous',
+    since='4.0.0',
+    summary='Swaps two Redis databases',
+)
 def swapdb(c, args):
     a = _db_index(args[1], 'ERR invalid first DB index')
     b = _db_index(args[2], 'ERR invalid second DB index')
@@ -114,17 +136,28 @@ def swapdb(c, args):
     return OK
 
 
-@COMMANDS.command('time', 1, flags='loading stale fast', categories='@fast',
-                  tips='nondeterministic_output', since='2.6.0',
-                  summary='Return the current server time')
+@COMMANDS.command(
+    'time',
+    1,
+    flags='loading stale fast',
+    categories='@fast',
+    tips='nondeterministic_output',
+    since='2.6.0',
+    summary='Return the current server time',
+)
 def time_(c, args):
     us = time.time_ns() // 1000
     return [b'%d' % (us // 1_000_000), b'%d' % (us % 1_000_000)]
 
 
-@COMMANDS.command('lastsave', 1, flags='loading stale fast', categories='@admin @fast @dangerous',
-                  tips='nondeterministic_output',
-                  summary='Get the UNIX time stamp of the last successful save to disk')
+@COMMANDS.command(
+    'lastsave',
+    1,
+    flags='loading stale fast',
+    categories='@admin @fast @dangerous',
+    tips='nondeterministic_output',
+    summary='Get the UNIX time stamp of the last successful save to disk',
+)
 def lastsave(c, args):
     return c.server.lastsave
 
@@ -135,17 +168,25 @@ def _saved(server):
     server.stats.rdb_saves = getattr(server.stats, 'rdb_saves', 0) + 1
 
 
-@COMMANDS.command('save', 1, flags='admin noscript no_async_loading no_multi',
-                  categories='@admin @slow @dangerous',
-                  summary='Synchronously save the dataset to disk')
+@COMMANDS.command(
+    'save',
+    1,
+    flags='admin noscript no_async_loading no_multi',
+    categories='@admin @slow @dangerous',
+    summary='Synchronously save the dataset to disk',
+)
 def save(c, args):
     _saved(c.server)
     return OK
 
 
-@COMMANDS.command('bgsave', -1, flags='admin noscript no_async_loading',
-                  categories='@admin @slow @dangerous',
-                  summary='Asynchronously save the dataset to disk')
+@COMMANDS.command(
+    'bgsave',
+    -1,
+    flags='admin noscript no_async_loading',
+    categories='@admin @slow @dangerous',
+    summary='Asynchronously save the dataset to disk',
+)
 def bgsave(c, args):
     if len(args) > 2 or (len(args) == 2 and lower(args[1]) != 'schedule'):
         raise RedisError(E_SYNTAX)
@@ -153,9 +194,13 @@ def bgsave(c, args):
     return 'Background saving started'
 
 
-@COMMANDS.command('shutdown', -1, flags='admin noscript loading stale no_multi allow_busy',
-                  categories='@admin @slow @dangerous',
-                  summary='Synchronously save the dataset to disk and then shut down the server')
+@COMMANDS.command(
+    'shutdown',
+    -1,
+    flags='admin noscript loading stale no_multi allow_busy',
+    categories='@admin @slow @dangerous',
+    summary='Synchronously save the dataset to disk and then shut down the server',
+)
 def shutdown(c, args):
     flags = set()
     abort = False
@@ -172,6 +217,5 @@ def shutdown(c, args):
     if abort:
         raise RedisError('ERR No shutdown in progress.')
     c.server.request_shutdown()
-    c.closing = True        # no reply: the client sees the connection close
+    c.closing = True  # no reply: the client sees the connection close
     return Raw(b'')
-

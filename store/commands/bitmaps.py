@@ -8,8 +8,15 @@ look-ups and length limit (strings.py).
 from ..args import SYNTAX, int_arg
 from ..command_table import Family
 from ..resp import RedisError, string2ll
-from .strings import (E_BIT_OFFSET, E_BIT_VALUE, _clamp_range, _keyword, _lookup_string,
-                      _read_string, _store)
+from .strings import (
+    E_BIT_OFFSET,
+    E_BIT_VALUE,
+    _clamp_range,
+    _keyword,
+    _lookup_string,
+    _read_string,
+    _store,
+)
 
 COMMANDS = Family('bitmap', since='2.2.0')
 
@@ -22,9 +29,14 @@ def _bit_offset(c, b):
     return off
 
 
-@COMMANDS.command('setbit', 4, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@write @bitmap @slow',
-                  summary='Sets or clears the bit at offset in the string value stored at key')
+@COMMANDS.command(
+    'setbit',
+    4,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@write @bitmap @slow',
+    summary='Sets or clears the bit at offset in the string value stored at key',
+)
 def setbit(c, args):
     key = args[1]
     off = _bit_offset(c, args[2])
@@ -53,9 +65,14 @@ def setbit(c, args):
     return old
 
 
-@COMMANDS.command('getbit', 3, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@read @bitmap @fast',
-                  summary='Returns the bit value at offset in the string value stored at key')
+@COMMANDS.command(
+    'getbit',
+    3,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @bitmap @fast',
+    summary='Returns the bit value at offset in the string value stored at key',
+)
 def getbit(c, args):
     off = _bit_offset(c, args[2])
     v = _read_string(c, args[1])
@@ -67,9 +84,15 @@ def getbit(c, args):
     return 0
 
 
-@COMMANDS.command('bitcount', -2, flags='readonly', keys=(1, 1, 1),
-                  categories='@read @bitmap @slow', since='2.6.0',
-                  summary='Count set bits in a string')
+@COMMANDS.command(
+    'bitcount',
+    -2,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @bitmap @slow',
+    since='2.6.0',
+    summary='Count set bits in a string',
+)
 def bitcount(c, args):
     v = _read_string(c, args[1])
     if v is None:
@@ -103,11 +126,9 @@ def bitcount(c, args):
         raise SYNTAX
     if start > end:
         return 0
-    count = int.from_bytes(v[start:end + 1], 'big').bit_count()
+    count = int.from_bytes(v[start : end + 1], 'big').bit_count()
     if first_mask:
         count -= (v[start] & first_mask).bit_count()
     if last_mask:
         count -= (v[end] & last_mask).bit_count()
     return count
-
-

@@ -15,7 +15,7 @@ from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..command_table import Family
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, error_arg, string2ll
 
-NO_REPLY = Raw(b'')         # a command that sends nothing (CLIENT REPLY OFF/SKIP)
+NO_REPLY = Raw(b'')  # a command that sends nothing (CLIENT REPLY OFF/SKIP)
 
 E_NAME = 'ERR Client names cannot contain spaces, newlines or special characters.'
 E_NO_CLIENT = 'ERR No such client'
@@ -74,8 +74,13 @@ HELP = [
 
 # getClientTypeByName: the names TYPE accepts. Only 'normal' and 'pubsub' clients exist
 # here (no replication), so 'master' and 'replica' match nobody.
-CLIENT_TYPES = {'normal': 'normal', 'slave': 'replica', 'replica': 'replica',
-                'pubsub': 'pubsub', 'master': 'master'}
+CLIENT_TYPES = {
+    'normal': 'normal',
+    'slave': 'replica',
+    'replica': 'replica',
+    'pubsub': 'pubsub',
+    'master': 'master',
+}
 
 
 COMMANDS = Family('connection', since='2.4.0')
@@ -83,8 +88,10 @@ COMMANDS = Family('connection', since='2.4.0')
 
 def _syntax_error(args):
     """addReplySubcommandSyntaxError: right arity for the table, wrong for the form."""
-    return RedisError(f"ERR unknown subcommand or wrong number of arguments for "
-                      f"'{error_arg(args[1], 128)}'. Try CLIENT HELP.")
+    return RedisError(
+        f"ERR unknown subcommand or wrong number of arguments for "
+        f"'{error_arg(args[1], 128)}'. Try CLIENT HELP."
+    )
 
 
 def client_type(conn):
@@ -178,23 +185,27 @@ def client_info_line(conn, current=None, args=None):
     events = 'r' if not conn.closing else ''
     if pending:
         events += 'w'
-    return (f'id={conn.id} addr={conn.addr} laddr={conn.laddr} fd={fd} '
-            f'name={conn.name or ""} age={max(0, int(now - conn.created))} idle={idle} '
-            f'flags={_flags(conn)} db={conn.db} sub={sub} psub={psub} ssub={ssub} '
-            f'multi={len(conn.multi) if conn.multi is not None else -1} '
-            f'qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} '
-            f'rbs={rbs} rbp={rbs} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
-            f'events={events} cmd={cmd} user=default redir=-1 resp={conn.proto}')
+    return (
+        f'id={conn.id} addr={conn.addr} laddr={conn.laddr} fd={fd} '
+        f'name={conn.name or ""} age={max(0, int(now - conn.created))} idle={idle} '
+        f'flags={_flags(conn)} db={conn.db} sub={sub} psub={psub} ssub={ssub} '
+        f'multi={len(conn.multi) if conn.multi is not None else -1} '
+        f'qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} '
+        f'rbs={rbs} rbp={rbs} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
+        f'events={events} cmd={cmd} user=default redir=-1 resp={conn.proto}'
+    )
 
 
 # -- subcommands ---------------------------------------------------------------------------
 
-CLIENT = COMMANDS.container('client', -2, categories='@slow',
-                            summary='A container for client connection commands')
+CLIENT = COMMANDS.container(
+    'client', -2, categories='@slow', summary='A container for client connection commands'
+)
 
 
-@CLIENT.subcommand('id', 2, flags='noscript loading stale', categories='@slow @connection',
-                   since='5.0.0')
+@CLIENT.subcommand(
+    'id', 2, flags='noscript loading stale', categories='@slow @connection', since='5.0.0'
+)
 def client_id(c, args):
     return c.id
 
@@ -203,8 +214,9 @@ def valid_name(name):
     return all(33 <= ch <= 126 for ch in name)
 
 
-@CLIENT.subcommand('setname', 3, flags='noscript loading stale', categories='@slow @connection',
-                   since='2.6.9')
+@CLIENT.subcommand(
+    'setname', 3, flags='noscript loading stale', categories='@slow @connection', since='2.6.9'
+)
 def client_setname(c, args):
     name = args[2]
     if not valid_name(name):
@@ -213,15 +225,21 @@ def client_setname(c, args):
     return OK
 
 
-@CLIENT.subcommand('getname', 2, flags='noscript loading stale', categories='@slow @connection',
-                   since='2.6.9')
+@CLIENT.subcommand(
+    'getname', 2, flags='noscript loading stale', categories='@slow @connection', since='2.6.9'
+)
 def client_getname(c, args):
     return c.name.encode() if c.name else None
 
 
-@CLIENT.subcommand('list', -2, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous @connection',
-                   tips='nondeterministic_output', since='2.4.0')
+@CLIENT.subcommand(
+    'list',
+    -2,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous @connection',
+    tips='nondeterministic_output',
+    since='2.4.0',
+)
 def client_list(c, args):
     clients = c.server.clients
     if len(args) == 2:
@@ -240,12 +258,17 @@ def client_list(c, args):
                 chosen.append(conn)
     else:
         raise RedisError(E_SYNTAX)
-    return Verbatim(''.join(client_info_line(conn, c, args) + '\n'
-                            for conn in chosen).encode())
+    return Verbatim(''.join(client_info_line(conn, c, args) + '\n' for conn in chosen).encode())
 
 
-@CLIENT.subcommand('info', 2, flags='noscript loading stale', categories='@slow @connection',
-                   tips='nondeterministic_output', since='6.2.0')
+@CLIENT.subcommand(
+    'info',
+    2,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    tips='nondeterministic_output',
+    since='6.2.0',
+)
 def client_info(c, args):
     return Verbatim((client_info_line(c, c, args) + '\n').encode())
 
@@ -266,18 +289,23 @@ def close_after_this_reply(c):
     c.closing = c.gated = True
     transport = c.transport
     if transport is not None:
-        c.server.loop.call_soon(transport.close)      # in case no reply is written
+        c.server.loop.call_soon(transport.close)  # in case no reply is written
 
 
-@CLIENT.subcommand('kill', -3, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous @connection', since='2.4.0')
+@CLIENT.subcommand(
+    'kill',
+    -3,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous @connection',
+    since='2.4.0',
+)
 def client_kill(c, args):
     addr = laddr = user = ctype = None
     cid = 0
     skipme = True
     if len(args) == 3:
         addr = args[2].decode('utf-8', 'replace')
-        skipme = False              # the old form may kill the caller itself
+        skipme = False  # the old form may kill the caller itself
     else:
         i = 2
         while i < len(args):
@@ -336,8 +364,9 @@ def client_kill(c, args):
     return killed
 
 
-@CLIENT.subcommand('reply', 3, flags='noscript loading stale', categories='@slow @connection',
-                   since='3.2.0')
+@CLIENT.subcommand(
+    'reply', 3, flags='noscript loading stale', categories='@slow @connection', since='3.2.0'
+)
 def client_reply(c, args):
     mode = lower(args[2])
     if mode == 'on':
@@ -375,22 +404,33 @@ def _on_off(args):
     raise RedisError(E_SYNTAX)
 
 
-@CLIENT.subcommand('no-evict', 3, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous @connection', since='7.0.0')
+@CLIENT.subcommand(
+    'no-evict',
+    3,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous @connection',
+    since='7.0.0',
+)
 def client_no_evict(c, args):
     c.no_evict = _on_off(args)
     return OK
 
 
-@CLIENT.subcommand('no-touch', 3, flags='noscript loading stale', categories='@slow @connection',
-                   since='7.2.0')
+@CLIENT.subcommand(
+    'no-touch', 3, flags='noscript loading stale', categories='@slow @connection', since='7.2.0'
+)
 def client_no_touch(c, args):
     c.no_touch = _on_off(args)
     return OK
 
 
-@CLIENT.subcommand('pause', -3, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous @connection', since='3.0.0')
+@CLIENT.subcommand(
+    'pause',
+    -3,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous @connection',
+    since='3.0.0',
+)
 def client_pause(c, args):
     if len(args) > 4:
         raise _syntax_error(args)
@@ -406,14 +446,24 @@ def client_pause(c, args):
     return OK
 
 
-@CLIENT.subcommand('unpause', 2, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous @connection', since='6.2.0')
+@CLIENT.subcommand(
+    'unpause',
+    2,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous @connection',
+    since='6.2.0',
+)
 def client_unpause(c, args):
     return OK
 
 
-@CLIENT.subcommand('unblock', -3, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous @connection', since='5.0.0')
+@CLIENT.subcommand(
+    'unblock',
+    -3,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous @connection',
+    since='5.0.0',
+)
 def client_unblock(c, args):
     if len(args) > 4:
         raise _syntax_error(args)
@@ -429,39 +479,44 @@ def client_unblock(c, args):
     return int(c.server.blocking.client_unblock(target, error))
 
 
-@CLIENT.subcommand('tracking', -3, flags='noscript loading stale', categories='@slow @connection',
-                   since='6.0.0')
+@CLIENT.subcommand(
+    'tracking', -3, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
+)
 def client_tracking(c, args):
     mode = lower(args[2])
     if mode == 'on':
-        raise RedisError('ERR client side caching (CLIENT TRACKING) is not supported by '
-                         'this server')
+        raise RedisError(
+            'ERR client side caching (CLIENT TRACKING) is not supported by this server'
+        )
     if mode == 'off':
         return OK
     raise RedisError(E_SYNTAX)
 
 
-@CLIENT.subcommand('trackinginfo', 2, flags='noscript loading stale',
-                   categories='@slow @connection', since='6.2.0')
+@CLIENT.subcommand(
+    'trackinginfo', 2, flags='noscript loading stale', categories='@slow @connection', since='6.2.0'
+)
 def client_trackinginfo(c, args):
     return Map([(b'flags', Set([b'off'])), (b'redirect', -1), (b'prefixes', [])])
 
 
-@CLIENT.subcommand('getredir', 2, flags='noscript loading stale', categories='@slow @connection',
-                   since='6.0.0')
+@CLIENT.subcommand(
+    'getredir', 2, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
+)
 def client_getredir(c, args):
     return -1
 
 
-@CLIENT.subcommand('caching', 3, flags='noscript loading stale', categories='@slow @connection',
-                   since='6.0.0')
+@CLIENT.subcommand(
+    'caching', 3, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
+)
 def client_caching(c, args):
-    raise RedisError('ERR CLIENT CACHING can be called only when the client is in tracking '
-                     'mode with OPTIN or OPTOUT mode enabled')
+    raise RedisError(
+        'ERR CLIENT CACHING can be called only when the client is in tracking '
+        'mode with OPTIN or OPTOUT mode enabled'
+    )
 
 
 @CLIENT.subcommand('help', 2, flags='loading stale', categories='@slow @connection', since='5.0.0')
 def client_help(c, args):
     return HELP
-
-

@@ -15,9 +15,7 @@ from ..command_table import Family
 from ..config import PARAMS, PROTECTED, TABLE, ConfigError
 from ..glob import glob_match
 from ..resp import OK, Map, RedisError, split_args
-from .admin import (as_text, protected_allowed,
-                     unique_commands)
-
+from .admin import as_text, protected_allowed, unique_commands
 
 # -- CONFIG -------------------------------------------------------------------------------
 
@@ -39,18 +37,24 @@ CONFIG_HELP = [
 COMMANDS = Family('server', since='2.0.0')
 
 
-CONFIG = COMMANDS.container('config', -2, categories='@slow',
-                            summary='A container for server configuration commands')
+CONFIG = COMMANDS.container(
+    'config', -2, categories='@slow', summary='A container for server configuration commands'
+)
 
 
-@CONFIG.subcommand('get', -3, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous',
-                   summary='Get the values of configuration parameters', since='2.0.0')
+@CONFIG.subcommand(
+    'get',
+    -3,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous',
+    summary='Get the values of configuration parameters',
+    since='2.0.0',
+)
 def config_get(c, args):
     """Exact names are looked up as typed (an alias is answered under the alias); glob
     patterns match every name and alias case-insensitively. Each name appears once."""
     config = c.server.config
-    matches = {}        # lower-case name -> (name as replied, canonical name)
+    matches = {}  # lower-case name -> (name as replied, canonical name)
     for pattern in args[2:]:
         text = as_text(pattern)
         if not any(ch in text for ch in '[*?'):
@@ -61,19 +65,27 @@ def config_get(c, args):
         for name, param in TABLE.items():
             if name not in matches and glob_match(pattern, name.encode(), nocase=True):
                 matches[name] = (name, param.name)
-    return Map([(shown.encode('utf-8', 'surrogateescape'), config.render(name).encode())
-                for shown, name in matches.values()])
+    return Map(
+        [
+            (shown.encode('utf-8', 'surrogateescape'), config.render(name).encode())
+            for shown, name in matches.values()
+        ]
+    )
 
 
 def _set_failed(name, reason):
-    return RedisError(f"ERR CONFIG SET failed (possibly related to argument '{name}') - "
-                      f'{reason}')
+    return RedisError(f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
 
 
-@CONFIG.subcommand('set', -4, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous',
-                   tips='request_policy:all_nodes response_policy:all_succeeded',
-                   summary='Set configuration parameters to the given values', since='2.0.0')
+@CONFIG.subcommand(
+    'set',
+    -4,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous',
+    tips='request_policy:all_nodes response_policy:all_succeeded',
+    summary='Set configuration parameters to the given values',
+    since='2.0.0',
+)
 def config_set(c, args):
     """Check every name (unknown, immutable, protected, duplicate), then parse every value,
     and only then store them all and apply them: a failure changes nothing."""
@@ -88,8 +100,7 @@ def config_set(c, args):
         key = name.lower()
         param = TABLE.get(key)
         if param is None:
-            raise RedisError(f"ERR Unknown option or number of arguments for CONFIG SET - "
-                             f"'{name}'")
+            raise RedisError(f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
         if not param.mutable:
             raise _set_failed(name, "can't set immutable config")
         if param.name in PROTECTED and not protected_allowed(c, config['enable-protected-configs']):
@@ -104,7 +115,7 @@ def config_set(c, args):
             parsed = param.parse([value])
         except ConfigError as e:
             raise _set_failed(key, e) from None
-        if isinstance(parsed, dict):    # client-output-buffer-limit: only the classes given
+        if isinstance(parsed, dict):  # client-output-buffer-limit: only the classes given
             parsed = {**config.values[param.name], **parsed}
         new.append((param, parsed))
     for param, parsed in new:
@@ -126,17 +137,27 @@ def reset_stats(server):
         sampler.reset()
 
 
-@CONFIG.subcommand('resetstat', 2, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous',
-                   summary='Reset the stats returned by INFO', since='2.0.0')
+@CONFIG.subcommand(
+    'resetstat',
+    2,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous',
+    summary='Reset the stats returned by INFO',
+    since='2.0.0',
+)
 def config_resetstat(c, args):
     reset_stats(c.server)
     return OK
 
 
-@CONFIG.subcommand('rewrite', 2, flags='admin noscript loading stale',
-                   categories='@admin @slow @dangerous', since='2.8.0',
-                   summary='Rewrite the configuration file with the in memory configuration')
+@CONFIG.subcommand(
+    'rewrite',
+    2,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous',
+    since='2.8.0',
+    summary='Rewrite the configuration file with the in memory configuration',
+)
 def config_rewrite(c, args):
     server = c.server
     if not server.config.file:
@@ -150,8 +171,14 @@ def config_rewrite(c, args):
     return OK
 
 
-@CONFIG.subcommand('help', 2, flags='loading stale', categories='@slow', since='5.0.0',
-                   summary='Show helpful text about the different subcommands')
+@CONFIG.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@slow',
+    since='5.0.0',
+    summary='Show helpful text about the different subcommands',
+)
 def config_help(c, args):
     return CONFIG_HELP
 
@@ -199,10 +226,15 @@ def _rewrite_lines(config, param):
             return [('save ""', True)]
         return [(f'save {words[i]} {words[i + 1]}', True) for i in range(0, len(words), 2)]
     if name == 'client-output-buffer-limit':
-        return [(f'{name} {cls} {format_memory(hard)} {format_memory(soft)} {secs}',
-                 (hard, soft, secs) != param.default[cls])
-                for cls, (hard, soft, secs) in sorted(
-                    value.items(), key=lambda kv: ('normal', 'slave', 'pubsub').index(kv[0]))]
+        return [
+            (
+                f'{name} {cls} {format_memory(hard)} {format_memory(soft)} {secs}',
+                (hard, soft, secs) != param.default[cls],
+            )
+            for cls, (hard, soft, secs) in sorted(
+                value.items(), key=lambda kv: ('normal', 'slave', 'pubsub').index(kv[0])
+            )
+        ]
     if param.kind == 'mem':
         text = format_memory(value)
     elif param.kind == 'str' or name in ('notify-keyspace-events', 'keyevent-journal-events'):
@@ -220,11 +252,11 @@ def rewrite_config(config, path):
         with open(path, encoding='utf-8', errors='surrogateescape') as f:
             old = f.read().split('\n')
         if old[-1] == '':
-            old.pop()           # the newline ending the last line
+            old.pop()  # the newline ending the last line
     except FileNotFoundError:
         old = []
     lines = []
-    positions = {}          # canonical option name -> indexes in `lines`
+    positions = {}  # canonical option name -> indexes in `lines`
     has_signature = False
     for raw in old:
         line = raw.strip('\r\n\t ')
@@ -250,12 +282,12 @@ def rewrite_config(config, path):
                     lines.append(SIGNATURE)
                     has_signature = True
                 lines.append(text)
-        for i in slots:         # the parameter now takes fewer lines than the file had
+        for i in slots:  # the parameter now takes fewer lines than the file had
             lines[i] = ''
     content = []
     for line in lines:
         if line == '' and content and content[-1] == '':
-            continue            # every run of blank lines becomes one
+            continue  # every run of blank lines becomes one
         content.append(line)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix='.config-rewrite-', dir=directory)

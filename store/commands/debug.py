@@ -16,13 +16,16 @@ from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..types import encoding_of
 from .admin import as_text, protected_allowed
 
-
-E_DEBUG_DISABLED = ('ERR DEBUG command not allowed. If the enable-debug-command option is set '
-                    'to "local", you can run it from a local connection, otherwise you need to '
-                    'set this option in the configuration file, and then restart the server.')
-E_PROTOCOL_TYPE = ('ERR Wrong protocol type name. Please use one of the following: '
-                   'string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|'
-                   'false')
+E_DEBUG_DISABLED = (
+    'ERR DEBUG command not allowed. If the enable-debug-command option is set '
+    'to "local", you can run it from a local connection, otherwise you need to '
+    'set this option in the configuration file, and then restart the server.'
+)
+E_PROTOCOL_TYPE = (
+    'ERR Wrong protocol type name. Please use one of the following: '
+    'string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|'
+    'false'
+)
 
 DEBUG_HELP = [
     'DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
@@ -101,7 +104,7 @@ def _serialized_length(value):
     """About what the value takes in an RDB file."""
     if type(value) is bytes:
         n = string2ll(value) if len(value) <= 20 else None
-        if n is not None and -2**31 <= n < 2**31:
+        if n is not None and -(2**31) <= n < 2**31:
             return 2 if -128 <= n < 128 else 3 if -32768 <= n < 32768 else 5
         return len(value) + (1 if len(value) < 64 else 2 if len(value) < 16384 else 5)
     try:
@@ -114,10 +117,12 @@ def debug_object(c, value):
     enc = _encoding(value)
     refcount = 1
     if enc == 'int' and 0 <= int(value) < 10000:
-        refcount = 2147483647       # a shared integer object
-    return (f'Value at:{id(value):#x} refcount:{refcount} encoding:{enc} '
-            f'serializedlength:{_serialized_length(value)} lru:{int(time.time()) & 0xFFFFFF} '
-            f'lru_seconds_idle:0')
+        refcount = 2147483647  # a shared integer object
+    return (
+        f'Value at:{id(value):#x} refcount:{refcount} encoding:{enc} '
+        f'serializedlength:{_serialized_length(value)} lru:{int(time.time()) & 0xFFFFFF} '
+        f'lru_seconds_idle:0'
+    )
 
 
 def _value_digest(value):
@@ -159,13 +164,21 @@ def debug_protocol(c, kind):
         reply = b'Some real reply following the attribute'
         if not resp3:
             return reply
-        return Raw(b'|1\r\n' + to_bytes(b'key-popularity', 3) + to_bytes([b'key:123', 90], 3)
-                   + to_bytes(reply, 3))
+        return Raw(
+            b'|1\r\n'
+            + to_bytes(b'key-popularity', 3)
+            + to_bytes([b'key:123', 90], 3)
+            + to_bytes(reply, 3)
+        )
     if kind == 'push':
         if not resp3:
             raise RedisError('ERR RESP2 is not supported by this command')
-        return Raw(b'>2\r\n' + to_bytes(b'server-cpu-usage', 3) + to_bytes(42, 3)
-                   + to_bytes(b'Some real reply following the push reply', 3))
+        return Raw(
+            b'>2\r\n'
+            + to_bytes(b'server-cpu-usage', 3)
+            + to_bytes(42, 3)
+            + to_bytes(b'Some real reply following the push reply', 3)
+        )
     if kind == 'verbatim':
         return Verbatim(b'This is a verbatim\nstring')
     if kind == 'true':
@@ -193,9 +206,13 @@ def debug_populate(c, args):
     return OK
 
 
-@COMMANDS.command('debug', -2, flags='admin noscript loading stale',
-                  categories='@admin @slow @dangerous',
-                  summary='A container for debugging commands')
+@COMMANDS.command(
+    'debug',
+    -2,
+    flags='admin noscript loading stale',
+    categories='@admin @slow @dangerous',
+    summary='A container for debugging commands',
+)
 def debug(c, args):
     """DEBUG is one command that parses its own subcommands (Redis 7.0 debugCommand), so
     its errors differ from those of containers like CONFIG."""
@@ -206,7 +223,7 @@ def debug(c, args):
     if sub == 'help' and n == 2:
         return DEBUG_HELP
     if sub == 'sleep' and n == 3:
-        time.sleep(max(_strtod(args[2]), 0.0))      # blocks the loop, as in Redis
+        time.sleep(max(_strtod(args[2]), 0.0))  # blocks the loop, as in Redis
         return OK
     if sub == 'set-active-expire' and n == 3:
         if server.expiry is not None:
@@ -220,7 +237,7 @@ def debug(c, args):
     if sub == 'protocol' and n == 3:
         return debug_protocol(c, lower(args[2]))
     if sub == 'reload' and n >= 2:
-        return OK           # nothing is persisted, so reloading leaves the data as it is
+        return OK  # nothing is persisted, so reloading leaves the data as it is
     if sub == 'change-repl-id' and n == 2:
         server.run_id = os.urandom(20).hex()
         return OK
@@ -240,8 +257,10 @@ def debug(c, args):
         return out
     if sub == 'populate' and 3 <= n <= 5:
         return debug_populate(c, args)
-    raise RedisError(f"ERR unknown subcommand or wrong number of arguments for "
-                     f"'{as_text(args[1])[:128]}'. Try DEBUG HELP.")
+    raise RedisError(
+        f"ERR unknown subcommand or wrong number of arguments for "
+        f"'{as_text(args[1])[:128]}'. Try DEBUG HELP."
+    )
 
 
 # -- the command table --------------------------------------------------------------------

@@ -15,12 +15,12 @@ index and WATCHers consistent.
 
 from .. import events
 from ..args import int_arg
-from ..command_table import Family
 from ..clock import now_ms
+from ..command_table import Family
 from ..resp import RedisError
 
 LLONG_MAX = 2**63 - 1
-LLONG_MIN = -2**63
+LLONG_MIN = -(2**63)
 
 NX, XX, GT, LT = 1, 2, 4, 8
 _FLAGS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT}
@@ -74,7 +74,7 @@ def expire_generic(c, args, relative, seconds):
         if flags & LT and current is not None and when >= current:
             return 0
 
-    if when <= now_ms():        # checkAlreadyExpired: delete now, as an explicit DEL
+    if when <= now_ms():  # checkAlreadyExpired: delete now, as an explicit DEL
         ks.delete(db, key)
         ks.notify(events.GENERIC, b'del', db, key)
         return 1
@@ -83,31 +83,52 @@ def expire_generic(c, args, relative, seconds):
     return 1
 
 
-@COMMANDS.command('expire', -3, flags='write fast', keys=(1, 1, 1),
-                  categories='@keyspace @write @fast', since='1.0.0',
-                  summary="Set a key's time to live in seconds")
+@COMMANDS.command(
+    'expire',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    since='1.0.0',
+    summary="Set a key's time to live in seconds",
+)
 def expire(c, args):
     return expire_generic(c, args, relative=True, seconds=True)
 
 
-@COMMANDS.command('pexpire', -3, flags='write fast', keys=(1, 1, 1),
-                  categories='@keyspace @write @fast',
-                  summary="Set a key's time to live in milliseconds")
+@COMMANDS.command(
+    'pexpire',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    summary="Set a key's time to live in milliseconds",
+)
 def pexpire(c, args):
     return expire_generic(c, args, relative=True, seconds=False)
 
 
-@COMMANDS.command('expireat', -3, flags='write fast', keys=(1, 1, 1),
-                  categories='@keyspace @write @fast', since='1.2.0',
-                  summary='Set the expiration for a key as a UNIX timestamp')
+@COMMANDS.command(
+    'expireat',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    since='1.2.0',
+    summary='Set the expiration for a key as a UNIX timestamp',
+)
 def expireat(c, args):
     return expire_generic(c, args, relative=False, seconds=True)
 
 
-@COMMANDS.command('pexpireat', -3, flags='write fast', keys=(1, 1, 1),
-                  categories='@keyspace @write @fast',
-                  summary='Set the expiration for a key as a UNIX timestamp specified in '
-                          'milliseconds')
+@COMMANDS.command(
+    'pexpireat',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    summary='Set the expiration for a key as a UNIX timestamp specified in milliseconds',
+)
 def pexpireat(c, args):
     return expire_generic(c, args, relative=False, seconds=False)
 
@@ -126,37 +147,68 @@ def ttl_generic(c, key, in_ms, absolute):
     return ttl if in_ms else (ttl + 500) // 1000
 
 
-@COMMANDS.command('ttl', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@keyspace @read @fast', tips='nondeterministic_output',
-                  since='1.0.0', summary='Get the time to live for a key in seconds')
+@COMMANDS.command(
+    'ttl',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @read @fast',
+    tips='nondeterministic_output',
+    since='1.0.0',
+    summary='Get the time to live for a key in seconds',
+)
 def ttl(c, args):
     return ttl_generic(c, args[1], in_ms=False, absolute=False)
 
 
-@COMMANDS.command('pttl', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@keyspace @read @fast', tips='nondeterministic_output',
-                  summary='Get the time to live for a key in milliseconds')
+@COMMANDS.command(
+    'pttl',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @read @fast',
+    tips='nondeterministic_output',
+    summary='Get the time to live for a key in milliseconds',
+)
 def pttl(c, args):
     return ttl_generic(c, args[1], in_ms=True, absolute=False)
 
 
-@COMMANDS.command('expiretime', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@keyspace @read @fast', since='7.0.0',
-                  summary='Get the expiration Unix timestamp for a key')
+@COMMANDS.command(
+    'expiretime',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @read @fast',
+    since='7.0.0',
+    summary='Get the expiration Unix timestamp for a key',
+)
 def expiretime(c, args):
     return ttl_generic(c, args[1], in_ms=False, absolute=True)
 
 
-@COMMANDS.command('pexpiretime', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@keyspace @read @fast', since='7.0.0',
-                  summary='Get the expiration Unix timestamp for a key in milliseconds')
+@COMMANDS.command(
+    'pexpiretime',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @read @fast',
+    since='7.0.0',
+    summary='Get the expiration Unix timestamp for a key in milliseconds',
+)
 def pexpiretime(c, args):
     return ttl_generic(c, args[1], in_ms=True, absolute=True)
 
 
-@COMMANDS.command('persist', 2, flags='write fast', keys=(1, 1, 1),
-                  categories='@keyspace @write @fast', since='2.2.0',
-                  summary='Remove the expiration from a key')
+@COMMANDS.command(
+    'persist',
+    2,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    since='2.2.0',
+    summary='Remove the expiration from a key',
+)
 def persist(c, args):
     if c.ks.persist(c.db, args[1]):
         c.ks.notify(events.GENERIC, b'persist', c.db, args[1])

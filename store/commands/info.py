@@ -20,7 +20,6 @@ from ..resp import Verbatim
 from ..version import VERSION
 from .admin import as_text, unique_commands
 
-
 COMMANDS = Family('server')
 
 
@@ -28,8 +27,19 @@ def total_commands(server):
     return sum(cmd.calls for cmd in unique_commands(server))
 
 
-DEFAULT_SECTIONS = ('server', 'clients', 'memory', 'persistence', 'stats', 'replication',
-                    'cpu', 'module_list', 'errorstats', 'cluster', 'keyspace')
+DEFAULT_SECTIONS = (
+    'server',
+    'clients',
+    'memory',
+    'persistence',
+    'stats',
+    'replication',
+    'cpu',
+    'module_list',
+    'errorstats',
+    'cluster',
+    'keyspace',
+)
 ALL_ONLY_SECTIONS = ('commandstats', 'latencystats')
 
 
@@ -39,7 +49,7 @@ def bytes_to_human(n):
         return f'{n}B'
     for unit, power in (('K', 1), ('M', 2), ('G', 3), ('T', 4), ('P', 5)):
         if n < 1024 ** (power + 1):
-            return f'{n / 1024 ** power:.2f}{unit}'
+            return f'{n / 1024**power:.2f}{unit}'
     return f'{n}B'
 
 
@@ -78,8 +88,12 @@ class OpsSampler:
 
     def counters(self):
         stats = self.server.stats
-        return (time.monotonic(), total_commands(self.server), stats.net_input_bytes,
-                stats.net_output_bytes)
+        return (
+            time.monotonic(),
+            total_commands(self.server),
+            stats.net_input_bytes,
+            stats.net_output_bytes,
+        )
 
     def tick(self, now):
         current = self.counters()
@@ -115,20 +129,30 @@ def _server_section(server):
     uname = os.uname()
     cfg = server.config
     return [
-        ('redis_version', VERSION), ('redis_git_sha1', '00000000'), ('redis_git_dirty', 0),
-        ('redis_build_id', '0'), ('redis_mode', 'standalone'),
+        ('redis_version', VERSION),
+        ('redis_git_sha1', '00000000'),
+        ('redis_git_dirty', 0),
+        ('redis_build_id', '0'),
+        ('redis_mode', 'standalone'),
         ('os', f'{uname.sysname} {uname.release} {uname.machine}'),
         ('arch_bits', 64 if sys.maxsize > 2**32 else 32),
         ('monotonic_clock', 'POSIX clock_gettime'),
         ('multiplexing_api', 'epoll' if sys.platform.startswith('linux') else 'kqueue'),
-        ('atomicvar_api', 'c11-builtin'), ('gcc_version', '0.0.0'),
-        ('process_id', os.getpid()), ('process_supervised', 'no'), ('run_id', server.run_id),
-        ('tcp_port', server.port), ('server_time_usec', time.time_ns() // 1000),
+        ('atomicvar_api', 'c11-builtin'),
+        ('gcc_version', '0.0.0'),
+        ('process_id', os.getpid()),
+        ('process_supervised', 'no'),
+        ('run_id', server.run_id),
+        ('tcp_port', server.port),
+        ('server_time_usec', time.time_ns() // 1000),
         ('uptime_in_seconds', int(now - server.start_time)),
         ('uptime_in_days', int(now - server.start_time) // 86400),
-        ('hz', cfg['hz']), ('configured_hz', cfg['hz']),
-        ('lru_clock', int(now) & 0xFFFFFF), ('executable', sys.executable),
-        ('config_file', server.config.file or ''), ('io_threads_active', 0),
+        ('hz', cfg['hz']),
+        ('configured_hz', cfg['hz']),
+        ('lru_clock', int(now) & 0xFFFFFF),
+        ('executable', sys.executable),
+        ('config_file', server.config.file or ''),
+        ('io_threads_active', 0),
     ]
 
 
@@ -136,11 +160,14 @@ def _clients_section(server):
     clients = list(server.clients.values())
     max_in = max((len(c.parser.buf) for c in clients if c.parser is not None), default=0)
     return [
-        ('connected_clients', len(clients)), ('cluster_connections', 0),
+        ('connected_clients', len(clients)),
+        ('cluster_connections', 0),
         ('maxclients', server.config['maxclients']),
-        ('client_recent_max_input_buffer', max_in), ('client_recent_max_output_buffer', 0),
+        ('client_recent_max_input_buffer', max_in),
+        ('client_recent_max_output_buffer', 0),
         ('blocked_clients', server.blocking.blocked_clients()),
-        ('tracking_clients', 0), ('clients_in_timeout_table', 0),
+        ('tracking_clients', 0),
+        ('clients_in_timeout_table', 0),
     ]
 
 
@@ -152,49 +179,91 @@ def _memory_section(server):
     total = system_memory()
     maxmemory = server.config['maxmemory']
     return [
-        ('used_memory', rss), ('used_memory_human', bytes_to_human(rss)),
-        ('used_memory_rss', rss), ('used_memory_rss_human', bytes_to_human(rss)),
-        ('used_memory_peak', peak), ('used_memory_peak_human', bytes_to_human(peak)),
+        ('used_memory', rss),
+        ('used_memory_human', bytes_to_human(rss)),
+        ('used_memory_rss', rss),
+        ('used_memory_rss_human', bytes_to_human(rss)),
+        ('used_memory_peak', peak),
+        ('used_memory_peak_human', bytes_to_human(peak)),
         ('used_memory_peak_perc', f'{100 * rss / peak:.2f}%'),
-        ('used_memory_overhead', 0), ('used_memory_startup', 0),
-        ('used_memory_dataset', rss), ('used_memory_dataset_perc', '100.00%'),
-        ('allocator_allocated', rss), ('allocator_active', rss), ('allocator_resident', rss),
-        ('total_system_memory', total), ('total_system_memory_human', bytes_to_human(total)),
-        ('used_memory_lua', 0), ('used_memory_vm_eval', 0), ('used_memory_lua_human', '0B'),
-        ('used_memory_scripts_eval', 0), ('number_of_cached_scripts', 0),
-        ('number_of_functions', 0), ('number_of_libraries', 0),
-        ('used_memory_vm_functions', 0), ('used_memory_vm_total', 0),
-        ('used_memory_vm_total_human', '0B'), ('used_memory_functions', 0),
-        ('used_memory_scripts', 0), ('used_memory_scripts_human', '0B'),
-        ('maxmemory', maxmemory), ('maxmemory_human', bytes_to_human(maxmemory)),
+        ('used_memory_overhead', 0),
+        ('used_memory_startup', 0),
+        ('used_memory_dataset', rss),
+        ('used_memory_dataset_perc', '100.00%'),
+        ('allocator_allocated', rss),
+        ('allocator_active', rss),
+        ('allocator_resident', rss),
+        ('total_system_memory', total),
+        ('total_system_memory_human', bytes_to_human(total)),
+        ('used_memory_lua', 0),
+        ('used_memory_vm_eval', 0),
+        ('used_memory_lua_human', '0B'),
+        ('used_memory_scripts_eval', 0),
+        ('number_of_cached_scripts', 0),
+        ('number_of_functions', 0),
+        ('number_of_libraries', 0),
+        ('used_memory_vm_functions', 0),
+        ('used_memory_vm_total', 0),
+        ('used_memory_vm_total_human', '0B'),
+        ('used_memory_functions', 0),
+        ('used_memory_scripts', 0),
+        ('used_memory_scripts_human', '0B'),
+        ('maxmemory', maxmemory),
+        ('maxmemory_human', bytes_to_human(maxmemory)),
         ('maxmemory_policy', server.config['maxmemory-policy']),
-        ('allocator_frag_ratio', '1.00'), ('allocator_frag_bytes', 0),
-        ('allocator_rss_ratio', '1.00'), ('allocator_rss_bytes', 0),
-        ('rss_overhead_ratio', '1.00'), ('rss_overhead_bytes', 0),
-        ('mem_fragmentation_ratio', '1.00'), ('mem_fragmentation_bytes', 0),
-        ('mem_not_counted_for_evict', 0), ('mem_replication_backlog', 0),
-        ('mem_total_replication_buffers', 0), ('mem_clients_slaves', 0),
-        ('mem_clients_normal', 0), ('mem_cluster_links', 0), ('mem_aof_buffer', 0),
-        ('mem_allocator', 'libc'), ('active_defrag_running', 0),
-        ('lazyfree_pending_objects', 0), ('lazyfreed_objects', 0),
+        ('allocator_frag_ratio', '1.00'),
+        ('allocator_frag_bytes', 0),
+        ('allocator_rss_ratio', '1.00'),
+        ('allocator_rss_bytes', 0),
+        ('rss_overhead_ratio', '1.00'),
+        ('rss_overhead_bytes', 0),
+        ('mem_fragmentation_ratio', '1.00'),
+        ('mem_fragmentation_bytes', 0),
+        ('mem_not_counted_for_evict', 0),
+        ('mem_replication_backlog', 0),
+        ('mem_total_replication_buffers', 0),
+        ('mem_clients_slaves', 0),
+        ('mem_clients_normal', 0),
+        ('mem_cluster_links', 0),
+        ('mem_aof_buffer', 0),
+        ('mem_allocator', 'libc'),
+        ('active_defrag_running', 0),
+        ('lazyfree_pending_objects', 0),
+        ('lazyfreed_objects', 0),
     ]
 
 
 def _persistence_section(server):
     return [
-        ('loading', 0), ('async_loading', 0), ('current_cow_peak', 0),
-        ('current_cow_size', 0), ('current_cow_size_age', 0), ('current_fork_perc', '0.00'),
-        ('current_save_keys_processed', 0), ('current_save_keys_total', 0),
-        ('rdb_changes_since_last_save', 0), ('rdb_bgsave_in_progress', 0),
-        ('rdb_last_save_time', server.lastsave), ('rdb_last_bgsave_status', 'ok'),
-        ('rdb_last_bgsave_time_sec', -1), ('rdb_current_bgsave_time_sec', -1),
-        ('rdb_saves', getattr(server.stats, 'rdb_saves', 0)), ('rdb_last_cow_size', 0),
-        ('rdb_last_load_keys_expired', 0), ('rdb_last_load_keys_loaded', 0),
-        ('aof_enabled', 0), ('aof_rewrite_in_progress', 0), ('aof_rewrite_scheduled', 0),
-        ('aof_last_rewrite_time_sec', -1), ('aof_current_rewrite_time_sec', -1),
-        ('aof_last_bgrewrite_status', 'ok'), ('aof_rewrites', 0),
-        ('aof_rewrites_consecutive_failures', 0), ('aof_last_write_status', 'ok'),
-        ('aof_last_cow_size', 0), ('module_fork_in_progress', 0),
+        ('loading', 0),
+        ('async_loading', 0),
+        ('current_cow_peak', 0),
+        ('current_cow_size', 0),
+        ('current_cow_size_age', 0),
+        ('current_fork_perc', '0.00'),
+        ('current_save_keys_processed', 0),
+        ('current_save_keys_total', 0),
+        ('rdb_changes_since_last_save', 0),
+        ('rdb_bgsave_in_progress', 0),
+        ('rdb_last_save_time', server.lastsave),
+        ('rdb_last_bgsave_status', 'ok'),
+        ('rdb_last_bgsave_time_sec', -1),
+        ('rdb_current_bgsave_time_sec', -1),
+        ('rdb_saves', getattr(server.stats, 'rdb_saves', 0)),
+        ('rdb_last_cow_size', 0),
+        ('rdb_last_load_keys_expired', 0),
+        ('rdb_last_load_keys_loaded', 0),
+        ('aof_enabled', 0),
+        ('aof_rewrite_in_progress', 0),
+        ('aof_rewrite_scheduled', 0),
+        ('aof_last_rewrite_time_sec', -1),
+        ('aof_current_rewrite_time_sec', -1),
+        ('aof_last_bgrewrite_status', 'ok'),
+        ('aof_rewrites', 0),
+        ('aof_rewrites_consecutive_failures', 0),
+        ('aof_last_write_status', 'ok'),
+        ('aof_last_cow_size', 0),
+        ('module_fork_in_progress', 0),
         ('module_fork_last_cow_size', 0),
     ]
 
@@ -210,41 +279,65 @@ def _stats_section(server):
         ('instantaneous_ops_per_sec', s.ops_per_sec()),
         ('total_net_input_bytes', stats.net_input_bytes),
         ('total_net_output_bytes', stats.net_output_bytes),
-        ('total_net_repl_input_bytes', 0), ('total_net_repl_output_bytes', 0),
+        ('total_net_repl_input_bytes', 0),
+        ('total_net_repl_output_bytes', 0),
         ('instantaneous_input_kbps', f'{kbps_in:.2f}'),
         ('instantaneous_output_kbps', f'{kbps_out:.2f}'),
-        ('instantaneous_input_repl_kbps', '0.00'), ('instantaneous_output_repl_kbps', '0.00'),
+        ('instantaneous_input_repl_kbps', '0.00'),
+        ('instantaneous_output_repl_kbps', '0.00'),
         ('rejected_connections', stats.rejected_connections),
-        ('sync_full', 0), ('sync_partial_ok', 0), ('sync_partial_err', 0),
-        ('expired_keys', ks.expired_keys), ('expired_stale_perc', '0.00'),
+        ('sync_full', 0),
+        ('sync_partial_ok', 0),
+        ('sync_partial_err', 0),
+        ('expired_keys', ks.expired_keys),
+        ('expired_stale_perc', '0.00'),
         ('expired_time_cap_reached_count', ks.expire_time_cap_reached),
         ('expire_cycle_cpu_milliseconds', int(ks.expire_cycle_ms)),
         *expiry_info_fields(server),
-        ('evicted_keys', getattr(ks, 'evicted_keys', 0)), ('evicted_clients', 0),
-        ('total_eviction_exceeded_time', 0), ('current_eviction_exceeded_time', 0),
-        ('keyspace_hits', ks.hits), ('keyspace_misses', ks.misses),
+        ('evicted_keys', getattr(ks, 'evicted_keys', 0)),
+        ('evicted_clients', 0),
+        ('total_eviction_exceeded_time', 0),
+        ('current_eviction_exceeded_time', 0),
+        ('keyspace_hits', ks.hits),
+        ('keyspace_misses', ks.misses),
         *pubsub_info_fields(server),
-        ('latest_fork_usec', 0), ('total_forks', 0), ('migrate_cached_sockets', 0),
-        ('slave_expires_tracked_keys', 0), ('active_defrag_hits', 0),
-        ('active_defrag_misses', 0), ('active_defrag_key_hits', 0),
-        ('active_defrag_key_misses', 0), ('total_active_defrag_time', 0),
-        ('current_active_defrag_time', 0), ('tracking_total_keys', 0),
-        ('tracking_total_items', 0), ('tracking_total_prefixes', 0),
+        ('latest_fork_usec', 0),
+        ('total_forks', 0),
+        ('migrate_cached_sockets', 0),
+        ('slave_expires_tracked_keys', 0),
+        ('active_defrag_hits', 0),
+        ('active_defrag_misses', 0),
+        ('active_defrag_key_hits', 0),
+        ('active_defrag_key_misses', 0),
+        ('total_active_defrag_time', 0),
+        ('current_active_defrag_time', 0),
+        ('tracking_total_keys', 0),
+        ('tracking_total_items', 0),
+        ('tracking_total_prefixes', 0),
         ('unexpected_error_replies', 0),
         ('total_error_replies', sum(cmd.failed + cmd.rejected for cmd in commands)),
-        ('dump_payload_sanitizations', 0), ('total_reads_processed', 0),
-        ('total_writes_processed', 0), ('io_threaded_reads_processed', 0),
-        ('io_threaded_writes_processed', 0), ('reply_buffer_shrinks', 0),
+        ('dump_payload_sanitizations', 0),
+        ('total_reads_processed', 0),
+        ('total_writes_processed', 0),
+        ('io_threaded_reads_processed', 0),
+        ('io_threaded_writes_processed', 0),
+        ('reply_buffer_shrinks', 0),
         ('reply_buffer_expands', 0),
     ]
 
 
 def _replication_section(server):
     return [
-        ('role', 'master'), ('connected_slaves', 0), ('master_failover_state', 'no-failover'),
-        ('master_replid', server.run_id), ('master_replid2', '0' * 40),
-        ('master_repl_offset', 0), ('second_repl_offset', -1), ('repl_backlog_active', 0),
-        ('repl_backlog_size', 1048576), ('repl_backlog_first_byte_offset', 0),
+        ('role', 'master'),
+        ('connected_slaves', 0),
+        ('master_failover_state', 'no-failover'),
+        ('master_replid', server.run_id),
+        ('master_replid2', '0' * 40),
+        ('master_repl_offset', 0),
+        ('second_repl_offset', -1),
+        ('repl_backlog_active', 0),
+        ('repl_backlog_size', 1048576),
+        ('repl_backlog_first_byte_offset', 0),
         ('repl_backlog_histlen', 0),
     ]
 
@@ -257,7 +350,8 @@ def _cpu_section(server):
     except (AttributeError, ValueError):
         main = me
     return [
-        ('used_cpu_sys', f'{me.ru_stime:.6f}'), ('used_cpu_user', f'{me.ru_utime:.6f}'),
+        ('used_cpu_sys', f'{me.ru_stime:.6f}'),
+        ('used_cpu_user', f'{me.ru_utime:.6f}'),
         ('used_cpu_sys_children', f'{kids.ru_stime:.6f}'),
         ('used_cpu_user_children', f'{kids.ru_utime:.6f}'),
         ('used_cpu_sys_main_thread', f'{main.ru_stime:.6f}'),
@@ -267,9 +361,11 @@ def _cpu_section(server):
 
 def _cmdstat(cmd):
     per_call = cmd.ns / 1000 / cmd.calls if cmd.calls else 0
-    return (f'cmdstat_{cmd.name}',
-            f'calls={cmd.calls},usec={cmd.ns // 1000},usec_per_call={per_call:.2f},'
-            f'rejected_calls={cmd.rejected},failed_calls={cmd.failed}')
+    return (
+        f'cmdstat_{cmd.name}',
+        f'calls={cmd.calls},usec={cmd.ns // 1000},usec_per_call={per_call:.2f},'
+        f'rejected_calls={cmd.rejected},failed_calls={cmd.failed}',
+    )
 
 
 def _commandstats_section(server):
@@ -277,7 +373,7 @@ def _commandstats_section(server):
     ('cmdstat_config|get'), as in Redis 7.0."""
     out = []
     for cmd in unique_commands(server):
-        for each in (cmd.subcommands.values() if cmd.subcommands else (cmd,)):
+        for each in cmd.subcommands.values() if cmd.subcommands else (cmd,):
             if each.calls or each.failed or each.rejected:
                 out.append(_cmdstat(each))
     return out
@@ -302,8 +398,13 @@ def _keyspace_section(server):
     for db in range(ks.databases):
         keys = ks.dbsize(db)
         if keys:
-            out.append((f'db{db}', f'keys={keys},expires={ks.volatile_count(db)},'
-                                   f'avg_ttl={_avg_ttl(ks, db, now_ms)}'))
+            out.append(
+                (
+                    f'db{db}',
+                    f'keys={keys},expires={ks.volatile_count(db)},'
+                    f'avg_ttl={_avg_ttl(ks, db, now_ms)}',
+                )
+            )
     return out
 
 
@@ -346,9 +447,14 @@ def info_text(server, names=()):
     return '\r\n'.join(parts)
 
 
-@COMMANDS.command('info', -1, flags='loading stale', categories='@slow @dangerous',
-                  tips='nondeterministic_output request_policy:all_shards response_policy:special',
-                  summary='Get information and statistics about the server')
+@COMMANDS.command(
+    'info',
+    -1,
+    flags='loading stale',
+    categories='@slow @dangerous',
+    tips='nondeterministic_output request_policy:all_shards response_policy:special',
+    summary='Get information and statistics about the server',
+)
 def info(c, args):
     text = info_text(c.server, [as_text(a) for a in args[1:]]).encode('utf-8', 'replace')
     return Verbatim(text) if c.proto == 3 else text

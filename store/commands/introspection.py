@@ -13,7 +13,6 @@ from ..glob import glob_match
 from ..resp import Map, RedisError, Set
 from .admin import as_text, unique_commands
 
-
 COMMANDS = Family('server', since='2.8.13')
 
 
@@ -62,22 +61,46 @@ def _key_specs(cmd):
     if not cmd.first_key:
         return []
     last = cmd.last_key - cmd.first_key if cmd.last_key >= 0 else cmd.last_key
-    return [Map([
-        (b'flags', Set(_key_flags(cmd))),
-        (b'begin_search', Map([(b'type', b'index'),
-                               (b'spec', Map([(b'index', cmd.first_key)]))])),
-        (b'find_keys', Map([(b'type', b'range'),
-                            (b'spec', Map([(b'lastkey', last), (b'keystep', cmd.step),
-                                           (b'limit', 0)]))])),
-    ])]
+    return [
+        Map(
+            [
+                (b'flags', Set(_key_flags(cmd))),
+                (
+                    b'begin_search',
+                    Map([(b'type', b'index'), (b'spec', Map([(b'index', cmd.first_key)]))]),
+                ),
+                (
+                    b'find_keys',
+                    Map(
+                        [
+                            (b'type', b'range'),
+                            (
+                                b'spec',
+                                Map([(b'lastkey', last), (b'keystep', cmd.step), (b'limit', 0)]),
+                            ),
+                        ]
+                    ),
+                ),
+            ]
+        )
+    ]
 
 
 def command_info(cmd):
     """addReplyCommandInfo: name, arity, flags, first/last/step, ACL categories, tips, key
     specs, subcommands."""
-    return [cmd.name.encode(), cmd.arity, Set(list(cmd.flags)), cmd.first_key, cmd.last_key,
-            cmd.step, Set(list(cmd.categories)), Set([t.encode() for t in cmd.tips]),
-            _key_specs(cmd), [command_info(sub) for sub in cmd.subcommands.values()]]
+    return [
+        cmd.name.encode(),
+        cmd.arity,
+        Set(list(cmd.flags)),
+        cmd.first_key,
+        cmd.last_key,
+        cmd.step,
+        Set(list(cmd.categories)),
+        Set([t.encode() for t in cmd.tips]),
+        _key_specs(cmd),
+        [command_info(sub) for sub in cmd.subcommands.values()],
+    ]
 
 
 def _arg(name, type_, token=None, flags='', since=None, args=None):
@@ -94,9 +117,17 @@ def _arg(name, type_, token=None, flags='', since=None, args=None):
     return Map(items)
 
 
-_FLUSH_ARGS = [_arg('async', 'oneof', flags='optional', args=[
-    _arg('async', 'pure-token', 'ASYNC', since='4.0.0'),
-    _arg('sync', 'pure-token', 'SYNC', since='6.2.0')])]
+_FLUSH_ARGS = [
+    _arg(
+        'async',
+        'oneof',
+        flags='optional',
+        args=[
+            _arg('async', 'pure-token', 'ASYNC', since='4.0.0'),
+            _arg('sync', 'pure-token', 'SYNC', since='6.2.0'),
+        ],
+    )
+]
 _NAMES_ARG = [_arg('command-name', 'string', flags='optional multiple')]
 
 # Complexity and argument documentation of the server group's commands (COMMAND DOCS):
@@ -107,38 +138,68 @@ DOCS = {
     'dbsize': ('O(1)', None),
     'flushdb': ('O(N) where N is the number of keys in the selected database', _FLUSH_ARGS),
     'flushall': ('O(N) where N is the total number of keys in all databases', _FLUSH_ARGS),
-    'swapdb': ('O(N) where N is the count of clients watching or blocking on keys from '
-               'both databases.', [_arg('index1', 'integer'), _arg('index2', 'integer')]),
+    'swapdb': (
+        'O(N) where N is the count of clients watching or blocking on keys from both databases.',
+        [_arg('index1', 'integer'), _arg('index2', 'integer')],
+    ),
     'lastsave': ('O(1)', None),
     'save': ('O(N) where N is the total number of keys in all databases', None),
     'bgsave': ('O(1)', [_arg('schedule', 'pure-token', 'SCHEDULE', 'optional', '3.2.2')]),
-    'shutdown': ('O(N) when saving, where N is the total number of keys in all databases '
-                 'when saving data, otherwise O(1)', [
-                     _arg('nosave_save', 'oneof', flags='optional', args=[
-                         _arg('nosave', 'pure-token', 'NOSAVE'),
-                         _arg('save', 'pure-token', 'SAVE')]),
-                     _arg('now', 'pure-token', 'NOW', 'optional', '7.0.0'),
-                     _arg('force', 'pure-token', 'FORCE', 'optional', '7.0.0'),
-                     _arg('abort', 'pure-token', 'ABORT', 'optional', '7.0.0')]),
+    'shutdown': (
+        'O(N) when saving, where N is the total number of keys in all databases '
+        'when saving data, otherwise O(1)',
+        [
+            _arg(
+                'nosave_save',
+                'oneof',
+                flags='optional',
+                args=[_arg('nosave', 'pure-token', 'NOSAVE'), _arg('save', 'pure-token', 'SAVE')],
+            ),
+            _arg('now', 'pure-token', 'NOW', 'optional', '7.0.0'),
+            _arg('force', 'pure-token', 'FORCE', 'optional', '7.0.0'),
+            _arg('abort', 'pure-token', 'ABORT', 'optional', '7.0.0'),
+        ],
+    ),
     'debug': ('Depends on subcommand.', None),
     'command': ('O(N) where N is the total number of Redis commands', None),
     'command|count': ('O(1)', None),
     'command|docs': ('O(N) where N is the number of commands to look up', _NAMES_ARG),
     'command|info': ('O(N) where N is the number of commands to look up', _NAMES_ARG),
     'command|getkeys': ('O(N) where N is the number of arguments to the command', None),
-    'command|getkeysandflags': ('O(N) where N is the number of arguments to the command',
-                                None),
-    'command|list': ('O(N) where N is the total number of Redis commands', [
-        _arg('filterby', 'oneof', 'FILTERBY', 'optional', args=[
-            _arg('module-name', 'string', 'MODULE'), _arg('category', 'string', 'ACLCAT'),
-            _arg('pattern', 'pattern', 'PATTERN')])]),
+    'command|getkeysandflags': ('O(N) where N is the number of arguments to the command', None),
+    'command|list': (
+        'O(N) where N is the total number of Redis commands',
+        [
+            _arg(
+                'filterby',
+                'oneof',
+                'FILTERBY',
+                'optional',
+                args=[
+                    _arg('module-name', 'string', 'MODULE'),
+                    _arg('category', 'string', 'ACLCAT'),
+                    _arg('pattern', 'pattern', 'PATTERN'),
+                ],
+            )
+        ],
+    ),
     'command|help': ('O(1)', None),
     'config': ('Depends on subcommand.', None),
-    'config|get': ('O(N) when N is the number of configuration parameters provided', [
-        _arg('parameter', 'block', flags='multiple', args=[_arg('parameter', 'string')])]),
-    'config|set': ('O(N) when N is the number of configuration parameters provided', [
-        _arg('parameter_value', 'block', flags='multiple', args=[
-            _arg('parameter', 'string'), _arg('value', 'string')])]),
+    'config|get': (
+        'O(N) when N is the number of configuration parameters provided',
+        [_arg('parameter', 'block', flags='multiple', args=[_arg('parameter', 'string')])],
+    ),
+    'config|set': (
+        'O(N) when N is the number of configuration parameters provided',
+        [
+            _arg(
+                'parameter_value',
+                'block',
+                flags='multiple',
+                args=[_arg('parameter', 'string'), _arg('value', 'string')],
+            )
+        ],
+    ),
     'config|resetstat': ('O(1)', None),
     'config|rewrite': ('O(1)', None),
     'config|help': ('O(1)', None),
@@ -160,8 +221,12 @@ def command_docs(cmd):
     if arguments:
         items.append((b'arguments', arguments))
     if cmd.subcommands:
-        items.append((b'subcommands', Map([(sub.name.encode(), command_docs(sub))
-                                           for sub in cmd.subcommands.values()])))
+        items.append(
+            (
+                b'subcommands',
+                Map([(sub.name.encode(), command_docs(sub)) for sub in cmd.subcommands.values()]),
+            )
+        )
     return Map(items)
 
 
@@ -171,21 +236,38 @@ def command(c, args):
     return COMMAND.dispatch(c, args)
 
 
-COMMAND = COMMANDS.container('command', -1, handler=command, flags='loading stale',
-                             categories='@slow @connection', tips='nondeterministic_output_order',
-                             summary='Get array of Redis command details')
+COMMAND = COMMANDS.container(
+    'command',
+    -1,
+    handler=command,
+    flags='loading stale',
+    categories='@slow @connection',
+    tips='nondeterministic_output_order',
+    summary='Get array of Redis command details',
+)
 
 
-@COMMAND.subcommand('count', 2, flags='loading stale', categories='@slow @connection',
-                    summary='Get total number of Redis commands', since='2.8.13')
+@COMMAND.subcommand(
+    'count',
+    2,
+    flags='loading stale',
+    categories='@slow @connection',
+    summary='Get total number of Redis commands',
+    since='2.8.13',
+)
 def command_count(c, args):
     return len(unique_commands(c.server))
 
 
-@COMMAND.subcommand('info', -2, flags='loading stale', categories='@slow @connection',
-                    tips='nondeterministic_output_order',
-                    summary='Get array of specific Redis command details, or all when no argument '
-                            'is given.', since='2.8.13')
+@COMMAND.subcommand(
+    'info',
+    -2,
+    flags='loading stale',
+    categories='@slow @connection',
+    tips='nondeterministic_output_order',
+    summary='Get array of specific Redis command details, or all when no argument is given.',
+    since='2.8.13',
+)
 def command_info_(c, args):
     if len(args) == 2:
         return [command_info(cmd) for cmd in unique_commands(c.server)]
@@ -196,9 +278,15 @@ def command_info_(c, args):
     return out
 
 
-@COMMAND.subcommand('docs', -2, flags='loading stale', categories='@slow @connection',
-                    tips='nondeterministic_output_order', since='7.0.0',
-                    summary='Get array of specific Redis command documentation')
+@COMMAND.subcommand(
+    'docs',
+    -2,
+    flags='loading stale',
+    categories='@slow @connection',
+    tips='nondeterministic_output_order',
+    since='7.0.0',
+    summary='Get array of specific Redis command documentation',
+)
 def command_docs_(c, args):
     if len(args) == 2:
         found = unique_commands(c.server)
@@ -207,9 +295,15 @@ def command_docs_(c, args):
     return Map([(cmd.name.encode(), command_docs(cmd)) for cmd in found])
 
 
-@COMMAND.subcommand('list', -2, flags='loading stale', categories='@slow @connection',
-                    tips='nondeterministic_output_order', since='7.0.0',
-                    summary='Get an array of Redis command names')
+@COMMAND.subcommand(
+    'list',
+    -2,
+    flags='loading stale',
+    categories='@slow @connection',
+    tips='nondeterministic_output_order',
+    since='7.0.0',
+    summary='Get an array of Redis command names',
+)
 def command_list(c, args):
     kind = arg = None
     i = 2
@@ -226,7 +320,7 @@ def command_list(c, args):
     for cmd in unique_commands(c.server):
         for each in cmd.all():
             if kind == 'module':
-                continue            # no modules here
+                continue  # no modules here
             if kind == 'aclcat' and '@' + as_text(arg).lower() not in each.categories:
                 continue
             if kind == 'pattern' and not glob_match(arg, each.name.encode(), nocase=True):
@@ -253,22 +347,39 @@ def _getkeys(c, args):
     return cmd, [argv[i] for i in positions]
 
 
-@COMMAND.subcommand('getkeys', -4, flags='loading stale', categories='@slow @connection',
-                    summary='Extract keys given a full Redis command', since='2.8.13')
+@COMMAND.subcommand(
+    'getkeys',
+    -4,
+    flags='loading stale',
+    categories='@slow @connection',
+    summary='Extract keys given a full Redis command',
+    since='2.8.13',
+)
 def command_getkeys(c, args):
     return _getkeys(c, args)[1]
 
 
-@COMMAND.subcommand('getkeysandflags', -4, flags='loading stale', categories='@slow @connection',
-                    since='7.0.0',
-                    summary='Extract keys and access flags given a full Redis command')
+@COMMAND.subcommand(
+    'getkeysandflags',
+    -4,
+    flags='loading stale',
+    categories='@slow @connection',
+    since='7.0.0',
+    summary='Extract keys and access flags given a full Redis command',
+)
 def command_getkeysandflags(c, args):
     cmd, keys = _getkeys(c, args)
     return [[key, Set(_key_flags(cmd))] for key in keys]
 
 
-@COMMAND.subcommand('help', 2, flags='loading stale', categories='@slow @connection',
-                    since='5.0.0', summary='Show helpful text about the different subcommands')
+@COMMAND.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@slow @connection',
+    since='5.0.0',
+    summary='Show helpful text about the different subcommands',
+)
 def command_help(c, args):
     return COMMAND_HELP
 

@@ -19,15 +19,15 @@ from bisect import bisect_left
 
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Family
 from ..clock import now_ms
+from ..command_table import Family
 from ..glob import compile_glob
 from ..resp import OK, RedisError
 from ..types import copy_value, encoding_of, string_encoding, type_name
 from ..types.dump import dump_value, load_value, verify_payload
 
 LLONG_MAX = 2**63 - 1
-INT_MIN, INT_MAX = -2**31, 2**31 - 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 OBJ_SHARED_REFCOUNT = INT_MAX
 OBJ_SHARED_INTEGERS = 10000
 
@@ -43,14 +43,26 @@ E_BAD_FORMAT = 'ERR Bad data format'
 COMMANDS = Family('generic')
 
 
-@COMMANDS.command('unlink', -2, flags='write fast', keys=(1, -1, 1),
-                  categories='@keyspace @write @fast',
-                  tips='request_policy:multi_shard response_policy:agg_sum', since='4.0.0',
-                  summary='Delete a key asynchronously in another thread. Otherwise it is just as '
-                          'DEL, but non blocking.')
-@COMMANDS.command('del', -2, flags='write', keys=(1, -1, 1), categories='@keyspace @write @slow',
-                  tips='request_policy:multi_shard response_policy:agg_sum',
-                  summary='Delete a key')
+@COMMANDS.command(
+    'unlink',
+    -2,
+    flags='write fast',
+    keys=(1, -1, 1),
+    categories='@keyspace @write @fast',
+    tips='request_policy:multi_shard response_policy:agg_sum',
+    since='4.0.0',
+    summary='Delete a key asynchronously in another thread. Otherwise it is just as '
+    'DEL, but non blocking.',
+)
+@COMMANDS.command(
+    'del',
+    -2,
+    flags='write',
+    keys=(1, -1, 1),
+    categories='@keyspace @write @slow',
+    tips='request_policy:multi_shard response_policy:agg_sum',
+    summary='Delete a key',
+)
 def delete(c, args):
     ks, db = c.ks, c.db
     n = 0
@@ -61,35 +73,58 @@ def delete(c, args):
     return n
 
 
-@COMMANDS.command('exists', -2, flags='readonly fast', keys=(1, -1, 1),
-                  categories='@keyspace @read @fast',
-                  tips='request_policy:multi_shard response_policy:agg_sum',
-                  summary='Determine if a key exists')
+@COMMANDS.command(
+    'exists',
+    -2,
+    flags='readonly fast',
+    keys=(1, -1, 1),
+    categories='@keyspace @read @fast',
+    tips='request_policy:multi_shard response_policy:agg_sum',
+    summary='Determine if a key exists',
+)
 def exists(c, args):
     ks, db = c.ks, c.db
     return sum(1 for key in args[1:] if ks.read(db, key) is not None)
 
 
-@COMMANDS.command('type', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@keyspace @read @fast', summary='Determine the type stored at key')
+@COMMANDS.command(
+    'type',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @read @fast',
+    summary='Determine the type stored at key',
+)
 def type_(c, args):
     return type_name(c.ks.read(c.db, args[1]))
 
 
-@COMMANDS.command('touch', -2, flags='readonly fast', keys=(1, -1, 1),
-                  categories='@keyspace @read @fast',
-                  tips='request_policy:multi_shard response_policy:agg_sum', since='3.2.1',
-                  summary='Alters the last access time of a key(s). Returns the number of '
-                          'existing keys specified.')
+@COMMANDS.command(
+    'touch',
+    -2,
+    flags='readonly fast',
+    keys=(1, -1, 1),
+    categories='@keyspace @read @fast',
+    tips='request_policy:multi_shard response_policy:agg_sum',
+    since='3.2.1',
+    summary='Alters the last access time of a key(s). Returns the number of '
+    'existing keys specified.',
+)
 def touch(c, args):
     return exists(c, args)
 
 
 # -- KEYS, SCAN, RANDOMKEY --------------------------------------------------------------
 
-@COMMANDS.command('keys', 2, flags='readonly', categories='@keyspace @read @slow @dangerous',
-                  tips='request_policy:all_shards nondeterministic_output_order',
-                  summary='Find all keys matching the given pattern')
+
+@COMMANDS.command(
+    'keys',
+    2,
+    flags='readonly',
+    categories='@keyspace @read @slow @dangerous',
+    tips='request_policy:all_shards nondeterministic_output_order',
+    summary='Find all keys matching the given pattern',
+)
 def keys(c, args):
     """Every live key matching the pattern. Expired keys are skipped, not deleted, as in
     Redis 7.0's keysCommand."""
@@ -125,7 +160,7 @@ def parse_cursor(b):
 _CURSOR = re.compile(rb'([+-]?)([0-9]+)')
 
 
-POS_BITS = 56                       # a cursor is shard << 56 | position in the shard
+POS_BITS = 56  # a cursor is shard << 56 | position in the shard
 POS_MASK = (1 << POS_BITS) - 1
 
 
@@ -142,8 +177,8 @@ class ScanViews:
     """
 
     def __init__(self):
-        self.epoch = {}         # db -> epoch number
-        self.views = {}         # (db, shard) -> (epoch, hashes, keys)
+        self.epoch = {}  # db -> epoch number
+        self.views = {}  # (db, shard) -> (epoch, hashes, keys)
 
     def start(self, db):
         self.epoch[db] = self.epoch.get(db, 0) + 1
@@ -160,9 +195,15 @@ class ScanViews:
         self.views.pop((db, i), None)
 
 
-@COMMANDS.command('scan', -2, flags='readonly', categories='@keyspace @read @slow',
-                  tips='nondeterministic_output request_policy:special', since='2.8.0',
-                  summary='Incrementally iterate the keys space')
+@COMMANDS.command(
+    'scan',
+    -2,
+    flags='readonly',
+    categories='@keyspace @read @slow',
+    tips='nondeterministic_output request_policy:special',
+    since='2.8.0',
+    summary='Incrementally iterate the keys space',
+)
 def scan(c, args):
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 
@@ -207,7 +248,7 @@ def scan(c, args):
         lo = bisect_left(hashes, pos)
         hi = min(lo + count - len(examined), len(names))
         while 0 < hi < len(names) and hashes[hi] == hashes[hi - 1]:
-            hi += 1             # never split keys of equal hash across two calls
+            hi += 1  # never split keys of equal hash across two calls
         examined.extend(names[lo:hi])
         if hi < len(names):
             pos = hashes[hi]
@@ -233,14 +274,20 @@ def scan(c, args):
     return [b'%d' % next_cursor, found]
 
 
-@COMMANDS.command('randomkey', 1, flags='readonly', categories='@keyspace @read @slow',
-                  tips='request_policy:all_shards nondeterministic_output',
-                  summary='Return a random key from the keyspace')
+@COMMANDS.command(
+    'randomkey',
+    1,
+    flags='readonly',
+    categories='@keyspace @read @slow',
+    tips='request_policy:all_shards nondeterministic_output',
+    summary='Return a random key from the keyspace',
+)
 def randomkey(c, args):
     return c.ks.random_key(c.db)
 
 
 # -- RENAME, RENAMENX, MOVE, COPY -------------------------------------------------------
+
 
 def rename_generic(c, args, nx):
     ks, db = c.ks, c.db
@@ -253,7 +300,7 @@ def rename_generic(c, args, nx):
     if nx and ks.lookup(db, dst) is not None:
         return 0
     deadline = ks.deadline(db, src)
-    ks.set(db, dst, value, deadline)            # replaces dst and its TTL, as dbDelete+dbAdd
+    ks.set(db, dst, value, deadline)  # replaces dst and its TTL, as dbDelete+dbAdd
     ks.notify(events.NEW, b'new', db, dst)
     ks.delete(db, src)
     ks.notify(events.GENERIC, b'rename_from', db, src)
@@ -261,15 +308,26 @@ def rename_generic(c, args, nx):
     return 1 if nx else OK
 
 
-@COMMANDS.command('rename', 3, flags='write', keys=(1, 2, 1), categories='@keyspace @write @slow',
-                  summary='Rename a key')
+@COMMANDS.command(
+    'rename',
+    3,
+    flags='write',
+    keys=(1, 2, 1),
+    categories='@keyspace @write @slow',
+    summary='Rename a key',
+)
 def rename(c, args):
     return rename_generic(c, args, nx=False)
 
 
-@COMMANDS.command('renamenx', 3, flags='write fast', keys=(1, 2, 1),
-                  categories='@keyspace @write @fast',
-                  summary='Rename a key, only if the new key does not exist')
+@COMMANDS.command(
+    'renamenx',
+    3,
+    flags='write fast',
+    keys=(1, 2, 1),
+    categories='@keyspace @write @fast',
+    summary='Rename a key, only if the new key does not exist',
+)
 def renamenx(c, args):
     return rename_generic(c, args, nx=True)
 
@@ -278,15 +336,20 @@ def _db_index(c, b):
     """getIntFromObjectOrReply + selectDb: a 32-bit int, then the range check."""
     dbid = int_arg(b)
     if not INT_MIN <= dbid <= INT_MAX:
-        raise RedisError('ERR value is out of range, value must between -2147483648 and '
-                         '2147483647')
+        raise RedisError('ERR value is out of range, value must between -2147483648 and 2147483647')
     if not 0 <= dbid < c.ks.databases:
         raise RedisError('ERR DB index is out of range')
     return dbid
 
 
-@COMMANDS.command('move', 3, flags='write fast', keys=(1, 1, 1),
-                  categories='@keyspace @write @fast', summary='Move a key to another database')
+@COMMANDS.command(
+    'move',
+    3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    summary='Move a key to another database',
+)
 def move(c, args):
     ks, src_db, key = c.ks, c.db, args[1]
     dst_db = _db_index(c, args[2])
@@ -306,8 +369,15 @@ def move(c, args):
     return 1
 
 
-@COMMANDS.command('copy', -3, flags='write denyoom', keys=(1, 2, 1),
-                  categories='@keyspace @write @slow', since='6.2.0', summary='Copy a key')
+@COMMANDS.command(
+    'copy',
+    -3,
+    flags='write denyoom',
+    keys=(1, 2, 1),
+    categories='@keyspace @write @slow',
+    since='6.2.0',
+    summary='Copy a key',
+)
 def copy_(c, args):
     ks, db = c.ks, c.db
     src, dst = args[1], args[2]
@@ -339,12 +409,16 @@ def copy_(c, args):
 
 # -- OBJECT -----------------------------------------------------------------------------
 
-E_LFU_IDLE = ('ERR An LFU maxmemory policy is selected, idle time not tracked. Please note '
-              'that when switching between policies at runtime LRU and LFU data will take '
-              'some time to adjust.')
-E_NOT_LFU = ('ERR An LFU maxmemory policy is not selected, access frequency not tracked. '
-             'Please note that when switching between policies at runtime LRU and LFU data '
-             'will take some time to adjust.')
+E_LFU_IDLE = (
+    'ERR An LFU maxmemory policy is selected, idle time not tracked. Please note '
+    'that when switching between policies at runtime LRU and LFU data will take '
+    'some time to adjust.'
+)
+E_NOT_LFU = (
+    'ERR An LFU maxmemory policy is not selected, access frequency not tracked. '
+    'Please note that when switching between policies at runtime LRU and LFU data '
+    'will take some time to adjust.'
+)
 LFU_INIT_VAL = 5
 
 OBJECT_HELP = [
@@ -366,8 +440,13 @@ OBJECT_HELP = [
 ]
 
 
-OBJECT = COMMANDS.container('object', -2, categories='@slow', since='2.2.3',
-                            summary='A container for object introspection commands')
+OBJECT = COMMANDS.container(
+    'object',
+    -2,
+    categories='@slow',
+    since='2.2.3',
+    summary='A container for object introspection commands',
+)
 
 
 def _object_lookup(c, key):
@@ -385,17 +464,31 @@ def _lfu(c):
     return 'lfu' in c.server.config['maxmemory-policy']
 
 
-@OBJECT.subcommand('encoding', 3, flags='readonly', keys=(2, 2, 1),
-                   categories='@keyspace @read @slow', tips='nondeterministic_output',
-                   since='2.2.3', summary='Inspect the internal encoding of a Redis object')
+@OBJECT.subcommand(
+    'encoding',
+    3,
+    flags='readonly',
+    keys=(2, 2, 1),
+    categories='@keyspace @read @slow',
+    tips='nondeterministic_output',
+    since='2.2.3',
+    summary='Inspect the internal encoding of a Redis object',
+)
 def object_encoding(c, args):
     value = _object_lookup(c, args[2])
     return None if value is None else encoding_of(value).encode()
 
 
-@OBJECT.subcommand('refcount', 3, flags='readonly', keys=(2, 2, 1),
-                   categories='@keyspace @read @slow', tips='nondeterministic_output',
-                   since='2.2.3', summary='Get the number of references to the value of the key')
+@OBJECT.subcommand(
+    'refcount',
+    3,
+    flags='readonly',
+    keys=(2, 2, 1),
+    categories='@keyspace @read @slow',
+    tips='nondeterministic_output',
+    since='2.2.3',
+    summary='Get the number of references to the value of the key',
+)
 def object_refcount(c, args):
     value = _object_lookup(c, args[2])
     if value is None:
@@ -404,56 +497,93 @@ def object_refcount(c, args):
     # maxmemory is set with an LRU/LFU policy (MAXMEMORY_FLAG_NO_SHARED_INTEGERS).
     cfg = c.server.config
     sharing = not (cfg['maxmemory'] and ('lru' in cfg['maxmemory-policy'] or _lfu(c)))
-    if (type(value) is bytes and sharing and string_encoding(value) == 'int'
-            and 0 <= int(value) < OBJ_SHARED_INTEGERS):
+    if (
+        type(value) is bytes
+        and sharing
+        and string_encoding(value) == 'int'
+        and 0 <= int(value) < OBJ_SHARED_INTEGERS
+    ):
         return OBJ_SHARED_REFCOUNT
     return 1
 
 
-@OBJECT.subcommand('idletime', 3, flags='readonly', keys=(2, 2, 1),
-                   categories='@keyspace @read @slow', tips='nondeterministic_output',
-                   since='2.2.3', summary='Get the time since a Redis object was last accessed')
+@OBJECT.subcommand(
+    'idletime',
+    3,
+    flags='readonly',
+    keys=(2, 2, 1),
+    categories='@keyspace @read @slow',
+    tips='nondeterministic_output',
+    since='2.2.3',
+    summary='Get the time since a Redis object was last accessed',
+)
 def object_idletime(c, args):
     value = _object_lookup(c, args[2])
     if value is None:
         return None
     if _lfu(c):
         raise RedisError(E_LFU_IDLE)
-    return 0            # access times are not tracked
+    return 0  # access times are not tracked
 
 
-@OBJECT.subcommand('freq', 3, flags='readonly', keys=(2, 2, 1), categories='@keyspace @read @slow',
-                   tips='nondeterministic_output', since='4.0.0',
-                   summary='Get the logarithmic access frequency counter of a Redis object')
+@OBJECT.subcommand(
+    'freq',
+    3,
+    flags='readonly',
+    keys=(2, 2, 1),
+    categories='@keyspace @read @slow',
+    tips='nondeterministic_output',
+    since='4.0.0',
+    summary='Get the logarithmic access frequency counter of a Redis object',
+)
 def object_freq(c, args):
     value = _object_lookup(c, args[2])
     if value is None:
         return None
     if not _lfu(c):
         raise RedisError(E_NOT_LFU)
-    return LFU_INIT_VAL     # access frequencies are not tracked
+    return LFU_INIT_VAL  # access frequencies are not tracked
 
 
-@OBJECT.subcommand('help', 2, flags='loading stale', categories='@keyspace @slow', since='6.2.0',
-                   summary='Show helpful text about the different subcommands')
+@OBJECT.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@keyspace @slow',
+    since='6.2.0',
+    summary='Show helpful text about the different subcommands',
+)
 def object_help(c, args):
     return OBJECT_HELP
 
 
 # -- DUMP, RESTORE ----------------------------------------------------------------------
 
-@COMMANDS.command('dump', 2, flags='readonly', keys=(1, 1, 1), categories='@keyspace @read @slow',
-                  tips='nondeterministic_output', since='2.6.0',
-                  summary='Return a serialized version of the value stored at the specified key.')
+
+@COMMANDS.command(
+    'dump',
+    2,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@keyspace @read @slow',
+    tips='nondeterministic_output',
+    since='2.6.0',
+    summary='Return a serialized version of the value stored at the specified key.',
+)
 def dump(c, args):
     value = c.ks.read(c.db, args[1])
     return None if value is None else dump_value(value)
 
 
-@COMMANDS.command('restore', -4, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@keyspace @write @slow @dangerous', since='2.6.0',
-                  summary='Create a key using the provided serialized value, previously obtained '
-                          'using DUMP.')
+@COMMANDS.command(
+    'restore',
+    -4,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @slow @dangerous',
+    since='2.6.0',
+    summary='Create a key using the provided serialized value, previously obtained using DUMP.',
+)
 def restore(c, args):
     """RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], checks in Redis
     7.0's order: options, existing key, TTL, payload."""
@@ -497,9 +627,9 @@ def restore(c, args):
     deleted = replace and ks.delete(db, key)
     if ttl and not absttl:
         ttl += now_ms()
-        if ttl > LLONG_MAX:         # Redis adds in 64 bits: the sum wraps negative
+        if ttl > LLONG_MAX:  # Redis adds in 64 bits: the sum wraps negative
             ttl -= 2**64
-    if ttl and ttl <= now_ms():     # already expired: nothing to create
+    if ttl and ttl <= now_ms():  # already expired: nothing to create
         if deleted:
             ks.notify(events.GENERIC, b'del', db, key)
         return OK

@@ -7,46 +7,61 @@ machinery is in store/pubsub.
 """
 
 from ..command_table import Family
-from ..pubsub import CHANNELS, PATTERNS, SHARD_CHANNELS
 from ..glob import compile_glob
+from ..pubsub import CHANNELS, PATTERNS, SHARD_CHANNELS
 from ..resp import RedisError
-
 
 COMMANDS = Family('pubsub', since='2.0.0')
 
 
-@COMMANDS.command('subscribe', -2, flags='pubsub noscript loading stale',
-                  categories='@pubsub @slow')
+@COMMANDS.command(
+    'subscribe', -2, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+)
 def subscribe(c, args):
     return c.server.pubsub.subscribe(c, CHANNELS, args[1:])
 
 
-@COMMANDS.command('psubscribe', -2, flags='pubsub noscript loading stale',
-                  categories='@pubsub @slow')
+@COMMANDS.command(
+    'psubscribe', -2, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+)
 def psubscribe(c, args):
     return c.server.pubsub.subscribe(c, PATTERNS, args[1:])
 
 
-@COMMANDS.command('ssubscribe', -2, flags='pubsub noscript loading stale', keys=(1, -1, 1),
-                  categories='@pubsub @slow', since='7.0.0')
+@COMMANDS.command(
+    'ssubscribe',
+    -2,
+    flags='pubsub noscript loading stale',
+    keys=(1, -1, 1),
+    categories='@pubsub @slow',
+    since='7.0.0',
+)
 def ssubscribe(c, args):
     return c.server.pubsub.subscribe(c, SHARD_CHANNELS, args[1:])
 
 
-@COMMANDS.command('unsubscribe', -1, flags='pubsub noscript loading stale',
-                  categories='@pubsub @slow')
+@COMMANDS.command(
+    'unsubscribe', -1, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+)
 def unsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, CHANNELS, args[1:] or None)
 
 
-@COMMANDS.command('punsubscribe', -1, flags='pubsub noscript loading stale',
-                  categories='@pubsub @slow')
+@COMMANDS.command(
+    'punsubscribe', -1, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+)
 def punsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, PATTERNS, args[1:] or None)
 
 
-@COMMANDS.command('sunsubscribe', -1, flags='pubsub noscript loading stale', keys=(1, -1, 1),
-                  categories='@pubsub @slow', since='7.0.0')
+@COMMANDS.command(
+    'sunsubscribe',
+    -1,
+    flags='pubsub noscript loading stale',
+    keys=(1, -1, 1),
+    categories='@pubsub @slow',
+    since='7.0.0',
+)
 def sunsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, SHARD_CHANNELS, args[1:] or None)
 
@@ -56,17 +71,26 @@ def publish(c, args):
     return c.server.pubsub.publish_command(c, args, CHANNELS)
 
 
-@COMMANDS.command('spublish', 3, flags='pubsub loading stale fast', keys=(1, 1, 1),
-                  categories='@pubsub @fast', since='7.0.0')
+@COMMANDS.command(
+    'spublish',
+    3,
+    flags='pubsub loading stale fast',
+    keys=(1, 1, 1),
+    categories='@pubsub @fast',
+    since='7.0.0',
+)
 def spublish(c, args):
     return c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)
 
 
 # -- PUBSUB -----------------------------------------------------------------------------------
 
+
 def _syntax_error(args):
-    return RedisError(f"ERR unknown subcommand or wrong number of arguments for "
-                      f"'{args[1].decode('utf-8', 'replace')[:128]}'. Try PUBSUB HELP.")
+    return RedisError(
+        f"ERR unknown subcommand or wrong number of arguments for "
+        f"'{args[1].decode('utf-8', 'replace')[:128]}'. Try PUBSUB HELP."
+    )
 
 
 def _channel_list(c, args, kind):
@@ -91,32 +115,37 @@ def _numsub(c, args, kind):
 PUBSUB = COMMANDS.container('pubsub', -2, categories='@slow', since='2.8.0')
 
 
-@PUBSUB.subcommand('channels', -2, flags='pubsub loading stale', categories='@pubsub @slow',
-                   since='1.0.0')
+@PUBSUB.subcommand(
+    'channels', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='1.0.0'
+)
 def pubsub_channels(c, args):
     return _channel_list(c, args, CHANNELS)
 
 
-@PUBSUB.subcommand('shardchannels', -2, flags='pubsub loading stale', categories='@pubsub @slow',
-                   since='7.0.0')
+@PUBSUB.subcommand(
+    'shardchannels', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='7.0.0'
+)
 def pubsub_shardchannels(c, args):
     return _channel_list(c, args, SHARD_CHANNELS)
 
 
-@PUBSUB.subcommand('numsub', -2, flags='pubsub loading stale', categories='@pubsub @slow',
-                   since='1.0.0')
+@PUBSUB.subcommand(
+    'numsub', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='1.0.0'
+)
 def pubsub_numsub(c, args):
     return _numsub(c, args, CHANNELS)
 
 
-@PUBSUB.subcommand('shardnumsub', -2, flags='pubsub loading stale', categories='@pubsub @slow',
-                   since='7.0.0')
+@PUBSUB.subcommand(
+    'shardnumsub', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='7.0.0'
+)
 def pubsub_shardnumsub(c, args):
     return _numsub(c, args, SHARD_CHANNELS)
 
 
-@PUBSUB.subcommand('numpat', 2, flags='pubsub loading stale', categories='@pubsub @slow',
-                   since='1.0.0')
+@PUBSUB.subcommand(
+    'numpat', 2, flags='pubsub loading stale', categories='@pubsub @slow', since='1.0.0'
+)
 def pubsub_numpat(c, args):
     return c.server.pubsub.store.counts[PATTERNS]
 
@@ -131,8 +160,7 @@ HELP = [
     '    Return the number of subscribers for the specified channels, excluding',
     '    pattern subscriptions(default: no channels).',
     'SHARDCHANNELS [<pattern>]',
-    '    Return the currently active shard level channels matching a <pattern> '
-    "(default: '*').",
+    '    Return the currently active shard level channels matching a <pattern> (default: \'*\').',
     'SHARDNUMSUB [<shardchannel> ...]',
     '    Return the number of subscribers for the specified shard level channel(s)',
     'HELP',

@@ -33,17 +33,20 @@ def select(c, args):
     db = string2ll(args[1])
     if db is None:
         raise RedisError(E_NOT_INT)
-    if not -2**31 <= db < 2**31:
-        raise RedisError('ERR value is out of range, value must between -2147483648 and '
-                         '2147483647')
+    if not -(2**31) <= db < 2**31:
+        raise RedisError('ERR value is out of range, value must between -2147483648 and 2147483647')
     if not 0 <= db < c.ks.databases:
         raise RedisError(E_DB_RANGE)
     c.db = db
     return OK
 
 
-@COMMANDS.command('quit', -1, flags='allow_busy noscript loading stale fast no_auth',
-                  categories='@fast @connection')
+@COMMANDS.command(
+    'quit',
+    -1,
+    flags='allow_busy noscript loading stale fast no_auth',
+    categories='@fast @connection',
+)
 def quit_(c, args):
     # Reached on the hot path only (the gated path answers QUIT itself): the +OK is queued
     # after this returns, so close once it is written rather than now.
@@ -56,14 +59,20 @@ def check_password(c, user, password):
     return user == b'default' and (not required or password == required.encode())
 
 
-@COMMANDS.command('auth', -2, flags='noscript loading stale fast no_auth allow_busy',
-                  categories='@fast @connection')
+@COMMANDS.command(
+    'auth',
+    -2,
+    flags='noscript loading stale fast no_auth allow_busy',
+    categories='@fast @connection',
+)
 def auth(c, args):
     if len(args) > 3:
         raise RedisError('ERR syntax error')
     if len(args) == 2 and not c.server.config['requirepass']:
-        raise RedisError('ERR AUTH <password> called without any password configured for '
-                         'the default user. Are you sure your configuration is correct?')
+        raise RedisError(
+            'ERR AUTH <password> called without any password configured for '
+            'the default user. Are you sure your configuration is correct?'
+        )
     user, password = (b'default', args[1]) if len(args) == 2 else (args[1], args[2])
     if not check_password(c, user, password):
         raise RedisError(E_WRONGPASS)
@@ -72,8 +81,13 @@ def auth(c, args):
     return OK
 
 
-@COMMANDS.command('hello', -1, flags='noscript loading stale fast no_auth allow_busy',
-                  categories='@fast @connection', since='6.0.0')
+@COMMANDS.command(
+    'hello',
+    -1,
+    flags='noscript loading stale fast no_auth allow_busy',
+    categories='@fast @connection',
+    since='6.0.0',
+)
 def hello(c, args):
     proto = None
     if len(args) > 1:
@@ -97,29 +111,46 @@ def hello(c, args):
         elif opt == 'setname' and i + 1 < len(args):
             name = args[i + 1]
             if not all(33 <= ch <= 126 for ch in name):
-                raise RedisError('ERR Client names cannot contain spaces, newlines or '
-                                 'special characters.')
+                raise RedisError(
+                    'ERR Client names cannot contain spaces, newlines or special characters.'
+                )
             i += 2
         else:
-            raise RedisError(f"ERR Syntax error in HELLO option "
-                             f"'{args[i].decode('utf-8', 'replace')}'")
+            raise RedisError(
+                f"ERR Syntax error in HELLO option '{args[i].decode('utf-8', 'replace')}'"
+            )
     if not c.authenticated:
-        raise RedisError('NOAUTH HELLO must be called with the client already authenticated, '
-                         'otherwise the HELLO AUTH <user> <pass> option can be used to '
-                         'authenticate the client and select the RESP protocol version at '
-                         'the same time')
+        raise RedisError(
+            'NOAUTH HELLO must be called with the client already authenticated, '
+            'otherwise the HELLO AUTH <user> <pass> option can be used to '
+            'authenticate the client and select the RESP protocol version at '
+            'the same time'
+        )
     if name is not None:
         c.name = name.decode('ascii') or None
     if proto is not None:
         c.proto = proto
     c.update_gate()
-    return Map([(b'server', b'redis'), (b'version', VERSION.encode()), (b'proto', c.proto),
-                (b'id', c.id), (b'mode', b'standalone'), (b'role', b'master'),
-                (b'modules', [])])
+    return Map(
+        [
+            (b'server', b'redis'),
+            (b'version', VERSION.encode()),
+            (b'proto', c.proto),
+            (b'id', c.id),
+            (b'mode', b'standalone'),
+            (b'role', b'master'),
+            (b'modules', []),
+        ]
+    )
 
 
-@COMMANDS.command('reset', 1, flags='noscript loading stale fast no_auth allow_busy',
-                  categories='@fast @connection', since='6.2.0')
+@COMMANDS.command(
+    'reset',
+    1,
+    flags='noscript loading stale fast no_auth allow_busy',
+    categories='@fast @connection',
+    since='6.2.0',
+)
 def reset(c, args):
     c.multi = None
     c.multi_error = False

@@ -2,7 +2,6 @@
 XAUTOCLAIM. Handlers follow t_stream.c's order of checks.
 """
 
-
 from ..args import E_NOT_INT, SYNTAX, int_arg
 from ..clock import now_ms
 from ..command_table import Family
@@ -78,26 +77,38 @@ def _xgroup_prepare(c, args, op):
             entries_read = _entries_read_arg(args[6])
     s = _write_stream(c, key)
     if s is None and (op != 'create' or not mkstream):
-        raise RedisError('ERR The XGROUP subcommand requires the key to exist. Note that for '
-                         'CREATE you may want to use the MKSTREAM option to create an empty '
-                         'stream automatically.')
+        raise RedisError(
+            'ERR The XGROUP subcommand requires the key to exist. Note that for '
+            'CREATE you may want to use the MKSTREAM option to create an empty '
+            'stream automatically.'
+        )
     g = s.groups.get(grp) if s is not None else None
     if g is None and op in ('setid', 'createconsumer', 'delconsumer'):
-        raise RedisError(f"NOGROUP No such consumer group '{grp.decode('utf-8', 'replace')}' "
-                         f"for key name '{key.decode('utf-8', 'replace')}'")
+        raise RedisError(
+            f"NOGROUP No such consumer group '{grp.decode('utf-8', 'replace')}' "
+            f"for key name '{key.decode('utf-8', 'replace')}'"
+        )
     return key, grp, s, g, entries_read
 
 
 def _xgroup_syntax(args):
-    return RedisError(f"ERR unknown subcommand or wrong number of arguments for "
-                      f"'{args[1].decode('utf-8', 'replace')}'. Try XGROUP HELP.")
+    return RedisError(
+        f"ERR unknown subcommand or wrong number of arguments for "
+        f"'{args[1].decode('utf-8', 'replace')}'. Try XGROUP HELP."
+    )
 
 
 XGROUP = COMMANDS.container('xgroup', -2, categories='@slow')
 
 
-@XGROUP.subcommand('create', -5, flags='write denyoom', keys=(2, 2, 1),
-                   categories='@write @stream @slow', since='5.0.0')
+@XGROUP.subcommand(
+    'create',
+    -5,
+    flags='write denyoom',
+    keys=(2, 2, 1),
+    categories='@write @stream @slow',
+    since='5.0.0',
+)
 def xgroup_create(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'create')
     if len(args) > 8:
@@ -117,7 +128,9 @@ def xgroup_create(c, args):
     return OK
 
 
-@XGROUP.subcommand('setid', -5, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0')
+@XGROUP.subcommand(
+    'setid', -5, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0'
+)
 def xgroup_setid(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'setid')
     if len(args) not in (5, 7):
@@ -133,7 +146,9 @@ def xgroup_setid(c, args):
     return OK
 
 
-@XGROUP.subcommand('destroy', 4, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0')
+@XGROUP.subcommand(
+    'destroy', 4, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0'
+)
 def xgroup_destroy(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'destroy')
     if g is None:
@@ -144,8 +159,14 @@ def xgroup_destroy(c, args):
     return 1
 
 
-@XGROUP.subcommand('createconsumer', 5, flags='write denyoom', keys=(2, 2, 1),
-                   categories='@write @stream @slow', since='6.2.0')
+@XGROUP.subcommand(
+    'createconsumer',
+    5,
+    flags='write denyoom',
+    keys=(2, 2, 1),
+    categories='@write @stream @slow',
+    since='6.2.0',
+)
 def xgroup_createconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'createconsumer')
     if args[4] in g.consumers:
@@ -154,8 +175,14 @@ def xgroup_createconsumer(c, args):
     return 1
 
 
-@XGROUP.subcommand('delconsumer', 5, flags='write', keys=(2, 2, 1),
-                   categories='@write @stream @slow', since='5.0.0')
+@XGROUP.subcommand(
+    'delconsumer',
+    5,
+    flags='write',
+    keys=(2, 2, 1),
+    categories='@write @stream @slow',
+    since='5.0.0',
+)
 def xgroup_delconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'delconsumer')
     cons = g.consumers.get(args[4])
@@ -177,8 +204,8 @@ def xgroup_help(c, args):
 
 # -- XACK / XPENDING / XCLAIM / XAUTOCLAIM ----------------------------------------------
 
-@COMMANDS.command('xack', -4, flags='write fast', keys=(1, 1, 1),
-                  categories='@write @stream @fast')
+
+@COMMANDS.command('xack', -4, flags='write fast', keys=(1, 1, 1), categories='@write @stream @fast')
 def xack(c, args):
     s = _read_stream(c, args[1])
     g = s.groups.get(args[2]) if s is not None else None
@@ -198,12 +225,15 @@ def xack(c, args):
 
 
 def _nogroup(key, grp):
-    return RedisError(f"NOGROUP No such key '{key.decode('utf-8', 'replace')}' or consumer "
-                      f"group '{grp.decode('utf-8', 'replace')}'")
+    return RedisError(
+        f"NOGROUP No such key '{key.decode('utf-8', 'replace')}' or consumer "
+        f"group '{grp.decode('utf-8', 'replace')}'"
+    )
 
 
-@COMMANDS.command('xpending', -3, flags='readonly', keys=(1, 1, 1),
-                  categories='@read @stream @slow')
+@COMMANDS.command(
+    'xpending', -3, flags='readonly', keys=(1, 1, 1), categories='@read @stream @slow'
+)
 def xpending(c, args):
     n = len(args)
     justinfo = n == 3
@@ -238,8 +268,9 @@ def xpending(c, args):
     if justinfo:
         if not g.pel:
             return [0, None, None, NULL_ARRAY]
-        per = [[name, b'%d' % len(cons.pel)] for name, cons in sorted(g.consumers.items())
-               if cons.pel]
+        per = [
+            [name, b'%d' % len(cons.pel)] for name, cons in sorted(g.consumers.items()) if cons.pel
+        ]
         return [len(g.pel), format_id(g.pel.first()), format_id(g.pel.last()), per]
     pel = g.pel
     if consumername is not None:
@@ -253,8 +284,14 @@ def xpending(c, args):
         for i, nack in pel.iter_from(lo, hi):
             if minidle and now - nack.delivery_time < minidle:
                 continue
-            out.append([format_id(i), nack.consumer.name, max(now - nack.delivery_time, 0),
-                        nack.delivery_count])
+            out.append(
+                [
+                    format_id(i),
+                    nack.consumer.name,
+                    max(now - nack.delivery_time, 0),
+                    nack.delivery_count,
+                ]
+            )
             if len(out) >= count:
                 break
     return out
@@ -269,8 +306,9 @@ def _transfer(nack, consumer, i):
         nack.consumer = consumer
 
 
-@COMMANDS.command('xclaim', -6, flags='write fast', keys=(1, 1, 1),
-                  categories='@write @stream @fast')
+@COMMANDS.command(
+    'xclaim', -6, flags='write fast', keys=(1, 1, 1), categories='@write @stream @fast'
+)
 def xclaim(c, args):
     key = args[1]
     s = _read_stream(c, key)
@@ -313,8 +351,9 @@ def xclaim(c, args):
             j += 1
             last_id = strict_id(args[j])
         else:
-            raise RedisError(f"ERR Unrecognized XCLAIM option "
-                             f"'{args[j].decode('utf-8', 'replace')}'")
+            raise RedisError(
+                f"ERR Unrecognized XCLAIM option '{args[j].decode('utf-8', 'replace')}'"
+            )
         j += 1
     if last_id > g.last_id:
         g.last_id = last_id
@@ -353,8 +392,14 @@ def xclaim(c, args):
     return out
 
 
-@COMMANDS.command('xautoclaim', -6, flags='write fast', keys=(1, 1, 1),
-                  categories='@write @stream @fast', since='6.2.0')
+@COMMANDS.command(
+    'xautoclaim',
+    -6,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @stream @fast',
+    since='6.2.0',
+)
 def xautoclaim(c, args):
     key = args[1]
     minidle = int_arg(args[4], 'ERR Invalid min-idle-time argument for XAUTOCLAIM')

@@ -13,7 +13,6 @@ when the key was deleted or now holds another type, as Redis 7.0 does. Inside EX
 blocking read replies at once as on timeout, as Redis does for clients that may not block.
 """
 
-
 from ..args import SYNTAX, int_arg
 from ..command_table import Family
 from ..resp import NULL_ARRAY, Map, RedisError, string2ll
@@ -72,6 +71,7 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
 
 # -- XREAD / XREADGROUP -----------------------------------------------------------------
 
+
 def _xread(c, args, xreadgroup):
     timeout = -1
     count = 0
@@ -97,19 +97,25 @@ def _xread(c, args, xreadgroup):
             streams_arg = i + 1
             nk = n - streams_arg
             if nk % 2:
-                raise RedisError("ERR Unbalanced XREAD list of streams: for each stream key "
-                                 "an ID or '$' must be specified.")
+                raise RedisError(
+                    "ERR Unbalanced XREAD list of streams: for each stream key "
+                    "an ID or '$' must be specified."
+                )
             break
         elif o == b'group' and more >= 2:
             if not xreadgroup:
-                raise RedisError('ERR The GROUP option is only supported by XREADGROUP. '
-                                 'You called XREAD instead.')
+                raise RedisError(
+                    'ERR The GROUP option is only supported by XREADGROUP. '
+                    'You called XREAD instead.'
+                )
             groupname, consumername = args[i + 1], args[i + 2]
             i += 2
         elif o == b'noack':
             if not xreadgroup:
-                raise RedisError('ERR The NOACK option is only supported by XREADGROUP. '
-                                 'You called XREAD instead.')
+                raise RedisError(
+                    'ERR The NOACK option is only supported by XREADGROUP. '
+                    'You called XREAD instead.'
+                )
             noack = True
         else:
             raise SYNTAX
@@ -119,7 +125,7 @@ def _xread(c, args, xreadgroup):
     if xreadgroup and groupname is None:
         raise RedisError('ERR Missing GROUP option for XREADGROUP')
     nstreams = (n - streams_arg) // 2
-    keys = args[streams_arg:streams_arg + nstreams]
+    keys = args[streams_arg : streams_arg + nstreams]
     ids = []
     groups = []
     streams = []
@@ -134,19 +140,24 @@ def _xread(c, args, xreadgroup):
                 raise RedisError(
                     f"NOGROUP No such key '{key.decode('utf-8', 'replace')}' or consumer "
                     f"group '{groupname.decode('utf-8', 'replace')}' in XREADGROUP with "
-                    f"GROUP option")
+                    f"GROUP option"
+                )
             groups.append(g)
         if arg == b'$':
             if xreadgroup:
-                raise RedisError('ERR The $ ID is meaningless in the context of XREADGROUP: '
-                                 'you want to read the history of this consumer by '
-                                 'specifying a proper ID, or use the > ID to get new '
-                                 'messages. The $ ID would just return an empty result set.')
+                raise RedisError(
+                    'ERR The $ ID is meaningless in the context of XREADGROUP: '
+                    'you want to read the history of this consumer by '
+                    'specifying a proper ID, or use the > ID to get new '
+                    'messages. The $ ID would just return an empty result set.'
+                )
             ids.append(s.last_id if s is not None else 0)
         elif arg == b'>':
             if not xreadgroup:
-                raise RedisError('ERR The > ID can be specified only when calling XREADGROUP '
-                                 'using the GROUP <group> <consumer> option.')
+                raise RedisError(
+                    'ERR The > ID can be specified only when calling XREADGROUP '
+                    'using the GROUP <group> <consumer> option.'
+                )
             ids.append(MAX_ID)
         else:
             ids.append(strict_id(arg))
@@ -179,8 +190,9 @@ def _xread(c, args, xreadgroup):
         if history:
             entries = _reply_history(c, s, start, count, consumer)
         else:
-            entries = _reply_range(c, s, start, MAX_ID, count,
-                                   groups[k] if groups else None, consumer, noack, key, db)
+            entries = _reply_range(
+                c, s, start, MAX_ID, count, groups[k] if groups else None, consumer, noack, key, db
+            )
         served.append((key, entries))
     if served:
         if c.proto == 2:
@@ -189,19 +201,32 @@ def _xread(c, args, xreadgroup):
     if timeout != -1:
         if not c.server.blocking.may_block(c) or c.transport is None:
             return NULL_ARRAY
-        _block(c, keys, ids, count or XREAD_BLOCKED_DEFAULT_COUNT, groupname, consumername,
-               noack, timeout)
+        _block(
+            c,
+            keys,
+            ids,
+            count or XREAD_BLOCKED_DEFAULT_COUNT,
+            groupname,
+            consumername,
+            noack,
+            timeout,
+        )
         return NO_REPLY
     return NULL_ARRAY
 
 
-@COMMANDS.command('xread', -4, flags='readonly blocking movablekeys',
-                  categories='@read @stream @slow @blocking')
+@COMMANDS.command(
+    'xread', -4, flags='readonly blocking movablekeys', categories='@read @stream @slow @blocking'
+)
 def xread(c, args):
     return _xread(c, args, False)
 
 
-@COMMANDS.command('xreadgroup', -7, flags='write blocking movablekeys',
-                  categories='@write @stream @slow @blocking')
+@COMMANDS.command(
+    'xreadgroup',
+    -7,
+    flags='write blocking movablekeys',
+    categories='@write @stream @slow @blocking',
+)
 def xreadgroup(c, args):
     return _xread(c, args, True)

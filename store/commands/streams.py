@@ -7,7 +7,6 @@ and blocking); stream_groups.py (XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM); st
 t_stream.c, since it decides which error a client sees when several arguments are bad.
 """
 
-
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
@@ -21,8 +20,7 @@ STREAM, NEW = events.STREAM, events.NEW
 E_INVALID_ID = 'ERR Invalid stream ID specified as stream command argument'
 E_SMALLER = 'ERR The ID specified in XADD is equal or smaller than the target stream top item'
 E_ZERO = 'ERR The ID specified in XADD must be greater than 0-0'
-E_EXHAUSTED = ('ERR The stream has exhausted the last possible ID, unable to add more '
-               'items')
+E_EXHAUSTED = 'ERR The stream has exhausted the last possible ID, unable to add more items'
 E_BOTH = 'ERR syntax error, MAXLEN and MINID options at the same time are not compatible'
 E_TIMEOUT = 'ERR timeout is not an integer or out of range'
 INVALID = RedisError(E_INVALID_ID)
@@ -107,6 +105,7 @@ def _count_arg(b):
 
 # -- lookups and replies ----------------------------------------------------------------
 
+
 def _read_stream(c, key):
     return expect(c.ks.read(c.db, key), Stream)
 
@@ -151,6 +150,7 @@ def _id_or_none(i):
 
 
 # -- consumer groups: shared helpers ----------------------------------------------------
+
 
 def _get_consumer(c, s, group, name, key, db, refresh=True):
     """streamLookupConsumer (refreshing seen-time), creating it when missing (with its
@@ -211,7 +211,7 @@ def _reply_history(c, s, start, count, consumer):
         if count and len(out) >= count:
             break
         fields = s.get(i)
-        if fields is None:                   # deleted: addReplyNullArray, *-1 / _
+        if fields is None:  # deleted: addReplyNullArray, *-1 / _
             out.append([format_id(i), NULL_ARRAY])
         else:
             nack.delivery_time = now
@@ -222,9 +222,19 @@ def _reply_history(c, s, start, count, consumer):
 
 # -- XADD / XTRIM -----------------------------------------------------------------------
 
+
 class TrimArgs:
-    __slots__ = ('strategy', 'maxlen', 'minid', 'approx', 'limit', 'nomkstream', 'id',
-                 'id_given', 'seq_given')
+    __slots__ = (
+        'strategy',
+        'maxlen',
+        'minid',
+        'approx',
+        'limit',
+        'nomkstream',
+        'id',
+        'id_given',
+        'seq_given',
+    )
 
 
 def parse_add_trim(args, xadd):
@@ -282,14 +292,14 @@ def parse_add_trim(args, xadd):
             raise SYNTAX
         i += 1
     if t.limit and t.strategy is None:
-        raise RedisError('ERR syntax error, LIMIT cannot be used without specifying a '
-                         'trimming strategy')
+        raise RedisError(
+            'ERR syntax error, LIMIT cannot be used without specifying a trimming strategy'
+        )
     if not xadd and t.strategy is None:
         raise RedisError('ERR syntax error, XTRIM must be called with a trimming strategy')
     if limit_given:
         if not t.approx:
-            raise RedisError('ERR syntax error, LIMIT cannot be used without the special ~ '
-                             'option')
+            raise RedisError('ERR syntax error, LIMIT cannot be used without the special ~ option')
     elif t.approx:
         t.limit = min(100 * NODE_MAX_ENTRIES, 10000) or 10000
     else:
@@ -303,8 +313,9 @@ def _apply_trim(s, t):
     return s.trim_minid(t.minid, t.approx, t.limit)
 
 
-@COMMANDS.command('xadd', -5, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @stream @fast')
+@COMMANDS.command(
+    'xadd', -5, flags='write denyoom fast', keys=(1, 1, 1), categories='@write @stream @fast'
+)
 def xadd(c, args):
     t, idpos = parse_add_trim(args, True)
     nfields = len(args) - idpos - 1
@@ -333,7 +344,7 @@ def xadd(c, args):
         i = t.id
     if i <= last:
         raise RedisError(E_SMALLER)
-    s.append(i, tuple(args[idpos + 1:]))
+    s.append(i, tuple(args[idpos + 1 :]))
     _modified(c, key)
     _notify(c, b'xadd', key)
     if t.strategy is not None and _apply_trim(s, t):
@@ -355,6 +366,7 @@ def xtrim(c, args):
 
 
 # -- XRANGE / XREVRANGE / XLEN / XDEL ---------------------------------------------------
+
 
 def _xrange(c, args, rev):
     start_arg, end_arg = (args[3], args[2]) if rev else (args[2], args[3])
@@ -389,21 +401,22 @@ def xrange_(c, args):
     return _xrange(c, args, False)
 
 
-@COMMANDS.command('xrevrange', -4, flags='readonly', keys=(1, 1, 1),
-                  categories='@read @stream @slow')
+@COMMANDS.command(
+    'xrevrange', -4, flags='readonly', keys=(1, 1, 1), categories='@read @stream @slow'
+)
 def xrevrange(c, args):
     return _xrange(c, args, True)
 
 
-@COMMANDS.command('xlen', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@read @stream @fast')
+@COMMANDS.command(
+    'xlen', 2, flags='readonly fast', keys=(1, 1, 1), categories='@read @stream @fast'
+)
 def xlen(c, args):
     s = _read_stream(c, args[1])
     return 0 if s is None else s.length
 
 
-@COMMANDS.command('xdel', -3, flags='write fast', keys=(1, 1, 1),
-                  categories='@write @stream @fast')
+@COMMANDS.command('xdel', -3, flags='write fast', keys=(1, 1, 1), categories='@write @stream @fast')
 def xdel(c, args):
     key = args[1]
     s = _write_stream(c, key)
@@ -429,8 +442,9 @@ def xdel(c, args):
     return deleted
 
 
-@COMMANDS.command('xsetid', -3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @stream @fast')
+@COMMANDS.command(
+    'xsetid', -3, flags='write denyoom fast', keys=(1, 1, 1), categories='@write @stream @fast'
+)
 def xsetid(c, args):
     key = args[1]
     i = strict_id(args[2])
@@ -448,8 +462,10 @@ def xsetid(c, args):
         elif opt == b'maxdeletedid' and more:
             max_xdel = strict_id(args[j + 1])
             if i < max_xdel:
-                raise RedisError('ERR The ID specified in XSETID is smaller than the '
-                                 'provided max_deleted_entry_id')
+                raise RedisError(
+                    'ERR The ID specified in XSETID is smaller than the '
+                    'provided max_deleted_entry_id'
+                )
             j += 2
         else:
             raise SYNTAX
@@ -457,14 +473,17 @@ def xsetid(c, args):
     if s is None:
         raise RedisError('ERR no such key')
     if i < s.last_id:
-        raise RedisError('ERR The ID specified in XSETID is smaller than the target '
-                         'stream top item')
+        raise RedisError(
+            'ERR The ID specified in XSETID is smaller than the target stream top item'
+        )
     if s.length and i < s.last_valid_id():
-        raise RedisError('ERR The ID specified in XSETID is smaller than the target '
-                         'stream top item')
+        raise RedisError(
+            'ERR The ID specified in XSETID is smaller than the target stream top item'
+        )
     if entries_added != -1 and s.length > entries_added:
-        raise RedisError('ERR The entries_added specified in XSETID is smaller than the '
-                         'target stream length')
+        raise RedisError(
+            'ERR The entries_added specified in XSETID is smaller than the target stream length'
+        )
     s.last_id = i
     if entries_added != -1:
         s.entries_added = entries_added

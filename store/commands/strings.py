@@ -22,15 +22,15 @@ INCRBYFLOAT's long-double arithmetic is store/longdouble.py.
 from fractions import Fraction
 
 from .. import events
-from ..args import SYNTAX, WRONGTYPE, E_NOT_INT, E_OVERFLOW, int_arg
-from ..command_table import Family
+from ..args import E_NOT_INT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg
 from ..clock import now_ms
+from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, Map, RedisError, string2ll
 from ..types import expect
 
 LLONG_MAX = 2**63 - 1
-LLONG_MIN = -2**63
+LLONG_MIN = -(2**63)
 
 E_OFFSET = 'ERR offset is out of range'
 E_TOO_BIG = 'ERR string exceeds maximum allowed size (proto-max-bulk-len)'
@@ -53,8 +53,15 @@ def _check_length(c, size, append):
 
 # -- GET / SET ------------------------------------------------------------------------
 
-@COMMANDS.command('get', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@read @string @fast', summary='Get the value of a key')
+
+@COMMANDS.command(
+    'get',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @string @fast',
+    summary='Get the value of a key',
+)
 def get(c, args):
     v = c.ks.read(c.db, args[1])
     if v is None or type(v) is bytes:
@@ -67,13 +74,13 @@ NX, XX, GET, KEEPTTL, PERSIST, EX, PX, EXAT, PXAT = (1 << i for i in range(9))
 _EXPIRY = EX | PX | EXAT | PXAT
 _PLAIN_EXPIRY = {b'EX': EX, b'ex': EX, b'PX': PX, b'px': PX}
 _UNIT_MS = {EX: 1000, PX: 1}
-_TIME_OPTIONS = {b'ex': EX, b'px': PX, b'exat': EXAT, b'pxat': PXAT}   # one of them at most
+_TIME_OPTIONS = {b'ex': EX, b'px': PX, b'exat': EXAT, b'pxat': PXAT}  # one of them at most
 
 
 def _keyword(b):
     """An option name as Redis's strcasecmp sees it: lower-cased, cut at a NUL byte."""
     if b'\0' in b:
-        b = b[:b.index(b'\0')]
+        b = b[: b.index(b'\0')]
     return b.lower()
 
 
@@ -98,8 +105,11 @@ def _parse_options(args, start, is_set):
             flags |= KEEPTTL
         elif opt == b'persist' and not is_set and not flags & (KEEPTTL | _EXPIRY):
             flags |= PERSIST
-        elif opt in _TIME_OPTIONS and more and not flags & (
-                KEEPTTL | PERSIST | _EXPIRY & ~_TIME_OPTIONS[opt]):
+        elif (
+            opt in _TIME_OPTIONS
+            and more
+            and not flags & (KEEPTTL | PERSIST | _EXPIRY & ~_TIME_OPTIONS[opt])
+        ):
             flags |= _TIME_OPTIONS[opt]
             i += 1
             expire = args[i]
@@ -148,8 +158,14 @@ def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
     return old if flags & GET else ok_reply
 
 
-@COMMANDS.command('set', -3, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@write @string @slow', summary='Set the string value of a key')
+@COMMANDS.command(
+    'set',
+    -3,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@write @string @slow',
+    summary='Set the string value of a key',
+)
 def set_(c, args):
     if len(args) == 3:
         ks = c.ks
@@ -158,7 +174,7 @@ def set_(c, args):
         ks.set(c.db, args[1], args[2])
         return OK
     if len(args) == 5 and not c.ks.notify_flags:
-        unit = _PLAIN_EXPIRY.get(args[3])         # SET k v EX|PX n: skip option parsing
+        unit = _PLAIN_EXPIRY.get(args[3])  # SET k v EX|PX n: skip option parsing
         if unit is not None:
             n = args[4]
             if n.isdigit() and n[0] != 48 and len(n) < 13:
@@ -173,30 +189,52 @@ def set_(c, args):
     return _set_generic(c, args[1], args[2], flags, deadline)
 
 
-@COMMANDS.command('setnx', 3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast',
-                  summary='Set the value of a key, only if the key does not exist')
+@COMMANDS.command(
+    'setnx',
+    3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    summary='Set the value of a key, only if the key does not exist',
+)
 def setnx(c, args):
     return _set_generic(c, args[1], args[2], NX, None, 1, 0)
 
 
-@COMMANDS.command('setex', 4, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@write @string @slow', since='2.0.0',
-                  summary='Set the value and expiration of a key')
+@COMMANDS.command(
+    'setex',
+    4,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@write @string @slow',
+    since='2.0.0',
+    summary='Set the value and expiration of a key',
+)
 def setex(c, args):
     return _set_generic(c, args[1], args[3], EX, _deadline(c, args[2], EX, 'setex'))
 
 
-@COMMANDS.command('psetex', 4, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@write @string @slow', since='2.6.0',
-                  summary='Set the value and expiration in milliseconds of a key')
+@COMMANDS.command(
+    'psetex',
+    4,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@write @string @slow',
+    since='2.6.0',
+    summary='Set the value and expiration in milliseconds of a key',
+)
 def psetex(c, args):
     return _set_generic(c, args[1], args[3], PX, _deadline(c, args[2], PX, 'psetex'))
 
 
-@COMMANDS.command('getset', 3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast',
-                  summary='Set the string value of a key and return its old value')
+@COMMANDS.command(
+    'getset',
+    3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    summary='Set the string value of a key and return its old value',
+)
 def getset(c, args):
     key = args[1]
     old = _read_string(c, key)
@@ -208,9 +246,15 @@ def getset(c, args):
     return old
 
 
-@COMMANDS.command('getdel', 2, flags='write fast', keys=(1, 1, 1),
-                  categories='@write @string @fast', since='6.2.0',
-                  summary='Get the value of a key and delete the key')
+@COMMANDS.command(
+    'getdel',
+    2,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    since='6.2.0',
+    summary='Get the value of a key and delete the key',
+)
 def getdel(c, args):
     key = args[1]
     old = _read_string(c, key)
@@ -219,9 +263,15 @@ def getdel(c, args):
     return old
 
 
-@COMMANDS.command('getex', -2, flags='write fast', keys=(1, 1, 1),
-                  categories='@write @string @fast', since='6.2.0',
-                  summary='Get the value of a key and optionally set its expiration')
+@COMMANDS.command(
+    'getex',
+    -2,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    since='6.2.0',
+    summary='Get the value of a key and optionally set its expiration',
+)
 def getex(c, args):
     flags, expire = _parse_options(args, 2, False)
     key = args[1]
@@ -249,9 +299,16 @@ def getex(c, args):
 
 # -- multiple keys --------------------------------------------------------------------
 
-@COMMANDS.command('mget', -2, flags='readonly fast', keys=(1, -1, 1),
-                  categories='@read @string @fast', tips='request_policy:multi_shard',
-                  summary='Get the values of all the given keys')
+
+@COMMANDS.command(
+    'mget',
+    -2,
+    flags='readonly fast',
+    keys=(1, -1, 1),
+    categories='@read @string @fast',
+    tips='request_policy:multi_shard',
+    summary='Get the values of all the given keys',
+)
 def mget(c, args):
     read = c.ks.read
     db = c.db
@@ -262,10 +319,16 @@ def mget(c, args):
     return out
 
 
-@COMMANDS.command('mset', -3, flags='write denyoom', keys=(1, -1, 2),
-                  categories='@write @string @slow',
-                  tips='request_policy:multi_shard response_policy:all_succeeded', since='1.0.1',
-                  summary='Set multiple keys to multiple values')
+@COMMANDS.command(
+    'mset',
+    -3,
+    flags='write denyoom',
+    keys=(1, -1, 2),
+    categories='@write @string @slow',
+    tips='request_policy:multi_shard response_policy:all_succeeded',
+    since='1.0.1',
+    summary='Set multiple keys to multiple values',
+)
 def mset(c, args):
     n = len(args)
     if not n & 1:
@@ -278,10 +341,16 @@ def mset(c, args):
     return OK
 
 
-@COMMANDS.command('msetnx', -3, flags='write denyoom', keys=(1, -1, 2),
-                  categories='@write @string @slow',
-                  tips='request_policy:multi_shard response_policy:agg_min', since='1.0.1',
-                  summary='Set multiple keys to multiple values, only if none of the keys exist')
+@COMMANDS.command(
+    'msetnx',
+    -3,
+    flags='write denyoom',
+    keys=(1, -1, 2),
+    categories='@write @string @slow',
+    tips='request_policy:multi_shard response_policy:agg_min',
+    since='1.0.1',
+    summary='Set multiple keys to multiple values, only if none of the keys exist',
+)
 def msetnx(c, args):
     n = len(args)
     if not n & 1:
@@ -297,6 +366,7 @@ def msetnx(c, args):
 
 
 # -- APPEND, STRLEN, SETRANGE, GETRANGE ---------------------------------------------------
+
 
 def _lookup_string(c, key):
     """lookupKeyWrite + checkType: the string value for a write command, or None."""
@@ -322,9 +392,15 @@ def _store(c, key, value, created, event):
         ks.notify(STRING, event, c.db, key)
 
 
-@COMMANDS.command('append', 3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast', since='2.0.0',
-                  summary='Append a value to a key')
+@COMMANDS.command(
+    'append',
+    3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    since='2.0.0',
+    summary='Append a value to a key',
+)
 def append(c, args):
     key, tail = args[1], args[2]
     v = _lookup_string(c, key)
@@ -337,17 +413,29 @@ def append(c, args):
     return len(v)
 
 
-@COMMANDS.command('strlen', 2, flags='readonly fast', keys=(1, 1, 1),
-                  categories='@read @string @fast', since='2.2.0',
-                  summary='Get the length of the value stored in a key')
+@COMMANDS.command(
+    'strlen',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @string @fast',
+    since='2.2.0',
+    summary='Get the length of the value stored in a key',
+)
 def strlen(c, args):
     v = _read_string(c, args[1])
     return 0 if v is None else len(v)
 
 
-@COMMANDS.command('setrange', 4, flags='write denyoom', keys=(1, 1, 1),
-                  categories='@write @string @slow', since='2.2.0',
-                  summary='Overwrite part of a string at key starting at the specified offset')
+@COMMANDS.command(
+    'setrange',
+    4,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@write @string @slow',
+    since='2.2.0',
+    summary='Overwrite part of a string at key starting at the specified offset',
+)
 def setrange(c, args):
     key, value = args[1], args[3]
     offset = int_arg(args[2])
@@ -367,7 +455,7 @@ def setrange(c, args):
     if offset > len(v):
         v = v + bytes(offset - len(v)) + value
     else:
-        v = v[:offset] + value + v[offset + len(value):]
+        v = v[:offset] + value + v[offset + len(value) :]
     _store(c, key, v, False, b'setrange')
     return len(v)
 
@@ -382,11 +470,23 @@ def _clamp_range(start, end, n):
     return max(start, 0), min(max(end, 0), n - 1)
 
 
-@COMMANDS.command('substr', 4, flags='readonly', keys=(1, 1, 1), categories='@read @string @slow',
-                  summary='Get a substring of the string stored at a key')
-@COMMANDS.command('getrange', 4, flags='readonly', keys=(1, 1, 1),
-                  categories='@read @string @slow', since='2.4.0',
-                  summary='Get a substring of the string stored at a key')
+@COMMANDS.command(
+    'substr',
+    4,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @string @slow',
+    summary='Get a substring of the string stored at a key',
+)
+@COMMANDS.command(
+    'getrange',
+    4,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @string @slow',
+    since='2.4.0',
+    summary='Get a substring of the string stored at a key',
+)
 def getrange(c, args):
     start = int_arg(args[2])
     end = int_arg(args[3])
@@ -399,10 +499,11 @@ def getrange(c, args):
     start, end = _clamp_range(start, end, n)
     if start > end or n == 0:
         return b''
-    return v[start:end + 1]
+    return v[start : end + 1]
 
 
 # -- counters -------------------------------------------------------------------------
+
 
 def _incr(c, key, by):
     """incrDecrCommand: add `by` to the integer at `key` (created as 0)."""
@@ -430,30 +531,50 @@ def _incr(c, key, by):
     return n
 
 
-@COMMANDS.command('incr', 2, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast',
-                  summary='Increment the integer value of a key by one')
+@COMMANDS.command(
+    'incr',
+    2,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    summary='Increment the integer value of a key by one',
+)
 def incr(c, args):
     return _incr(c, args[1], 1)
 
 
-@COMMANDS.command('decr', 2, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast',
-                  summary='Decrement the integer value of a key by one')
+@COMMANDS.command(
+    'decr',
+    2,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    summary='Decrement the integer value of a key by one',
+)
 def decr(c, args):
     return _incr(c, args[1], -1)
 
 
-@COMMANDS.command('incrby', 3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast',
-                  summary='Increment the integer value of a key by the given amount')
+@COMMANDS.command(
+    'incrby',
+    3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    summary='Increment the integer value of a key by the given amount',
+)
 def incrby(c, args):
     return _incr(c, args[1], int_arg(args[2]))
 
 
-@COMMANDS.command('decrby', 3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast',
-                  summary='Decrement the integer value of a key by the given number')
+@COMMANDS.command(
+    'decrby',
+    3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    summary='Decrement the integer value of a key by the given number',
+)
 def decrby(c, args):
     by = int_arg(args[2])
     if by == LLONG_MIN:
@@ -461,9 +582,15 @@ def decrby(c, args):
     return _incr(c, args[1], -by)
 
 
-@COMMANDS.command('incrbyfloat', 3, flags='write denyoom fast', keys=(1, 1, 1),
-                  categories='@write @string @fast', since='2.6.0',
-                  summary='Increment the float value of a key by the given amount')
+@COMMANDS.command(
+    'incrbyfloat',
+    3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @string @fast',
+    since='2.6.0',
+    summary='Increment the float value of a key by the given amount',
+)
 def incrbyfloat(c, args):
     key = args[1]
     v = _lookup_string(c, key)
@@ -474,7 +601,7 @@ def incrbyfloat(c, args):
     if incr is None:
         raise RedisError(E_NOT_FLOAT)
     if type(value) is float or type(incr) is float:
-        raise RedisError(E_NAN)        # inf + anything is inf or NaN
+        raise RedisError(E_NAN)  # inf + anything is inf or NaN
     result = ld_round(value + incr)
     if type(result) is float:
         raise RedisError(E_NAN)
@@ -485,8 +612,16 @@ def incrbyfloat(c, args):
 
 # -- LCS ------------------------------------------------------------------------------
 
-@COMMANDS.command('lcs', -3, flags='readonly', keys=(1, 2, 1), categories='@read @string @slow',
-                  since='7.0.0', summary='Find longest common substring')
+
+@COMMANDS.command(
+    'lcs',
+    -3,
+    flags='readonly',
+    keys=(1, 2, 1),
+    categories='@read @string @slow',
+    since='7.0.0',
+    summary='Find longest common substring',
+)
 def lcs(c, args):
     ks = c.ks
     a = ks.read(c.db, args[1])
@@ -517,8 +652,9 @@ def lcs(c, args):
         raise RedisError('ERR If you want both the length and indexes, please just use IDX.')
     alen, blen = len(a), len(b)
     if (alen + 1) * (blen + 1) * 4 > c.server.max_bulk:
-        raise RedisError('ERR Insufficient memory, transient memory for LCS exceeds '
-                         'proto-max-bulk-len')
+        raise RedisError(
+            'ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len'
+        )
     # rows[i][j] = length of the LCS of a[:i] and b[:j]
     rows = [[0] * (blen + 1)]
     for i in range(1, alen + 1):
@@ -539,7 +675,7 @@ def lcs(c, args):
     result = bytearray(total)
     idx = total
     matches = []
-    arange_start = alen                 # alen: no range being tracked
+    arange_start = alen  # alen: no range being tracked
     arange_end = brange_start = brange_end = 0
     i, jj = alen, blen
     while i > 0 and jj > 0:

@@ -6,16 +6,16 @@ another client in between. WATCH registers the connection on the keyspace's watc
 any write to a watched key sets `dirty_cas` and EXEC then answers with a null array.
 """
 
+from ..clock import now_ms
 from ..command_table import Family
 from ..resp import NULL_ARRAY, OK, RedisError
-from ..clock import now_ms
-
 
 COMMANDS = Family('transactions')
 
 
-@COMMANDS.command('multi', 1, flags='noscript loading stale fast allow_busy',
-                  categories='@fast @transaction')
+@COMMANDS.command(
+    'multi', 1, flags='noscript loading stale fast allow_busy', categories='@fast @transaction'
+)
 def multi(c, args):
     if c.multi is not None:
         raise RedisError('ERR MULTI calls can not be nested')
@@ -32,8 +32,9 @@ def _end_multi(c):
     c.unwatch_all()
 
 
-@COMMANDS.command('exec', 1, flags='noscript loading stale skip_slowlog',
-                  categories='@slow @transaction')
+@COMMANDS.command(
+    'exec', 1, flags='noscript loading stale skip_slowlog', categories='@slow @transaction'
+)
 def exec_(c, args):
     if c.multi is None:
         raise RedisError('ERR EXEC without MULTI')
@@ -56,14 +57,12 @@ def _watched_key_expired(c):
     """Redis fails EXEC when a key that existed at WATCH time has logically expired since,
     even if nothing has deleted it yet."""
     now = now_ms()
-    for (db, key), deadline in zip(c.watched, c.watched_deadlines):
-        if deadline is not None and deadline < now:
-            return True
-    return False
+    return any(d is not None and d < now for d in c.watched_deadlines)
 
 
-@COMMANDS.command('discard', 1, flags='noscript loading stale fast allow_busy',
-                  categories='@fast @transaction')
+@COMMANDS.command(
+    'discard', 1, flags='noscript loading stale fast allow_busy', categories='@fast @transaction'
+)
 def discard(c, args):
     if c.multi is None:
         raise RedisError('ERR DISCARD without MULTI')
@@ -71,8 +70,13 @@ def discard(c, args):
     return OK
 
 
-@COMMANDS.command('watch', -2, flags='noscript loading stale fast allow_busy', keys=(1, -1, 1),
-                  categories='@fast @transaction')
+@COMMANDS.command(
+    'watch',
+    -2,
+    flags='noscript loading stale fast allow_busy',
+    keys=(1, -1, 1),
+    categories='@fast @transaction',
+)
 def watch(c, args):
     if c.multi is not None:
         raise RedisError('ERR WATCH inside MULTI is not allowed')
@@ -88,8 +92,9 @@ def watch(c, args):
     return OK
 
 
-@COMMANDS.command('unwatch', 1, flags='noscript loading stale fast allow_busy',
-                  categories='@fast @transaction')
+@COMMANDS.command(
+    'unwatch', 1, flags='noscript loading stale fast allow_busy', categories='@fast @transaction'
+)
 def unwatch(c, args):
     c.unwatch_all()
     return OK

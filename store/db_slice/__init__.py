@@ -24,7 +24,7 @@ def key_slot(key: bytes) -> int:
     if start >= 0:
         end = key.find(b'}', start + 1)
         if end > start + 1:
-            key = key[start + 1:end]
+            key = key[start + 1 : end]
     return crc_hqx(key, 0) & (SLOTS - 1)
 
 

@@ -36,8 +36,12 @@ class ActiveExpiry:
         self.expire_due: Callable[[float], bool] | None = None
         self.earliest: Callable[[], int | None] | None = None
 
-    def start(self, loop: asyncio.AbstractEventLoop, expire_due: Callable[[float], bool],
-              earliest: Callable[[], int | None]) -> None:
+    def start(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        expire_due: Callable[[float], bool],
+        earliest: Callable[[], int | None],
+    ) -> None:
         """Begin running `expire_due(budget_s) -> more` on `loop`; `earliest()` gives the
         earliest pending deadline (Keyspace.expire_due and earliest_deadline)."""
         self.loop = loop

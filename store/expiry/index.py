@@ -39,21 +39,30 @@ class DeadlineIndex:
     """Keys are bytes; deadlines, windows and `now` are ints (ms since the epoch, and
     deadline // COARSE_MS for a window); `db` is a database number."""
 
-    __slots__ = ('expires', 'far', 'far_heap', 'near', 'near_heap', 'horizon', 'entries',
-                 'stale', 'canon')
+    __slots__ = (
+        'expires',
+        'far',
+        'far_heap',
+        'near',
+        'near_heap',
+        'horizon',
+        'entries',
+        'stale',
+        'canon',
+    )
 
     expires: list[dict[bytes, int]]
-    far: list[dict[int, list[bytes]]]           # per db: window -> keys
-    far_heap: list[tuple[int, int]]             # (window, db)
-    near: list[dict[int, list[bytes]]]          # per db: deadline -> keys
-    near_heap: list[tuple[int, int]]            # (deadline, db)
+    far: list[dict[int, list[bytes]]]  # per db: window -> keys
+    far_heap: list[tuple[int, int]]  # (window, db)
+    near: list[dict[int, list[bytes]]]  # per db: deadline -> keys
+    near_heap: list[tuple[int, int]]  # (deadline, db)
     horizon: int
     entries: int
     stale: int
     canon: dict[int, int]
 
     def __init__(self, expires: list[dict[bytes, int]]) -> None:
-        self.expires = expires      # the shard's per-database key -> deadline dicts
+        self.expires = expires  # the shard's per-database key -> deadline dicts
         self.canon = {}
         self._reset()
 
@@ -62,7 +71,7 @@ class DeadlineIndex:
         self.near = [{} for _ in self.expires]
         self.far_heap = []
         self.near_heap = []
-        self.horizon = 0            # deadlines below this are filed in `near`
+        self.horizon = 0  # deadlines below this are filed in `near`
         self.entries = 0
         self.stale = 0
 
@@ -78,8 +87,7 @@ class DeadlineIndex:
             self.canon[deadline] = canon = deadline
         if old is not None:
             horizon = self.horizon
-            if (old >= horizon and canon >= horizon
-                    and old // COARSE_MS == canon // COARSE_MS):
+            if old >= horizon and canon >= horizon and old // COARSE_MS == canon // COARSE_MS:
                 return canon
             if self.discard():
                 # The rebuild refiled the key under `old`, still in `expires` until the
@@ -129,8 +137,9 @@ class DeadlineIndex:
         """FLUSHDB: forget a database's entries (their heap entries are skipped later).
         Called before the database's `expires` dict is emptied: of the dropped entries,
         one per key still in it is live, the rest were counted in `stale`."""
-        dropped = (sum(len(b) for b in self.far[db].values())
-                   + sum(len(b) for b in self.near[db].values()))
+        dropped = sum(len(b) for b in self.far[db].values()) + sum(
+            len(b) for b in self.near[db].values()
+        )
         self.entries -= dropped
         self.stale -= dropped - len(self.expires[db])
         self.far[db] = {}
@@ -138,8 +147,10 @@ class DeadlineIndex:
 
     def swap(self, db1: int, db2: int) -> None:
         """SWAPDB: exchange two databases' entries."""
+
         def other(db: int) -> int:
             return db2 if db == db1 else db1 if db == db2 else db
+
         for level in (self.far, self.near):
             level[db1], level[db2] = level[db2], level[db1]
         self.far_heap = [(w, other(db)) for w, db in self.far_heap]

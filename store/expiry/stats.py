@@ -23,13 +23,13 @@ def _bucket(lag: int) -> int:
 
 
 def _bucket_value(b: int) -> int:
-    return b if b < EXACT else 1 << (b - EXACT)    # upper bound of a power-of-two bucket
+    return b if b < EXACT else 1 << (b - EXACT)  # upper bound of a power-of-two bucket
 
 
 class LagStats:
     __slots__ = ('counts', 'total', 'max')
 
-    counts: dict[int, int]          # bucket -> expiries
+    counts: dict[int, int]  # bucket -> expiries
     total: int
     max: int
 
@@ -64,6 +64,7 @@ class LagStats:
 
 # What expiry_info_fields reads of the server, as read-only protocols: the expiry layer
 # does not import the server (imports point down).
+
 
 class _Shard(Protocol):
     @property

@@ -23,5 +23,12 @@ def pubsub_info_fields(server):
     return hub.info_fields()
 
 
-__all__ = ['CHANNELS', 'PATTERNS', 'SHARD_CHANNELS', 'ChannelStore', 'PubSub', 'Subscriber',
-           'pubsub_info_fields']
+__all__ = [
+    'CHANNELS',
+    'PATTERNS',
+    'SHARD_CHANNELS',
+    'ChannelStore',
+    'PubSub',
+    'Subscriber',
+    'pubsub_info_fields',
+]

@@ -40,8 +40,7 @@ candidate patterns x match cost).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import TypeAlias
 
 from ..glob import Glob, compile_glob
@@ -73,13 +72,17 @@ class PatternEntry:
         self.glob = g = compile_glob(pattern)
         self.subs = subs
         # `literal*`: finding it under its prefix is the whole match
-        self.prefix_only = (g.starred and len(g.segments) == 2 and not g.segments[1][1]
-                            and len(g.prefix) == g.segments[0][1])
+        self.prefix_only = (
+            g.starred
+            and len(g.segments) == 2
+            and not g.segments[1][1]
+            and len(g.prefix) == g.segments[0][1]
+        )
 
 
 def _drop(subs: Subscribers, sub: Subscriber) -> Subscribers:
     i = subs.index(sub)
-    return subs[:i] + subs[i + 1:]
+    return subs[:i] + subs[i + 1 :]
 
 
 class _LengthIndex:
@@ -89,7 +92,7 @@ class _LengthIndex:
 
     buckets: dict[bytes, dict[bytes, PatternEntry]]
     lengths: tuple[int, ...]
-    _counts: dict[int, int]             # literal length -> literals of that length
+    _counts: dict[int, int]  # literal length -> literals of that length
 
     def __init__(self) -> None:
         self.buckets = {}
@@ -122,13 +125,16 @@ class _LengthIndex:
 
 
 class ChannelStore:
-    channels: list[dict[bytes, Subscribers]]          # per shard: channel -> snapshot
-    patterns: list[dict[bytes, PatternEntry]]         # per shard: pattern -> entry
-    shard_channels: list[dict[bytes, Subscribers]]    # per shard: channel -> snapshot
-    maps: tuple[list[dict[bytes, Subscribers]], list[dict[bytes, PatternEntry]],
-                list[dict[bytes, Subscribers]]]       # the three, by kind
-    _subscriber_maps: tuple[list[dict[bytes, Subscribers]], ...]   # `subscribers`, by kind
-    counts: list[int]                                 # live keys per kind
+    channels: list[dict[bytes, Subscribers]]  # per shard: channel -> snapshot
+    patterns: list[dict[bytes, PatternEntry]]  # per shard: pattern -> entry
+    shard_channels: list[dict[bytes, Subscribers]]  # per shard: channel -> snapshot
+    maps: tuple[
+        list[dict[bytes, Subscribers]],
+        list[dict[bytes, PatternEntry]],
+        list[dict[bytes, Subscribers]],
+    ]  # the three, by kind
+    _subscriber_maps: tuple[list[dict[bytes, Subscribers]], ...]  # `subscribers`, by kind
+    counts: list[int]  # live keys per kind
     by_prefix: _LengthIndex
     by_suffix: _LengthIndex
     unindexed: dict[bytes, PatternEntry]
@@ -140,8 +146,7 @@ class ChannelStore:
         self.maps = (self.channels, self.patterns, self.shard_channels)
         # `subscribers` by kind: patterns have no exact subscribers, so PATTERNS reads
         # shards that stay empty
-        self._subscriber_maps = (self.channels, [{} for _ in range(NSHARDS)],
-                                 self.shard_channels)
+        self._subscriber_maps = (self.channels, [{} for _ in range(NSHARDS)], self.shard_channels)
         self.counts = [0, 0, 0]
         self.by_prefix = _LengthIndex()
         self.by_suffix = _LengthIndex()
@@ -180,7 +185,7 @@ class ChannelStore:
             for length in index.lengths:
                 if length > n:
                     break
-                bucket = buckets.get(channel[n - length:])
+                bucket = buckets.get(channel[n - length :])
                 if bucket:
                     for e in bucket.values():
                         if e.glob.match(channel):
@@ -205,8 +210,9 @@ class ChannelStore:
     def updater(self, kind: int, sub: Subscriber, add: bool) -> Updater:
         return Updater(self, kind, sub, add)
 
-    def _apply_shard(self, kind: int, shard: int, keys: list[bytes], sub: Subscriber,
-                     add: bool) -> None:
+    def _apply_shard(
+        self, kind: int, shard: int, keys: list[bytes], sub: Subscriber, add: bool
+    ) -> None:
         if kind == PATTERNS:
             pm = self.patterns[shard]
             for key in keys:
@@ -270,7 +276,7 @@ class Updater:
     kind: int
     sub: Subscriber
     add: bool
-    pending: dict[int, list[bytes]]     # shard -> keys
+    pending: dict[int, list[bytes]]  # shard -> keys
 
     def __init__(self, store: ChannelStore, kind: int, sub: Subscriber, add: bool) -> None:
         self.store, self.kind, self.sub, self.add = store, kind, sub, add

@@ -52,7 +52,7 @@ _SUB_NAMES = (b'subscribe', b'psubscribe', b'ssubscribe')
 _UNSUB_NAMES = (b'unsubscribe', b'punsubscribe', b'sunsubscribe')
 _MSG_HEAD = (b'*3\r\n$7\r\nmessage\r\n', None, b'*3\r\n$8\r\nsmessage\r\n')
 
-DEFERRED = Raw(b'')          # a handler's "no reply now": the command will run again later
+DEFERRED = Raw(b'')  # a handler's "no reply now": the command will run again later
 
 
 class Subscriber:
@@ -61,18 +61,17 @@ class Subscriber:
     `sets[kind]` are insertion-ordered dicts used as sets (Redis 7.0 keeps patterns in
     subscription order; UNSUBSCRIBE-all replies in that order)."""
 
-    __slots__ = ('hub', 'conn', 'sets', 'queue', 'qbytes', 'tbytes', 'soft_since',
-                 'doomed')
+    __slots__ = ('hub', 'conn', 'sets', 'queue', 'qbytes', 'tbytes', 'soft_since', 'doomed')
 
     def __init__(self, hub, conn):
         self.hub = hub
         self.conn = conn
         self.sets = ({}, {}, {})
         self.queue = deque()
-        self.qbytes = 0             # bytes in `queue`
-        self.tbytes = 0             # sampled transport write-buffer size
-        self.soft_since = None      # when the soft output limit was first seen exceeded
-        self.doomed = False         # scheduled for an output-buffer-limit disconnect
+        self.qbytes = 0  # bytes in `queue`
+        self.tbytes = 0  # sampled transport write-buffer size
+        self.soft_since = None  # when the soft output limit was first seen exceeded
+        self.doomed = False  # scheduled for an output-buffer-limit disconnect
 
     def total(self):
         s = self.sets
@@ -135,7 +134,7 @@ class PubSub:
     def __init__(self, server):
         self.server = server
         self.store = ChannelStore()
-        self.dirty = []                 # subscribers with queued messages to write
+        self.dirty = []  # subscribers with queued messages to write
         self.drain_handle = None
         self.wake_handle = None
         self.poll_handle = None
@@ -143,11 +142,11 @@ class PubSub:
         self.buffered = 0
         self.buffering = set()
         self.soft_watch = set()
-        self.blocked = deque()          # publisher connections waiting for the limit
-        self.origin_out = None          # a subscriber's own messages, during its PUBLISH
+        self.blocked = deque()  # publisher connections waiting for the limit
+        self.origin_out = None  # a subscriber's own messages, during its PUBLISH
         # counters for INFO
-        self.messages = 0               # deliveries (receivers summed over publishes)
-        self.publisher_waits = 0        # times a PUBLISH had to wait
+        self.messages = 0  # deliveries (receivers summed over publishes)
+        self.publisher_waits = 0  # times a PUBLISH had to wait
         self.obl_disconnections = 0
         self.apply_config()
         server.disconnect_hooks.append(self.on_disconnect)
@@ -214,7 +213,7 @@ class PubSub:
                 if not notify:
                     return None
                 null = b'$-1\r\n' if conn.proto == 2 else b'_\r\n'
-                head = (b'*3\r\n' if conn.proto == 2 else b'>3\r\n')
+                head = b'*3\r\n' if conn.proto == 2 else b'>3\r\n'
                 count = self._count(sub, kind) if sub is not None else 0
                 return Raw(b'%s%s%s:%d\r\n' % (head, _bulk(_UNSUB_NAMES[kind]), null, count))
         head = (b'*3\r\n' if conn.proto == 2 else b'>3\r\n') + _bulk(_UNSUB_NAMES[kind])
@@ -227,8 +226,10 @@ class PubSub:
                     updater = self.store.updater(kind, sub, False)
                 updater.record(key)
             if notify:
-                frames.append(b'%s%s:%d\r\n' % (
-                    head, _bulk(key), self._count(sub, kind) if sub is not None else 0))
+                frames.append(
+                    b'%s%s:%d\r\n'
+                    % (head, _bulk(key), self._count(sub, kind) if sub is not None else 0)
+                )
         if updater is not None:
             updater.apply()
         if sub is not None:
@@ -295,15 +296,25 @@ class PubSub:
         bodies = [_bulk(m) for m in messages]
         if subs:
             head = _bulk(b'message') + _bulk(channel)
-            self._fanout(subs, b''.join([b'*3\r\n' + head + m for m in bodies]),
-                         b''.join([b'>3\r\n' + head + m for m in bodies]), None, count)
+            self._fanout(
+                subs,
+                b''.join([b'*3\r\n' + head + m for m in bodies]),
+                b''.join([b'>3\r\n' + head + m for m in bodies]),
+                None,
+                count,
+            )
             n += len(subs)
         if pats:
             cb = _bulk(channel)
             for e in pats:
                 head = _bulk(b'pmessage') + _bulk(e.pattern) + cb
-                self._fanout(e.subs, b''.join([b'*4\r\n' + head + m for m in bodies]),
-                             b''.join([b'>4\r\n' + head + m for m in bodies]), None, count)
+                self._fanout(
+                    e.subs,
+                    b''.join([b'*4\r\n' + head + m for m in bodies]),
+                    b''.join([b'>4\r\n' + head + m for m in bodies]),
+                    None,
+                    count,
+                )
                 n += len(e.subs)
         self._after_fanout()
         return n * len(messages)
@@ -314,14 +325,21 @@ class PubSub:
         channel = args[1]
         store = self.store
         subs = store.subscribers(channel, kind)
-        pats = (store.matching_patterns(channel)
-                if kind == CHANNELS and store.counts[PATTERNS] else None)
+        pats = (
+            store.matching_patterns(channel)
+            if kind == CHANNELS and store.counts[PATTERNS]
+            else None
+        )
         if subs is None and not pats:
             return 0
         limit = self.limit
-        if (limit and self.queued + self.buffered > limit
-                and not getattr(conn, 'in_exec', False)
-                and conn.transport is not None and not conn.closing):
+        if (
+            limit
+            and self.queued + self.buffered > limit
+            and not getattr(conn, 'in_exec', False)
+            and conn.transport is not None
+            and not conn.closing
+        ):
             self._block(conn, args)
             return DEFERRED
         origin = conn.pubsub
@@ -330,7 +348,7 @@ class PubSub:
         self.origin_out = mine = []
         n = self._send(channel, args[2], kind, origin, subs, pats)
         self.origin_out = None
-        if mine:        # Redis writes a client's own messages before its PUBLISH reply
+        if mine:  # Redis writes a client's own messages before its PUBLISH reply
             mine.append(b':%d\r\n' % n)
             return Raw(b''.join(mine))
         return n
@@ -338,8 +356,11 @@ class PubSub:
     def _deliver(self, channel, message, kind, origin):
         store = self.store
         subs = store.subscribers(channel, kind)
-        pats = (store.matching_patterns(channel)
-                if kind == CHANNELS and store.counts[PATTERNS] else None)
+        pats = (
+            store.matching_patterns(channel)
+            if kind == CHANNELS and store.counts[PATTERNS]
+            else None
+        )
         if subs is None and not pats:
             return 0
         return self._send(channel, message, kind, origin, subs, pats)
@@ -349,17 +370,26 @@ class PubSub:
         matching pattern in `pats`, and queue it; returns the receivers."""
         n = 0
         if subs:
-            self._fanout(subs, b'%s$%d\r\n%s\r\n$%d\r\n%s\r\n' % (
-                _MSG_HEAD[kind], len(channel), channel, len(message), message), None,
-                origin, 1)
+            self._fanout(
+                subs,
+                b'%s$%d\r\n%s\r\n$%d\r\n%s\r\n'
+                % (_MSG_HEAD[kind], len(channel), channel, len(message), message),
+                None,
+                origin,
+                1,
+            )
             n = len(subs)
         if pats:
-            tail = b'$%d\r\n%s\r\n$%d\r\n%s\r\n' % (len(channel), channel, len(message),
-                                                  message)
+            tail = b'$%d\r\n%s\r\n$%d\r\n%s\r\n' % (len(channel), channel, len(message), message)
             for e in pats:
                 p = e.pattern
-                self._fanout(e.subs, b'*4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n%s' % (
-                    len(p), p, tail), None, origin, 1)
+                self._fanout(
+                    e.subs,
+                    b'*4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n%s' % (len(p), p, tail),
+                    None,
+                    origin,
+                    1,
+                )
                 n += len(e.subs)
         self._after_fanout()
         return n
@@ -426,7 +456,7 @@ class PubSub:
             conn = s.conn
             transport = conn.transport
             if conn.write_paused or transport is None or conn.closing:
-                continue        # resume_writing (or disconnect) takes it from here
+                continue  # resume_writing (or disconnect) takes it from here
             if not conn.subscriptions:
                 self.clear_queue(s)
                 continue
@@ -485,8 +515,11 @@ class PubSub:
         conn = s.conn
         self.soft_watch.discard(s)
         self.obl_disconnections += 1
-        self.server.log(f'Client {conn.describe()} scheduled to be closed ASAP for '
-                        f'overcoming of output buffer limits.', '#')
+        self.server.log(
+            f'Client {conn.describe()} scheduled to be closed ASAP for '
+            f'overcoming of output buffer limits.',
+            '#',
+        )
         self.forget(conn)
         s.doomed = False
         conn.closing = True
@@ -503,10 +536,9 @@ class PubSub:
         conn.transport.pause_reading()
         self.blocked.append(conn)
         self.publisher_waits += 1
-        cmd = self.server.commands.get(b'publish' if args[0].lower() == b'publish'
-                                       else b'spublish')
+        cmd = self.server.commands.get(b'publish' if args[0].lower() == b'publish' else b'spublish')
         if cmd is not None:
-            cmd.calls -= 1          # it is counted when it runs
+            cmd.calls -= 1  # it is counted when it runs
         if self.poll_handle is None:
             self.poll_handle = self.server.loop.call_later(POLL_INTERVAL, self._poll)
 
@@ -572,4 +604,3 @@ class PubSub:
             ('pubsub_messages_delivered', self.messages),
             ('client_output_buffer_limit_disconnections', self.obl_disconnections),
         ]
-

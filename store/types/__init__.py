@@ -46,8 +46,12 @@ def string_encoding(value):
     return 'embstr' if len(value) <= 44 else 'raw'
 
 
-_BUILTIN_ENCODINGS = ((dict, 'hashtable'), (list, 'quicklist'), (deque, 'quicklist'),
-                      (set, 'hashtable'))
+_BUILTIN_ENCODINGS = (
+    (dict, 'hashtable'),
+    (list, 'quicklist'),
+    (deque, 'quicklist'),
+    (set, 'hashtable'),
+)
 
 
 def encoding_of(value):

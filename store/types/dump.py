@@ -77,7 +77,7 @@ class _Reader:
     def take(self, n):
         if self.pos + n > len(self.data):
             raise ValueError('truncated')
-        chunk = self.data[self.pos:self.pos + n]
+        chunk = self.data[self.pos : self.pos + n]
         self.pos += n
         return chunk
 

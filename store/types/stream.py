@@ -26,11 +26,12 @@ encoding the entry field by field when it is read), so XRANGE over the journal, 
 analytics path, only joins bytes. Other entries are encoded when read and not cached.
 """
 
-import hiredis
 from bisect import bisect_left, bisect_right
 
-NODE = 100                      # stream-node-max-entries
-MAX_ID = (1 << 128) - 1         # 18446744073709551615-18446744073709551615
+import hiredis
+
+NODE = 100  # stream-node-max-entries
+MAX_ID = (1 << 128) - 1  # 18446744073709551615-18446744073709551615
 U64 = (1 << 64) - 1
 SEQ_MASK = U64
 COMPACT_MIN = 1024
@@ -48,6 +49,7 @@ class _Encoded:
     """`vals` marker for an entry whose fields live only in `enc` (journal entries: one
     bytes object instead of a tuple of field objects plus their encoding). Readers that
     need the fields decode them (`fields_at`); copies keep the marker itself."""
+
     __slots__ = ()
 
     def __copy__(self):
@@ -74,7 +76,11 @@ def encode_entry(i, fields):
     """The RESP encoding of one entry as XRANGE/XREAD reply it: [id, [f1, v1, ...]]."""
     idb = b'%d-%d' % (i >> 64, i & SEQ_MASK)
     return b'*2\r\n$%d\r\n%s\r\n*%d\r\n%s' % (
-        len(idb), idb, len(fields), b''.join([b'$%d\r\n%s\r\n' % (len(v), v) for v in fields]))
+        len(idb),
+        idb,
+        len(fields),
+        b''.join([b'$%d\r\n%s\r\n' % (len(v), v) for v in fields]),
+    )
 
 
 class Consumer:
@@ -88,6 +94,7 @@ class Consumer:
 
 class NACK:
     """A pending entry: who has it, when it was last delivered, how many times."""
+
     __slots__ = ('consumer', 'delivery_time', 'delivery_count')
 
     def __init__(self, consumer, delivery_time, delivery_count=1):
@@ -99,6 +106,7 @@ class NACK:
 class PEL:
     """A pending-entries list: id -> NACK, iterable in id order (a sorted id list beside
     the dict; ids usually arrive in increasing order, so insertion is an append)."""
+
     __slots__ = ('ids', 'd')
 
     def __init__(self):
@@ -146,24 +154,36 @@ class Group:
     def __init__(self, name, last_id, entries_read):
         self.name = name
         self.last_id = last_id
-        self.entries_read = entries_read      # -1: unknown (SCG_INVALID_ENTRIES_READ)
+        self.entries_read = entries_read  # -1: unknown (SCG_INVALID_ENTRIES_READ)
         self.pel = PEL()
         self.consumers = {}
 
 
 class Stream:
-    redis_type = 'stream'       # what TYPE reports
-    __slots__ = ('ids', 'vals', 'enc', 'start', 'base', 'length', 'ntomb', 'last_id',
-                 'first_id', 'max_deleted', 'entries_added', 'groups')
+    redis_type = 'stream'  # what TYPE reports
+    __slots__ = (
+        'ids',
+        'vals',
+        'enc',
+        'start',
+        'base',
+        'length',
+        'ntomb',
+        'last_id',
+        'first_id',
+        'max_deleted',
+        'entries_added',
+        'groups',
+    )
 
     def __init__(self):
         self.ids = []
         self.vals = []
-        self.enc = []           # encode_entry(id, fields) of the entry, or None
-        self.start = 0          # index of the first live entry (or len(ids))
-        self.base = 0           # number of entries compacted away before ids[0]
+        self.enc = []  # encode_entry(id, fields) of the entry, or None
+        self.start = 0  # index of the first live entry (or len(ids))
+        self.base = 0  # number of entries compacted away before ids[0]
         self.length = 0
-        self.ntomb = 0          # tombstones at positions >= start
+        self.ntomb = 0  # tombstones at positions >= start
         self.last_id = 0
         self.first_id = 0
         self.max_deleted = 0
@@ -224,7 +244,7 @@ class Stream:
                 b = a + count
             return range(a, b)
         out = []
-        for p in (range(a, b) if not rev else range(b - 1, a - 1, -1)):
+        for p in range(a, b) if not rev else range(b - 1, a - 1, -1):
             if vals[p] is not None:
                 out.append(p)
                 if len(out) == count:
@@ -240,8 +260,7 @@ class Stream:
         ascending or (rev) descending."""
         ids, vals = self.ids, self.vals
         span = self._span(lo, hi, count, rev)
-        return [(ids[p], vals[p] if vals[p] is not ENCODED else self.fields_at(p))
-                for p in span]
+        return [(ids[p], vals[p] if vals[p] is not ENCODED else self.fields_at(p)) for p in span]
 
     def range_encoded(self, lo, hi, count=0, rev=False):
         """As range(), but as (ids, encoded): the entries' ids and their encode_entry()
@@ -252,12 +271,14 @@ class Stream:
             a, b = span.start, span.stop
             idl, out = ids[a:b], enc[a:b]
             if None in out:
-                out = [e if e is not None else encode_entry(ids[p], vals[p])
-                       for p, e in zip(span, out)]
+                out = [
+                    e if e is not None else encode_entry(ids[p], vals[p]) for p, e in zip(span, out)
+                ]
             return idl, out
-        return ([ids[p] for p in span],
-                [enc[p] if enc[p] is not None else encode_entry(ids[p], vals[p])
-                 for p in span])
+        return (
+            [ids[p] for p in span],
+            [enc[p] if enc[p] is not None else encode_entry(ids[p], vals[p]) for p in span],
+        )
 
     def get(self, i):
         """The fields of live entry `i`, or None."""

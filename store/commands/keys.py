@@ -23,13 +23,11 @@ from ..clock import now_ms
 from ..command_table import Family
 from ..glob import compile_glob
 from ..resp import OK, RedisError
-from ..types import copy_value, encoding_of, string_encoding, type_name
+from ..types import copy_value, type_name
 from ..types.dump import dump_value, load_value, verify_payload
 
 LLONG_MAX = 2**63 - 1
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-OBJ_SHARED_REFCOUNT = INT_MAX
-OBJ_SHARED_INTEGERS = 10000
 
 E_NO_SUCH_KEY = 'ERR no such key'
 E_SAME_OBJECT = 'ERR source and destination objects are the same'
@@ -405,156 +403,6 @@ def copy_(c, args):
     ks.notify(events.NEW, b'new', dst_db, dst)
     ks.notify(events.GENERIC, b'copy_to', dst_db, dst)
     return 1
-
-
-# -- OBJECT -----------------------------------------------------------------------------
-
-E_LFU_IDLE = (
-    'ERR An LFU maxmemory policy is selected, idle time not tracked. Please note '
-    'that when switching between policies at runtime LRU and LFU data will take '
-    'some time to adjust.'
-)
-E_NOT_LFU = (
-    'ERR An LFU maxmemory policy is not selected, access frequency not tracked. '
-    'Please note that when switching between policies at runtime LRU and LFU data '
-    'will take some time to adjust.'
-)
-LFU_INIT_VAL = 5
-
-OBJECT_HELP = [
-    'OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
-    'ENCODING <key>',
-    '    Return the kind of internal representation used in order to store the value',
-    '    associated with a <key>.',
-    'FREQ <key>',
-    '    Return the access frequency index of the <key>. The returned integer is',
-    '    proportional to the logarithm of the recent access frequency of the key.',
-    'IDLETIME <key>',
-    '    Return the idle time of the <key>, that is the approximated number of',
-    '    seconds elapsed since the last access to the key.',
-    'REFCOUNT <key>',
-    '    Return the number of references of the value associated with the specified',
-    '    <key>.',
-    'HELP',
-    '    Prints this help.',
-]
-
-
-OBJECT = COMMANDS.container(
-    'object',
-    -2,
-    categories='@slow',
-    since='2.2.3',
-    summary='A container for object introspection commands',
-)
-
-
-def _object_lookup(c, key):
-    """objectCommandLookup: counts hits/misses but raises no keymiss event."""
-    ks = c.ks
-    value = ks.lookup(c.db, key)
-    if value is None:
-        ks.misses += 1
-    else:
-        ks.hits += 1
-    return value
-
-
-def _lfu(c):
-    return 'lfu' in c.server.config['maxmemory-policy']
-
-
-@OBJECT.subcommand(
-    'encoding',
-    3,
-    flags='readonly',
-    keys=(2, 2, 1),
-    categories='@keyspace @read @slow',
-    tips='nondeterministic_output',
-    since='2.2.3',
-    summary='Inspect the internal encoding of a Redis object',
-)
-def object_encoding(c, args):
-    value = _object_lookup(c, args[2])
-    return None if value is None else encoding_of(value).encode()
-
-
-@OBJECT.subcommand(
-    'refcount',
-    3,
-    flags='readonly',
-    keys=(2, 2, 1),
-    categories='@keyspace @read @slow',
-    tips='nondeterministic_output',
-    since='2.2.3',
-    summary='Get the number of references to the value of the key',
-)
-def object_refcount(c, args):
-    value = _object_lookup(c, args[2])
-    if value is None:
-        return None
-    # Redis shares the objects of small integers 0..9999 (refcount INT_MAX) unless
-    # maxmemory is set with an LRU/LFU policy (MAXMEMORY_FLAG_NO_SHARED_INTEGERS).
-    cfg = c.server.config
-    sharing = not (cfg['maxmemory'] and ('lru' in cfg['maxmemory-policy'] or _lfu(c)))
-    if (
-        type(value) is bytes
-        and sharing
-        and string_encoding(value) == 'int'
-        and 0 <= int(value) < OBJ_SHARED_INTEGERS
-    ):
-        return OBJ_SHARED_REFCOUNT
-    return 1
-
-
-@OBJECT.subcommand(
-    'idletime',
-    3,
-    flags='readonly',
-    keys=(2, 2, 1),
-    categories='@keyspace @read @slow',
-    tips='nondeterministic_output',
-    since='2.2.3',
-    summary='Get the time since a Redis object was last accessed',
-)
-def object_idletime(c, args):
-    value = _object_lookup(c, args[2])
-    if value is None:
-        return None
-    if _lfu(c):
-        raise RedisError(E_LFU_IDLE)
-    return 0  # access times are not tracked
-
-
-@OBJECT.subcommand(
-    'freq',
-    3,
-    flags='readonly',
-    keys=(2, 2, 1),
-    categories='@keyspace @read @slow',
-    tips='nondeterministic_output',
-    since='4.0.0',
-    summary='Get the logarithmic access frequency counter of a Redis object',
-)
-def object_freq(c, args):
-    value = _object_lookup(c, args[2])
-    if value is None:
-        return None
-    if not _lfu(c):
-        raise RedisError(E_NOT_LFU)
-    return LFU_INIT_VAL  # access frequencies are not tracked
-
-
-@OBJECT.subcommand(
-    'help',
-    2,
-    flags='loading stale',
-    categories='@keyspace @slow',
-    since='6.2.0',
-    summary='Show helpful text about the different subcommands',
-)
-def object_help(c, args):
-    return OBJECT_HELP
 
 
 # -- DUMP, RESTORE ----------------------------------------------------------------------

@@ -35,6 +35,15 @@ def now_ms():
     return time.time_ns() // 1_000_000
 
 
+def assert_ttl(client, key, seconds, since_ms):
+    """TTL of `key`, given `seconds` to live at some moment after `since_ms`: at most
+    `seconds`, and at least what is left once the time that has since passed is taken
+    off (rounded as TTL rounds), however much time that is."""
+    ttl = client.ttl(key)
+    left = since_ms + seconds * 1000 - now_ms()
+    assert (left + 500) // 1000 <= ttl <= seconds, (key, ttl, left)
+
+
 def wait_until(predicate, what='the condition', timeout=WAIT, interval=0.01):
     """Poll until predicate() is true; fail after `timeout` seconds (a bound for a server
     that never gets there, not a measure of how fast it does)."""

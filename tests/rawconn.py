@@ -16,7 +16,7 @@ import asyncio
 import socket
 import time
 
-PATIENCE = 60  # seconds to wait for bytes known to be coming
+PATIENCE = 120  # seconds to wait for bytes known to be coming (a bound for a hang)
 QUIET = 0.25  # seconds without data after which a connection has said all it will
 EOF = b'<EOF>'  # appended by read_available when the server closed the connection
 

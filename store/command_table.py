@@ -134,10 +134,11 @@ class Command:
 
     def subcommand(self, name: str, arity: int, **kw: Any) -> Callable[[Handler], Handler]:
         """Decorator: declare `handler` as this container's subcommand `name`. Keywords as
-        for Command; the group is the container's."""
+        for Command; the group and `since` default to the container's."""
 
         def register(handler: Handler) -> Handler:
             kw.setdefault('group', self.group)
+            kw.setdefault('since', self.since)
             sub = Command(f'{self.name}|{name}', handler, arity, **kw)
             sub.container = self
             self.subcommands[name] = sub

@@ -239,19 +239,22 @@ class Connection(asyncio.Protocol):
         """Queue a reply outside the command path (pushes, protocol errors)."""
         encode(value, self.proto, self.out)
 
-    def park(self):
-        """Hold the commands that follow the current one until `resume`."""
+    def park(self, held=()):
+        """Hold the commands that follow the current one until `resume`; `held` run
+        first then (a PUBLISH waiting on backpressure runs again)."""
         if self.deferred is None:
-            self.deferred = []
+            self.deferred = list(held)
         self.update_gate()
 
-    def resume(self, reply):
-        """Deliver the parked command's reply, then run the commands held behind it."""
+    def resume(self, reply=None):
+        """Deliver the parked command's reply (None: it has none, as a held PUBLISH), then
+        run the commands held behind it."""
         deferred, self.deferred = self.deferred, None
         self.update_gate()
         if self.closing or self.transport is None:
             return
-        self._emit(reply)
+        if reply is not None:
+            self._emit(reply)
         if deferred:
             server = self.server
             previous, server.current_client = server.current_client, self

@@ -238,7 +238,6 @@ def client_getname(c, args):
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
     tips='nondeterministic_output',
-    since='2.4.0',
 )
 def client_list(c, args):
     clients = c.server.clients
@@ -297,7 +296,6 @@ def close_after_this_reply(c):
     -3,
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
-    since='2.4.0',
 )
 def client_kill(c, args):
     addr = laddr = user = ctype = None

@@ -48,7 +48,6 @@ CONFIG = COMMANDS.container(
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous',
     summary='Get the values of configuration parameters',
-    since='2.0.0',
 )
 def config_get(c, args):
     """Exact names are looked up as typed (an alias is answered under the alias); glob
@@ -84,7 +83,6 @@ def _set_failed(name, reason):
     categories='@admin @slow @dangerous',
     tips='request_policy:all_nodes response_policy:all_succeeded',
     summary='Set configuration parameters to the given values',
-    since='2.0.0',
 )
 def config_set(c, args):
     """Check every name (unknown, immutable, protected, duplicate), then parse every value,
@@ -143,7 +141,6 @@ def reset_stats(server):
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous',
     summary='Reset the stats returned by INFO',
-    since='2.0.0',
 )
 def config_resetstat(c, args):
     reset_stats(c.server)

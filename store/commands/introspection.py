@@ -253,7 +253,6 @@ COMMAND = COMMANDS.container(
     flags='loading stale',
     categories='@slow @connection',
     summary='Get total number of Redis commands',
-    since='2.8.13',
 )
 def command_count(c, args):
     return len(unique_commands(c.server))
@@ -266,7 +265,6 @@ def command_count(c, args):
     categories='@slow @connection',
     tips='nondeterministic_output_order',
     summary='Get array of specific Redis command details, or all when no argument is given.',
-    since='2.8.13',
 )
 def command_info_(c, args):
     if len(args) == 2:
@@ -353,7 +351,6 @@ def _getkeys(c, args):
     flags='loading stale',
     categories='@slow @connection',
     summary='Extract keys given a full Redis command',
-    since='2.8.13',
 )
 def command_getkeys(c, args):
     return _getkeys(c, args)[1]

@@ -74,7 +74,6 @@ def _lfu(c):
     keys=(2, 2, 1),
     categories='@keyspace @read @slow',
     tips='nondeterministic_output',
-    since='2.2.3',
     summary='Inspect the internal encoding of a Redis object',
 )
 def object_encoding(c, args):
@@ -89,7 +88,6 @@ def object_encoding(c, args):
     keys=(2, 2, 1),
     categories='@keyspace @read @slow',
     tips='nondeterministic_output',
-    since='2.2.3',
     summary='Get the number of references to the value of the key',
 )
 def object_refcount(c, args):
@@ -117,7 +115,6 @@ def object_refcount(c, args):
     keys=(2, 2, 1),
     categories='@keyspace @read @slow',
     tips='nondeterministic_output',
-    since='2.2.3',
     summary='Get the time since a Redis object was last accessed',
 )
 def object_idletime(c, args):

@@ -107,7 +107,6 @@ XGROUP = COMMANDS.container('xgroup', -2, categories='@slow')
     flags='write denyoom',
     keys=(2, 2, 1),
     categories='@write @stream @slow',
-    since='5.0.0',
 )
 def xgroup_create(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'create')
@@ -181,7 +180,6 @@ def xgroup_createconsumer(c, args):
     flags='write',
     keys=(2, 2, 1),
     categories='@write @stream @slow',
-    since='5.0.0',
 )
 def xgroup_delconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'delconsumer')
@@ -197,7 +195,7 @@ def xgroup_delconsumer(c, args):
     return pending
 
 
-@XGROUP.subcommand('help', 2, flags='loading stale', categories='@stream @slow', since='5.0.0')
+@XGROUP.subcommand('help', 2, flags='loading stale', categories='@stream @slow')
 def xgroup_help(c, args):
     return XGROUP_HELP
 

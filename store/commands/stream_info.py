@@ -157,7 +157,6 @@ def xinfo_groups(c, args):
     flags='readonly',
     keys=(2, 2, 1),
     categories='@read @stream @slow',
-    since='5.0.0',
 )
 def xinfo_consumers(c, args):
     s = _xinfo_stream_obj(c, args[2])
@@ -174,6 +173,6 @@ def xinfo_consumers(c, args):
     ]
 
 
-@XINFO.subcommand('help', 2, flags='loading stale', categories='@stream @slow', since='5.0.0')
+@XINFO.subcommand('help', 2, flags='loading stale', categories='@stream @slow')
 def xinfo_help(c, args):
     return XINFO_HELP

@@ -26,7 +26,7 @@ Accounting and limits
   `publish-buffer-limit` bounds (0 = no limit).
 - A PUBLISH/SPUBLISH that finds subscribers while the sum is above the limit waits: the
   publisher's connection stops reading, the command and everything after it are held in
-  `conn.deferred` (the connection is gated), and they run, in order, once the sum is at
+  `conn.deferred` (Connection.park), and they run, in order, once the sum is at
   or below the limit. The loop and other clients carry on. Publishes inside EXEC and
   keyspace notifications never wait (they cannot be suspended).
 - `client-output-buffer-limit pubsub <hard> <soft> <secs>` is checked against a
@@ -336,7 +336,7 @@ class PubSub:
         if (
             limit
             and self.queued + self.buffered > limit
-            and not getattr(conn, 'in_exec', False)
+            and not conn.in_exec
             and conn.transport is not None
             and not conn.closing
         ):
@@ -531,8 +531,7 @@ class PubSub:
     # -- backpressure on publishers -------------------------------------------------------------
 
     def _block(self, conn, args):
-        conn.deferred = [args]
-        conn.update_gate()
+        conn.park([args])
         conn.transport.pause_reading()
         self.blocked.append(conn)
         self.publisher_waits += 1
@@ -564,13 +563,10 @@ class PubSub:
             if limit and self.queued + self.buffered > limit:
                 return
             conn = blocked.popleft()
-            cmds, conn.deferred = conn.deferred, None
-            conn.update_gate()
-            if conn.closing or conn.transport is None or cmds is None:
+            if conn.deferred is None:
                 continue
-            conn.run(cmds)
-            conn.flush()
-            if conn.deferred is None and not conn.closing:
+            conn.resume()
+            if conn.deferred is None and not conn.closing and conn.transport is not None:
                 conn.transport.resume_reading()
 
     # -- housekeeping ----------------------------------------------------------------------------

@@ -65,8 +65,9 @@ class BlockingRegistry:
 
     @staticmethod
     def may_block(conn: Any) -> bool:
-        """False inside EXEC, where a blocking command answers as on timeout."""
-        return not conn.in_exec
+        """False inside EXEC or for a client with no socket, where a blocking command
+        answers as on timeout."""
+        return not conn.in_exec and conn.transport is not None
 
     def block(
         self, conn: Any, keys: list[bytes], serve: Serve, timeout: float, timeout_reply: Any

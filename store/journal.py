@@ -100,5 +100,4 @@ class Journal:
         self.appended += len(keys)
         if len(stream) > self.maxlen:
             stream.trim_maxlen(self.maxlen)
-        if self.ks.watchers:  # wake XREAD BLOCK readers, fail WATCHers
-            self.ks.touch(0, self.key)
+        self.ks.updated(0, self.key)  # wakes XREAD BLOCK readers, fails WATCHers

@@ -125,7 +125,8 @@ class Keyspace:
         return v, data
 
     def updated(self, db: int, key: bytes) -> None:
-        """A value was replaced in place (lookup_for_update): signal WATCHers."""
+        """A value was changed in place (lookup_for_update, a stream, the journal): tell
+        the key's observers (WATCHers, blocked clients)."""
         if self.watchers:
             self.touch(db, key)
 
@@ -180,9 +181,8 @@ class Keyspace:
 
     def overwrite(self, db: int, key: bytes, value: Any) -> None:
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
-        self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)].data[db][
-            key
-        ] = value
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        s.data[db][key] = value
         if self.watchers:
             self.touch(db, key)
 

@@ -199,7 +199,7 @@ def _xread(c, args, xreadgroup):
             return [[k, e] for k, e in served]
         return Map(served)
     if timeout != -1:
-        if not c.server.blocking.may_block(c) or c.transport is None:
+        if not c.server.blocking.may_block(c):
             return NULL_ARRAY
         _block(
             c,

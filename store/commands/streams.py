@@ -125,8 +125,7 @@ def _create_stream(c, key):
 
 def _modified(c, key):
     """signalModifiedKey for an in-place change."""
-    if c.ks.watchers:
-        c.ks.touch(c.db, key)
+    c.ks.updated(c.db, key)
 
 
 def _notify(c, event, key):
@@ -169,8 +168,7 @@ def _get_consumer(c, s, group, name, key, db, refresh=True):
 
 
 def _modified_db(c, db, key):
-    if c.ks.watchers:
-        c.ks.touch(db, key)
+    c.ks.updated(db, key)
 
 
 def _reply_range(c, s, start, end, count, group, consumer, noack, key, db):

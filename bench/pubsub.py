@@ -21,14 +21,12 @@ import argparse
 import os
 import resource
 import selectors
-import shutil
 import socket
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ServerProc, command  # noqa: E402
+from common import ServerProc, command, redis_benchmark  # noqa: E402
 
 WINDOW = 2000
 BATCH = 100
@@ -129,7 +127,8 @@ def patterns_throughput(srv, npatterns, requests):
             )
         read_until(holder, npatterns, b'psubscribe')
     cpu0 = srv.cpu_seconds()
-    rps = _bench_publish(srv.port, requests)
+    # PUBLISH to a channel nobody matches
+    rps = redis_benchmark(srv.port, ['PUBLISH', 'chan:x', 'hello'], requests, 50, 16)
     cpu = srv.cpu_seconds() - cpu0
     if holder is not None:
         # wait for the server to drop the 10,000 patterns before the next measurement
@@ -143,39 +142,6 @@ def patterns_throughput(srv, npatterns, requests):
             time.sleep(0.01)
         check.close()
     return rps, cpu / requests * 1e6
-
-
-def _bench_publish(port, requests):
-    """redis-benchmark with an arbitrary command: PUBLISH to a channel nobody matches."""
-    exe = shutil.which('redis-benchmark')
-    out = subprocess.run(
-        [
-            exe,
-            '-h',
-            '127.0.0.1',
-            '-p',
-            str(port),
-            '-n',
-            str(requests),
-            '-c',
-            '50',
-            '-P',
-            '16',
-            '--csv',
-            '-q',
-            'PUBLISH',
-            'chan:x',
-            'hello',
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for line in out.splitlines():
-        parts = [p.strip('"') for p in line.split('","')]
-        if len(parts) >= 2 and parts[0] != 'test':
-            return float(parts[1])
-    raise RuntimeError(out)
 
 
 def many_clients(srv, n):

@@ -40,10 +40,10 @@ def wait_port(port, proc, timeout=20):
 
 
 class ServerProc:
-    """A server subprocess: `ours` (python -m store), `redis` (redis-server) or `floor`
-    (the minimal Python server of bench/floor.py)."""
+    """A server subprocess: `ours` (python -m store, from the checkout at `root`),
+    `redis` (redis-server) or `floor` (the minimal Python server of bench/floor.py)."""
 
-    def __init__(self, kind, *args):
+    def __init__(self, kind, *args, root=ROOT):
         self.kind = kind
         self.port = free_port()
         if kind == 'ours':
@@ -72,7 +72,7 @@ class ServerProc:
                 *args,
             ]
         self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         wait_port(self.port, self.proc)
 

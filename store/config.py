@@ -222,6 +222,18 @@ PARAMS = [
     Param('lazyfree-lazy-server-del', 'bool', False),
     Param('lazyfree-lazy-user-del', 'bool', False),
     Param('lazyfree-lazy-user-flush', 'bool', False),
+    # when small aggregates convert to their big encodings (types.EncodingLimits)
+    Param(
+        'hash-max-listpack-entries', 'int', 512, 0, LLONG_MAX, aliases=('hash-max-ziplist-entries',)
+    ),
+    Param('hash-max-listpack-value', 'int', 64, 0, LLONG_MAX, aliases=('hash-max-ziplist-value',)),
+    Param('set-max-intset-entries', 'int', 512, 0, LLONG_MAX),
+    Param(
+        'zset-max-listpack-entries', 'int', 128, 0, LLONG_MAX, aliases=('zset-max-ziplist-entries',)
+    ),
+    Param('zset-max-listpack-value', 'int', 64, 0, LLONG_MAX, aliases=('zset-max-ziplist-value',)),
+    Param('list-max-listpack-size', 'int', -2, -5, INT_MAX, aliases=('list-max-ziplist-size',)),
+    Param('list-compress-depth', 'int', 0, 0, INT_MAX),
     # keyspace-event journal (store/journal.py)
     Param('keyevent-journal-events', 'special', 0),
     Param('keyevent-journal-key', 'str', '__keyevents__'),

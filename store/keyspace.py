@@ -35,6 +35,7 @@ from .clock import now_ms
 from .db_slice import SLOTS, DbSlice, key_slot
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
+from .types import EncodingLimits
 
 CHUNK = 64  # keys taken from an index between two looks at the clock
 
@@ -54,6 +55,7 @@ class Keyspace:
         self, databases: int, shards: int, events: KeyspaceEvents, timer: ExpiryTimer
     ) -> None:
         self.databases = databases
+        self.limits = EncodingLimits()  # when small aggregates convert (OBJECT ENCODING)
         self.shards = [DbSlice(databases) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]

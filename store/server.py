@@ -24,6 +24,7 @@ from .expiry.active import ActiveExpiry
 from .journal import Journal
 from .keyspace import Keyspace
 from .pubsub import PubSub
+from .types import EncodingLimits
 
 
 class Stats:
@@ -88,12 +89,19 @@ class Server:
             self.expiry.budget = cfg[name] / 1e6
         elif name in ('async-dispatch-quota', 'publish-buffer-limit', 'client-output-buffer-limit'):
             self.pubsub.apply_config()
+        elif name in EncodingLimits.PARAMS:
+            setattr(self.keyspace.limits, EncodingLimits.PARAMS[name], cfg[name])
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
             pass
 
     def apply_all(self):
-        for name in ('proto-max-bulk-len', 'notify-keyspace-events', 'keyevent-journal-key'):
+        for name in (
+            'proto-max-bulk-len',
+            'notify-keyspace-events',
+            'keyevent-journal-key',
+            *EncodingLimits.PARAMS,
+        ):
             self.apply_config(name)
 
     # -- logging (redis-server's format: pid:role date time level message) ---------------

@@ -14,9 +14,6 @@ Why it is built this way:
   iterator surviving on the server.
 """
 
-import re
-from bisect import bisect_left
-
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
@@ -25,6 +22,7 @@ from ..glob import compile_glob
 from ..resp import OK, RedisError
 from ..types import copy_value, type_name
 from ..types.dump import dump_value, load_value, verify_payload
+from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
 
 LLONG_MAX = 2**63 - 1
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -142,26 +140,6 @@ def keys(c, args):
     return out
 
 
-def parse_cursor(b):
-    """parseScanCursorOrReply: C's strtoul(s, 10) into an unsigned 64-bit long, with
-    nothing left over: '' is 0, a '+' or '-' sign is accepted ('-1' wraps around), spaces
-    and overflow are errors."""
-    if not b:
-        return 0
-    m = _CURSOR.fullmatch(b)
-    if m is None or int(m.group(2)) >= 2**64:
-        raise RedisError('ERR invalid cursor')
-    v = int(m.group(2))
-    return (-v if m.group(1) == b'-' else v) % 2**64
-
-
-_CURSOR = re.compile(rb'([+-]?)([0-9]+)')
-
-
-POS_BITS = 56  # a cursor is shard << 56 | position in the shard
-POS_MASK = (1 << POS_BITS) - 1
-
-
 class ScanViews:
     """Disposable per-keyspace cache of each (db, shard)'s keys sorted by hash.
 
@@ -185,9 +163,8 @@ class ScanViews:
         epoch = self.epoch.get(db, 0)
         view = self.views.get((db, i))
         if view is None or view[0] != epoch:
-            pairs = sorted([(hash(k) & POS_MASK, k) for k in ks.shards[i].data[db]])
-            view = self.views[(db, i)] = (epoch, [h for h, _ in pairs], [k for _, k in pairs])
-        return view[1], view[2]
+            view = self.views[(db, i)] = (epoch, HashOrder(ks.shards[i].data[db]))
+        return view[1]
 
     def drop(self, db, i):
         self.views.pop((db, i), None)
@@ -213,24 +190,7 @@ def scan(c, args):
     nonzero cursor. Cursors are only meaningful to the server process that issued them.
     """
     cursor = parse_cursor(args[1])
-    count, pattern, typename = 10, None, None
-    i = 2
-    while i < len(args):
-        opt = args[i].lower()
-        more = len(args) - i
-        if opt == b'count' and more >= 2:
-            count = int_arg(args[i + 1])
-            if count < 1:
-                raise SYNTAX
-            i += 2
-        elif opt == b'match' and more >= 2:
-            pattern = args[i + 1]
-            i += 2
-        elif opt == b'type' and more >= 2:
-            typename = args[i + 1].decode('latin-1').lower()
-            i += 2
-        else:
-            raise SYNTAX
+    count, pattern, typename = parse_scan_options(args, 2, True)
 
     ks, db = c.ks, c.db
     views = getattr(ks, 'scan_views', None)
@@ -242,14 +202,9 @@ def scan(c, args):
     nshards = len(ks.shards)
     examined = []
     while shard < nshards and len(examined) < count:
-        hashes, names = views.get(ks, db, shard)
-        lo = bisect_left(hashes, pos)
-        hi = min(lo + count - len(examined), len(names))
-        while 0 < hi < len(names) and hashes[hi] == hashes[hi - 1]:
-            hi += 1  # never split keys of equal hash across two calls
-        examined.extend(names[lo:hi])
-        if hi < len(names):
-            pos = hashes[hi]
+        taken, pos = views.get(ks, db, shard).take(pos, count - len(examined))
+        examined.extend(taken)
+        if pos is not None:
             break
         views.drop(db, shard)
         shard, pos = shard + 1, 0

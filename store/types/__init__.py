@@ -79,6 +79,29 @@ def copy_value(value):
     return copy.deepcopy(value)
 
 
+class EncodingLimits:
+    """The thresholds under which Redis keeps a small aggregate compact (a listpack or an
+    intset) and past which it converts it, for good, to a hashtable or skiplist. CONFIG SET
+    of `hash-max-listpack-entries` and friends changes them (Server.apply_config); every
+    keyspace has its own (`Keyspace.limits`), so embedded servers do not share them."""
+
+    __slots__ = ('hash_entries', 'hash_value', 'set_intset_entries', 'zset_entries', 'zset_value')
+
+    # config parameter -> attribute
+    PARAMS = {
+        'hash-max-listpack-entries': 'hash_entries',
+        'hash-max-listpack-value': 'hash_value',
+        'set-max-intset-entries': 'set_intset_entries',
+        'zset-max-listpack-entries': 'zset_entries',
+        'zset-max-listpack-value': 'zset_value',
+    }
+
+    def __init__(self):
+        self.hash_entries, self.hash_value = 512, 64
+        self.set_intset_entries = 512
+        self.zset_entries, self.zset_value = 128, 64
+
+
 def expect(value, cls):
     """The WRONGTYPE check of every type family: `value` (None for a missing key) when it
     is a `cls`, else the WRONGTYPE error. `expect(ks.read(db, key), Stream)`."""

@@ -1,0 +1,107 @@
+"""What every aggregate-type family (hashes, lists, sets, sorted sets) does the same way:
+find its value for a read or a write, create a key, signal and announce a change, delete
+a key its command emptied, and HSCAN/SSCAN/ZSCAN.
+
+The order of these steps is Redis's: a command that creates its key raises `new` (dbAdd)
+before its own event, a command that empties its key raises its own event (`hdel`,
+`lpop`, ...) and then `del`, and an aggregate never stays in the keyspace empty.
+"""
+
+from .. import events
+from ..glob import compile_glob
+from ..types import expect
+from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
+
+
+def read_value(c, key, cls):
+    """The `cls` value at `key` for a read command (keyspace hit/miss counted), None when
+    missing, WRONGTYPE for another type."""
+    return expect(c.ks.read(c.db, key), cls)
+
+
+def write_value(c, key, cls):
+    """The `cls` value at `key` for a write command, None when missing."""
+    return expect(c.ks.lookup(c.db, key), cls)
+
+
+def create(c, key, value):
+    """dbAdd a new aggregate (no TTL) and raise `new`."""
+    ks = c.ks
+    ks.set(c.db, key, value)
+    if ks.notify_flags & events.NEW:
+        ks.notify(events.NEW, b'new', c.db, key)
+    return value
+
+
+def changed(c, cls, event, key):
+    """signalModifiedKey + notifyKeyspaceEvent(cls, event) for an in-place change."""
+    ks = c.ks
+    ks.updated(c.db, key)
+    if ks.notify_flags & cls:
+        ks.notify(cls, event, c.db, key)
+
+
+def drop_if_empty(c, key, value):
+    """A command emptied `value`: delete its key and raise `del`, as Redis does after the
+    command's own event. True if the key was deleted."""
+    if value:
+        return False
+    ks = c.ks
+    ks.delete(c.db, key)
+    if ks.notify_flags & events.GENERIC:
+        ks.notify(events.GENERIC, b'del', c.db, key)
+    return True
+
+
+# -- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------
+
+_VIEWS_KEPT = 64  # collections with a cached HashOrder, most recently scanned last
+
+
+class CollectionViews:
+    """Per-keyspace cache of HashOrder views of big collections, rebuilt at every cursor
+    0 (so never older than an iteration using it) and whenever the key holds another
+    object; a dropped view is rebuilt on use, which is equally correct."""
+
+    def __init__(self):
+        self.views = {}  # (db, key) -> (value, HashOrder)
+
+    def get(self, db, key, value, fresh):
+        dk = (db, key)
+        entry = self.views.pop(dk, None)
+        if fresh or entry is None or entry[0] is not value:
+            entry = (value, HashOrder(value))
+        self.views[dk] = entry
+        if len(self.views) > _VIEWS_KEPT:
+            del self.views[next(iter(self.views))]
+        return entry[1]
+
+
+def scan_collection(c, args, cls, compact_items, reply_item):
+    """HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count].
+
+    A compact (listpack or intset) collection is returned whole with cursor 0, as Redis
+    does: `compact_items(value)` lists its members in Redis's order, or is None for a big
+    one, which is walked in hash order of its members (iter(value); cursor.py), COUNT
+    examined per call. `reply_item(value, member, out)` appends what the reply shows of a
+    member (HSCAN: field and value, ZSCAN: member and score)."""
+    cursor = parse_cursor(args[2])
+    count, pattern, _ = parse_scan_options(args, 3, False)
+    value = read_value(c, args[1], cls)
+    if value is None:
+        return [b'0', []]
+    items, next_cursor = compact_items(value), 0
+    if items is None:
+        views = getattr(c.ks, 'collection_views', None)
+        if views is None:
+            views = c.ks.collection_views = CollectionViews()
+        shard = cursor >> POS_BITS  # always 0 for a collection: keep SCAN's cursor shape
+        view = views.get(c.db, args[1], value, cursor == 0 or shard)
+        items, pos = view.take(cursor & POS_MASK, count)
+        next_cursor = 0 if pos is None else pos
+    match = None if pattern is None or pattern == b'*' else compile_glob(pattern).match
+    out = []
+    for item in items:
+        if item in value and (match is None or match(item)):
+            reply_item(value, item, out)
+    return [b'%d' % next_cursor, out]

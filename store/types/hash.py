@@ -1,0 +1,38 @@
+"""The hash type: a dict of field -> value (both bytes) that remembers its Redis encoding.
+
+Redis keeps a small hash as a listpack (insertion order, which HGETALL shows) and converts
+it for good to a hashtable once it has more than `hash-max-listpack-entries` fields or a
+field or value longer than `hash-max-listpack-value` bytes. A Python dict keeps insertion
+order too, so only the encoding name needs remembering: `listpack` turns False at the
+first write past a threshold and never back.
+"""
+
+from . import TYPE_NAMES
+
+
+class Hash(dict):
+    __slots__ = ('listpack',)
+    redis_type = 'hash'
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.listpack = True
+
+    def encoding(self):
+        return 'listpack' if self.listpack else 'hashtable'
+
+    def fit(self, limits, *strings):
+        """hashTypeTryConversion / hashTypeConvert after a write that added `strings`
+        (fields and values): convert to a hashtable past either threshold."""
+        if self.listpack and (
+            len(self) > limits.hash_entries or any(len(s) > limits.hash_value for s in strings)
+        ):
+            self.listpack = False
+
+    def copy(self):
+        h = Hash(self)
+        h.listpack = self.listpack
+        return h
+
+
+TYPE_NAMES[Hash] = 'hash'

@@ -1,0 +1,23 @@
+"""The list type: a deque of bytes elements.
+
+Redis 7.0 stores every list as a quicklist (a linked list of listpacks), so OBJECT ENCODING
+always says `quicklist`; `list-max-listpack-size` only shapes Redis's internal nodes. A deque
+gives the same O(1) pushes and pops at both ends; indexing into the middle is O(n), as
+in Redis.
+"""
+
+from collections import deque
+
+from . import TYPE_NAMES
+
+
+class List(deque):
+    __slots__ = ()
+    redis_type = 'list'
+    encoding = 'quicklist'
+
+    def copy(self):
+        return List(self)
+
+
+TYPE_NAMES[List] = 'list'

@@ -18,7 +18,7 @@ from ..resp import string2ll
 # Python type of a stored value -> the name TYPE reports. Type families add their classes
 # (e.g. TYPE_NAMES[Stream] = 'stream'); `type_name` falls back to a `redis_type`
 # attribute and to the builtin containers.
-TYPE_NAMES = {bytes: 'string'}
+TYPE_NAMES: dict[type, str] = {bytes: 'string'}
 _BUILTIN_TYPES = ((dict, 'hash'), (list, 'list'), (deque, 'list'), (set, 'set'))
 
 

@@ -17,18 +17,6 @@ from sortedcontainers import SortedList
 from . import TYPE_NAMES
 
 
-def format_score(score):
-    """A score as Redis 7.0 prints it (d2string): `inf`/`-inf`, else `%.17g`, so 1.1 is
-    `1.1000000000000001`. Zset families refine this here if redis-server disagrees."""
-    if score == float('inf'):
-        return b'inf'
-    if score == float('-inf'):
-        return b'-inf'
-    if score == 0:
-        return b'0'
-    return b'%.17g' % score
-
-
 class ZSet:
     __slots__ = ('scores', 'order', 'listpack')
     redis_type = 'zset'

@@ -1,0 +1,128 @@
+"""Aggregate-type benchmark: hashes, lists, sets and sorted sets, our server against
+redis-server in the same run.
+
+    .venv/bin/python bench/types.py [--requests 200000] [--repeat 2] [--scale 1.0]
+
+1. Throughput: redis-benchmark -c 50 -t lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,
+   lrange_100,lrange_600 at -P 1 and -P 16 against each server in turn (core.py's
+   `throughput`: alternating servers, best of --repeat, CPU per request from /proc).
+2. Memory: RSS growth per element in a fresh server of each kind after loading
+   (a) 1,000,000 hashes of 5 small fields, (b) one hash, one set and one sorted set of
+   1,000,000 members each (each in its own server), (c) 100,000 lists of 10 items.
+   --scale shrinks the counts for a quick look.
+
+Prints Markdown tables (docs/benchmarks.md records them with this command).
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ServerProc, command, send_pipelined  # noqa: E402
+from core import throughput  # noqa: E402
+
+TESTS = [
+    'lpush',
+    'rpush',
+    'lpop',
+    'rpop',
+    'sadd',
+    'hset',
+    'spop',
+    'zadd',
+    'zpopmin',
+    'lrange_100',
+    'lrange_600',
+]
+
+
+def small_hashes(n):
+    """(a): n hashes h:<i> of five 8-byte fields with 8-byte values."""
+    args = []
+    for f in range(5):
+        args += [b'field:%02d' % f, b'val:%04d' % f]
+    return [command(b'HSET', b'h:%d' % i, *args) for i in range(n)], n * 5
+
+
+def big_hash(n):
+    return [command(b'HSET', b'bighash', b'field:%d' % i, b'v%d' % i) for i in range(n)], n
+
+
+def big_set(n):
+    return [command(b'SADD', b'bigset', b'member:%d' % i) for i in range(n)], n
+
+
+def big_zset(n):
+    return [command(b'ZADD', b'bigzset', i, b'member:%d' % i) for i in range(n)], n
+
+
+def small_lists(n):
+    """(c): n lists l:<i> of ten 8-byte items."""
+    items = [b'item:%03d' % j for j in range(10)]
+    return [command(b'RPUSH', b'l:%d' % i, *items) for i in range(n)], n * 10
+
+
+LOADS = [
+    ('(a) hashes of 5 fields', small_hashes, 1_000_000),
+    ('(b) one hash', big_hash, 1_000_000),
+    ('(b) one set', big_set, 1_000_000),
+    ('(b) one sorted set', big_zset, 1_000_000),
+    ('(c) lists of 10 items', small_lists, 100_000),
+]
+
+
+def rss_per_element(kind, make, n):
+    cmds, elements = make(n)
+    with ServerProc(kind) as srv:
+        before = srv.rss_bytes()
+        send_pipelined(srv.port, cmds)
+        after = srv.rss_bytes()
+    return (after - before) / elements
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--requests', type=int, default=200000)
+    ap.add_argument('--repeat', type=int, default=1, help='runs per cell; best is kept')
+    ap.add_argument('--scale', type=float, default=1.0, help='multiplies the memory loads')
+    ap.add_argument('--skip-memory', action='store_true')
+    ap.add_argument('--skip-throughput', action='store_true')
+    args = ap.parse_args()
+
+    if not args.skip_throughput:
+        print('throughput (redis-benchmark -c 50):', file=sys.stderr)
+        with ServerProc('ours') as ours, ServerProc('redis') as redis:
+            rows = throughput(
+                [ours, redis], args.requests, [1, 16], args.repeat, [(t, t) for t in TESTS]
+            )
+        print(
+            '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
+            'redis CPU us/req | CPU ratio |'
+        )
+        print('|---|---|---|---|---|---|---|---|')
+        for test, pipeline, res in rows:
+            o, r = res['ours'], res['redis']
+            print(
+                f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
+                f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
+                f'{o["cpu"] / r["cpu"]:.2f}x |'
+            )
+
+    if not args.skip_memory:
+        print()
+        print('| load | elements | ours RSS bytes/element | redis RSS bytes/element | ratio |')
+        print('|---|---|---|---|---|')
+        for name, make, n in LOADS:
+            n = max(1, int(n * args.scale))
+            print(f'memory: {name} x {n} ...', file=sys.stderr)
+            ours_b = rss_per_element('ours', make, n)
+            redis_b = rss_per_element('redis', make, n)
+            elements = make(1)[1] * n
+            print(
+                f'| {name} | {elements} | {ours_b:.0f} | {redis_b:.0f} | {ours_b / redis_b:.2f}x |'
+            )
+
+
+if __name__ == '__main__':
+    main()

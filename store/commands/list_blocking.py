@@ -1,5 +1,217 @@
-"""Blocking list commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP."""
+"""Blocking list commands (Redis 7.0 t_list.c and blocked.c): BLPOP BRPOP BLMOVE
+BRPOPLPUSH BLMPOP.
 
+Each first tries what its non-blocking twin does (LPOP, LMOVE, LMPOP; helpers in
+lists.py). When every key it names is missing, it waits in the server's
+blocking-operations registry (store/blocking.py) with a `serve(db, key)` function and
+replies nothing now; the registry parks the connection, so its later commands queue
+behind the blocked one.
+
+Serving, as Redis's serveClientsBlockedOnListKey: after any command that touched a key
+somebody waits on, and before that command's client runs its next one, `serve` is called
+for each waiter in the order the clients blocked (first blocked, first served). It pops
+for its client only while the key holds a non-empty list, so one push of several
+elements serves several clients, and a key that was deleted, or now holds another type,
+leaves the client waiting (Redis 7.0 unblocks only XREADGROUP for those). Served clients
+cause the events the same pop would (`lpop`/`rpop`, `del` when emptied; BLMOVE's `new`
+and `lpush`/`rpush` on its destination first), and a BLMOVE's push to a destination
+others wait on serves them in the same round. A BLMOVE whose destination holds another
+type when it is served gets WRONGTYPE and stops waiting; the element stays.
+
+A wait ends by being served, by its timeout (reply: a null array, for BLMOVE too), by
+CLIENT UNBLOCK (TIMEOUT: the same null array; ERROR: `-UNBLOCKED ...`), or by disconnect.
+Inside MULTI/EXEC a blocking command answers at once as on timeout, except that BLMOVE
+and BRPOPLPUSH answer a null bulk there, as Redis does.
+
+Timeouts are seconds as a long double, turned into milliseconds the way Redis's
+getTimeoutFromObjectOrReply does: ceil(seconds * 1000) in long double, so 0.0001 waits
+1 ms and -0.0001 rounds to 0 (forever); a product outside a C long long becomes
+LLONG_MIN, hence "timeout is negative" for inf and 1e30.
+"""
+
+import math
+
+from ..args import WRONGTYPE
 from ..command_table import Family
+from ..longdouble import INF, ld_round, strtold
+from ..resp import NULL_ARRAY, Raw, RedisError
+from ..types.list import List
+from .aggregates import drop_if_empty, write_value
+from .lists import (
+    LIST,
+    elements_removed,
+    lmove_generic,
+    mpop_args,
+    pop_range,
+    push_to,
+    where_arg,
+)
 
 COMMANDS = Family('list')
+
+NO_REPLY = Raw(b'')  # the reply comes later, from the blocking registry
+
+E_TIMEOUT = 'ERR timeout is not a float or out of range'
+E_TIMEOUT_NEGATIVE = 'ERR timeout is negative'
+
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -(2**63)
+FOREVER_MS = 10**12  # ~31 years: a longer wait never ends by its timeout, as in Redis
+
+
+def timeout_arg(b):
+    """getTimeoutFromObjectOrReply(UNIT_SECONDS): the timeout in seconds for the blocking
+    registry, 0 meaning forever."""
+    x = strtold(b)
+    if x is None:
+        raise RedisError(E_TIMEOUT)
+    ms = LLONG_MIN  # (long long) of an out-of-range long double, on x86-64
+    if x != INF and x != -INF:
+        product = ld_round(x * 1000)
+        if product != INF and product != -INF:
+            ceiled = math.ceil(product)
+            if LLONG_MIN <= ceiled <= LLONG_MAX:
+                ms = ceiled
+    if ms < 0:
+        raise RedisError(E_TIMEOUT_NEGATIVE)
+    return 0 if ms >= FOREVER_MS else ms / 1000
+
+
+# -- BLPOP / BRPOP / BLMPOP -----------------------------------------------------------------
+
+
+def _pop_one(c, key, lst, head):
+    """Pop one element for BLPOP/BRPOP: the reply is [key, element]."""
+    value = lst.popleft() if head else lst.pop()
+    elements_removed(c, key, lst, head)
+    return [key, value]
+
+
+def _blocking_pop(c, keys, head, timeout_b, count):
+    """blockingPopGenericCommand: pop from the first non-empty list among `keys`, or
+    wait for one. `count` -1 for BLPOP/BRPOP (one element), else BLMPOP's COUNT."""
+    timeout = timeout_arg(timeout_b)
+    for key in keys:
+        lst = write_value(c, key, List)
+        if lst:
+            if count == -1:
+                return _pop_one(c, key, lst, head)
+            return pop_range(c, key, lst, head, count)
+    blocking = c.server.blocking
+    if not blocking.may_block(c):
+        return NULL_ARRAY
+
+    def serve(db, key):
+        lst = c.ks.lookup(db, key)
+        if type(lst) is not List or not lst:
+            return None  # deleted, another type: keep waiting
+        if count != -1:
+            return pop_range(c, key, lst, head, count)
+        # serveClientBlockedOnList: the push that made the key ready already signalled
+        # it, so only the pop's event and, if emptied, the deletion follow.
+        value = lst.popleft() if head else lst.pop()
+        ks = c.ks
+        if ks.notify_flags & LIST:
+            ks.notify(LIST, b'lpop' if head else b'rpop', db, key)
+        drop_if_empty(c, key, lst)
+        return [key, value]
+
+    blocking.block(c, keys, serve, timeout, NULL_ARRAY)
+    return NO_REPLY
+
+
+_BPOP = dict(
+    flags='write noscript blocking',
+    keys=(1, -2, 1),
+    categories='@write @list @slow @blocking',
+    since='2.0.0',
+)
+
+
+@COMMANDS.command(
+    'blpop',
+    -3,
+    summary='Remove and get the first element in a list, or block until one is available',
+    **_BPOP,
+)
+def blpop(c, args):
+    return _blocking_pop(c, args[1:-1], True, args[-1], -1)
+
+
+@COMMANDS.command(
+    'brpop',
+    -3,
+    summary='Remove and get the last element in a list, or block until one is available',
+    **_BPOP,
+)
+def brpop(c, args):
+    return _blocking_pop(c, args[1:-1], False, args[-1], -1)
+
+
+@COMMANDS.command(
+    'blmpop',
+    -5,
+    flags='write blocking movablekeys',
+    categories='@write @list @slow @blocking',
+    summary='Pop elements from a list, or block until one is available',
+    since='7.0.0',
+)
+def blmpop(c, args):
+    """BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]: the numkeys, side
+    and COUNT are checked before the timeout, as in Redis."""
+    keys, head, count = mpop_args(args, 2)
+    return _blocking_pop(c, keys, head, args[1], count)
+
+
+# -- BLMOVE / BRPOPLPUSH --------------------------------------------------------------------
+
+
+def _blocking_move(c, args, head_from, head_to, timeout):
+    """blmoveGenericCommand: LMOVE when the source has elements, else wait on it."""
+    src, dst = args[1], args[2]
+    if write_value(c, src, List) is not None:
+        return lmove_generic(c, src, dst, head_from, head_to)
+    blocking = c.server.blocking
+    if not blocking.may_block(c):
+        return None
+
+    def serve(db, key):
+        s = c.ks.lookup(db, src)
+        if type(s) is not List or not s:
+            return None
+        d = c.ks.lookup(db, dst)
+        if d is not None and type(d) is not List:
+            return WRONGTYPE  # the client is unblocked with the error, nothing moves
+        value = s.popleft() if head_from else s.pop()
+        push_to(c, dst, d, value, head_to)
+        ks = c.ks
+        if ks.notify_flags & LIST:
+            ks.notify(LIST, b'lpop' if head_from else b'rpop', db, src)
+        drop_if_empty(c, src, s)
+        return value
+
+    blocking.block(c, [src], serve, timeout, NULL_ARRAY)
+    return NO_REPLY
+
+
+_BMOVE = dict(
+    flags='write denyoom noscript blocking',
+    keys=(1, 2, 1),
+    categories='@write @list @slow @blocking',
+    summary='Pop an element from a list, push it to another list and return it; '
+    'or block until one is available',
+)
+
+
+@COMMANDS.command('blmove', 6, since='6.2.0', **_BMOVE)
+def blmove(c, args):
+    head_from = where_arg(args[3])
+    head_to = where_arg(args[4])
+    timeout = timeout_arg(args[5])
+    return _blocking_move(c, args, head_from, head_to, timeout)
+
+
+@COMMANDS.command('brpoplpush', 4, since='2.2.0', **_BMOVE)
+def brpoplpush(c, args):
+    timeout = timeout_arg(args[3])
+    return _blocking_move(c, args, False, True, timeout)

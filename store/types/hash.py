@@ -4,7 +4,12 @@ Redis keeps a small hash as a listpack (insertion order, which HGETALL shows) an
 it for good to a hashtable once it has more than `hash-max-listpack-entries` fields or a
 field or value longer than `hash-max-listpack-value` bytes. A Python dict keeps insertion
 order too, so only the encoding name needs remembering: `listpack` turns False at the
-first write past a threshold and never back.
+first write past a threshold and never back (HDEL does not convert back, nor does Redis).
+
+Where a listpack shows its order, so does the dict: a new field goes to the end, a field
+whose value is replaced keeps its place (lpReplace), a deleted and re-added field moves to
+the end. A hashtable's order is Redis's hash order, which nobody can rely on; ours stays
+insertion order.
 """
 
 from . import TYPE_NAMES
@@ -26,6 +31,15 @@ class Hash(dict):
         (fields and values): convert to a hashtable past either threshold."""
         if self.listpack and (
             len(self) > limits.hash_entries or any(len(s) > limits.hash_value for s in strings)
+        ):
+            self.listpack = False
+
+    def fit_pair(self, limits, field, value):
+        """`fit` after one field was set: the HSET/HINCRBY hot path, without the tuple."""
+        if self.listpack and (
+            len(self) > limits.hash_entries
+            or len(field) > limits.hash_value
+            or len(value) > limits.hash_value
         ):
             self.listpack = False
 

@@ -2,16 +2,41 @@
 
 DUMP uses a format of our own, not RDB: a version byte, a tagged encoding of the value and
 a CRC32. It only has to round-trip through our RESTORE, and its decoder builds only plain
-data types (never pickle), so a RESTORE payload cannot run code. Type modules register
-their classes with `register_dump`.
+data types (never pickle), so a RESTORE payload cannot run code. Classes are registered
+with `register_dump`; the aggregate types (hash, list, set, sorted set) are registered at
+the end of this module.
+
+Encodings after RESTORE. Redis writes a small aggregate's compact encoding into the
+payload as it is (a listpack or an intset) and a big one element by element, and on load
+re-derives the encoding from the configured thresholds, differently for the two forms
+(Redis 7.0 rdbLoadObject, checked against redis-server):
+
+- hash, listpack form: stays a listpack unless it has more than hash-max-listpack-entries
+  fields (long values are not checked); hashtable form: a listpack if it has at most that
+  many fields and no field or value is longer than hash-max-listpack-value.
+- set, intset form: stays an intset unless it has more than set-max-intset-entries
+  members; hashtable form: an intset if it has at most that many, all integers.
+- sorted set, listpack form: stays a listpack unless it has more than
+  zset-max-listpack-entries members; skiplist form: a listpack if it has at most that
+  many and no member is longer than zset-max-listpack-value.
+- list: always a quicklist.
+
+So each aggregate's state names its encoding at DUMP time, and its loader takes the
+keyspace's EncodingLimits. An empty aggregate is a bad payload, as in Redis (which never
+stores one).
 """
 
+import math
 import struct
 import zlib
 from collections import deque
 
-from ..resp import RedisError
+from ..resp import RedisError, string2ll
 from . import type_name
+from .hash import Hash
+from .list import List
+from .set import Set
+from .zset import ZSet
 
 # Payload: DUMP_VERSION (1 byte), the tagged value, CRC32 of all that (4 bytes, LE).
 # Tagged value: one tag byte, then
@@ -25,7 +50,7 @@ DUMP_VERSION = 1
 _U32 = struct.Struct('<I')
 _F64 = struct.Struct('<d')
 _SEQ_TAGS = {list: b'l', tuple: b't', deque: b'q', set: b'e', frozenset: b'z'}
-_SEQ_TYPES = {v[0]: k for k, v in _SEQ_TAGS.items()}
+_SEQ_TYPES = {v: k for k, v in _SEQ_TAGS.items()}
 
 # class -> (name, to_state, from_state) and name -> class, for type families' values.
 _DUMP_CLASSES = {}
@@ -34,7 +59,8 @@ _DUMP_NAMES = {}
 
 def register_dump(cls, name, to_state, from_state):
     """Let DUMP/RESTORE handle `cls`: to_state(value) returns plain data (bytes, int,
-    float, None, list, tuple, dict, set, deque) and from_state(state) rebuilds it."""
+    float, None, list, tuple, dict, set, deque) and from_state(state, limits) rebuilds it
+    under the keyspace's EncodingLimits, raising ValueError for a state it cannot use."""
     _DUMP_CLASSES[cls] = (name.encode(), to_state, from_state)
     _DUMP_NAMES[name.encode()] = (cls, from_state)
 
@@ -84,7 +110,7 @@ class _Reader:
     def u32(self):
         return _U32.unpack(self.take(4))[0]
 
-    def value(self):
+    def value(self, limits):
         tag = self.take(1)
         if tag == b's':
             return bytes(self.take(self.u32()))
@@ -96,17 +122,17 @@ class _Reader:
             return None
         if tag in _SEQ_TYPES:
             n = self.u32()
-            return _SEQ_TYPES[tag](self.value() for _ in range(n))
+            return _SEQ_TYPES[tag](self.value(limits) for _ in range(n))
         if tag == b'h':
             n = self.u32()
             out = {}
             for _ in range(n):
-                k = self.value()
-                out[k] = self.value()
+                k = self.value(limits)
+                out[k] = self.value(limits)
             return out
         if tag == b'o':
-            cls, from_state = _DUMP_NAMES[self.value()]
-            return from_state(self.value())
+            cls, from_state = _DUMP_NAMES[self.value(limits)]
+            return from_state(self.value(limits), limits)
         raise ValueError('unknown tag')
 
 
@@ -124,13 +150,123 @@ def verify_payload(payload):
     return _U32.unpack(payload[-4:])[0] == zlib.crc32(payload[:-4])
 
 
-def load_value(payload):
-    """The value in a verified payload, or None when it does not decode."""
+def load_value(payload, limits):
+    """The value in a verified payload, or None when it does not decode. `limits` (the
+    keyspace's EncodingLimits) decide a restored aggregate's encoding. Only a value a key
+    can hold comes out (a string or a registered type): a payload made to hold a bare
+    Python list or number, or nested too deep to decode, is not one."""
     reader = _Reader(payload[1:-4])
     try:
-        value = reader.value()
-    except (ValueError, KeyError, TypeError, struct.error):
+        value = reader.value(limits)
+    except (ValueError, KeyError, TypeError, struct.error, RecursionError):
         return None
-    if reader.pos != len(reader.data) or value is None:
+    if reader.pos != len(reader.data):
+        return None
+    if type(value) is not bytes and type(value) not in _DUMP_CLASSES:
         return None
     return value
+
+
+# -- the aggregate types ------------------------------------------------------------------
+# State: (encoding name, flat items). Loaders check the shape strictly: a payload that
+# decodes to anything else is 'Bad data format', never a half-built value.
+
+_LISTPACK, _HASHTABLE, _INTSET, _SKIPLIST = b'listpack', b'hashtable', b'intset', b'skiplist'
+
+
+def _flat_bytes(items, step):
+    """A non-empty list of bytes whose length is a multiple of `step`."""
+    if type(items) is not list or not items or len(items) % step:
+        raise ValueError('bad items')
+    for item in items:
+        if type(item) is not bytes:
+            raise ValueError('bad item')
+    return items
+
+
+def _encoded(state, *names):
+    if type(state) is not tuple or len(state) != 2 or state[0] not in names:
+        raise ValueError('bad state')
+    return state[0], state[1]
+
+
+def _hash_state(h):
+    flat = []
+    for field, value in h.items():
+        flat.append(field)
+        flat.append(value)
+    return (_LISTPACK if h.listpack else _HASHTABLE, flat)
+
+
+def _hash_load(state, limits):
+    enc, flat = _encoded(state, _LISTPACK, _HASHTABLE)
+    _flat_bytes(flat, 2)
+    h = Hash()
+    it = iter(flat)
+    for field, value in zip(it, it):
+        if field in h:
+            raise ValueError('duplicate field')
+        h[field] = value
+    if enc == _LISTPACK:
+        h.listpack = len(h) <= limits.hash_entries
+    else:
+        cap = limits.hash_value
+        h.listpack = len(h) <= limits.hash_entries and all(len(s) <= cap for s in flat)
+    return h
+
+
+def _list_load(state, limits):
+    return List(_flat_bytes(state, 1))
+
+
+def _set_state(s):
+    return (_INTSET if s.intset else _HASHTABLE, s.members())
+
+
+def _set_load(state, limits):
+    enc, members = _encoded(state, _INTSET, _HASHTABLE)
+    _flat_bytes(members, 1)
+    s = Set(members)
+    if len(s) != len(members):
+        raise ValueError('duplicate member')
+    all_ints = all(string2ll(m) is not None for m in members)
+    if enc == _INTSET:
+        if not all_ints:
+            raise ValueError('intset member is not an integer')
+        s.intset = len(s) <= limits.set_intset_entries
+    else:
+        s.intset = all_ints and len(s) <= limits.set_intset_entries
+    return s
+
+
+def _zset_state(z):
+    flat = []
+    for score, member in z.order:
+        flat.append(member)
+        flat.append(score)
+    return (_LISTPACK if z.listpack else _SKIPLIST, flat)
+
+
+def _zset_load(state, limits):
+    enc, flat = _encoded(state, _LISTPACK, _SKIPLIST)
+    if type(flat) is not list or not flat or len(flat) % 2:
+        raise ValueError('bad items')
+    z = ZSet()
+    it = iter(flat)
+    for member, score in zip(it, it):
+        if type(member) is not bytes or type(score) is not float or math.isnan(score):
+            raise ValueError('bad element')
+        if not z.add(member, score):
+            raise ValueError('duplicate member')
+    if enc == _LISTPACK:
+        z.listpack = len(z) <= limits.zset_entries
+    else:
+        cap = limits.zset_value
+        z.listpack = len(z) <= limits.zset_entries and all(len(m) <= cap for m in z.scores)
+    return z
+
+
+register_dump(Hash, 'hash', _hash_state, _hash_load)
+register_dump(List, 'list', list, _list_load)
+register_dump(Set, 'set', _set_state, _set_load)
+register_dump(ZSet, 'zset', _zset_state, _zset_load)

@@ -86,10 +86,10 @@ def scan_collection(c, args, cls, compact_items, reply_item):
     examined per call. `reply_item(value, member, out)` appends what the reply shows of a
     member (HSCAN: field and value, ZSCAN: member and score)."""
     cursor = parse_cursor(args[2])
-    count, pattern, _ = parse_scan_options(args, 3, False)
-    value = read_value(c, args[1], cls)
+    value = read_value(c, args[1], cls)  # before the options, as Redis
     if value is None:
         return [b'0', []]
+    count, pattern, _ = parse_scan_options(args, 3, False)
     items, next_cursor = compact_items(value), 0
     if items is None:
         views = getattr(c.ks, 'collection_views', None)

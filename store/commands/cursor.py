@@ -14,7 +14,7 @@ import re
 from bisect import bisect_left
 
 from ..args import SYNTAX, int_arg
-from ..resp import RedisError
+from ..resp import RedisError, c_string
 
 POS_BITS = 56
 POS_MASK = (1 << POS_BITS) - 1
@@ -41,7 +41,7 @@ def parse_scan_options(args, start, allow_type):
     count, pattern, typename = 10, None, None
     i = start
     while i < len(args):
-        opt = args[i].lower()
+        opt = c_string(args[i]).lower()  # Redis's strcasecmp stops at a NUL
         more = len(args) - i
         if opt == b'count' and more >= 2:
             count = int_arg(args[i + 1])

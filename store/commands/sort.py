@@ -1,5 +1,401 @@
-"""SORT and SORT_RO."""
+"""SORT and SORT_RO, as Redis 7.0's sort.c.
 
+`_sort` follows sortCommandGeneric step by step:
+
+1. Options, left to right, each with the arguments it needs: ASC DESC ALPHA, LIMIT
+   offset count (two integers, else 'value is not an integer'), STORE key (SORT only),
+   BY pattern, GET pattern (repeatable). Anything else is a syntax error. A BY pattern
+   without '*' (`nosort`) means "do not sort", and stays so even if another BY follows.
+2. The key is looked up for reading (hits and misses counted, even with STORE, as in
+   7.0); a list, set or sorted set, else WRONGTYPE; a missing key sorts as an empty
+   list. A sorted set is converted to the skiplist encoding for good (Redis does it
+   to iterate it), so OBJECT ENCODING changes even for SORT_RO.
+3. Not sorting a set with STORE turns into an ALPHA sort, so the stored list does not
+   depend on the set's hash order. Without STORE, a set comes out in its iteration
+   order: ascending for an intset, hash order otherwise (which no two servers share).
+4. LIMIT is clamped to the collection; a list or sorted set that is not sorted is read
+   only over the requested range, from the tail with DESC.
+5. Weights: the element itself or what BY's pattern finds (a string key, or a hash field
+   with `key->field`; anything else counts as missing: weight 0, or sorted first with
+   ALPHA). Numeric weights are parsed with C's strtod: leading space allowed, trailing
+   bytes, NaN and ERANGE (overflow, underflow, inexact subnormals) are errors, but only
+   reported after the whole vector was looked at ('One or more scores can't be
+   converted into double').
+6. Comparison: numeric weights, ties broken by the elements' bytes; ALPHA compares
+   with strcoll, which in the C/C.UTF-8 locale Redis runs in is strcmp (strings end at a
+   NUL byte), except with STORE, where it compares the bytes (memcmp then length).
+   Python's sort is stable as glibc's qsort (a merge sort) is, and `reverse=True` keeps
+   equal elements in their order as Redis's negated comparator does. Redis sorts
+   partially (pqsort, not stable) when BY and LIMIT are both given; then only ALPHA ties
+   can come out in another order.
+7. Output: the elements, or for each one the GET patterns' values (`#` is the element
+   itself, a miss is a null; STORE writes an empty string instead). STORE replaces the
+   destination with a list (`new` when it did not exist, then `sortstore`) or, when
+   the result is empty, deletes it (`del`).
+
+Every look-up a pattern makes is a read of the keyspace (lazy expiry, keyspace hit or
+miss, `keymiss` events), as lookupKeyByPattern does. Cost: O(N + M log M) plus one
+look-up per element and pattern; nothing is allocated in proportion to LIMIT's numbers.
+"""
+
+from itertools import islice
+
+from .. import events
+from ..args import SYNTAX, WRONGTYPE, int_arg
 from ..command_table import Family
+from ..resp import RedisError
+from ..types.hash import Hash
+from ..types.list import List
+from ..types.set import Set
+from ..types.zset import ZSet
+from .zset_algebra import strtod
 
 COMMANDS = Family('generic')
+
+E_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+
+
+def _keyword(b):
+    """An option as strcasecmp sees it: lower case, cut at a NUL byte."""
+    if b'\0' in b:
+        b = b[: b.index(b'\0')]
+    return b.lower()
+
+
+def _c_string(b):
+    """What C string functions see of `b`: the bytes before the first NUL."""
+    return b[: b.index(b'\0')] if b'\0' in b else b
+
+
+def _lookup_by_pattern(c, pattern, element):
+    """lookupKeyByPattern: the value a GET or BY pattern names for `element`, or None.
+
+    `#` is the element itself. Otherwise the first '*' is replaced by the element to
+    form a key; with `->field` after the '*', the key must hold a hash and the field's
+    value is returned, without it a string. Any other type counts as missing (no
+    WRONGTYPE). '*', '->' and `#` are found as C string functions find them (up to a
+    NUL byte); the key and field are built from the whole pattern, as Redis does with
+    the pattern's length."""
+    spat = _c_string(pattern)
+    if spat == b'#':
+        return element
+    star = spat.find(b'*')
+    if star < 0:
+        return None
+    arrow = spat.find(b'->', star + 1)
+    if arrow >= 0 and arrow + 2 < len(spat):
+        field = pattern[arrow + 2 :]
+        key = pattern[:star] + element + pattern[star + 1 : arrow]
+    else:
+        field = None
+        key = pattern[:star] + element + pattern[star + 1 :]
+    value = c.ks.read(c.db, key)
+    if value is None:
+        return None
+    if field is not None:
+        return value.get(field) if type(value) is Hash else None
+    return value if type(value) is bytes else None
+
+
+def _elements(value, dontsort, desc, start, end):
+    """The vector to sort or, not sorting, to output. A list or sorted set that is not
+    sorted is read only over the LIMIT range, from the tail with DESC, and the range is
+    rebased to the vector; anything else is read whole. Returns (vector, start, end)."""
+    t = type(value)
+    if dontsort and t is not Set:
+        count = end - start + 1
+        if count <= 0:
+            return [], start, end
+        if t is List:
+            items = reversed(value) if desc else iter(value)
+            vector = list(islice(items, start, start + count))
+        else:
+            n = len(value)
+            if desc:
+                ranks = value.order.islice(n - start - count, n - start, reverse=True)
+            else:
+                ranks = value.order.islice(start, start + count)
+            vector = [m for _, m in ranks]
+        return vector, 0, end - start
+    if t is List:
+        return list(value), start, end
+    if t is Set:
+        return value.members(), start, end
+    return list(value.scores), start, end
+
+
+def _sorted(c, vector, sortby, alpha, desc, store, start, end):
+    """The vector in SORT's order (see the module comment): weights looked up for every
+    element in vector order, then a stable sort, or Redis's partial quicksort when BY
+    and a narrowing LIMIT are both given, so that even the order of ties is Redis's."""
+    if alpha:
+        text = _identity if store else _c_string
+        if sortby is None:
+            weights = [text(e) for e in vector]
+        else:
+            weights = []
+            for element in vector:
+                w = _lookup_by_pattern(c, sortby, element)
+                weights.append(None if w is None else text(w))
+    else:
+        weights = []
+        bad = False
+        for element in vector:
+            w = element if sortby is None else _lookup_by_pattern(c, sortby, element)
+            score = 0.0
+            if w is not None:
+                score, used, erange = strtod(w)
+                if used != len(_c_string(w)) or erange or score != score:
+                    bad = True
+            weights.append(score)
+        if bad:
+            raise RedisError(E_NOT_DOUBLE)
+    if sortby is not None and (start != 0 or end != len(vector) - 1):
+        entries = list(zip(weights, vector))
+        _pqsort(entries, _comparator(alpha, desc), start, end)
+        return [element for _, element in entries]
+    if alpha and sortby is not None:
+        # a missing weight sorts first (last with DESC)
+        keyed = [((w is not None, w or b''), e) for w, e in zip(weights, vector)]
+        keyed.sort(key=_first, reverse=desc)
+    elif alpha:
+        keyed = list(zip(weights, vector))
+        keyed.sort(key=_first, reverse=desc)
+    else:
+        keyed = list(zip(weights, vector))  # ties broken by the element's bytes
+        keyed.sort(reverse=desc)
+    return [element for _, element in keyed]
+
+
+def _identity(b):
+    return b
+
+
+def _first(entry):
+    return entry[0]
+
+
+def _comparator(alpha, desc):
+    """sortCompare over (weight, element) entries, for _pqsort."""
+
+    def compare(x, y):
+        a, b = x[0], y[0]
+        if alpha:
+            if a is None or b is None:
+                r = 0 if a is b else -1 if a is None else 1
+            else:
+                r = (a > b) - (a < b)
+        elif a != b:
+            r = 1 if a > b else -1
+        else:
+            r = (x[1] > y[1]) - (x[1] < y[1])
+        return -r if desc else r
+
+    return compare
+
+
+def _pqsort(v, cmp, lrange, rrange):
+    """Redis's pqsort.c (NetBSD's qsort, Bentley & McIlroy, cut short for ranges that
+    do not overlap [lrange, rrange]), on list indexes instead of byte pointers. Not
+    stable: ported step by step so that equal elements end where Redis puts them."""
+
+    def swap(i, j):
+        v[i], v[j] = v[j], v[i]
+
+    def vecswap(i, j, n):
+        for k in range(n):
+            v[i + k], v[j + k] = v[j + k], v[i + k]
+
+    def med3(i, j, k):
+        if cmp(v[i], v[j]) < 0:
+            return j if cmp(v[j], v[k]) < 0 else (k if cmp(v[i], v[k]) < 0 else i)
+        return j if cmp(v[j], v[k]) > 0 else (i if cmp(v[i], v[k]) < 0 else k)
+
+    def insertion(a, n):
+        for m in range(a + 1, a + n):
+            i = m
+            while i > a and cmp(v[i - 1], v[i]) > 0:
+                swap(i, i - 1)
+                i -= 1
+
+    def outside(lo, hi):
+        return (lrange < lo and rrange < lo) or (lrange > hi and rrange > hi)
+
+    def run(a, n):
+        while True:
+            if n < 7:
+                insertion(a, n)
+                return
+            swapped = False
+            pm = a + n // 2
+            if n > 7:
+                pl, pn = a, a + n - 1
+                if n > 40:
+                    d = n // 8
+                    pl = med3(pl, pl + d, pl + 2 * d)
+                    pm = med3(pm - d, pm, pm + d)
+                    pn = med3(pn - 2 * d, pn - d, pn)
+                pm = med3(pl, pm, pn)
+            swap(a, pm)
+            pa = pb = a + 1
+            pc = pd = a + n - 1
+            while True:
+                while pb <= pc:
+                    r = cmp(v[pb], v[a])
+                    if r > 0:
+                        break
+                    if r == 0:
+                        swapped = True
+                        swap(pa, pb)
+                        pa += 1
+                    pb += 1
+                while pb <= pc:
+                    r = cmp(v[pc], v[a])
+                    if r < 0:
+                        break
+                    if r == 0:
+                        swapped = True
+                        swap(pc, pd)
+                        pd -= 1
+                    pc -= 1
+                if pb > pc:
+                    break
+                swap(pb, pc)
+                swapped = True
+                pb += 1
+                pc -= 1
+            if not swapped:
+                insertion(a, n)
+                return
+            pn = a + n
+            r = min(pa - a, pb - pa)
+            vecswap(a, pb - r, r)
+            r = min(pd - pc, pn - pd - 1)
+            vecswap(pb, pn - r, r)
+            r = pb - pa
+            if r > 1 and not outside(a, a + r - 1):
+                run(a, r)
+            r = pd - pc
+            if r <= 1:
+                return
+            a, n = pn - r, r
+            if outside(a, a + r - 1):
+                return
+
+    run(0, len(v))
+
+
+def _sort(c, args, readonly):
+    """sortCommandGeneric."""
+    desc = alpha = dontsort = False
+    limit_start, limit_count = 0, -1
+    sortby = storekey = None
+    gets = []
+    j, argc = 2, len(args)
+    while j < argc:
+        left = argc - j - 1
+        opt = _keyword(args[j])
+        if opt == b'asc':
+            desc = False
+        elif opt == b'desc':
+            desc = True
+        elif opt == b'alpha':
+            alpha = True
+        elif opt == b'limit' and left >= 2:
+            limit_start = int_arg(args[j + 1])
+            limit_count = int_arg(args[j + 2])
+            j += 2
+        elif not readonly and opt == b'store' and left >= 1:
+            storekey = args[j + 1]
+            j += 1
+        elif opt == b'by' and left >= 1:
+            sortby = args[j + 1]
+            if b'*' not in _c_string(sortby):
+                dontsort = True
+            j += 1
+        elif opt == b'get' and left >= 1:
+            gets.append(args[j + 1])
+            j += 1
+        else:
+            raise SYNTAX
+        j += 1
+
+    ks, db = c.ks, c.db
+    value = ks.read(db, args[1])
+    t = type(value)
+    if value is None:
+        value, t = List(), List
+    elif t is not List and t is not Set and t is not ZSet:
+        raise WRONGTYPE
+
+    if dontsort and t is Set and storekey is not None:
+        dontsort, alpha, sortby = False, True, None  # a stored result must not be random
+    if t is ZSet:
+        value.listpack = False  # zsetConvert(sortval, OBJ_ENCODING_SKIPLIST)
+
+    n = len(value)
+    start = max(limit_start, 0)
+    end = n - 1 if limit_count < 0 else start + limit_count - 1
+    if start >= n:
+        start, end = n - 1, n - 2
+    if end >= n:
+        end = n - 1
+    vector, start, end = _elements(value, dontsort, desc, start, end)
+
+    if not dontsort:
+        vector = _sorted(c, vector, sortby, alpha, desc, storekey is not None, start, end)
+
+    picked = vector[start : end + 1] if end >= start else []
+    if storekey is None:
+        if not gets:
+            return picked
+        out = []
+        for element in picked:
+            for pattern in gets:
+                out.append(_lookup_by_pattern(c, pattern, element))
+        return out
+
+    if gets:
+        stored = List()
+        for element in picked:
+            for pattern in gets:
+                v = _lookup_by_pattern(c, pattern, element)
+                stored.append(b'' if v is None else v)
+    else:
+        stored = List(picked)
+    flags = ks.notify_flags
+    if stored:
+        existed = ks.lookup(db, storekey) is not None
+        if not existed and flags & events.NEW:
+            ks.notify(events.NEW, b'new', db, storekey)
+        ks.set(db, storekey, stored)
+        if flags & events.LIST:
+            ks.notify(events.LIST, b'sortstore', db, storekey)
+    elif ks.delete(db, storekey) and flags & events.GENERIC:
+        ks.notify(events.GENERIC, b'del', db, storekey)
+    return len(stored)
+
+
+@COMMANDS.command(
+    'sort',
+    -2,
+    flags='write denyoom movablekeys',
+    keys=(1, 1, 1),
+    categories='@write @set @sortedset @list @slow @dangerous',
+    summary='Sort the elements in a list, set or sorted set',
+)
+def sort(c, args):
+    return _sort(c, args, readonly=False)
+
+
+@COMMANDS.command(
+    'sort_ro',
+    -2,
+    flags='readonly movablekeys',
+    keys=(1, 1, 1),
+    categories='@read @set @sortedset @list @slow @dangerous',
+    since='7.0.0',
+    summary='Sort the elements in a list, set or sorted set. Read-only variant of SORT.',
+)
+def sort_ro(c, args):
+    return _sort(c, args, readonly=True)

@@ -1,5 +1,375 @@
-"""Sorted-set algebra: ZUNION ZINTER ZDIFF, their STORE forms and ZINTERCARD."""
+"""Sorted-set algebra: ZUNION ZINTER ZDIFF, their STORE forms and ZINTERCARD.
 
+One handler, `_union_inter_diff`, follows Redis 7.0's zunionInterDiffGenericCommand
+step by step, because the order of checks is what a client sees when several arguments
+are bad:
+
+1. numkeys: not an integer -> 'value is not an integer', < 1 -> 'at least 1 input key is
+   needed', more than the arguments left -> syntax error. Nothing is allocated before
+   numkeys is known to be covered by real arguments.
+2. every input key is looked up (a read: hits and misses counted, even for the STORE
+   forms, as in 7.0) and must be a sorted set or a plain set (WRONGTYPE otherwise);
+   a plain set's members score 1.
+3. only then the options: WEIGHTS (exactly numkeys doubles, Redis's string2d), AGGREGATE
+   SUM|MIN|MAX, WITHSCORES (not for the STORE forms), LIMIT (ZINTERCARD only).
+
+Scores follow Redis's double arithmetic: a weighted score that is NaN (0 * inf) counts as
+0, and a SUM that turns NaN (inf + -inf) becomes 0; MIN/MAX ignore a NaN operand, since
+`nan < x` is false in C as in Python. The inputs are visited from the smallest to the
+largest (a stable sort by cardinality, as glibc's qsort is a merge sort), and floating
+point sums depend on that order, so it is kept.
+
+A STORE form replaces the destination whatever its type and TTL (setKey: `new` when the
+key did not exist, then `zunionstore`/`zinterstore`/`zdiffstore`); an empty result
+deletes the destination instead (`del`, only if it existed). The new sorted set gets the
+encoding Redis gives it (listpack when small enough, `c.ks.limits`).
+
+Costs: union O(N) dict work plus one O(M log M) sort of the result; intersection O(N*K)
+look-ups with N the smallest input; difference O(L) over all inputs. The result is built
+as a dict and sorted once, never member by member into the SortedList.
+"""
+
+import math
+import re
+from decimal import Decimal
+
+from sortedcontainers import SortedList
+
+from .. import events
+from ..args import SYNTAX, WRONGTYPE, int_arg
 from ..command_table import Family
+from ..resp import RedisError
+from ..types.set import Set
+from ..types.zset import ZSet
 
 COMMANDS = Family('sorted-set', since='2.0.0')
+
+E_WEIGHT = 'ERR weight value is not a float'
+E_LIMIT = "ERR LIMIT can't be negative"
+
+UNION, INTER, DIFF = 'union', 'inter', 'diff'
+_STORE_EVENT = {UNION: b'zunionstore', INTER: b'zinterstore', DIFF: b'zdiffstore'}
+SUM, MIN, MAX = 'sum', 'min', 'max'
+
+# -- C number parsing -------------------------------------------------------------------
+
+# What glibc's strtod accepts at the start of a string, after leading white space:
+# a hex float, a decimal float, inf/infinity or nan[(chars)]. Alternatives are tried in
+# that order, so '0x' with no hex digit falls back to the decimal '0', as in C.
+_STRTOD = re.compile(
+    rb'[ \t\n\x0b\f\r]*([+-]?)(?:'
+    rb'0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?'
+    rb'|([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?'
+    rb'|(inf(?:inity)?)'
+    rb'|(nan(?:\([0-9A-Za-z_]*\))?)'
+    rb')',
+    re.IGNORECASE,
+)
+_DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
+
+
+def strtod(b):
+    """C's strtod over the C string `b` (it ends at the first NUL): (value, end, erange),
+    `end` the number of bytes consumed (0 when there was no number, value 0.0) and
+    `erange` True where glibc sets errno to ERANGE: overflow to inf, underflow to zero
+    or to an inexact subnormal."""
+    m = _STRTOD.match(b)
+    if m is None:
+        return 0.0, 0, False
+    sign, hex_int, hex_frac, hex_exp, dec, inf, nan = m.groups()
+    negative = sign == b'-'
+    if inf is not None:
+        return (-math.inf if negative else math.inf), m.end(), False
+    if nan is not None:
+        return math.nan, m.end(), False
+    if dec is not None:
+        text = b[m.start(5) : m.end()]
+        value = float(text)
+        mantissa = text.split(b'e')[0].split(b'E')[0]
+        zero = mantissa.strip(b'0.') == b''
+    elif not hex_int and not hex_frac:
+        # '0x' without a hex digit: C reads the '0' alone
+        return (-0.0 if negative else 0.0), m.start(2) - 1, False
+    else:
+        digits = hex_int + (hex_frac or b'')
+        mant = int(digits, 16)
+        exp = (int(hex_exp) if hex_exp else 0) - 4 * len(hex_frac or b'')
+        zero = mant == 0
+        try:
+            value = 0.0 if zero else float.fromhex('0x%xp%d' % (mant, exp))
+        except OverflowError:
+            value = math.inf
+    a = value
+    erange = a == math.inf or (a == 0 and not zero)
+    if 0 < a < _DBL_MIN:  # subnormal: ERANGE unless exact
+        if dec is not None:
+            erange = Decimal(a) != Decimal(text.decode())
+        else:
+            num, den = a.as_integer_ratio()
+            erange = num << -exp != mant * den  # exp < 0 for any subnormal
+    return (-value if negative else value), m.end(), erange
+
+
+def string2d(b):
+    """Redis's string2d (getDoubleFromObject): the double value of all of `b`, or None
+    when Redis rejects it: empty, leading space, trailing bytes, NaN, overflow to inf or
+    underflow to zero (an inexact subnormal is accepted)."""
+    if not b or b[0] in b' \t\n\x0b\f\r':
+        return None
+    value, end, erange = strtod(b)
+    if end != len(b) or value != value:
+        return None
+    if erange and (value == 0 or abs(value) == math.inf):
+        return None
+    return value
+
+
+def _keyword(b):
+    """An option as strcasecmp sees it: lower case, cut at a NUL byte."""
+    if b'\0' in b:
+        b = b[: b.index(b'\0')]
+    return b.lower()
+
+
+# -- the algorithm ----------------------------------------------------------------------
+
+
+def _scores(value):
+    """member -> score of an input: a sorted set's scores, 1.0 for a plain set's
+    members, nothing for a missing key."""
+    if value is None:
+        return {}
+    if type(value) is ZSet:
+        return value.scores
+    return dict.fromkeys(value, 1.0)
+
+
+def _aggregate(target, value, how):
+    """zunionInterAggregate."""
+    if how is SUM:
+        target += value
+        return 0.0 if target != target else target
+    if how is MIN:
+        return value if value < target else target
+    return value if value > target else target
+
+
+def _union(inputs, how):
+    out = {}
+    for scores, weight in inputs:
+        for member, score in scores.items():
+            score *= weight
+            if score != score:
+                score = 0.0
+            old = out.get(member)
+            out[member] = score if old is None else _aggregate(old, score, how)
+    return out
+
+
+def _inter(inputs, how, limit):
+    """The intersection (member -> score), or only its size (up to `limit`, 0 for no
+    limit) when `limit` is not None."""
+    first, weight = inputs[0]
+    rest = inputs[1:]
+    out = {}
+    count = 0
+    if not first:
+        return count if limit is not None else out
+    for member, score in first.items():
+        score *= weight
+        if score != score:
+            score = 0.0
+        for scores, w in rest:
+            other = scores.get(member)
+            if other is None:
+                break
+            score = _aggregate(score, other * w, how)
+        else:
+            if limit is not None:
+                count += 1
+                if limit and count >= limit:
+                    break
+            else:
+                out[member] = score
+    return count if limit is not None else out
+
+
+def _diff(inputs):
+    first = inputs[0][0]
+    rest = [scores for scores, _ in inputs[1:]]
+    if any(scores is first for scores in rest):
+        return {}  # a key given again subtracts everything
+    return {m: s for m, s in first.items() if not any(m in scores for scores in rest)}
+
+
+def _new_zset(limits, scores):
+    """A sorted set holding `scores`, encoded as Redis creates it (zsetTypeCreate, then
+    zsetConvertToListpackIfNeeded): one sort instead of one insertion per member."""
+    z = ZSet()
+    z.scores = scores
+    z.order = SortedList([(s, m) for m, s in scores.items()])
+    z.listpack = len(scores) <= limits.zset_entries and all(
+        len(m) <= limits.zset_value for m in scores
+    )
+    return z
+
+
+def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False):
+    """zunionInterDiffGenericCommand."""
+    setnum = int_arg(args[numkeys_at])
+    if setnum < 1:
+        raise RedisError(f"ERR at least 1 input key is needed for '{name}' command")
+    if setnum > len(args) - (numkeys_at + 1):
+        raise SYNTAX
+    ks, db = c.ks, c.db
+    first = numkeys_at + 1
+    values = []
+    for key in args[first : first + setnum]:
+        v = ks.read(db, key)
+        if v is not None and type(v) is not ZSet and type(v) is not Set:
+            raise WRONGTYPE
+        values.append(v)
+    weights = [1.0] * setnum
+    how = SUM
+    withscores = False
+    limit = 0
+    j = first + setnum
+    n = len(args)
+    while j < n:
+        remaining = n - j
+        opt = _keyword(args[j])
+        if (
+            op is not DIFF
+            and not cardinality_only
+            and remaining >= setnum + 1
+            and opt == b'weights'
+        ):
+            j += 1
+            for i in range(setnum):
+                w = string2d(args[j])
+                if w is None:
+                    raise RedisError(E_WEIGHT)
+                weights[i] = w
+                j += 1
+        elif op is not DIFF and not cardinality_only and remaining >= 2 and opt == b'aggregate':
+            how = {b'sum': SUM, b'min': MIN, b'max': MAX}.get(_keyword(args[j + 1]))
+            if how is None:
+                raise SYNTAX
+            j += 2
+        elif dst is None and not cardinality_only and opt == b'withscores':
+            withscores = True
+            j += 1
+        elif cardinality_only and remaining >= 2 and opt == b'limit':
+            limit = int_arg(args[j + 1], E_LIMIT)
+            if limit < 0:
+                raise RedisError(E_LIMIT)
+            j += 2
+        else:
+            raise SYNTAX
+
+    inputs = [(_scores(v), w) for v, w in zip(values, weights)]
+    if op is INTER:
+        inputs.sort(key=lambda item: len(item[0]))  # stable, as glibc's qsort
+        if cardinality_only:
+            return _inter(inputs, how, limit)
+        result = _inter(inputs, how, None)
+    elif op is UNION:
+        inputs.sort(key=lambda item: len(item[0]))
+        result = _union(inputs, how)
+    else:
+        result = _diff(inputs)
+
+    if dst is not None:
+        return _store(c, dst, op, result)
+    order = sorted([(s, m) for m, s in result.items()])
+    if not withscores:
+        return [m for _, m in order]
+    if c.proto == 2:
+        out = []
+        for s, m in order:
+            out += (m, s)
+        return out
+    return [[m, s] for s, m in order]
+
+
+def _store(c, dst, op, result):
+    """The STORE forms' ending: setKey and the command's event, or delete the
+    destination for an empty result."""
+    ks, db = c.ks, c.db
+    flags = ks.notify_flags
+    if result:
+        existed = ks.lookup(db, dst) is not None
+        if not existed and flags & events.NEW:
+            ks.notify(events.NEW, b'new', db, dst)
+        ks.set(db, dst, _new_zset(ks.limits, result))
+        if flags & events.ZSET:
+            ks.notify(events.ZSET, _STORE_EVENT[op], db, dst)
+        return len(result)
+    if ks.delete(db, dst) and flags & events.GENERIC:
+        ks.notify(events.GENERIC, b'del', db, dst)
+    return 0
+
+
+# -- the commands -----------------------------------------------------------------------
+
+_READ = dict(flags='readonly movablekeys', keys=(0, 0, 0), categories='@read @sortedset @slow')
+_WRITE = dict(
+    flags='write denyoom movablekeys', keys=(1, 1, 1), categories='@write @sortedset @slow'
+)
+
+
+@COMMANDS.command(
+    'zunionstore',
+    -4,
+    **_WRITE,
+    summary='Add multiple sorted sets and store the resulting sorted set in a new key',
+)
+def zunionstore(c, args):
+    return _union_inter_diff(c, args, 'zunionstore', args[1], 2, UNION)
+
+
+@COMMANDS.command(
+    'zinterstore',
+    -4,
+    **_WRITE,
+    summary='Intersect multiple sorted sets and store the resulting sorted set in a new key',
+)
+def zinterstore(c, args):
+    return _union_inter_diff(c, args, 'zinterstore', args[1], 2, INTER)
+
+
+@COMMANDS.command(
+    'zdiffstore',
+    -4,
+    **_WRITE,
+    since='6.2.0',
+    summary='Subtract multiple sorted sets and store the resulting sorted set in a new key',
+)
+def zdiffstore(c, args):
+    return _union_inter_diff(c, args, 'zdiffstore', args[1], 2, DIFF)
+
+
+@COMMANDS.command('zunion', -3, **_READ, since='6.2.0', summary='Add multiple sorted sets')
+def zunion(c, args):
+    return _union_inter_diff(c, args, 'zunion', None, 1, UNION)
+
+
+@COMMANDS.command('zinter', -3, **_READ, since='6.2.0', summary='Intersect multiple sorted sets')
+def zinter(c, args):
+    return _union_inter_diff(c, args, 'zinter', None, 1, INTER)
+
+
+@COMMANDS.command(
+    'zintercard',
+    -3,
+    **_READ,
+    since='7.0.0',
+    summary='Intersect multiple sorted sets and return the cardinality of the result',
+)
+def zintercard(c, args):
+    return _union_inter_diff(c, args, 'zintercard', None, 1, INTER, cardinality_only=True)
+
+
+@COMMANDS.command('zdiff', -3, **_READ, since='6.2.0', summary='Subtract multiple sorted sets')
+def zdiff(c, args):
+    return _union_inter_diff(c, args, 'zdiff', None, 1, DIFF)

@@ -12,7 +12,7 @@ import tempfile
 
 from ..args import E_SYNTAX
 from ..command_table import Family
-from ..config import PARAMS, PROTECTED, TABLE, ConfigError
+from ..config import PARAMS, TABLE, ConfigError, lower
 from ..glob import glob_match
 from ..resp import OK, Map, RedisError, split_args
 from .admin import as_text, protected_allowed, unique_commands
@@ -51,22 +51,28 @@ CONFIG = COMMANDS.container(
 )
 def config_get(c, args):
     """Exact names are looked up as typed (an alias is answered under the alias); glob
-    patterns match every name and alias case-insensitively. Each name appears once."""
+    patterns match every name and alias case-insensitively, except hidden parameters (the
+    test-only ones), which answer only to their exact name. Each name appears once."""
     config = c.server.config
     matches = {}  # lower-case name -> (name as replied, canonical name)
     for pattern in args[2:]:
         text = as_text(pattern)
         if not any(ch in text for ch in '[*?'):
-            param = TABLE.get(text.lower())
-            if param is not None and text.lower() not in matches:
-                matches[text.lower()] = (text, param.name)
+            param = TABLE.get(lower(text))
+            if param is not None and lower(text) not in matches:
+                matches[lower(text)] = (text, param.name)
             continue
         for name, param in TABLE.items():
-            if name not in matches and glob_match(pattern, name.encode(), nocase=True):
+            if param.hidden or name in matches:
+                continue
+            if glob_match(pattern, name.encode(), nocase=True):
                 matches[name] = (name, param.name)
     return Map(
         [
-            (shown.encode('utf-8', 'surrogateescape'), config.render(name).encode())
+            (
+                shown.encode('utf-8', 'surrogateescape'),
+                config.render(name).encode('utf-8', 'surrogateescape'),
+            )
             for shown, name in matches.values()
         ]
     )
@@ -86,7 +92,10 @@ def _set_failed(name, reason):
 )
 def config_set(c, args):
     """Check every name (unknown, immutable, protected, duplicate), then parse every value,
-    and only then store them all and apply them: a failure changes nothing."""
+    then run what Redis's apply functions would change or refuse (TLS), and only then store
+    them all and apply them: a failure changes nothing. An alias and its parameter are two
+    names, so setting both is not a duplicate, as in Redis. Errors name the parameter in
+    lower case as looked up, except the name checks, which quote it as typed."""
     if len(args) % 2:
         raise RedisError(E_SYNTAX)
     server = c.server
@@ -95,13 +104,13 @@ def config_set(c, args):
     seen = set()
     for i in range(2, len(args), 2):
         name = as_text(args[i])
-        key = name.lower()
+        key = lower(name)
         param = TABLE.get(key)
         if param is None:
             raise RedisError(f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
         if not param.mutable:
             raise _set_failed(name, "can't set immutable config")
-        if param.name in PROTECTED and not protected_allowed(c, config['enable-protected-configs']):
+        if param.protected and not protected_allowed(c, config['enable-protected-configs']):
             raise _set_failed(name, "can't set protected config")
         if key in seen:
             raise _set_failed(name, 'duplicate parameter')
@@ -110,15 +119,19 @@ def config_set(c, args):
     new = []
     for key, param, value in chosen:
         try:
-            parsed = param.parse([value])
+            parsed = param.parse_set(value, config.values[param.name])
         except ConfigError as e:
             raise _set_failed(key, e) from None
-        if isinstance(parsed, dict):  # client-output-buffer-limit: only the classes given
-            parsed = {**config.values[param.name], **parsed}
-        new.append((param, parsed))
-    for param, parsed in new:
+        new.append((key, param, parsed))
+    for i, (key, param, parsed) in enumerate(new):
+        if param.on_set is not None:
+            try:
+                new[i] = (key, param, param.on_set(parsed, config))
+            except ConfigError as e:
+                raise _set_failed(key, e) from None
+    for _, param, parsed in new:
         config.values[param.name] = parsed
-    for param, _ in new:
+    for _, param, _ in new:
         server.apply_config(param.name)
     return OK
 
@@ -212,6 +225,9 @@ def quote(s):
     return ''.join(out)
 
 
+_QUOTED = ('notify-keyspace-events', 'keyevent-journal-events', 'dir')
+
+
 def _rewrite_lines(config, param):
     """The lines one parameter rewrites to, each with whether it must be written even
     when the old file does not mention the parameter (its value is not the default)."""
@@ -222,22 +238,25 @@ def _rewrite_lines(config, param):
         if not words:
             return [('save ""', True)]
         return [(f'save {words[i]} {words[i + 1]}', True) for i in range(0, len(words), 2)]
+    if name == 'replicaof' and not value:
+        return []  # not a replica: any replicaof line goes
     if name == 'client-output-buffer-limit':
         return [
             (
-                f'{name} {cls} {format_memory(hard)} {format_memory(soft)} {secs}',
+                f'{name} {"replica" if cls == "slave" else cls} '
+                f'{format_memory(hard)} {format_memory(soft)} {secs}',
                 (hard, soft, secs) != param.default[cls],
             )
             for cls, (hard, soft, secs) in sorted(
                 value.items(), key=lambda kv: ('normal', 'slave', 'pubsub').index(kv[0])
             )
         ]
-    if param.kind == 'mem':
+    if param.kind == 'mem' or (param.kind == 'mem%' and value >= 0):
         text = format_memory(value)
-    elif param.kind == 'str' or name in ('notify-keyspace-events', 'keyevent-journal-events'):
+    elif param.kind == 'str' or name in _QUOTED:
         text = quote(config.render(name))
-    else:
-        text = config.render(name)
+    else:  # yes/no, enum names, numbers, percent values, octal, words
+        text = config.render(name) or '""'
     return [(f'{name} {text}', force)]
 
 

@@ -609,6 +609,44 @@ def test_zrangestore_encoding_follows_config(server, both, raw_pair):
             c.cmd('config', 'set', 'zset-max-listpack-value', '64')
 
 
+def test_zrangestore_negative_zero(server, both, raw_pair):
+    """A listpack stores -0.0 as the integer 0: a ZRANGESTORE destination holds 0 for the
+    elements added while it was still a listpack, -0 for those added after it became a
+    skiplist (or all of them, for a rank range known to be too long from the start)."""
+    pair = raw_pair(2)
+    ref = both[1]
+    pairs = [('-0', 'a'), ('-0', 'b'), ('-0', 'c'), ('-0', 'd'), ('1', 'e'), ('-0', 'f' * 70)]
+    try:
+        ref.config_set('zset-max-listpack-entries', 0)  # the source: -0.0 throughout
+        pair[0].cmd('config', 'set', 'zset-max-listpack-entries', '3')
+        ks = server.server.keyspace
+        z = _zset(ks.limits, pairs)
+        server.call(lambda: ks.set(0, b'src', z))
+        ref.zadd('src', {m: float(s) for s, m in pairs})
+        ref.config_set('zset-max-listpack-entries', 3)
+        cmds = [('zrange', 'src', '0', '-1', 'withscores')]
+        for rng in [
+            ('-inf', '+inf', 'byscore'),
+            ('+inf', '-inf', 'byscore', 'rev'),
+            ('0', '-1'),
+            ('0', '2'),
+            ('1', '3', 'rev'),
+            ('-', '+', 'bylex'),
+            ('+', '-', 'bylex', 'rev'),
+            ('-', '(d', 'bylex'),
+            ('-inf', '+inf', 'byscore', 'limit', '0', '3'),
+        ]:
+            cmds += [
+                ('zrangestore', 'dst', 'src', *rng),
+                ('object', 'encoding', 'dst'),
+                ('zrange', 'dst', '0', '-1', 'withscores'),
+            ]
+        raw_same(pair, cmds)
+    finally:
+        for c in pair:
+            c.cmd('config', 'set', 'zset-max-listpack-entries', '128')
+
+
 # -- events and WATCH ---------------------------------------------------------------
 
 EVENT_CASES = [
@@ -641,6 +679,33 @@ EVENT_CASES = [
 def test_events_match_redis(server, both, case, flags):
     load_all(server, both[1])
     assert_same_events(both, case, flags)
+
+
+ZADD_SEQUENCE = [
+    ('zadd', 'z', '0', 'a', '0', 'b', '-0', 'c', '1', 'd', '2.5', 'e', '+inf', 'f'),
+    ('zrange', 'z', '0', '-1', 'withscores'),
+    ('zrangebylex', 'z', '[a', '(c'),
+    ('zrangestore', 'dst', 'z', '(0', '+inf', 'byscore'),
+    ('zrange', 'dst', '-inf', '+inf', 'byscore', 'withscores', 'limit', '1', '5'),
+    ('zadd', 'dst', '-1', 'x'),
+    ('zremrangebyrank', 'dst', '0', '0'),
+    ('zremrangebyscore', 'z', '(0', '2.5'),
+    ('zremrangebylex', 'z', '-', '+'),
+    ('exists', 'z'),
+    ('zrangestore', 'dst', 'z', '0', '-1'),
+    ('exists', 'dst'),
+]
+
+
+def test_with_zadd(server, both, raw_pair):
+    """Sets made by ZADD on both servers (once ZADD exists here), events included."""
+    if b'zadd' not in server.server.commands:
+        pytest.skip('ZADD is not implemented yet')
+    for proto in (2, 3):
+        raw_same(raw_pair(proto), [('flushall',)] + ZADD_SEQUENCE)
+    for c in both:
+        c.flushall()
+    assert_same_events(both, ZADD_SEQUENCE, 'KEAn')
 
 
 def test_no_events_when_disabled(server, both):

@@ -401,11 +401,11 @@ def zrange_generic(c, args, first, store, rangetype, reverse):
     else:
         items = lex_items(z, rng, offset, limit, reverse)
     if store:
-        return _store(c, args[1], items)
+        return _store(c, args[1], items, rangetype is RANK)
     return _reply(c, items, withscores)
 
 
-def _store(c, dst, items):
+def _store(c, dst, items, by_rank):
     """zrangeResultFinalizeStore: the destination becomes a new sorted set of `items`
     (replacing any value and TTL, as setKey does), or is deleted if there are none."""
     ks = c.ks
@@ -413,7 +413,7 @@ def _store(c, dst, items):
         if ks.delete(c.db, dst) and ks.notify_flags & events.GENERIC:
             ks.notify(events.GENERIC, b'del', c.db, dst)
         return 0
-    z = ZSet.sized(ks.limits, items)
+    z = ZSet.sized(ks.limits, _listpack_scores(ks.limits, items, by_rank))
     if ks.lookup(c.db, dst) is None:
         create(c, dst, z)
     else:
@@ -421,6 +421,24 @@ def _store(c, dst, items):
     if ks.notify_flags & events.ZSET:
         ks.notify(events.ZSET, b'zrangestore', c.db, dst)
     return len(items)
+
+
+def _listpack_scores(limits, items, by_rank):
+    """`items` with -0.0 stored as 0 where Redis adds them to a listpack. The destination
+    starts as a listpack unless a rank range's known length exceeds
+    zset-max-listpack-entries (zrangeResultBeginStore), and stays one, storing -0.0 as the
+    integer 0, until an element would not fit (zsetAdd converts before adding it): so a
+    destination that ends as a skiplist may hold 0 for its first elements and -0.0 for
+    later ones, in the order the range emitted them."""
+    n = 0
+    if not (by_rank and len(items) > limits.zset_entries):
+        for _, m in islice(items, limits.zset_entries):
+            if len(m) > limits.zset_value:
+                break
+            n += 1
+    if not any(s == 0 for s, _ in islice(items, n)):
+        return items
+    return [(0.0 if s == 0 else s, m) if i < n else (s, m) for i, (s, m) in enumerate(items)]
 
 
 _RANGE_READ = dict(

@@ -50,6 +50,9 @@ from ..types.set import Set
 from ..types.zset import ZSet
 from .zset_algebra import strtod
 
+_DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
+_INF = float('inf')
+
 COMMANDS = Family('generic')
 
 E_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
@@ -128,25 +131,24 @@ def _sorted(c, vector, sortby, alpha, desc, store, start, end):
     """The vector in SORT's order (see the module comment): weights looked up for every
     element in vector order, then a stable sort, or Redis's partial quicksort when BY
     and a narrowing LIMIT are both given, so that even the order of ties is Redis's."""
+    text = _identity if store else _c_string  # ALPHA: memcmp with STORE, else strcmp
+    if alpha and sortby is None:
+        vector.sort(key=text, reverse=desc)
+        return vector
+    weights = []
     if alpha:
-        text = _identity if store else _c_string
-        if sortby is None:
-            weights = [text(e) for e in vector]
-        else:
-            weights = []
-            for element in vector:
-                w = _lookup_by_pattern(c, sortby, element)
-                weights.append(None if w is None else text(w))
+        for element in vector:
+            w = _lookup_by_pattern(c, sortby, element)
+            weights.append(None if w is None else text(w))
     else:
-        weights = []
         bad = False
         for element in vector:
             w = element if sortby is None else _lookup_by_pattern(c, sortby, element)
             score = 0.0
             if w is not None:
-                score, used, erange = strtod(w)
-                if used != len(_c_string(w)) or erange or score != score:
-                    bad = True
+                score = _weight(w)
+                if score is None:
+                    bad, score = True, 0.0
             weights.append(score)
         if bad:
             raise RedisError(E_NOT_DOUBLE)
@@ -154,17 +156,40 @@ def _sorted(c, vector, sortby, alpha, desc, store, start, end):
         entries = list(zip(weights, vector))
         _pqsort(entries, _comparator(alpha, desc), start, end)
         return [element for _, element in entries]
-    if alpha and sortby is not None:
+    if alpha:
         # a missing weight sorts first (last with DESC)
         keyed = [((w is not None, w or b''), e) for w, e in zip(weights, vector)]
         keyed.sort(key=_first, reverse=desc)
-    elif alpha:
-        keyed = list(zip(weights, vector))
-        keyed.sort(key=_first, reverse=desc)
-    else:
-        keyed = list(zip(weights, vector))  # ties broken by the element's bytes
-        keyed.sort(reverse=desc)
-    return [element for _, element in keyed]
+        return [element for _, element in keyed]
+    # by weight, ties by the element's bytes: two stable sorts with simple keys are much
+    # faster than one over (weight, element) tuples. An element's weight depends on the
+    # element only (Redis fixes the clock for a command), so a dict can hold them.
+    weight_of = dict(zip(vector, weights))
+    vector.sort(reverse=desc)
+    vector.sort(key=weight_of.__getitem__, reverse=desc)
+    return vector
+
+
+_DECIMAL_BYTES = b'0123456789.-'
+
+
+def _weight(w):
+    """A numeric weight as SORT reads it (strtod over the C string, all of it), or None
+    when Redis reports it as not convertible: trailing bytes, NaN, ERANGE. Plain decimals
+    in the normal range, the common case, take a short path through float(), which
+    parses them as C does."""
+    if not w.translate(None, _DECIMAL_BYTES):
+        try:
+            v = float(w)
+        except ValueError:
+            pass
+        else:
+            if _DBL_MIN <= abs(v) < _INF:
+                return v
+    v, used, erange = strtod(w)
+    if used != len(_c_string(w)) or erange or v != v:
+        return None
+    return v
 
 
 def _identity(b):

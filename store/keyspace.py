@@ -349,10 +349,11 @@ class Keyspace:
 
     def swapdb(self, a: int, b: int) -> None:
         if self.watchers:
-            for db in (a, b):
-                for s in self.shards:
-                    for key in s.data[db]:
-                        self.touch(db, key)
+            # touchAllWatchedKeysInDb: a key of either database changes in both.
+            for s in self.shards:
+                for key in s.data[a].keys() | s.data[b].keys():
+                    self.touch(a, key)
+                    self.touch(b, key)
         for s in self.shards:
             s.data[a], s.data[b] = s.data[b], s.data[a]
             s.expires[a], s.expires[b] = s.expires[b], s.expires[a]

@@ -362,11 +362,7 @@ def test_swapdb_serves_a_list_swapped_in(ports):
 
     ours, theirs = (scenario(p) for p in ports)
     assert theirs[1] == b'*2\r\n$1\r\nk\r\n$8\r\nfrom-db1\r\n'
-    if ours != theirs:
-        pytest.xfail(
-            'Keyspace.swapdb signals the keys of each database in that database only, '
-            'not under the database they move to'
-        )
+    assert ours == theirs
 
 
 def test_ready_order_counts_only_lists_created(ports):

@@ -34,6 +34,7 @@ from typing import Any
 from .resp import RedisError, error_arg
 
 Handler = Callable[[Any, list[bytes]], Any]
+KeyFinder = Callable[[list[bytes]], list[int]]
 
 _perf_ns = time.perf_counter_ns
 
@@ -78,6 +79,7 @@ class Command:
         'summary',
         'since',
         'container',
+        'getkeys',
     )
 
     def __init__(
@@ -93,6 +95,7 @@ class Command:
         tips: str = '',
         summary: str = '',
         since: str = '1.0.0',
+        getkeys: KeyFinder | None = None,
     ) -> None:
         self.name = name
         self.handler = handler if handler is not None else self.dispatch
@@ -106,6 +109,7 @@ class Command:
         self.tips = tuple(tips.split())
         self.summary = summary
         self.since = since
+        self.getkeys = getkeys  # key positions of a `movablekeys` command
         self.no_auth = 'no_auth' in self.flags
         self.pubsub_ok = name in _PUBSUB_OK
         self.multi_ok = name in _MULTI_OK
@@ -119,7 +123,10 @@ class Command:
         return n == a if a > 0 else n >= -a
 
     def key_positions(self, args: list[bytes]) -> list[int]:
-        """Indexes of the key arguments in `args`, from first/last/step."""
+        """Indexes of the key arguments in `args`: the command's own finder for movable
+        keys (COMMAND GETKEYS), else first/last/step."""
+        if self.getkeys is not None:
+            return self.getkeys(args)
         if not self.first_key:
             return []
         last = self.last_key if self.last_key >= 0 else len(args) + self.last_key
@@ -227,3 +234,32 @@ def build_table(*modules: Any) -> dict[bytes, Command]:
             assert key not in table, cmd.name
             table[key] = table[key.upper()] = cmd
     return table
+
+
+# -- key finders for movable keys (Redis 7.0 db.c's *GetKeys) ------------------------------
+
+
+def numkeys_keys(at: int, store: int = 0) -> KeyFinder:
+    """`numkeys key [key ...]` with numkeys at args[at] (SINTERCARD, LMPOP, ZUNION, EVAL,
+    ...), plus a destination key at args[store] listed last (ZUNIONSTORE), as
+    zunionInterDiffStoreGetKeys lists it. A count that does not fit finds no keys."""
+
+    def find(args: list[bytes]) -> list[int]:
+        try:
+            n = int(args[at])
+        except (IndexError, ValueError):
+            return []
+        if n <= 0 or at + n >= len(args):
+            return []
+        return [*range(at + 1, at + 1 + n), *((store,) if store else ())]
+
+    return find
+
+
+def keys_after_streams(args: list[bytes]) -> list[int]:
+    """xreadGetKeys: the first half of the arguments after STREAMS."""
+    for i, a in enumerate(args):
+        if a.lower() == b'streams':
+            n = len(args) - i - 1
+            return [] if n % 2 or not n else list(range(i + 1, i + 1 + n // 2))
+    return []

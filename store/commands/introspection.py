@@ -335,7 +335,7 @@ def _getkeys(c, args):
         cmd = cmd.subcommands.get(as_text(argv[1]).lower())
     if cmd is None:
         raise RedisError('ERR Invalid command specified')
-    if not cmd.first_key:
+    if not cmd.first_key and cmd.getkeys is None:
         raise RedisError('ERR The command has no key arguments')
     if not cmd.arity_ok(len(argv)):
         raise RedisError('ERR Invalid number of arguments specified for command')

@@ -32,7 +32,7 @@ LLONG_MIN, hence "timeout is negative" for inf and 1e30.
 import math
 
 from ..args import WRONGTYPE
-from ..command_table import Family
+from ..command_table import Family, numkeys_keys
 from ..longdouble import INF, ld_round, strtold
 from ..resp import NULL_ARRAY, Raw, RedisError
 from ..types.list import List
@@ -152,6 +152,7 @@ def brpop(c, args):
     'blmpop',
     -5,
     flags='write blocking movablekeys',
+    getkeys=numkeys_keys(2),
     categories='@write @list @slow @blocking',
     summary='Pop elements from a list, or block until one is available',
     since='7.0.0',

@@ -31,7 +31,7 @@ from itertools import islice
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg
-from ..command_table import Family
+from ..command_table import Family, numkeys_keys
 from ..resp import BULK_HEADER, CRLF, NULL_ARRAY, OK, Raw, RedisError
 from ..types.list import List
 from .aggregates import changed, create, drop_if_empty, read_value, write_value
@@ -287,6 +287,7 @@ def rpop(c, args):
     'lmpop',
     -4,
     flags='write movablekeys',
+    getkeys=numkeys_keys(1),
     categories='@write @list @slow',
     summary='Pop elements from a list',
     since='7.0.0',

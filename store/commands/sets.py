@@ -45,7 +45,7 @@ from random import choices
 
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Family
+from ..command_table import Family, numkeys_keys
 from ..resp import BULK_HEADER, CRLF, Raw, RedisError, c_string, string2ll
 from ..resp import Set as SetReply
 from ..types import expect
@@ -413,6 +413,7 @@ def sinter(c, args):
     'sintercard',
     -3,
     flags='readonly movablekeys',
+    getkeys=numkeys_keys(1),
     categories='@read @set @slow',
     since='7.0.0',
     summary='Intersect multiple sets and return the cardinality of the result',

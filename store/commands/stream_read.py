@@ -14,7 +14,7 @@ blocking read replies at once as on timeout, as Redis does for clients that may 
 """
 
 from ..args import SYNTAX, int_arg
-from ..command_table import Family
+from ..command_table import Family, keys_after_streams
 from ..resp import NULL_ARRAY, Map, RedisError, string2ll
 from ..types.stream import MAX_ID, Stream
 from .streams import (
@@ -216,7 +216,11 @@ def _xread(c, args, xreadgroup):
 
 
 @COMMANDS.command(
-    'xread', -4, flags='readonly blocking movablekeys', categories='@read @stream @slow @blocking'
+    'xread',
+    -4,
+    flags='readonly blocking movablekeys',
+    categories='@read @stream @slow @blocking',
+    getkeys=keys_after_streams,
 )
 def xread(c, args):
     return _xread(c, args, False)
@@ -227,6 +231,7 @@ def xread(c, args):
     -7,
     flags='write blocking movablekeys',
     categories='@write @stream @slow @blocking',
+    getkeys=keys_after_streams,
 )
 def xreadgroup(c, args):
     return _xread(c, args, True)

@@ -18,7 +18,7 @@ until something resets errno, such as a new connection (accept ends with EAGAIN)
 import pytest
 import redis
 
-from conftest import assert_same, assert_same_events, run_all
+from conftest import assert_same, assert_same_events, run_all, wait_until
 from rawconn import RawConn
 from store.commands import sort
 
@@ -379,7 +379,7 @@ def test_syntax_and_type_errors(both_resp):
 CONVERSION_CASES = [
     ['abc'], ['1', 'nan'], ['1 '], ['1e400'], ['-1e400'], ['1e-400'], ['1e-310'],
     ['1e'], ['0x'], ['1', '2\x003'], ['inf', '-INF', '0x1p-1074', ' 7', '', '5e-324x'],
-    ['nan(123)'], ['2.5', '-0', '1e308'],
+    ['nan(123)'], ['2.5', '-0', '1e308'], ['0x1p' + '9' * 5000], ['0x1p-1074', '0x3p-1075'],
 ]  # fmt: skip
 
 
@@ -512,3 +512,21 @@ def test_big_list(both):
             ['sort', 'k', 'by', 'nosort', 'desc', 'limit', 2000, 5],
         ],
     )
+
+
+def _blocked_count(admin):
+    info = admin.cmd('INFO', 'clients').decode()
+    return int(info.split('blocked_clients:')[1].split('\r\n')[0])
+
+
+def test_store_serves_a_blocked_client(server, redis_ref, both):
+    """A client blocked in BLPOP on the destination is served the stored list's head."""
+    transcripts = []
+    for port in (server.port, redis_ref[1]):
+        with RawConn(port) as admin, RawConn(port) as waiter:
+            admin.cmd('RPUSH', 'l', '3', '1', '2')
+            waiter.send_commands(('BLPOP', 'dst', '0'))
+            wait_until(lambda admin=admin: _blocked_count(admin) == 1, 'a blocked client')
+            stored = admin.cmd('SORT', 'l', 'STORE', 'dst')
+            transcripts.append((stored, waiter.read_reply(), admin.cmd('LRANGE', 'dst', 0, -1)))
+    assert transcripts[0] == transcripts[1]

@@ -10,7 +10,7 @@ are bulk strings or doubles). Results are sorted sets, so their order is Redis's
 
 import pytest
 
-from conftest import assert_same, assert_same_events, run_all
+from conftest import assert_same, assert_same_events, run_all, wait_until
 from rawconn import RawConn
 from store.commands import zset_algebra
 from store.commands.zset_algebra import string2d, strtod
@@ -312,10 +312,10 @@ def test_bad_options(both_resp):
 WEIGHTS = [
     # rejected: not a float, NaN, spaces, overflow, underflow to zero, trailing bytes
     'x', '', 'nan', '-nan', 'NaN(1)', ' 1', '1 ', '1e400', '-1e400', '1e-400', '1_0',
-    '1e', '0x', '1\x002', '--1', 'infx',
+    '1e', '0x', '1\x002', '--1', 'infx', '0x1p' + '9' * 5000, '1e-' + '9' * 5000,
     # accepted: hex floats, infinities, an inexact subnormal, signs, exponents
     '0x10', '0x1.8p1', '-0X.8', 'inf', '-INF', '+Infinity', '1e-310', '5e-324', '+.5',
-    '5.', '1E3', '-0', '00012',
+    '5.', '1E3', '-0', '00012', '0x1p+0000000000000000000000003', '0x.000000001p-1040',
 ]  # fmt: skip
 
 
@@ -514,3 +514,23 @@ def test_big_inputs(both):
             ['zintercard', 3, 'a', 'b', 'c', 'limit', 100],
         ],
     )
+
+
+def _blocked_count(admin):
+    info = admin.cmd('INFO', 'clients').decode()
+    return int(info.split('blocked_clients:')[1].split('\r\n')[0])
+
+
+@pytest.mark.parametrize('store', ['zunionstore', 'zinterstore', 'zdiffstore'])
+def test_store_serves_a_blocked_client(server, redis_ref, both, store):
+    """A client blocked in BZPOPMIN on the destination is served the new set's first
+    member as the STORE command creates it."""
+    transcripts = []
+    for port in (server.port, redis_ref[1]):
+        with RawConn(port) as admin, RawConn(port) as waiter:
+            admin.cmd('ZADD', 'z1', '1', 'a', '2', 'b')
+            waiter.send_commands(('BZPOPMIN', 'dst', '0'))
+            wait_until(lambda admin=admin: _blocked_count(admin) == 1, 'a blocked client')
+            stored = admin.cmd(store, 'dst', '1', 'z1')
+            transcripts.append((stored, waiter.read_reply(), admin.cmd('ZRANGE', 'dst', 0, -1)))
+    assert transcripts[0] == transcripts[1]

@@ -68,6 +68,16 @@ _STRTOD = re.compile(
 _DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
 
 
+def _exponent(digits):
+    """A binary exponent's value; past 18 digits it only matters that it is huge (C
+    saturates it), and int() would refuse thousands of digits."""
+    if not digits:
+        return 0
+    if len(digits.lstrip(b'+-0')) > 18:
+        return -(10**18) if digits[:1] == b'-' else 10**18
+    return int(digits)
+
+
 def strtod(b):
     """C's strtod over the C string `b` (it ends at the first NUL): (value, end, erange),
     `end` the number of bytes consumed (0 when there was no number, value 0.0) and
@@ -93,7 +103,7 @@ def strtod(b):
     else:
         digits = hex_int + (hex_frac or b'')
         mant = int(digits, 16)
-        exp = (int(hex_exp) if hex_exp else 0) - 4 * len(hex_frac or b'')
+        exp = _exponent(hex_exp) - 4 * len(hex_frac or b'')
         zero = mant == 0
         try:
             value = 0.0 if zero else float.fromhex('0x%xp%d' % (mant, exp))

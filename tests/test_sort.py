@@ -530,3 +530,15 @@ def test_store_serves_a_blocked_client(server, redis_ref, both):
             stored = admin.cmd('SORT', 'l', 'STORE', 'dst')
             transcripts.append((stored, waiter.read_reply(), admin.cmd('LRANGE', 'dst', 0, -1)))
     assert transcripts[0] == transcripts[1]
+
+
+GETKEYS = [
+    'sort k', 'sort k store d', 'sort k store d1 by x store d2', 'sort k limit store x store',
+    'sort k get store by store d', 'sort k store', 'sort k STORE d alpha', 'sort_ro k',
+    'sort_ro k store d', 'sort k limit 0 1 store d get # by w_*',
+]  # fmt: skip
+
+
+def test_command_getkeys(raw_pair):
+    """COMMAND GETKEYS: the key, and the last STORE's key found as sortGetKeys finds it."""
+    raw_same(raw_pair(2), [('command', 'getkeys', *line.split()) for line in GETKEYS])

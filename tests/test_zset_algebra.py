@@ -534,3 +534,20 @@ def test_store_serves_a_blocked_client(server, redis_ref, both, store):
             stored = admin.cmd(store, 'dst', '1', 'z1')
             transcripts.append((stored, waiter.read_reply(), admin.cmd('ZRANGE', 'dst', 0, -1)))
     assert transcripts[0] == transcripts[1]
+
+
+GETKEYS = [
+    'zunionstore d 2 a b', 'zunionstore d 1 a b c', 'zunionstore d 0 a', 'zunionstore d -1 a',
+    'zunionstore d 2 a', 'zunionstore d 1.0 a', 'zunionstore d 01 a', 'zunionstore d x a',
+    'zunionstore d 4294967296 a', 'zunionstore d -4294967295 a', 'zdiffstore d 2 a b',
+    'zinterstore d 1 a weights 1', 'zunion 2 a b withscores', 'zunion 3 a b', 'zunion 0 a',
+    'zunion +1 a', 'zunion 1.0 a', 'zunion 4294967297 a b', 'zunion 4294967295 a',
+    'zunion 99999999999999999999999 a', 'zinter 1 a', 'zdiff 2 a b', 'zintercard 2 a b',
+    'zintercard 1 a limit 1',
+]  # fmt: skip
+
+
+def test_command_getkeys(raw_pair):
+    """COMMAND GETKEYS: the key specs' positions (destination first) when they fit,
+    else db.c's genericGetKeys (numkeys by atoi, the destination last)."""
+    raw_same(raw_pair(2), [('command', 'getkeys', *line.split()) for line in GETKEYS])

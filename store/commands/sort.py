@@ -401,11 +401,31 @@ def _sort(c, args, readonly):
     return len(stored)
 
 
+def _sort_keys(args):
+    """sortGetKeys, for COMMAND GETKEYS: the sorted key, and the key of the last STORE
+    that has an argument after it. LIMIT, GET and BY skip their arguments; STORE does
+    not (its key is looked at as an option next), as in Redis."""
+    keys = [1]
+    store = None
+    i, n = 2, len(args)
+    while i < n:
+        opt = _keyword(args[i])
+        if opt == b'limit':
+            i += 2
+        elif opt == b'get' or opt == b'by':
+            i += 1
+        elif opt == b'store' and i + 1 < n:
+            store = i + 1
+        i += 1
+    return keys if store is None else [1, store]
+
+
 @COMMANDS.command(
     'sort',
     -2,
     flags='write denyoom movablekeys',
     keys=(1, 1, 1),
+    getkeys=_sort_keys,
     categories='@write @set @sortedset @list @slow @dangerous',
     summary='Sort the elements in a list, set or sorted set',
 )

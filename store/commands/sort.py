@@ -25,17 +25,25 @@
    with strcoll, which in the C/C.UTF-8 locale Redis runs in is strcmp (strings end at a
    NUL byte), except with STORE, where it compares the bytes (memcmp then length).
    Python's sort is stable as glibc's qsort (a merge sort) is, and `reverse=True` keeps
-   equal elements in their order as Redis's negated comparator does. Redis sorts
-   partially (pqsort, not stable) when BY and LIMIT are both given; then only ALPHA ties
-   can come out in another order.
+   equal elements in their order as Redis's negated comparator does. When BY and a
+   LIMIT that cuts the vector are both given, Redis sorts partially with pqsort.c, a
+   quicksort that is not stable; `_pqsort` is a port of it, so that equal weights end
+   where Redis puts them.
 7. Output: the elements, or for each one the GET patterns' values (`#` is the element
    itself, a miss is a null; STORE writes an empty string instead). STORE replaces the
    destination with a list (`new` when it did not exist, then `sortstore`) or, when
    the result is empty, deletes it (`del`).
 
 Every look-up a pattern makes is a read of the keyspace (lazy expiry, keyspace hit or
-miss, `keymiss` events), as lookupKeyByPattern does. Cost: O(N + M log M) plus one
-look-up per element and pattern; nothing is allocated in proportion to LIMIT's numbers.
+miss, `keymiss` events), as lookupKeyByPattern does. Cost: O(N log N) plus one look-up
+per element and pattern (measured: a numeric SORT of 100,000 list elements takes about
+0.4 s against redis-server's 0.05 s, the reply included); nothing is allocated in
+proportion to LIMIT's numbers. The strtod emulation is zset_algebra.strtod.
+
+Known difference: Redis 7.0 tests `errno == ERANGE` after strtod without clearing errno,
+so in redis-server a numeric SORT of non-integer strings fails while errno is left at
+ERANGE by an earlier strtod (a SORT of '1e400', a ZRANGEBYSCORE bound) on that process;
+a new connection or a ZADD resets it. That global state is not reproduced here.
 """
 
 from itertools import islice

@@ -416,7 +416,8 @@ def zset_limits(both):
 
 
 def test_destination_encoding(both, zset_limits):
-    """The stored set is a listpack when small enough, whatever its inputs were."""
+    """The stored set is a listpack when small enough, whatever its inputs were, and
+    then holds no -0."""
     ours, ref = both
     zset_limits(4, 8)
     for c in both:
@@ -424,7 +425,18 @@ def test_destination_encoding(both, zset_limits):
         c.zadd('big', {str(i): i for i in range(10)})
         c.zadd('long', {'x' * 9: 1, 'y': 2})
         c.sadd('ints', *range(6))
-    commands = []
+        c.zadd('zero', {'x': 0, 'y': -1})
+    commands = [
+        # a listpack stores -0 as 0, a skiplist keeps it
+        ['zunionstore', 'dst', 1, 'zero', 'weights', '-1'],
+        ['zscore', 'dst', 'x'],
+        ['zscan', 'dst', 0],
+        ['zunion', 1, 'zero', 'weights', '-1', 'withscores'],
+        ['zunionstore', 'dst', 2, 'zero', 'big', 'weights', '-1', '0'],
+        ['zscore', 'dst', 'x'],
+        ['zinterstore', 'dst', 2, 'zero', 'zero', 'weights', '-1', '0'],
+        ['zscore', 'dst', 'x'],
+    ]
     for op, keys in [
         ('zunionstore', ['small']),
         ('zunionstore', ['big']),

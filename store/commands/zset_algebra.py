@@ -213,14 +213,20 @@ def _diff(inputs):
 
 
 def _new_zset(limits, scores):
-    """A sorted set holding `scores`, encoded as Redis creates it (zsetTypeCreate, then
-    zsetConvertToListpackIfNeeded): one sort instead of one insertion per member."""
+    """A sorted set holding `scores`, encoded as Redis creates it (a skiplist, then
+    zsetConvertToListpackIfNeeded), as ZSet.sized does but with one sort instead of one
+    insertion per member. A listpack cannot hold -0.0 (zzlInsertAt stores the integer
+    0), so a small result turns -0 scores into 0 where a big one keeps them."""
     z = ZSet()
-    z.scores = scores
-    z.order = SortedList([(s, m) for m, s in scores.items()])
     z.listpack = len(scores) <= limits.zset_entries and all(
         len(m) <= limits.zset_value for m in scores
     )
+    if z.listpack:
+        for m, s in scores.items():
+            if s == 0:
+                scores[m] = 0.0
+    z.scores = scores
+    z.order = SortedList([(s, m) for m, s in scores.items()])
     return z
 
 

@@ -226,16 +226,12 @@ def scan_reply(v, grouped):
     return v
 
 
-def grouped_sort(n):
-    """SORT ... GET x n times on an unordered set: sort the groups of n."""
-
-    def norm(v):
-        if isinstance(v, list):
-            groups = [tuple(v[i : i + n]) for i in range(0, len(v), n)]
-            return sorted(groups, key=_key)
-        return v
-
-    return norm
+def sort_groups(args, v):
+    """SORT of an unordered set: its groups (one element, or one per GET) sorted."""
+    n = max(1, sum(1 for a in args if a.upper() == b'GET'))
+    if isinstance(v, list):
+        return sorted([tuple(v[i : i + n]) for i in range(0, len(v), n)], key=_key)
+    return v
 
 
 def ttl_close(slack):
@@ -280,6 +276,7 @@ def same_kind_of_reply(got, want):
     return got[:1] == want[:1]
 
 
+E_SORT_SCORE = b"-ERR One or more scores can't be converted into double\r\n"
 LEX_COMMANDS = {b'ZLEXCOUNT', b'ZRANGEBYLEX', b'ZREVRANGEBYLEX', b'ZREMRANGEBYLEX'}
 
 
@@ -874,7 +871,7 @@ class Gen:
         if alpha:
             args.append(b'ALPHA')
         if unordered_set:
-            return Step(*args, norm=grouped_sort(max(gets, 1)))
+            return Step(*args, norm='sort-groups')
         if not ro and self.chance(0.3):
             args += [b'STORE', self.key('list')]
         if r.random() < 0.03:
@@ -897,6 +894,7 @@ class Runner:
         self.ours = RawConn(ours_port, proto=proto)
         self.ref = RawConn(ref_port, proto=proto)
         self.proto, self.seed, self.steps = proto, seed, steps
+        self.ref_port = ref_port
         self.history = collections.deque(maxlen=3000)
         self.mismatches = {}
         self.n = 0
@@ -970,6 +968,8 @@ class Runner:
         v = value(raw)
         if len(args) < 2:
             return v
+        if norm == 'sort-groups':
+            return sort_groups(args, v)
         if norm in ('hash-order', 'hash-order-pairs', 'set-order'):
             enc = value(self.ref.cmd(b'OBJECT', b'ENCODING', args[1]))
             if enc in (b'listpack', b'intset'):
@@ -978,6 +978,8 @@ class Runner:
         return norm(v)
 
     def compare(self, s, got, want):
+        if got != want and want == E_SORT_SCORE and s.args[0].upper() in (b'SORT', b'SORT_RO'):
+            want = self.sort_again(s, got, want)
         if s.same is not None:
             ok = s.same(got, want)
         elif s.norm is not None and got != want:
@@ -987,6 +989,18 @@ class Runner:
         self.record(s.args, got, want)
         if not ok:
             self.fail(s.args, got, want)
+
+    def sort_again(self, s, got, want):
+        """redis-server's numeric SORT tests `errno == ERANGE` after strtod without
+        clearing errno first (sortCommandGeneric), so any earlier overflow in its process
+        (a score of 1e400, ...) can fail a SORT of valid numbers while the connection
+        sends nothing else. A new connection resets errno (redis-server's accept loop
+        ends on EAGAIN): ask again then; a SORT that failed changed nothing, so running it
+        again is the same step."""
+        self.record([b'SORT', b'<failed on a stale errno?>'], got, want)
+        with RawConn(self.ref_port) as fresh:
+            fresh.cmd(b'PING')
+        return self.ref.cmd(*s.args)
 
     # the run
     def run(self):

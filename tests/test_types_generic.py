@@ -134,6 +134,8 @@ def test_type_exists_del_unlink_every_type(both_resp):
     populate(both_resp)
     cmds = [('TYPE', k) for k in KEYS]
     cmds += [('OBJECT', 'ENCODING', k) for k in KEYS]
+    cmds += [('OBJECT', 'REFCOUNT', k) for k in KEYS]
+    cmds += [('OBJECT', 'FREQ', k) for k in KEYS]
     cmds += [('EXISTS', *KEYS), ('EXISTS', 'h_lp', 'h_lp', 'nokey'), ('TOUCH', *KEYS)]
     cmds += [('DEL', 'h_lp', 'l', 's_int', 'z_lp', 'nokey'), ('UNLINK', 'h_ht', 's_ht', 'z_sl')]
     cmds += [('TYPE', k) for k in KEYS]

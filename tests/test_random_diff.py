@@ -1383,14 +1383,15 @@ def run(servers, proto, default_seed, default_steps):
 
 
 def test_random_commands_resp2(servers):
-    run(servers, 2, 20240610, 4000)
+    run(servers, 2, 20240610, 12000)
 
 
 def test_random_commands_resp3(servers):
-    run(servers, 3, 77001, 2000)
+    run(servers, 3, 77001, 6000)
 
 
 @pytest.mark.slow
 def test_random_commands_many_seeds(servers):
+    """Ten more seeds, a third of them in RESP3 (a few minutes)."""
     for i in range(10):
-        run(servers, 2 if i % 3 else 3, 1000 + i, 5000)
+        run(servers, 2 if i % 3 else 3, 1000 + i, 20000)

@@ -391,10 +391,16 @@ def test_dump_restore_keeps_order_and_values(both):
         ('SADD', 's', '10', '-3', '9223372036854775807', '0'),
         ('SADD', 's2', '18446744073709551616', '-1'),
         ('RPUSH', 'l', '', '\x00', 'x', '', '-0'),
+        # a skiplist keeps -0; loaded as a listpack it holds 0 (zzlInsertAt's double2ll)
+        ('ZADD', 'zneg', '1', LONG),
+        ('ZADD', 'zneg', '-0', 'a'),
+        ('ZREM', 'zneg', LONG),
+        ('ZADD', 'zneg2', '1', LONG),
+        ('ZADD', 'zneg2', '-0', 'a'),
     ]
     for c in both:
         run_all(c, cmds)
-    for k in ('z', 'h', 's', 's2', 'l'):
+    for k in ('z', 'h', 's', 's2', 'l', 'zneg', 'zneg2'):
         restore_each(both, [('DUMP>', k), ('RESTORE', k + '_r', '0', '<payload>')])
     assert_same(
         both,
@@ -405,8 +411,13 @@ def test_dump_restore_keeps_order_and_values(both):
             ('SMEMBERS', 's_r'),
             ('LRANGE', 'l_r', '0', '-1'),
             ('SCARD', 's2_r'),
+            ('ZSCORE', 'zneg', 'a'),
+            ('ZSCORE', 'zneg_r', 'a'),
+            ('ZRANGE', 'zneg_r', '0', '-1', 'WITHSCORES'),
+            ('ZSCAN', 'zneg_r', '0'),
+            ('ZSCORE', 'zneg2_r', 'a'),
         ]
-        + [('OBJECT', 'ENCODING', k + '_r') for k in ('z', 'h', 's', 's2', 'l')],
+        + [('OBJECT', 'ENCODING', k + '_r') for k in ('z', 'h', 's', 's2', 'l', 'zneg', 'zneg2')],
     )
 
 

@@ -251,18 +251,22 @@ def _zset_load(state, limits):
     enc, flat = _encoded(state, _LISTPACK, _SKIPLIST)
     if type(flat) is not list or not flat or len(flat) % 2:
         raise ValueError('bad items')
-    z = ZSet()
-    it = iter(flat)
-    for member, score in zip(it, it):
+    pairs = list(zip(flat[::2], flat[1::2]))
+    for member, score in pairs:
         if type(member) is not bytes or type(score) is not float or math.isnan(score):
             raise ValueError('bad element')
-        if not z.add(member, score):
-            raise ValueError('duplicate member')
     if enc == _LISTPACK:
-        z.listpack = len(z) <= limits.zset_entries
+        listpack = len(pairs) <= limits.zset_entries
     else:
         cap = limits.zset_value
-        z.listpack = len(z) <= limits.zset_entries and all(len(m) <= cap for m in z.scores)
+        listpack = len(pairs) <= limits.zset_entries and all(len(m) <= cap for m, _ in pairs)
+    z = ZSet()
+    for member, score in pairs:
+        if listpack and score == 0:
+            score = 0.0  # a listpack stores -0.0 as the integer 0 (zzlInsertAt)
+        if not z.add(member, score):
+            raise ValueError('duplicate member')
+    z.listpack = listpack
     return z
 
 

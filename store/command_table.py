@@ -27,11 +27,12 @@ function call per command is measurable at -P 16.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .resp import RedisError, error_arg
+from .resp import RedisError, error_arg, string2ll
 
 Handler = Callable[[Any, list[bytes]], Any]
 KeyFinder = Callable[[list[bytes]], list[int]]
@@ -239,19 +240,45 @@ def build_table(*modules: Any) -> dict[bytes, Command]:
 # -- key finders for movable keys (Redis 7.0 db.c's *GetKeys) ------------------------------
 
 
+def _c_int(v: int) -> int:
+    """A C `(int)` cast of a 64-bit value."""
+    return (v + 2**31) % 2**32 - 2**31
+
+
+_ATOI = re.compile(rb'[ \t\n\x0b\f\r]*([+-]?[0-9]+)')
+
+
+def _atoi(b: bytes) -> int:
+    """C's atoi as glibc does it, (int)strtol: leading space, a sign, digits up to the
+    first other byte, saturated to 64 bits, then cut to an int; 0 without digits."""
+    m = _ATOI.match(b)
+    if m is None:
+        return 0
+    digits = m.group(1)
+    v = int(digits) if len(digits) < 30 else (-(2**63) if digits[:1] == b'-' else 2**63 - 1)
+    return _c_int(max(-(2**63), min(v, 2**63 - 1)))
+
+
 def numkeys_keys(at: int, store: int = 0) -> KeyFinder:
-    """`numkeys key [key ...]` with numkeys at args[at] (SINTERCARD, LMPOP, ZUNION, EVAL,
-    ...), plus a destination key at args[store] listed last (ZUNIONSTORE), as
-    zunionInterDiffStoreGetKeys lists it. A count that does not fit finds no keys."""
+    """The key positions Redis 7.0's COMMAND GETKEYS reports for `[dest] numkeys key
+    [key ...]` with numkeys at args[at] (SINTERCARD, LMPOP, ZUNION, ZUNIONSTORE with its
+    destination at args[store], EVAL, ...): from the key specs when they fit the arguments
+    (the destination first, numkeys a strict integer taken as a C int), else from
+    genericGetKeys, db.c's fallback (numkeys read with atoi, the destination listed last),
+    which finds nothing when numkeys < 1 or is more than the keys there are."""
+    dest = [store] if store else []
 
     def find(args: list[bytes]) -> list[int]:
-        try:
-            n = int(args[at])
-        except (IndexError, ValueError):
+        n = string2ll(args[at]) if at < len(args) else None
+        first = at + 1
+        if n is not None and n > 0:
+            count = _c_int(n)
+            if count > 0 and first + count <= len(args):
+                return dest + list(range(first, first + count))
+        num = _atoi(args[at]) if at < len(args) else 0
+        if num < 1 or num > len(args) - first:
             return []
-        if n <= 0 or at + n >= len(args):
-            return []
-        return [*range(at + 1, at + 1 + n), *((store,) if store else ())]
+        return list(range(first, first + num)) + dest
 
     return find
 

@@ -37,8 +37,8 @@ from sortedcontainers import SortedList
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg
-from ..command_table import Family
-from ..resp import RedisError, string2ll
+from ..command_table import Family, numkeys_keys
+from ..resp import RedisError
 from ..types.set import Set
 from ..types.zset import ZSet
 
@@ -329,60 +329,19 @@ def _store(c, dst, op, result):
 # -- COMMAND GETKEYS ---------------------------------------------------------------------
 
 
-def _c_int(v):
-    """A C `(int)` cast of a 64-bit value."""
-    return (v + 2**31) % 2**32 - 2**31
-
-
-_ATOI = re.compile(rb'[ \t\n\x0b\f\r]*([+-]?[0-9]+)')
-
-
-def _atoi(b):
-    """C's atoi as glibc does it, (int)strtol: leading space, a sign, digits up to the
-    first other byte, saturated to 64 bits, then cut to an int; 0 without digits."""
-    m = _ATOI.match(b)
-    if m is None:
-        return 0
-    digits = m.group(1)
-    v = int(digits) if len(digits) < 30 else (-(2**63) if digits[:1] == b'-' else 2**63 - 1)
-    return _c_int(max(-(2**63), min(v, 2**63 - 1)))
-
-
-def numkeys_key_finder(at, store=0):
-    """The key positions Redis 7.0's COMMAND GETKEYS reports for `[dest] numkeys key
-    [key ...]`: from the key specs when they fit the arguments (the destination first,
-    numkeys a strict integer taken as a C int), else from genericGetKeys, db.c's fallback
-    (numkeys read with atoi, the destination listed last), which finds nothing when
-    numkeys < 1 or is more than the keys there are."""
-
-    def find(args):
-        n = string2ll(args[at]) if at < len(args) else None
-        first = at + 1
-        if n is not None and n > 0:
-            count = _c_int(n)
-            if count > 0 and first + count <= len(args):
-                return ([store] if store else []) + list(range(first, first + count))
-        num = _atoi(args[at]) if at < len(args) else 0
-        if num < 1 or num > len(args) - first:
-            return []
-        return list(range(first, first + num)) + ([store] if store else [])
-
-    return find
-
-
 # -- the commands -----------------------------------------------------------------------
 
 _READ = dict(
     flags='readonly movablekeys',
     keys=(0, 0, 0),
     categories='@read @sortedset @slow',
-    getkeys=numkeys_key_finder(1),
+    getkeys=numkeys_keys(1),
 )
 _WRITE = dict(
     flags='write denyoom movablekeys',
     keys=(1, 1, 1),
     categories='@write @sortedset @slow',
-    getkeys=numkeys_key_finder(2, store=1),
+    getkeys=numkeys_keys(2, store=1),
 )
 
 

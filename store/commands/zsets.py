@@ -1,5 +1,451 @@
-"""Sorted-set commands (Redis 7.0 t_zset.c): members and scores."""
+"""Sorted-set commands (Redis 7.0 t_zset.c): ZADD ZINCRBY ZREM ZCARD ZSCORE ZMSCORE ZRANK
+ZREVRANK ZRANDMEMBER ZSCAN. Ranges are zset_ranges.py, pops zset_pops.py, the set algebra
+zset_algebra.py; the value is store/types/zset.py's ZSet.
 
+Handlers follow t_zset.c's order of checks, which a client can observe: ZADD parses its
+options, counts its pairs, rejects conflicting options, then parses every score, and only
+then looks the key up (so a bad score beats WRONGTYPE); ZRANDMEMBER parses its count and
+WITHSCORES before the key, and answers a count of 0 only after the WRONGTYPE check. Read
+commands count keyspace hits and misses (`read_value`), writes do not (`write_value`).
+Option names are compared as strcasecmp compares them: case-insensitively, up to a NUL.
+
+Scores. A score argument is parsed as string2d does: C's strtod over the whole argument
+(decimal or hexadecimal, 'inf'/'infinity' with a sign), no leading white space, NaN
+rejected, and an out-of-range value (overflow to +-inf, underflow to 0) rejected where
+strtod sets ERANGE; a subnormal result is accepted. Replies carry scores as floats, which
+the encoder renders as Redis's addReplyDouble does (%.17g, 'inf', '-inf'; a bulk string
+in RESP2, a double in RESP3). ZINCRBY/ZADD INCR refuse a NaN result (inf + -inf) with
+'resulting score is not a number (NaN)' and change nothing.
+
+Encoding. A new key starts as a listpack unless zset-max-listpack-entries is 0 or its first
+member is longer than zset-max-listpack-value (ZADD's createZsetListpackObject test);
+`ZSet.insert` converts it before the member that would not fit, as zsetAdd does. A listpack
+stores -0.0 as 0 and ZSCAN shows its integral scores as integers (see types/zset.py).
+
+Keyspace events, in Redis's order: `new` when ZADD/ZINCRBY creates the key (dbAdd), then
+`zadd` (or `zincr` for INCR and ZINCRBY) when a member was added or its score changed;
+ZREM raises `zrem` when it removed something, then `del` when the key was emptied. A
+command that changes nothing raises nothing and signals no WATCHer.
+
+ZRANDMEMBER. Members are drawn by rank (`order[i]`, O(log n) each), so a pick costs no walk
+of the set. A negative count draws with replacement and its reply is proportional to the
+client's number; past the set's size it is built as its final bytes, each element encoded
+once and repeated, and refused with Redis's own 'ERR value is out of range' beyond
+MAX_RANDOM_REPLY_BYTES (Redis 7.0 has no bound and fills its output buffer until memory
+runs out), as HRANDFIELD and SRANDMEMBER do here.
+
+ZADD of one member is the hot path: the option loop stops at the first argument that
+does not start with a letter, one float() for the score, one look-up, and a dict and
+SortedList update (O(log n)).
+"""
+
+import random
+import re
+
+from .. import events
+from ..args import SYNTAX, int_arg
 from ..command_table import Family
+from ..resp import Raw, RedisError, c_string, encode
+from ..types.zset import ZSet
+from .aggregates import changed, create, drop_if_empty, read_value, scan_collection, write_value
 
 COMMANDS = Family('sorted-set', since='1.2.0')
+
+ZSET = events.ZSET
+LONG_MAX = 2**63 - 1
+
+E_NOT_FLOAT = 'ERR value is not a valid float'
+E_XX_NX = 'ERR XX and NX options at the same time are not compatible'
+E_GT_LT_NX = 'ERR GT, LT, and/or NX options at the same time are not compatible'
+E_INCR_PAIR = 'ERR INCR option supports a single increment-element pair'
+E_NAN = 'ERR resulting score is not a number (NaN)'
+E_RANGE = 'ERR value is out of range'
+E_COUNT_RANGE = (
+    'ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807'
+)
+
+# The largest ZRANDMEMBER reply with a negative count past the set's size (members
+# repeated) this server builds; see the module comment. Peak memory is a few times this.
+MAX_RANDOM_REPLY_BYTES = 128 << 20
+RANDOM_CHUNK = 1 << 16  # members drawn per step while building such a reply
+
+INF = float('inf')
+
+
+# -- scores -------------------------------------------------------------------------------
+
+_SPACE = b' \t\n\v\f\r'
+_HEX_FLOAT = re.compile(
+    rb'([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)'
+)
+_NONZERO_DIGIT = re.compile(rb'[1-9]')
+_HEX_NONZERO = re.compile(rb'[1-9a-fA-F]')
+
+
+def score_arg(b, msg=E_NOT_FLOAT):
+    """getDoubleFromObjectOrReply (string2d): the score `b` spells, or RedisError(msg).
+
+    float() reads what strtod reads except hexadecimal floats (tried second) and
+    underscores (refused); it also skips white space, which string2d refuses at the start
+    and strtod's end check at the end. ERANGE: an inf from digits is an overflow, a zero
+    from a non-zero mantissa an underflow."""
+    try:
+        v = float(b)
+    except ValueError:
+        return _hex_score(b, msg)
+    if v != v or b[0] in _SPACE or b[-1] in _SPACE or 95 in b:  # 95: '_'
+        raise RedisError(msg)
+    if v == INF or v == -INF:
+        if b[-1] not in b'fFyY':  # not 'inf' or 'infinity': an overflow
+            raise RedisError(msg)
+    elif v == 0 and _NONZERO_DIGIT.search(b.lower().partition(b'e')[0]):
+        raise RedisError(msg)
+    return v
+
+
+def _hex_score(b, msg):
+    m = _HEX_FLOAT.fullmatch(b)
+    if m is None:
+        raise RedisError(msg)
+    sign, body = m.groups()
+    try:
+        v = float.fromhex('0x' + body.decode())
+    except OverflowError:
+        raise RedisError(msg) from None
+    if v == 0 and _HEX_NONZERO.search(body.lower().partition(b'p')[0]):
+        raise RedisError(msg)
+    return -v if sign == b'-' else v
+
+
+def keyword(b):
+    """An option as strcasecmp sees it: lower case, cut at a NUL byte."""
+    return c_string(b).lower()
+
+
+# -- ZADD / ZINCRBY ------------------------------------------------------------------------
+
+NX, XX, GT, LT, INCR, CH = 1, 2, 4, 8, 16, 32
+_ZADD_OPTIONS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT, b'incr': INCR, b'ch': CH}
+
+
+def _zadd(c, args, flags):
+    """zaddGenericCommand."""
+    n = len(args)
+    i = 2
+    while i < n:
+        a = args[i]
+        if not a[:1].isalpha():  # a score ('inf' starts with a letter: checked below)
+            break
+        f = _ZADD_OPTIONS.get(keyword(a))
+        if f is None:
+            break
+        flags |= f
+        i += 1
+    pairs = n - i
+    if pairs % 2 or not pairs:
+        raise SYNTAX
+    nx, xx, gt, lt, incr = flags & NX, flags & XX, flags & GT, flags & LT, flags & INCR
+    if nx and xx:
+        raise RedisError(E_XX_NX)
+    if (gt and nx) or (lt and nx) or (gt and lt):
+        raise RedisError(E_GT_LT_NX)
+    if incr and pairs > 2:
+        raise RedisError(E_INCR_PAIR)
+    scores = [score_arg(args[j]) for j in range(i, n, 2)]
+    key = args[1]
+    z = write_value(c, key, ZSet)
+    if z is None:
+        if xx:
+            return None if incr else 0
+        limits = c.ks.limits
+        z = ZSet()
+        z.listpack = limits.zset_entries != 0 and len(args[i + 1]) <= limits.zset_value
+        create(c, key, z)
+    limits = c.ks.limits
+    cur_scores = z.scores
+    added = updated = processed = 0
+    score = 0.0
+    for j, score in enumerate(scores):  # zsetAdd for each pair
+        member = args[i + 1 + 2 * j]
+        cur = cur_scores.get(member)
+        if cur is None:
+            if xx:
+                continue
+            z.insert(limits, member, score)
+            added += 1
+            processed += 1
+            continue
+        if nx:
+            continue
+        if incr:
+            score += cur
+            if score != score:
+                raise RedisError(E_NAN)  # single pair: nothing was changed
+        if (lt and score >= cur) or (gt and score <= cur):
+            continue
+        processed += 1
+        if score != cur:
+            z.update(member, cur, score)
+            updated += 1
+    if added or updated:
+        changed(c, ZSET, b'zincr' if incr else b'zadd', key)
+    if incr:
+        return score if processed else None
+    return added + updated if flags & CH else added
+
+
+@COMMANDS.command(
+    'zadd',
+    -4,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @sortedset @fast',
+    summary='Add one or more members to a sorted set, or update its score if it already exists',
+)
+def zadd(c, args):
+    """ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]."""
+    return _zadd(c, args, 0)
+
+
+@COMMANDS.command(
+    'zincrby',
+    4,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @sortedset @fast',
+    summary='Increment the score of a member in a sorted set',
+)
+def zincrby(c, args):
+    """ZINCRBY key increment member: ZADD INCR (Redis parses it with ZADD's code, so an
+    'nx' in the increment's place is taken for an option and leaves a syntax error)."""
+    return _zadd(c, args, INCR)
+
+
+# -- ZREM -----------------------------------------------------------------------------------
+
+
+@COMMANDS.command(
+    'zrem',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @sortedset @fast',
+    summary='Remove one or more members from a sorted set',
+)
+def zrem(c, args):
+    """ZREM key member [member ...]: stops at the member that empties the set."""
+    key = args[1]
+    z = write_value(c, key, ZSet)
+    if z is None:
+        return 0
+    deleted = 0
+    for member in args[2:]:
+        if z.remove(member):
+            deleted += 1
+            if not z:
+                break
+    if deleted:
+        changed(c, ZSET, b'zrem', key)
+        drop_if_empty(c, key, z)
+    return deleted
+
+
+# -- reads ----------------------------------------------------------------------------------
+
+
+@COMMANDS.command(
+    'zcard',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @fast',
+    summary='Get the number of members in a sorted set',
+)
+def zcard(c, args):
+    z = read_value(c, args[1], ZSet)
+    return 0 if z is None else len(z.scores)
+
+
+@COMMANDS.command(
+    'zscore',
+    3,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @fast',
+    summary='Get the score associated with the given member in a sorted set',
+)
+def zscore(c, args):
+    z = read_value(c, args[1], ZSet)
+    return None if z is None else z.scores.get(args[2])
+
+
+@COMMANDS.command(
+    'zmscore',
+    -3,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @fast',
+    since='6.2.0',
+    summary='Get the score associated with the given members in a sorted set',
+)
+def zmscore(c, args):
+    z = read_value(c, args[1], ZSet)
+    if z is None:
+        return [None] * (len(args) - 2)
+    get = z.scores.get
+    return [get(m) for m in args[2:]]
+
+
+def _rank(c, args, reverse):
+    z = read_value(c, args[1], ZSet)
+    if z is None:
+        return None
+    rank = z.rank(args[2])
+    if rank is None:
+        return None
+    return len(z.scores) - 1 - rank if reverse else rank
+
+
+@COMMANDS.command(
+    'zrank',
+    3,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @fast',
+    since='2.0.0',
+    summary='Determine the index of a member in a sorted set',
+)
+def zrank(c, args):
+    return _rank(c, args, False)
+
+
+@COMMANDS.command(
+    'zrevrank',
+    3,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @fast',
+    since='2.0.0',
+    summary='Determine the index of a member in a sorted set, with scores ordered from high to low',
+)
+def zrevrank(c, args):
+    return _rank(c, args, True)
+
+
+# -- ZRANDMEMBER ----------------------------------------------------------------------------
+
+
+def _with_scores(pairs, withscores, proto):
+    """The reply for (score, member) pairs: members, or with WITHSCORES [member, score]
+    pairs in RESP3 and a flat member/score array in RESP2."""
+    if not withscores:
+        return [m for _, m in pairs]
+    if proto == 3:
+        return [[m, s] for s, m in pairs]
+    out = []
+    for s, m in pairs:
+        out += (m, s)
+    return out
+
+
+def _repeated_members(z, count, withscores, proto):
+    """A negative count past the set's size: `count` elements drawn with replacement,
+    returned as the reply's bytes (each element encoded once). Refused past
+    MAX_RANDOM_REPLY_BYTES (the expected size, from the mean size of an element)."""
+
+    def enc(value):
+        return b''.join(encode(value, proto, []))
+
+    if not withscores:
+        pieces = [enc(m) for _, m in z.order]
+    elif proto == 3:
+        pieces = [enc([m, s]) for s, m in z.order]
+    else:
+        pieces = [enc(m) + enc(s) for s, m in z.order]
+    if count * sum(map(len, pieces)) > MAX_RANDOM_REPLY_BYTES * len(pieces):
+        raise RedisError(E_RANGE)
+    out = [b'*%d\r\n' % (count * 2 if withscores and proto == 2 else count)]
+    choices = random.choices
+    while count:
+        step = min(count, RANDOM_CHUNK)
+        out.append(b''.join(choices(pieces, k=step)))
+        count -= step
+    return Raw(b''.join(out))
+
+
+def _random_members(c, key, count, withscores):
+    """zrandmemberWithCountCommand: a positive count picks distinct members (the whole set,
+    highest first as Redis iterates it, when it has no more), a negative one picks with
+    replacement."""
+    z = read_value(c, key, ZSet)
+    if z is None or count == 0:
+        return []
+    order = z.order
+    size = len(order)
+    if count < 0 or count == 1:
+        n = -count if count < 0 else 1
+        if n > size:
+            return _repeated_members(z, n, withscores, c.proto)
+        randrange = random.randrange
+        pairs = [order[randrange(size)] for _ in range(n)]
+    elif count >= size:
+        pairs = list(order.islice(reverse=True))
+    else:
+        pairs = [order[i] for i in random.sample(range(size), count)]
+    return _with_scores(pairs, withscores, c.proto)
+
+
+@COMMANDS.command(
+    'zrandmember',
+    -2,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @slow',
+    tips='nondeterministic_output',
+    since='6.2.0',
+    summary='Get one or multiple random elements from a sorted set',
+)
+def zrandmember(c, args):
+    """ZRANDMEMBER key [count [WITHSCORES]]."""
+    n = len(args)
+    if n >= 3:
+        count = int_arg(args[2])
+        if count == -LONG_MAX - 1:  # getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)
+            raise RedisError(E_COUNT_RANGE)
+        if n > 4 or (n == 4 and keyword(args[3]) != b'withscores'):
+            raise SYNTAX
+        withscores = n == 4
+        if withscores and not -(LONG_MAX // 2) <= count <= LONG_MAX // 2:
+            raise RedisError(E_RANGE)  # the RESP2 reply would hold 2 * count elements
+        return _random_members(c, args[1], count, withscores)
+    z = read_value(c, args[1], ZSet)
+    if z is None:
+        return None
+    return z.order[random.randrange(len(z.order))][1]
+
+
+# -- ZSCAN ----------------------------------------------------------------------------------
+
+
+def _listpack_members(z):
+    """A listpack sorted set is returned whole by one ZSCAN call, in rank order."""
+    return list(z) if z.listpack else None
+
+
+def _scan_item(z, member, out):
+    out += (member, z.scan_score(member))
+
+
+@COMMANDS.command(
+    'zscan',
+    -3,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @sortedset @slow',
+    tips='nondeterministic_output',
+    since='2.8.0',
+    summary='Incrementally iterate sorted sets elements and associated scores',
+)
+def zscan(c, args):
+    """ZSCAN key cursor [MATCH pattern] [COUNT count]."""
+    return scan_collection(c, args, ZSet, _listpack_members, _scan_item)

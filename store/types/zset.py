@@ -10,11 +10,25 @@ Redis keeps a small sorted set as a listpack and converts it to a skiplist once 
 than `zset-max-listpack-entries` members or a member longer than `zset-max-listpack-value`
 bytes; `listpack` remembers that (never back for an existing key; commands that build a new
 set, such as ZUNIONSTORE, start from `ZSet.sized`).
+
+What a listpack changes that a client can see: Redis stores a listpack score that is an
+integer of at most 2**62 in magnitude as that integer (zzlInsertAt's double2ll), so -0.0
+becomes 0 there (the skiplist keeps -0.0), and ZSCAN, which returns the listpack's entries
+as they are, shows such a score as an integer ('100000000000000000' where ZSCORE says
+'1e+17'). `insert` (ZADD's path for a new member, converting before it inserts, as zsetAdd
+does), `update` and `sized` store -0.0 as Redis would; `scan_score` renders a ZSCAN score.
+
+Costs (sortedcontainers, load factor 1000): add/remove/rank O(log n), a pop from either
+end amortized O(1) for the list and O(log n) for the index; one element is a dict entry
+plus a (score, member) tuple.
 """
 
 from sortedcontainers import SortedList
 
+from ..resp import format_double
 from . import TYPE_NAMES
+
+LISTPACK_INT_MAX = 2.0**62  # double2ll: a listpack stores integral scores up to this as ints
 
 
 class ZSet:
@@ -48,6 +62,53 @@ class ZSet:
 
     def score(self, member):
         return self.scores.get(member)
+
+    def insert(self, limits, member, score):
+        """zsetAdd of a member not in the set: a listpack that would grow past
+        zset-max-listpack-entries, or receive a member longer than -value, becomes a
+        skiplist first, and a listpack stores -0.0 as 0."""
+        if self.listpack:
+            if len(self.scores) >= limits.zset_entries or len(member) > limits.zset_value:
+                self.listpack = False
+            elif score == 0:
+                score = 0.0
+        self.scores[member] = score
+        self.order.add((score, member))
+
+    def update(self, member, old, score):
+        """Move an existing member from score `old` to a different `score`."""
+        if score == 0 and self.listpack:
+            score = 0.0
+        order = self.order
+        order.remove((old, member))
+        order.add((score, member))
+        self.scores[member] = score
+
+    def pop(self, count, highest):
+        """Remove the `count` (>= 1, at most len) lowest or highest elements: their
+        (score, member) pairs, in the order popped."""
+        order, scores = self.order, self.scores
+        if count == 1:
+            pair = order.pop(-1 if highest else 0)
+            del scores[pair[1]]
+            return [pair]
+        if highest:
+            pairs = list(order.islice(len(order) - count, reverse=True))
+            del order[len(order) - count :]
+        else:
+            pairs = list(order.islice(0, count))
+            del order[:count]
+        for _, m in pairs:
+            del scores[m]
+        return pairs
+
+    def scan_score(self, member):
+        """A score as ZSCAN shows it: a listpack's entry as stored (an integer when
+        double2ll took it), otherwise %.17g."""
+        score = float(self.scores[member])
+        if self.listpack and score.is_integer() and -LISTPACK_INT_MAX <= score <= LISTPACK_INT_MAX:
+            return b'%d' % score
+        return format_double(score)
 
     def add(self, member, score):
         """Set `member`'s score; True if it is a new member."""
@@ -92,6 +153,10 @@ class ZSet:
         z.listpack = len(z) <= limits.zset_entries and all(
             len(m) <= limits.zset_value for m in z.scores
         )
+        if z.listpack and 0.0 in z.scores.values():
+            # a listpack holds no -0.0 (zzlInsertAt stores it as the integer 0)
+            z.scores = {m: (0.0 if s == 0 else s) for m, s in z.scores.items()}
+            z.order = SortedList((s, m) for m, s in z.scores.items())
         return z
 
 

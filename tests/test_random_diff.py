@@ -19,7 +19,7 @@ How it works:
   is not deterministic: hashtable iteration order (compared sorted), SPOP and the
   random-member commands (compared by size and membership in each server's own value; a
   random SPOP is followed by re-syncing our set to redis-server's), RANDOMKEY, SCAN cursors
-  (a full iteration is compared as a set), TTLs (within a second), DUMP payloads (only
+  (a full iteration is compared as a set), TTLs (within two seconds), DUMP payloads (only
   nil or not: each server RESTOREs its own). A hash restored from a hashtable may load as
   a listpack in Redis's hashtable order: such keys are 'tainted' and their field order
   compared sorted until the key is deleted.
@@ -491,7 +491,7 @@ class Gen:
             return Step(b'PERSIST', k)
         if c == 11:
             cmd = self.pick([b'TTL', b'PTTL', b'EXPIRETIME', b'PEXPIRETIME'])
-            return Step(cmd, k, same=ttl_close(1 if cmd in (b'TTL', b'EXPIRETIME') else 1500))
+            return Step(cmd, k, same=ttl_close(2 if cmd in (b'TTL', b'EXPIRETIME') else 2000))
         if c in (12, 13, 14):
             return Step(b'OBJECT', b'ENCODING', k, same=encoding_alike)
         if c in (15, 16, 17):
@@ -1301,7 +1301,7 @@ class Runner:
         if t == 'none':
             return
         check([b'OBJECT', b'ENCODING', key], encoding_alike)
-        check([b'TTL', key], ttl_close(1))
+        check([b'TTL', key], ttl_close(2))
         if t == 'string':
             check([b'GET', key])
         elif t == 'list' and 'lrange' in self.known:

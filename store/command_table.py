@@ -27,11 +27,11 @@ function call per command is measurable at -P 16.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .cnum import atoi, c_int
 from .resp import RedisError, error_arg, string2ll
 
 Handler = Callable[[Any, list[bytes]], Any]
@@ -240,25 +240,6 @@ def build_table(*modules: Any) -> dict[bytes, Command]:
 # -- key finders for movable keys (Redis 7.0 db.c's *GetKeys) ------------------------------
 
 
-def _c_int(v: int) -> int:
-    """A C `(int)` cast of a 64-bit value."""
-    return (v + 2**31) % 2**32 - 2**31
-
-
-_ATOI = re.compile(rb'[ \t\n\x0b\f\r]*([+-]?[0-9]+)')
-
-
-def _atoi(b: bytes) -> int:
-    """C's atoi as glibc does it, (int)strtol: leading space, a sign, digits up to the
-    first other byte, saturated to 64 bits, then cut to an int; 0 without digits."""
-    m = _ATOI.match(b)
-    if m is None:
-        return 0
-    digits = m.group(1)
-    v = int(digits) if len(digits) < 30 else (-(2**63) if digits[:1] == b'-' else 2**63 - 1)
-    return _c_int(max(-(2**63), min(v, 2**63 - 1)))
-
-
 def numkeys_keys(at: int, store: int = 0) -> KeyFinder:
     """The key positions Redis 7.0's COMMAND GETKEYS reports for `[dest] numkeys key
     [key ...]` with numkeys at args[at] (SINTERCARD, LMPOP, ZUNION, ZUNIONSTORE with its
@@ -272,10 +253,10 @@ def numkeys_keys(at: int, store: int = 0) -> KeyFinder:
         n = string2ll(args[at]) if at < len(args) else None
         first = at + 1
         if n is not None and n > 0:
-            count = _c_int(n)
+            count = c_int(n)
             if count > 0 and first + count <= len(args):
                 return dest + list(range(first, first + count))
-        num = _atoi(args[at]) if at < len(args) else 0
+        num = atoi(args[at]) if at < len(args) else 0
         if num < 1 or num > len(args) - first:
             return []
         return list(range(first, first + num)) + dest

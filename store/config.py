@@ -30,10 +30,10 @@ entry. Hooks that make a change take effect are store/server.py's `apply_config`
 """
 
 import os
-import re
 import stat
 
 from . import events
+from .cnum import string2d
 from .resp import split_args, string2ll
 
 LLONG_MAX = 2**63 - 1
@@ -133,34 +133,6 @@ def strtoll(text, base=10):
 def c_int(value):
     """A C cast of a 64-bit value to a 32-bit int (two's complement wrap)."""
     return (value + 2**31) % 2**32 - 2**31
-
-
-_DECIMAL_FLOAT = re.compile(r'[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?')
-_HEX_FLOAT = re.compile(r'[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?')
-_INF = re.compile(r'[+-]?(inf|infinity)', re.IGNORECASE)
-
-
-def string2d(text):
-    """Redis's string2d (strtod over the whole text, no leading space, no NaN, no overflow
-    nor underflow to zero): the float, or None."""
-    if _INF.fullmatch(text):
-        return float(text)
-    if _DECIMAL_FLOAT.fullmatch(text):
-        value = float(text)
-        mantissa = re.split('[eE]', text.lstrip('+-'))[0]
-    elif _HEX_FLOAT.fullmatch(text):
-        try:
-            value = float.fromhex(text)
-        except OverflowError:
-            return None
-        mantissa = re.split('[pP]', text[text.index('0') + 2 :])[0]
-    else:
-        return None
-    if value in (float('inf'), float('-inf')):
-        return None  # ERANGE, HUGE_VAL
-    if value == 0 and mantissa.strip('+-.0'):
-        return None  # ERANGE, underflow to zero
-    return value
 
 
 # -- the parameter --------------------------------------------------------------------------
@@ -513,7 +485,7 @@ def _parse_percentiles(args, current):
         args = []
     values = []
     for arg in args:
-        value = string2d(arg)
+        value = string2d(arg.encode('utf-8', 'surrogateescape'))
         if value is None:
             raise ConfigError('Invalid latency-tracking-info-percentiles parameters')
         if not 0.0 <= value <= 100.0:

@@ -50,13 +50,13 @@ from itertools import islice
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg
+from ..cnum import strtod
 from ..command_table import Family
 from ..resp import RedisError
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
 from ..types.zset import ZSet
-from .zset_algebra import strtod
 
 _DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
 _INF = float('inf')

@@ -29,14 +29,11 @@ look-ups with N the smallest input; difference O(L) over all inputs. The result 
 as a dict and sorted once, never member by member into the SortedList.
 """
 
-import math
-import re
-from decimal import Decimal
-
 from sortedcontainers import SortedList
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg
+from ..cnum import string2d
 from ..command_table import Family, numkeys_keys
 from ..resp import RedisError
 from ..types.set import Set
@@ -50,88 +47,6 @@ E_LIMIT = "ERR LIMIT can't be negative"
 UNION, INTER, DIFF = 'union', 'inter', 'diff'
 _STORE_EVENT = {UNION: b'zunionstore', INTER: b'zinterstore', DIFF: b'zdiffstore'}
 SUM, MIN, MAX = 'sum', 'min', 'max'
-
-# -- C number parsing -------------------------------------------------------------------
-
-# What glibc's strtod accepts at the start of a string, after leading white space:
-# a hex float, a decimal float, inf/infinity or nan[(chars)]. Alternatives are tried in
-# that order, so '0x' with no hex digit falls back to the decimal '0', as in C.
-_STRTOD = re.compile(
-    rb'[ \t\n\x0b\f\r]*([+-]?)(?:'
-    rb'0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?'
-    rb'|([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?'
-    rb'|(inf(?:inity)?)'
-    rb'|(nan(?:\([0-9A-Za-z_]*\))?)'
-    rb')',
-    re.IGNORECASE,
-)
-_DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
-
-
-def _exponent(digits):
-    """A binary exponent's value; past 18 digits it only matters that it is huge (C
-    saturates it), and int() would refuse thousands of digits."""
-    if not digits:
-        return 0
-    if len(digits.lstrip(b'+-0')) > 18:
-        return -(10**18) if digits[:1] == b'-' else 10**18
-    return int(digits)
-
-
-def strtod(b):
-    """C's strtod over the C string `b` (it ends at the first NUL): (value, end, erange),
-    `end` the number of bytes consumed (0 when there was no number, value 0.0) and
-    `erange` True where glibc sets errno to ERANGE: overflow to inf, underflow to zero
-    or to an inexact subnormal."""
-    m = _STRTOD.match(b)
-    if m is None:
-        return 0.0, 0, False
-    sign, hex_int, hex_frac, hex_exp, dec, inf, nan = m.groups()
-    negative = sign == b'-'
-    if inf is not None:
-        return (-math.inf if negative else math.inf), m.end(), False
-    if nan is not None:
-        return math.nan, m.end(), False
-    if dec is not None:
-        text = b[m.start(5) : m.end()]
-        value = float(text)
-        mantissa = text.split(b'e')[0].split(b'E')[0]
-        zero = mantissa.strip(b'0.') == b''
-    elif not hex_int and not hex_frac:
-        # '0x' without a hex digit: C reads the '0' alone
-        return (-0.0 if negative else 0.0), m.start(2) - 1, False
-    else:
-        digits = hex_int + (hex_frac or b'')
-        mant = int(digits, 16)
-        exp = _exponent(hex_exp) - 4 * len(hex_frac or b'')
-        zero = mant == 0
-        try:
-            value = 0.0 if zero else float.fromhex('0x%xp%d' % (mant, exp))
-        except OverflowError:
-            value = math.inf
-    a = value
-    erange = a == math.inf or (a == 0 and not zero)
-    if 0 < a < _DBL_MIN:  # subnormal: ERANGE unless exact
-        if dec is not None:
-            erange = Decimal(a) != Decimal(text.decode())
-        else:
-            num, den = a.as_integer_ratio()
-            erange = num << -exp != mant * den  # exp < 0 for any subnormal
-    return (-value if negative else value), m.end(), erange
-
-
-def string2d(b):
-    """Redis's string2d (getDoubleFromObject): the double value of all of `b`, or None
-    when Redis rejects it: empty, leading space, trailing bytes, NaN, overflow to inf or
-    underflow to zero (an inexact subnormal is accepted)."""
-    if not b or b[0] in b' \t\n\x0b\f\r':
-        return None
-    value, end, erange = strtod(b)
-    if end != len(b) or value != value:
-        return None
-    if erange and (value == 0 or abs(value) == math.inf):
-        return None
-    return value
 
 
 def _keyword(b):

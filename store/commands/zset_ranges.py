@@ -31,11 +31,11 @@ and `zrangestore`, or, with an empty result, deletes the destination (`del`).
 """
 
 import math
-import re
 from itertools import islice, takewhile
 
 from .. import events
 from ..args import SYNTAX, int_arg
+from ..cnum import strtod
 from ..command_table import Family
 from ..resp import RedisError, c_string
 from ..types.zset import ZSet
@@ -56,33 +56,13 @@ INF = math.inf
 
 # -- parsing the ranges ---------------------------------------------------------------
 
-# What C's strtod consumes whole (after optional white space and sign): a decimal or
-# hexadecimal float, inf or infinity. NaN parses too but zslParseRange rejects it.
-_STRTOD = re.compile(
-    rb'[ \t\n\v\f\r]*([+-]?)(?:0x((?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?)'
-    rb'|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf|infinity))',
-    re.IGNORECASE,
-)
-
 
 def _strtod(b):
     """`strtod(b, &end)` with `*end == '\\0'` required, as zslParseRange checks: the value,
-    or None. C reads up to a NUL byte; nothing at all converts to 0 (end stays at the
-    NUL), overflow to +-inf and underflow to 0 are accepted (errno is not looked at)."""
-    if not b:
-        return 0.0
-    m = _STRTOD.fullmatch(b)
-    if m is None:
-        return None
-    sign, hexa, dec = m.groups()
-    if dec is not None:
-        v = float(dec)
-    else:
-        try:
-            v = float.fromhex(hexa.decode())
-        except OverflowError:
-            v = INF
-    return -v if sign == b'-' else v
+    or None. Nothing at all converts to 0, overflow to +-inf and underflow to 0 are
+    accepted (errno is not looked at), NaN is refused."""
+    value, end, _ = strtod(b)
+    return value if end == len(b) and value == value else None
 
 
 def parse_score_range(lo, hi):

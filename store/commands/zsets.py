@@ -40,10 +40,10 @@ SortedList update (O(log n)).
 """
 
 import random
-import re
 
 from .. import events
 from ..args import SYNTAX, int_arg
+from ..cnum import string2d
 from ..command_table import Family
 from ..resp import Raw, RedisError, c_string, encode
 from ..types.zset import ZSet
@@ -74,47 +74,13 @@ INF = float('inf')
 
 # -- scores -------------------------------------------------------------------------------
 
-_SPACE = b' \t\n\v\f\r'
-_HEX_FLOAT = re.compile(
-    rb'([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)'
-)
-_NONZERO_DIGIT = re.compile(rb'[1-9]')
-_HEX_NONZERO = re.compile(rb'[1-9a-fA-F]')
-
 
 def score_arg(b, msg=E_NOT_FLOAT):
-    """getDoubleFromObjectOrReply (string2d): the score `b` spells, or RedisError(msg).
-
-    float() reads what strtod reads except hexadecimal floats (tried second) and
-    underscores (refused); it also skips white space, which string2d refuses at the start
-    and strtod's end check at the end. ERANGE: an inf from digits is an overflow, a zero
-    from a non-zero mantissa an underflow."""
-    try:
-        v = float(b)
-    except ValueError:
-        return _hex_score(b, msg)
-    if v != v or b[0] in _SPACE or b[-1] in _SPACE or 95 in b:  # 95: '_'
-        raise RedisError(msg)
-    if v == INF or v == -INF:
-        if b[-1] not in b'fFyY':  # not 'inf' or 'infinity': an overflow
-            raise RedisError(msg)
-    elif v == 0 and _NONZERO_DIGIT.search(b.lower().partition(b'e')[0]):
+    """getDoubleFromObjectOrReply (string2d): the score `b` spells, or RedisError(msg)."""
+    v = string2d(b)
+    if v is None:
         raise RedisError(msg)
     return v
-
-
-def _hex_score(b, msg):
-    m = _HEX_FLOAT.fullmatch(b)
-    if m is None:
-        raise RedisError(msg)
-    sign, body = m.groups()
-    try:
-        v = float.fromhex('0x' + body.decode())
-    except OverflowError:
-        raise RedisError(msg) from None
-    if v == 0 and _HEX_NONZERO.search(body.lower().partition(b'p')[0]):
-        raise RedisError(msg)
-    return -v if sign == b'-' else v
 
 
 def keyword(b):

@@ -16,7 +16,7 @@ import redis
 
 from conftest import assert_same, assert_same_events, capture_events, run_all
 from rawconn import RawConn
-from store.commands import hashes
+from store.commands import aggregates, hashes
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -701,7 +701,7 @@ def test_hrandfield_huge_counts(server, both):
 
 def test_hrandfield_repeated_reply_limit(server, r):
     """The bound is on the reply's size: long values reach it at a smaller count."""
-    limit = hashes.MAX_RANDOM_REPLY_BYTES
+    limit = aggregates.MAX_RANDOM_REPLY_BYTES
     r.hset('h', 'f', 'x' * 1000)
     n = limit // 1100
     assert len(r.execute_command('hrandfield', 'h', -(n // 2), 'withvalues')) == n // 2 * 2

@@ -7,8 +7,11 @@ before its own event, a command that empties its key raises its own event (`hdel
 `lpop`, ...) and then `del`, and an aggregate never stays in the keyspace empty.
 """
 
+import random
+
 from .. import events
 from ..glob import compile_glob
+from ..resp import Raw, RedisError
 from ..types import expect
 from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
 
@@ -51,6 +54,31 @@ def drop_if_empty(c, key, value):
     if ks.notify_flags & events.GENERIC:
         ks.notify(events.GENERIC, b'del', c.db, key)
     return True
+
+
+# -- HRANDFIELD / SRANDMEMBER / ZRANDMEMBER with a negative count -------------------------
+
+# Redis 7.0 builds a reply of any length for a negative count (`SRANDMEMBER s -9e18` runs
+# redis-server out of memory); here a reply expected past this size is refused with
+# 'ERR value is out of range' instead.
+MAX_RANDOM_REPLY_BYTES = 128 << 20
+RANDOM_CHUNK = 1 << 16  # items drawn per step while building such a reply
+E_RANGE = 'ERR value is out of range'
+
+
+def repeated_reply(pieces, count, length):
+    """The reply bytes of `count` items drawn with replacement from `pieces` (each item's
+    encoded reply elements), as one Raw array of `length` elements: each item is encoded
+    once, and the reply is refused past MAX_RANDOM_REPLY_BYTES (its expected size, from
+    the mean size of a piece) before anything is drawn."""
+    if count * sum(map(len, pieces)) > MAX_RANDOM_REPLY_BYTES * len(pieces):
+        raise RedisError(E_RANGE)
+    out = [b'*%d\r\n' % length]
+    while count:
+        step = min(count, RANDOM_CHUNK)
+        out.append(b''.join(random.choices(pieces, k=step)))
+        count -= step
+    return Raw(b''.join(out))
 
 
 # -- HSCAN / SSCAN / ZSCAN ------------------------------------------------------------

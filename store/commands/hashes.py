@@ -43,10 +43,19 @@ from .. import events
 from ..args import E_NOT_FLOAT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg
 from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
-from ..resp import BULK_HEADER, OK, Map, Raw, RedisError, c_string, string2ll
+from ..resp import BULK_HEADER, OK, Map, RedisError, c_string, string2ll
 from ..types import expect
 from ..types.hash import Hash
-from .aggregates import changed, create, drop_if_empty, read_value, scan_collection, write_value
+from .aggregates import (
+    E_RANGE,
+    changed,
+    create,
+    drop_if_empty,
+    read_value,
+    repeated_reply,
+    scan_collection,
+    write_value,
+)
 from .cursor import parse_cursor
 
 HASH = events.HASH
@@ -58,15 +67,12 @@ E_HASH_NOT_INT = 'ERR hash value is not an integer'
 E_HASH_NOT_FLOAT = 'ERR hash value is not a float'
 E_NAN_INCR = 'ERR value is NaN or Infinity'
 E_NAN_RESULT = 'ERR increment would produce NaN or Infinity'
-E_RANGE = 'ERR value is out of range'
 E_COUNT_RANGE = (
     'ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807'
 )
 
 # The largest HRANDFIELD reply with a negative count bigger than the hash (fields
 # repeated) this server builds; see the module comment. Peak memory is a few times this.
-MAX_RANDOM_REPLY_BYTES = 128 << 20
-RANDOM_CHUNK = 1 << 16  # fields drawn per step while building such a reply
 
 COMMANDS = Family('hash', since='2.0.0')
 
@@ -409,15 +415,7 @@ def _repeated_fields(h, count, withvalues, proto):
         pieces = [head + _bulk(f) + _bulk(v) for f, v in h.items()]
     else:
         pieces = [_bulk(f) for f in h]
-    if count * sum(map(len, pieces)) > MAX_RANDOM_REPLY_BYTES * len(pieces):
-        raise RedisError(E_RANGE)
-    out = [b'*%d\r\n' % (count * 2 if withvalues and proto == 2 else count)]
-    choices = random.choices
-    while count:
-        step = min(count, RANDOM_CHUNK)
-        out.append(b''.join(choices(pieces, k=step)))
-        count -= step
-    return Raw(b''.join(out))
+    return repeated_reply(pieces, count, count * 2 if withvalues and proto == 2 else count)
 
 
 def _random_fields(c, key, count, withvalues):

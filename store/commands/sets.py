@@ -41,23 +41,28 @@ SADD, SISMEMBER and SPOP are the hot path: one look-up, one set operation, event
 when someone listens.
 """
 
-from random import choices
-
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..command_table import Family, numkeys_keys
-from ..resp import BULK_HEADER, CRLF, Raw, RedisError, c_string, string2ll
+from ..resp import BULK_HEADER, CRLF, RedisError, c_string, string2ll
 from ..resp import Set as SetReply
 from ..types import expect
 from ..types.set import Set, all_integers, intset_limit
-from .aggregates import changed, create, drop_if_empty, read_value, scan_collection, write_value
+from .aggregates import (
+    changed,
+    create,
+    drop_if_empty,
+    read_value,
+    repeated_reply,
+    scan_collection,
+    write_value,
+)
 from .cursor import parse_cursor
 
 SET, GENERIC = events.SET, events.GENERIC
 
 LONG_MAX = 2**63 - 1
 
-E_RANGE = 'ERR value is out of range'
 E_POSITIVE = 'ERR value is out of range, must be positive'
 E_COUNT_RANGE = (
     'ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807'
@@ -68,8 +73,6 @@ E_LIMIT = "ERR LIMIT can't be negative"
 
 # The largest SRANDMEMBER reply with a negative count past the set's size (members
 # repeated) this server builds; see the module comment. Peak memory is a few times this.
-MAX_RANDOM_REPLY_BYTES = 128 << 20
-RANDOM_CHUNK = 1 << 16  # members drawn per step while building such a reply
 
 SPOP_MOVE_STRATEGY_MUL = 5  # t_set.c: when SPOP COUNT keeps the survivors instead
 
@@ -354,14 +357,7 @@ def _repeated_reply(s, count):
         (BULK_HEADER[len(m)] if len(m) < 1024 else b'$%d\r\n' % len(m)) + m + CRLF
         for m in s.members()
     ]
-    if count * sum(map(len, pieces)) > MAX_RANDOM_REPLY_BYTES * len(pieces):
-        raise RedisError(E_RANGE)
-    out = [b'*%d\r\n' % count]
-    while count:
-        step = min(count, RANDOM_CHUNK)
-        out.append(b''.join(choices(pieces, k=step)))
-        count -= step
-    return Raw(b''.join(out))
+    return repeated_reply(pieces, count, count)
 
 
 # -- SINTER, SINTERCARD, SINTERSTORE ------------------------------------------------------

@@ -45,9 +45,18 @@ from .. import events
 from ..args import SYNTAX, int_arg
 from ..cnum import string2d
 from ..command_table import Family
-from ..resp import Raw, RedisError, c_string, encode
+from ..resp import RedisError, c_string, encode
 from ..types.zset import ZSet
-from .aggregates import changed, create, drop_if_empty, read_value, scan_collection, write_value
+from .aggregates import (
+    E_RANGE,
+    changed,
+    create,
+    drop_if_empty,
+    read_value,
+    repeated_reply,
+    scan_collection,
+    write_value,
+)
 
 COMMANDS = Family('sorted-set', since='1.2.0')
 
@@ -59,15 +68,12 @@ E_XX_NX = 'ERR XX and NX options at the same time are not compatible'
 E_GT_LT_NX = 'ERR GT, LT, and/or NX options at the same time are not compatible'
 E_INCR_PAIR = 'ERR INCR option supports a single increment-element pair'
 E_NAN = 'ERR resulting score is not a number (NaN)'
-E_RANGE = 'ERR value is out of range'
 E_COUNT_RANGE = (
     'ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807'
 )
 
 # The largest ZRANDMEMBER reply with a negative count past the set's size (members
 # repeated) this server builds; see the module comment. Peak memory is a few times this.
-MAX_RANDOM_REPLY_BYTES = 128 << 20
-RANDOM_CHUNK = 1 << 16  # members drawn per step while building such a reply
 
 INF = float('inf')
 
@@ -328,15 +334,7 @@ def _repeated_members(z, count, withscores, proto):
         pieces = [enc([m, s]) for s, m in z.order]
     else:
         pieces = [enc(m) + enc(s) for s, m in z.order]
-    if count * sum(map(len, pieces)) > MAX_RANDOM_REPLY_BYTES * len(pieces):
-        raise RedisError(E_RANGE)
-    out = [b'*%d\r\n' % (count * 2 if withscores and proto == 2 else count)]
-    choices = random.choices
-    while count:
-        step = min(count, RANDOM_CHUNK)
-        out.append(b''.join(choices(pieces, k=step)))
-        count -= step
-    return Raw(b''.join(out))
+    return repeated_reply(pieces, count, count * 2 if withscores and proto == 2 else count)
 
 
 def _random_members(c, key, count, withscores):

@@ -27,10 +27,13 @@ LLONG_MIN = -(2**63)
 
 def make_hash(server, ref, key=b'h'):
     """A non-string key `key` on both servers."""
-    ks = server.server.keyspace
-    server.call(lambda: ks.set(0, key, {b'f': b'v'}))
-    ref.delete(key)
-    ref.hset(key, 'f', 'v')
+    ours = server.client(protocol=2)
+    try:
+        for client in (ours, ref):
+            client.delete(key)
+            client.hset(key, 'f', 'v')
+    finally:
+        ours.close()
 
 
 @pytest.fixture

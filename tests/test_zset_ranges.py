@@ -51,17 +51,20 @@ def _zset(limits, pairs):
 
 
 def load(server, ref, key, pairs, db=0):
-    """The sorted set `pairs` at `key` on both servers (replacing what was there)."""
-    ks = server.server.keyspace
-    z = _zset(ks.limits, pairs)
-    server.call(lambda: ks.set(db, key.encode(), z))
-    ref.execute_command('select', db)
-    ref.delete(key)
+    """The sorted set `pairs` at `key` on both servers (replacing what was there), made
+    by ZADD."""
     args = []
     for s, m in pairs:
         args += (s, m.encode())
-    ref.execute_command('zadd', key, *args)
-    ref.execute_command('select', 0)
+    ours = server.client(protocol=2, db=db)
+    try:
+        for client in (ours, ref):
+            client.execute_command('select', db)
+            client.delete(key)
+            client.execute_command('zadd', key, *args)
+            client.execute_command('select', 0)
+    finally:
+        ours.close()
 
 
 def load_all(server, ref):
@@ -71,10 +74,13 @@ def load_all(server, ref):
 
 def make_hash(server, ref, key='h'):
     """A key of another type on both servers."""
-    ks = server.server.keyspace
-    server.call(lambda: ks.set(0, key.encode(), {b'f': b'v'}))
-    ref.delete(key)
-    ref.hset(key, 'f', 'v')
+    ours = server.client(protocol=2)
+    try:
+        for client in (ours, ref):
+            client.delete(key)
+            client.hset(key, 'f', 'v')
+    finally:
+        ours.close()
 
 
 @pytest.fixture
@@ -698,9 +704,7 @@ ZADD_SEQUENCE = [
 
 
 def test_with_zadd(server, both, raw_pair):
-    """Sets made by ZADD on both servers (once ZADD exists here), events included."""
-    if b'zadd' not in server.server.commands:
-        pytest.skip('ZADD is not implemented yet')
+    """Sets made by ZADD on both servers, events included."""
     for proto in (2, 3):
         raw_same(raw_pair(proto), [('flushall',)] + ZADD_SEQUENCE)
     for c in both:

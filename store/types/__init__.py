@@ -1,41 +1,23 @@
 """The value-type registry: what TYPE, OBJECT ENCODING, COPY and the DUMP codec know of a
 stored value.
 
-Values are plain Python objects owned by their type modules (bytes for strings,
-types/stream.py's Stream, ...). This module knows them only through small tables:
-`TYPE_NAMES` (TYPE, SCAN TYPE), a class's `redis_type` and `encoding` attributes (OBJECT
-ENCODING) and the DUMP registry in types/dump.py, so a type module adds its type in a line
-and every command family asks here rather than testing Python types itself. `expect`
-is the one WRONGTYPE check every family uses.
+Values are bytes (strings) or objects of the type modules' classes (hash.py's Hash,
+list.py's List, set.py's Set, zset.py's ZSet, stream.py's Stream). Each class says what
+this module needs to know: `redis_type` (TYPE, SCAN TYPE), `encoding` (a name, or a
+method giving it: OBJECT ENCODING) and `copy()` (COPY); the DUMP codec has its own
+registry (types/dump.py). Command families ask here rather than testing Python types
+themselves, and `expect` is the one WRONGTYPE check every family uses.
 """
-
-import copy
-from collections import deque
 
 from ..args import WRONGTYPE
 from ..resp import string2ll
-
-# Python type of a stored value -> the name TYPE reports. Type families add their classes
-# (e.g. TYPE_NAMES[Stream] = 'stream'); `type_name` falls back to a `redis_type`
-# attribute and to the builtin containers.
-TYPE_NAMES: dict[type, str] = {bytes: 'string'}
-_BUILTIN_TYPES = ((dict, 'hash'), (list, 'list'), (deque, 'list'), (set, 'set'))
 
 
 def type_name(value):
     """The TYPE of a stored value ('none' for no value)."""
     if value is None:
         return 'none'
-    name = TYPE_NAMES.get(type(value))
-    if name is not None:
-        return name
-    name = getattr(value, 'redis_type', None)
-    if name is not None:
-        return name
-    for pytype, name in _BUILTIN_TYPES:
-        if isinstance(value, pytype):
-            return name
-    return 'none'
+    return 'string' if type(value) is bytes else value.redis_type
 
 
 def string_encoding(value):
@@ -46,37 +28,18 @@ def string_encoding(value):
     return 'embstr' if len(value) <= 44 else 'raw'
 
 
-_BUILTIN_ENCODINGS = (
-    (dict, 'hashtable'),
-    (list, 'quicklist'),
-    (deque, 'quicklist'),
-    (set, 'hashtable'),
-)
-
-
 def encoding_of(value):
-    """OBJECT ENCODING: a plausible Redis encoding name. Type families can give their
-    classes an `encoding` attribute (a string or a no-argument method)."""
+    """OBJECT ENCODING: the name Redis 7.0 gives the value's encoding."""
     if type(value) is bytes:
         return string_encoding(value)
-    enc = getattr(value, 'encoding', None)
-    if enc is not None:
-        return enc() if callable(enc) else enc
-    for pytype, name in _BUILTIN_ENCODINGS:
-        if isinstance(value, pytype):
-            return name
-    return 'raw'
+    enc = value.encoding
+    return enc() if callable(enc) else enc
 
 
 def copy_value(value):
-    """COPY duplicates the value: strings are immutable and shared, containers are deep
-    copied (a type family may define `copy()` to do it faster)."""
-    if type(value) is bytes:
-        return value
-    dup = getattr(value, 'copy', None)
-    if dup is not None and not isinstance(value, (dict, list, set, deque)):
-        return dup()
-    return copy.deepcopy(value)
+    """COPY duplicates the value: strings are immutable and shared, other types copy
+    themselves."""
+    return value if type(value) is bytes else value.copy()
 
 
 class EncodingLimits:

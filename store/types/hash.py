@@ -12,8 +12,6 @@ the end. A hashtable's order is Redis's hash order, which nobody can rely on; ou
 insertion order.
 """
 
-from . import TYPE_NAMES
-
 
 class Hash(dict):
     __slots__ = ('listpack',)
@@ -47,6 +45,3 @@ class Hash(dict):
         h = Hash(self)
         h.listpack = self.listpack
         return h
-
-
-TYPE_NAMES[Hash] = 'hash'

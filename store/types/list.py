@@ -8,8 +8,6 @@ in Redis.
 
 from collections import deque
 
-from . import TYPE_NAMES
-
 
 class List(deque):
     __slots__ = ()
@@ -18,6 +16,3 @@ class List(deque):
 
     def copy(self):
         return List(self)
-
-
-TYPE_NAMES[List] = 'list'

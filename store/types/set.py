@@ -23,7 +23,6 @@ once random draws are used, nothing otherwise. Members must be added through `ad
 from random import choices, random, sample
 
 from ..resp import string2ll
-from . import TYPE_NAMES
 
 INTSET_MAX = 1 << 30  # intset.c: an intset never holds more, whatever the configuration
 
@@ -154,6 +153,3 @@ class Set(set):
         if self.pool is None or len(self.pool) != len(self):
             self.pool = list(self)
         return self.pool
-
-
-TYPE_NAMES[Set] = 'set'

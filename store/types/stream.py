@@ -26,6 +26,7 @@ encoding the entry field by field when it is read), so XRANGE over the journal, 
 analytics path, only joins bytes. Other entries are encoded when read and not cached.
 """
 
+import copy
 from bisect import bisect_left, bisect_right
 
 import hiredis
@@ -161,6 +162,7 @@ class Group:
 
 class Stream:
     redis_type = 'stream'  # what TYPE reports
+    encoding = 'stream'  # OBJECT ENCODING
     __slots__ = (
         'ids',
         'vals',
@@ -175,6 +177,10 @@ class Stream:
         'entries_added',
         'groups',
     )
+
+    def copy(self):
+        """COPY: a deep copy (groups, PELs and consumers included)."""
+        return copy.deepcopy(self)
 
     def __init__(self):
         self.ids = []

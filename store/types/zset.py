@@ -26,7 +26,6 @@ plus a (score, member) tuple.
 from sortedcontainers import SortedList
 
 from ..resp import format_double
-from . import TYPE_NAMES
 
 LISTPACK_INT_MAX = 2.0**62  # double2ll: a listpack stores integral scores up to this as ints
 
@@ -158,6 +157,3 @@ class ZSet:
             z.scores = {m: (0.0 if s == 0 else s) for m, s in z.scores.items()}
             z.order = SortedList((s, m) for m, s in z.scores.items())
         return z
-
-
-TYPE_NAMES[ZSet] = 'zset'

@@ -193,6 +193,10 @@ zadd z 0x1p-1074 w
 zadd z 1.7976931348623157e308 x
 zadd z 0e999999 y
 zadd z -0.0 zz
+zadd z {'9' * 299} nines
+zadd z {'9' * 309} bad
+zadd z {'0' * 400} zeros
+zadd z {'0' * 400}1 one
 zadd z 1e400 bad
 zadd z -1e400 bad
 zadd z 1e-400 bad

@@ -770,3 +770,17 @@ def test_command_docs_summary_and_since_match_redis(server, redis_ref):
         ours, theirs = _docs(server.port, cmd.name), _docs(redis_ref[1], cmd.name)
         for field in (b'summary', b'since', b'group'):
             assert ours[field] == theirs[field], (cmd.name, field)
+
+
+def test_zrandmember_few_of_a_listpack_come_in_rank_order(server, redis_ref):
+    """A positive count of at most a third of a listpack's size is drawn by
+    lpRandomPairsUnique, which walks the listpack once: the members come in rank order."""
+    members = [b'%c' % ch for ch in b'abcdefghij']
+    for port in (server.port, redis_ref[1]):
+        c = _client(port, 2)
+        c.flushall()
+        c.execute_command('ZADD', 'z', *[x for i, m in enumerate(members) for x in (i, m)])
+        for _ in range(20):
+            got = c.execute_command('ZRANDMEMBER', 'z', 3)
+            assert got == sorted(got, key=members.index) and len(set(got)) == 3
+        c.close()

@@ -384,9 +384,12 @@ def _random_members(c, key, count, withscores):
         randrange = random.randrange
         pairs = [order[randrange(size)] for _ in range(n)]
     elif count >= size:
-        pairs = list(order.islice(reverse=True))
+        pairs = list(order.islice(reverse=True))  # CASE 2: zuiNext walks from the tail
     else:
-        pairs = [order[i] for i in random.sample(range(size), count)]
+        picks = random.sample(range(size), count)
+        if z.listpack and count * 3 <= size:
+            picks.sort()  # CASE 4 on a listpack (lpRandomPairsUnique): in listpack order
+        pairs = [order[i] for i in picks]
     return _with_scores(pairs, withscores, c.proto)
 
 

@@ -110,6 +110,7 @@ class Raw(bytes):
 
 
 NULL_ARRAY: Final = Raw(b'*-1\r\n')  # replaced by '_' in RESP3 by the encoder
+NO_REPLY: Final = Raw(b'')  # nothing now: a blocked command's reply comes later, or none
 
 OK: Final = 'OK'
 QUEUED: Final = 'QUEUED'

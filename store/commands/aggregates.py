@@ -7,10 +7,12 @@ before its own event, a command that empties its key raises its own event (`hdel
 `lpop`, ...) and then `del`, and an aggregate never stays in the keyspace empty.
 """
 
+import math
 import random
 
 from .. import events
 from ..glob import compile_glob
+from ..longdouble import INF, ld_round, strtold
 from ..resp import Raw, RedisError
 from ..types import expect
 from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
@@ -54,6 +56,38 @@ def drop_if_empty(c, key, value):
     if ks.notify_flags & events.GENERIC:
         ks.notify(events.GENERIC, b'del', c.db, key)
     return True
+
+
+# -- blocking pops' timeouts (BLPOP, BZPOPMIN, ...) ---------------------------------------
+
+# Timeouts are seconds as a long double, turned into milliseconds the way Redis's
+# getTimeoutFromObjectOrReply does: ceil(seconds * 1000) in long double, so 0.0001 waits
+# 1 ms and -0.0001 rounds to 0 (forever); a product outside a C long long becomes
+# LLONG_MIN, hence "timeout is negative" for inf and 1e30.
+E_TIMEOUT = 'ERR timeout is not a float or out of range'
+E_TIMEOUT_NEGATIVE = 'ERR timeout is negative'
+
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -(2**63)
+FOREVER_MS = 10**12  # ~31 years: a longer wait never ends by its timeout, as in Redis
+
+
+def timeout_arg(b):
+    """getTimeoutFromObjectOrReply(UNIT_SECONDS): the timeout in seconds for the blocking
+    registry, 0 meaning forever."""
+    x = strtold(b)
+    if x is None:
+        raise RedisError(E_TIMEOUT)
+    ms = LLONG_MIN  # (long long) of an out-of-range long double, on x86-64
+    if x != INF and x != -INF:
+        product = ld_round(x * 1000)
+        if product != INF and product != -INF:
+            ceiled = math.ceil(product)
+            if LLONG_MIN <= ceiled <= LLONG_MAX:
+                ms = ceiled
+    if ms < 0:
+        raise RedisError(E_TIMEOUT_NEGATIVE)
+    return 0 if ms >= FOREVER_MS else ms / 1000
 
 
 # -- HRANDFIELD / SRANDMEMBER / ZRANDMEMBER with a negative count -------------------------

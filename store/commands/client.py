@@ -13,9 +13,7 @@ import time
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..command_table import Family
-from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, error_arg, string2ll
-
-NO_REPLY = Raw(b'')  # a command that sends nothing (CLIENT REPLY OFF/SKIP)
+from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
 
 E_NAME = 'ERR Client names cannot contain spaces, newlines or special characters.'
 E_NO_CLIENT = 'ERR No such client'

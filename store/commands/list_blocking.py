@@ -22,21 +22,13 @@ A wait ends by being served, by its timeout (reply: a null array, for BLMOVE too
 CLIENT UNBLOCK (TIMEOUT: the same null array; ERROR: `-UNBLOCKED ...`), or by disconnect.
 Inside MULTI/EXEC a blocking command answers at once as on timeout, except that BLMOVE
 and BRPOPLPUSH answer a null bulk there, as Redis does.
-
-Timeouts are seconds as a long double, turned into milliseconds the way Redis's
-getTimeoutFromObjectOrReply does: ceil(seconds * 1000) in long double, so 0.0001 waits
-1 ms and -0.0001 rounds to 0 (forever); a product outside a C long long becomes
-LLONG_MIN, hence "timeout is negative" for inf and 1e30.
 """
-
-import math
 
 from ..args import WRONGTYPE
 from ..command_table import Family, numkeys_keys
-from ..longdouble import INF, ld_round, strtold
-from ..resp import NULL_ARRAY, Raw, RedisError
+from ..resp import NO_REPLY, NULL_ARRAY
 from ..types.list import List
-from .aggregates import drop_if_empty, write_value
+from .aggregates import drop_if_empty, timeout_arg, write_value
 from .lists import (
     LIST,
     elements_removed,
@@ -48,34 +40,6 @@ from .lists import (
 )
 
 COMMANDS = Family('list')
-
-NO_REPLY = Raw(b'')  # the reply comes later, from the blocking registry
-
-E_TIMEOUT = 'ERR timeout is not a float or out of range'
-E_TIMEOUT_NEGATIVE = 'ERR timeout is negative'
-
-LLONG_MAX = 2**63 - 1
-LLONG_MIN = -(2**63)
-FOREVER_MS = 10**12  # ~31 years: a longer wait never ends by its timeout, as in Redis
-
-
-def timeout_arg(b):
-    """getTimeoutFromObjectOrReply(UNIT_SECONDS): the timeout in seconds for the blocking
-    registry, 0 meaning forever."""
-    x = strtold(b)
-    if x is None:
-        raise RedisError(E_TIMEOUT)
-    ms = LLONG_MIN  # (long long) of an out-of-range long double, on x86-64
-    if x != INF and x != -INF:
-        product = ld_round(x * 1000)
-        if product != INF and product != -INF:
-            ceiled = math.ceil(product)
-            if LLONG_MIN <= ceiled <= LLONG_MAX:
-                ms = ceiled
-    if ms < 0:
-        raise RedisError(E_TIMEOUT_NEGATIVE)
-    return 0 if ms >= FOREVER_MS else ms / 1000
-
 
 # -- BLPOP / BRPOP / BLMPOP -----------------------------------------------------------------
 

@@ -15,11 +15,10 @@ blocking read replies at once as on timeout, as Redis does for clients that may 
 
 from ..args import SYNTAX, int_arg
 from ..command_table import Family, keys_after_streams
-from ..resp import NULL_ARRAY, Map, RedisError, string2ll
+from ..resp import NO_REPLY, NULL_ARRAY, Map, RedisError, string2ll
 from ..types.stream import MAX_ID, Stream
 from .streams import (
     E_TIMEOUT,
-    NO_REPLY,
     XREAD_BLOCKED_DEFAULT_COUNT,
     _get_consumer,
     _read_stream,

@@ -24,7 +24,6 @@ E_EXHAUSTED = 'ERR The stream has exhausted the last possible ID, unable to add 
 E_BOTH = 'ERR syntax error, MAXLEN and MINID options at the same time are not compatible'
 E_TIMEOUT = 'ERR timeout is not an integer or out of range'
 INVALID = RedisError(E_INVALID_ID)
-NO_REPLY = Raw(b'')
 XREAD_BLOCKED_DEFAULT_COUNT = 1000
 NODE_MAX_ENTRIES = 100
 

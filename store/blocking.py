@@ -41,13 +41,21 @@ E_UNBLOCKED = 'UNBLOCKED client unblocked via CLIENT UNBLOCK'
 
 
 class Waiter:
-    __slots__ = ('conn', 'keys', 'serve', 'timeout_reply', 'timer', 'active')
+    __slots__ = ('conn', 'keys', 'serve', 'timeout_reply', 'wants', 'timer', 'active')
 
-    def __init__(self, conn: Any, keys: list[Key], serve: Serve, timeout_reply: Any) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        keys: list[Key],
+        serve: Serve,
+        timeout_reply: Any,
+        wants: type | None,
+    ) -> None:
         self.conn = conn
         self.keys = keys
         self.serve = serve
         self.timeout_reply = timeout_reply
+        self.wants = wants
         self.timer: Any = None
         self.active = True
 
@@ -70,12 +78,22 @@ class BlockingRegistry:
         return not conn.in_exec and conn.transport is not None
 
     def block(
-        self, conn: Any, keys: list[bytes], serve: Serve, timeout: float, timeout_reply: Any
+        self,
+        conn: Any,
+        keys: list[bytes],
+        serve: Serve,
+        timeout: float,
+        timeout_reply: Any,
+        wants: type | None = None,
     ) -> None:
         """Park `conn` until `serve` answers for one of `keys` (in its current database),
-        `timeout` seconds pass (0: forever), or it is unblocked."""
+        `timeout` seconds pass (0: forever), or it is unblocked. With `wants` (List, ZSet,
+        Stream), only a write that leaves a value of that type signals the key, as Redis
+        signals a key ready only when a list, zset or stream is added under it; without,
+        any change does (XREADGROUP, which a deletion ends)."""
         db = conn.db
-        w = Waiter(conn, list(dict.fromkeys((db, k) for k in keys)), serve, timeout_reply)
+        keys_ = list(dict.fromkeys((db, k) for k in keys))
+        w = Waiter(conn, keys_, serve, timeout_reply, wants)
         ks = self.server.keyspace
         for dk in w.keys:
             lst = self.waiters.get(dk)
@@ -97,6 +115,9 @@ class BlockingRegistry:
         dk = (db, key)
         if dk in self.ready:
             return
+        value = type(self.server.keyspace.shard_for(key).data[db].get(key))
+        if all(w.wants is not None and w.wants is not value for w in self.waiters[dk]):
+            return  # nothing any waiter could be served from
         self.ready.append(dk)
         current = self.server.current_client
         if current is not None:

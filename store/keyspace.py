@@ -348,16 +348,17 @@ class Keyspace:
             self.flushdb(db)
 
     def swapdb(self, a: int, b: int) -> None:
-        if self.watchers:
-            # touchAllWatchedKeysInDb: a key of either database changes in both.
-            for s in self.shards:
-                for key in s.data[a].keys() | s.data[b].keys():
-                    self.touch(a, key)
-                    self.touch(b, key)
         for s in self.shards:
             s.data[a], s.data[b] = s.data[b], s.data[a]
             s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
             s.index.swap(a, b)
+        if self.watchers:
+            # touchAllWatchedKeysInDb: a key of either database changes in both (after
+            # the swap, so observers see what each database now holds).
+            for s in self.shards:
+                for key in s.data[a].keys() | s.data[b].keys():
+                    self.touch(a, key)
+                    self.touch(b, key)
 
     # -- observers of modified keys (WATCH, blocked clients) -----------------------------
 

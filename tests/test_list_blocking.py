@@ -368,8 +368,8 @@ def test_swapdb_serves_a_list_swapped_in(ports):
 def test_ready_order_counts_only_lists_created(ports):
     """Redis marks a key ready when a list (zset, stream) is added under it, so a waiter
     on k1 and k2 gets k1's element when a transaction sets k2 to a string, pushes k1,
-    then replaces k2 by a list. The registry (store/blocking.py) marks a key ready at
-    its first write of any kind, so k2 comes first there."""
+    then replaces k2 by a list: a list waiter's key is signalled only by a write that
+    leaves a list (store/blocking.py's `wants`)."""
 
     def scenario(port):
         with Scene(port) as s:
@@ -387,8 +387,7 @@ def test_ready_order_counts_only_lists_created(ports):
 
     ours, theirs = (scenario(p) for p in ports)
     assert theirs == b'*2\r\n$2\r\nk1\r\n$1\r\na\r\n'
-    if ours != theirs:
-        pytest.xfail('the blocking registry marks a key ready at any write, not at list creation')
+    assert ours == theirs
 
 
 # -- what ends a wait ---------------------------------------------------------------------

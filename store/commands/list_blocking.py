@@ -80,7 +80,7 @@ def _blocking_pop(c, keys, head, timeout_b, count):
         drop_if_empty(c, key, lst)
         return [key, value]
 
-    blocking.block(c, keys, serve, timeout, NULL_ARRAY)
+    blocking.block(c, keys, serve, timeout, NULL_ARRAY, List)
     return NO_REPLY
 
 
@@ -155,7 +155,7 @@ def _blocking_move(c, args, head_from, head_to, timeout):
         drop_if_empty(c, src, s)
         return value
 
-    blocking.block(c, [src], serve, timeout, NULL_ARRAY)
+    blocking.block(c, [src], serve, timeout, NULL_ARRAY, List)
     return NO_REPLY
 
 

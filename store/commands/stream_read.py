@@ -65,7 +65,8 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
         entries = _reply_range(c, s, gt + 1, MAX_ID, count, grp, cons, noack, key, db)
         return [[key, entries]] if c.proto == 2 else Map([(key, entries)])
 
-    c.server.blocking.block(c, keys, serve, timeout_ms / 1000, NULL_ARRAY)
+    wants = Stream if group is None else None  # XREADGROUP ends when its stream goes
+    c.server.blocking.block(c, keys, serve, timeout_ms / 1000, NULL_ARRAY, wants)
 
 
 # -- XREAD / XREADGROUP -----------------------------------------------------------------

@@ -201,7 +201,7 @@ def _blocking_pop(c, keys, timeout_b, highest, count, nested):
             return None
         return _pop(c, key, z, highest, count, True, nested)
 
-    c.server.blocking.block(c, keys, serve, timeout, NULL_ARRAY)
+    c.server.blocking.block(c, keys, serve, timeout, NULL_ARRAY, ZSet)
     return NO_REPLY
 
 

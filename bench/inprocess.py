@@ -27,6 +27,14 @@ BATCHES = {
     'setex': command(b'SET', b'key:__rand_int__', b'xxx', b'EX', b'100'),
     'mset': command(b'MSET', *[b'key:__rand_int__', b'xxx'] * 10),
     'ping': command(b'PING'),
+    # the aggregate types' redis-benchmark tests (bench/types.py)
+    'lpush': command(b'LPUSH', b'mylist', b'xxx'),
+    'rpop': command(b'RPOP', b'mylist'),
+    'sadd': command(b'SADD', b'myset', b'element:__rand_int__'),
+    'hset': command(b'HSET', b'myhash', b'element:__rand_int__', b'xxx'),
+    'zadd': command(b'ZADD', b'myzset', b'0', b'element:__rand_int__'),
+    'zpopmin': command(b'ZPOPMIN', b'myzset'),
+    'lrange_100': command(b'LRANGE', b'mylist', b'0', b'99'),
 }
 
 

@@ -87,7 +87,15 @@ def _hash_arity_error(args):
 # -- HSET, HSETNX, HMSET ----------------------------------------------------------------
 
 
-def _hset(c, args):
+@COMMANDS.command(
+    'hset',
+    -4,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @hash @fast',
+    summary='Set the string value of a hash field',
+)
+def hset(c, args):
     """hsetCommand: set every field-value pair; returns how many fields were new."""
     n = len(args)
     if n & 1:
@@ -103,7 +111,8 @@ def _hset(c, args):
         field = args[2]
         created = field not in h
         h[field] = args[3]
-        h.fit_pair(ks.limits, field, args[3])
+        if h.listpack:
+            h.fit_pair(ks.limits, field, args[3])
     else:
         size = len(h)
         for i in range(2, n, 2):
@@ -117,18 +126,6 @@ def _hset(c, args):
 
 
 @COMMANDS.command(
-    'hset',
-    -4,
-    flags='write denyoom fast',
-    keys=(1, 1, 1),
-    categories='@write @hash @fast',
-    summary='Set the string value of a hash field',
-)
-def hset(c, args):
-    return _hset(c, args)
-
-
-@COMMANDS.command(
     'hmset',
     -4,
     flags='write denyoom fast',
@@ -137,7 +134,7 @@ def hset(c, args):
     summary='Set multiple hash fields to multiple values',
 )
 def hmset(c, args):
-    _hset(c, args)
+    hset(c, args)
     return OK
 
 

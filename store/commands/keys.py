@@ -22,10 +22,6 @@ from ..glob import compile_glob
 from ..resp import OK, RedisError
 from ..types import copy_value, type_name
 from ..types.dump import dump_value, load_value, verify_payload
-from ..types.hash import Hash
-from ..types.list import List
-from ..types.set import Set
-from ..types.zset import ZSet
 from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
 
 LLONG_MAX = 2**63 - 1
@@ -326,18 +322,6 @@ def move(c, args):
     return 1
 
 
-# The aggregate classes copy themselves, keeping their encoding as Redis's dup*Object
-# does (a hashtable hash stays a hashtable even if it is small now).
-_SELF_COPYING = (Hash, List, Set, ZSet)
-
-
-def duplicate(value):
-    """COPY's deep copy of a value."""
-    if type(value) in _SELF_COPYING:
-        return value.copy()
-    return copy_value(value)
-
-
 @COMMANDS.command(
     'copy',
     -3,
@@ -370,7 +354,8 @@ def copy_(c, args):
     deadline = ks.deadline(db, src)
     if ks.lookup(dst_db, dst) is not None and not replace:
         return 0
-    ks.set(dst_db, dst, duplicate(value), deadline)
+    # a deep copy that keeps the encoding, as Redis's dup*Object (types' copy())
+    ks.set(dst_db, dst, copy_value(value), deadline)
     ks.notify(events.NEW, b'new', dst_db, dst)
     ks.notify(events.GENERIC, b'copy_to', dst_db, dst)
     return 1

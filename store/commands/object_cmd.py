@@ -3,7 +3,7 @@ value looks like inside, answered from the value-type registry (store/types/).""
 
 from ..command_table import Family
 from ..resp import RedisError
-from ..types import encoding_of, string_encoding, type_name
+from ..types import encoding_of, string_encoding
 
 INT_MAX = 2**31 - 1
 OBJ_SHARED_REFCOUNT = INT_MAX
@@ -67,10 +67,6 @@ def _lfu(c):
     return 'lfu' in c.server.config['maxmemory-policy']
 
 
-# Types with one encoding in Redis 7.0 whose classes do not name it.
-_ONLY_ENCODING = {'stream': b'stream'}
-
-
 @OBJECT.subcommand(
     'encoding',
     3,
@@ -82,10 +78,7 @@ _ONLY_ENCODING = {'stream': b'stream'}
 )
 def object_encoding(c, args):
     value = _object_lookup(c, args[2])
-    if value is None:
-        return None
-    only = _ONLY_ENCODING.get(type_name(value))
-    return only if only is not None else encoding_of(value).encode()
+    return None if value is None else encoding_of(value).encode()
 
 
 @OBJECT.subcommand(

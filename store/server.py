@@ -109,11 +109,14 @@ class Server:
     def log(self, msg, level='*'):
         now = time.time()
         stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
-        print(
-            f'{os.getpid()}:M {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
-            file=self.log_stream,
-            flush=True,
-        )
+        try:
+            print(
+                f'{os.getpid()}:M {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
+                file=self.log_stream,
+                flush=True,
+            )
+        except (OSError, ValueError):
+            pass  # a closed or broken log stream must not stop the server (nor SIGTERM)
 
     def log_verbose(self, msg):
         if self.config['loglevel'] in ('debug', 'verbose'):

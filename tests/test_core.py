@@ -9,7 +9,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from conftest import spawn_store, stop
+from conftest import WAIT, spawn_store, stop
 from rawconn import RawConn, pack
 
 
@@ -42,6 +42,15 @@ def test_cli_subprocess_ready_line_and_sigterm():
     out = proc.stdout.read()
     assert 'Ready to accept connections' in out
     assert proc.returncode == 0
+
+
+def test_sigterm_with_a_broken_log_stream():
+    """A server whose stdout reader went away still stops on SIGTERM (its log lines, the
+    shutdown one included, fail to write and are dropped)."""
+    proc, port = spawn_store()
+    proc.stdout.close()
+    proc.terminate()
+    assert proc.wait(WAIT) == 0
 
 
 def test_port_in_use_exits_nonzero():

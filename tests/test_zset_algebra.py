@@ -12,8 +12,8 @@ import pytest
 
 from conftest import assert_same, assert_same_events, run_all, wait_until
 from rawconn import RawConn
-from store.commands import zset_algebra
 from store.cnum import string2d, strtod
+from store.commands import zset_algebra
 
 COMMANDS = ('zunion', 'zinter', 'zdiff', 'zunionstore', 'zinterstore', 'zdiffstore', 'zintercard')
 

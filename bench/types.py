@@ -5,7 +5,8 @@ redis-server in the same run.
 
 1. Throughput: redis-benchmark -c 50 -t lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,
    lrange_100,lrange_600 at -P 1 and -P 16 against each server in turn (core.py's
-   `throughput`: alternating servers, best of --repeat, CPU per request from /proc).
+   `throughput`: alternating servers, best of --repeat, CPU per request from /proc), with
+   SET first as the reference for what the machine gives the string hot path that run.
 2. Memory: RSS growth per element in a fresh server of each kind after loading
    (a) 1,000,000 hashes of 5 small fields, (b) one hash, one set and one sorted set of
    1,000,000 members each (each in its own server), (c) 100,000 lists of 10 items.
@@ -23,6 +24,7 @@ from common import ServerProc, command, send_pipelined  # noqa: E402
 from core import throughput  # noqa: E402
 
 TESTS = [
+    'set',  # the reference: what the string hot path gets in the same run
     'lpush',
     'rpush',
     'lpop',

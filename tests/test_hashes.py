@@ -16,7 +16,7 @@ import redis
 
 from conftest import assert_same, assert_same_events, capture_events, run_all
 from rawconn import RawConn
-from store.commands import aggregates, hashes
+from store.commands import aggregates
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -113,43 +113,6 @@ def shape(value):
 
 def reply(conn, *cmd):
     return parse(conn.cmd(*cmd))[0]
-
-
-# -- command table ----------------------------------------------------------------------
-
-
-def test_command_table_matches_redis(ref):
-    names = {cmd.name for cmd in hashes.COMMANDS}
-    assert names == {
-        'hset', 'hsetnx', 'hmset', 'hget', 'hmget', 'hgetall', 'hdel', 'hexists', 'hlen',
-        'hstrlen', 'hkeys', 'hvals', 'hincrby', 'hincrbyfloat', 'hrandfield', 'hscan',
-    }  # fmt: skip
-    for cmd in hashes.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
-
-
-def test_command_docs_match_redis(redis_ref):
-    """summary, since and group as COMMAND DOCS reports them (read raw: redis-py's
-    COMMAND parser does not know DOCS)."""
-    with RawConn(redis_ref[1], proto=3) as conn:
-        for cmd in hashes.COMMANDS:
-            (_, items), _ = parse(conn.cmd('COMMAND', 'DOCS', cmd.name))
-            doc = dict(zip(items[1][1][0::2], items[1][1][1::2]))
-            assert doc[b'summary'].decode() == cmd.summary, cmd.name
-            assert doc[b'since'].decode() == cmd.since, cmd.name
-            assert doc[b'group'].decode() == cmd.group, cmd.name
 
 
 # -- setting and reading fields ---------------------------------------------------------

@@ -12,11 +12,9 @@ import random
 import shlex
 
 import pytest
-import redis
 
 from conftest import assert_same_events, capture_events
 from rawconn import RawConn
-from store.commands import list_blocking, lists
 
 pytestmark = pytest.mark.differential
 
@@ -680,41 +678,3 @@ def test_random_walk_matches_redis(raw_pair, seed):
 
 
 # -- metadata -------------------------------------------------------------------------------
-
-
-def test_command_table_matches_redis(ref):
-    for cmd in [*lists.COMMANDS, *list_blocking.COMMANDS]:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
-
-
-def _docs(port, name):
-    """COMMAND DOCS <name> as redis-py reads it (bypassing its COMMAND reply parser)."""
-    client = redis.Redis(port=port, protocol=3)
-    conn = client.connection_pool.get_connection()
-    try:
-        conn.send_command('COMMAND', 'DOCS', name)
-        return conn.read_response()[name.encode()]
-    finally:
-        client.connection_pool.release(conn)
-        client.close()
-
-
-def test_command_docs_summary_and_since_match_redis(server, redis_ref):
-    names = [cmd.name for cmd in [*lists.COMMANDS, *list_blocking.COMMANDS]]
-    assert len(names) == 22
-    for name in names:
-        ours, theirs = _docs(server.port, name), _docs(redis_ref[1], name)
-        for field in (b'summary', b'since', b'group'):
-            assert ours[field] == theirs[field], (name, field)

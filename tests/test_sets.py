@@ -1008,38 +1008,6 @@ def test_watch_sees_each_write(server, redis_ref, setup, watched, command, signa
 # -- metadata and the data type ------------------------------------------------------------------
 
 
-def test_command_table_matches_redis(ref):
-    for cmd in sets.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
-    assert len(COMMAND_NAMES) == 17
-
-
-def test_command_docs_summary_and_since(redis_ref):
-    with RawConn(redis_ref[1]) as ref:
-        for cmd in sets.COMMANDS:
-            docs = ref('COMMAND', 'DOCS', cmd.name)
-            for field, value in (('summary', cmd.summary), ('since', cmd.since)):
-                want = b'$%d\r\n%s\r\n$%d\r\n%s\r\n' % (
-                    len(field),
-                    field.encode(),
-                    len(value),
-                    value.encode(),
-                )
-                assert want in docs, (cmd.name, field)
-
-
 def test_random_pool_invariants():
     """Random mixes of adds, removals and random draws keep the draw pool consistent: a
     draw always returns a current member, and a pop removes exactly that member."""

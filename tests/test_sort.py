@@ -20,7 +20,6 @@ import redis
 
 from conftest import assert_same, assert_same_events, run_all, wait_until
 from rawconn import RawConn
-from store.commands import sort
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -76,25 +75,7 @@ def assert_same_sorts(both, redis_ref, commands):
         assert_same(both, [cmd])
 
 
-# -- command table ----------------------------------------------------------------------
-
-
-def test_command_table_matches_redis(ref):
-    assert {cmd.name for cmd in sort.COMMANDS} == {'sort', 'sort_ro'}
-    for cmd in sort.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
+# -- reply parsing ------------------------------------------------------------------------
 
 
 def _parse(buf, i=0):
@@ -111,17 +92,6 @@ def _parse(buf, i=0):
             items.append(v)
         return items, end
     return head, end
-
-
-def test_command_docs_match_redis(redis_ref):
-    """summary, since and group as redis-server's COMMAND DOCS reports them."""
-    with RawConn(redis_ref[1], proto=3) as conn:
-        for cmd in sort.COMMANDS:
-            reply, _ = _parse(conn.cmd('COMMAND', 'DOCS', cmd.name))
-            doc = dict(zip(reply[1][0::2], reply[1][1::2]))
-            assert doc[b'summary'].decode() == cmd.summary, cmd.name
-            assert doc[b'since'].decode() == cmd.since, cmd.name
-            assert doc[b'group'].decode() == cmd.group, cmd.name
 
 
 # -- sorting lists --------------------------------------------------------------------

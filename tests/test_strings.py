@@ -13,7 +13,6 @@ import pytest
 
 from conftest import assert_same, assert_same_events, capture_events, now_ms, run_all
 from rawconn import RawConn
-from store.commands import strings
 from store.longdouble import ld_format, ld_round, strtold
 
 FUTURE_S = 4102444800  # 2100-01-01, an EXAT both servers agree on
@@ -1028,20 +1027,3 @@ def test_pipelined_hot_path(r):
     out = p.execute()
     assert out[-500:] == [str(i + 1).encode() for i in range(500)]
     assert r.mget('m0', 'm99', 'nope') == [b'0', b'99', None]
-
-
-def test_command_table_matches_redis(ref):
-    for cmd in strings.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name

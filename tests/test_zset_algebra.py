@@ -13,7 +13,6 @@ import pytest
 from conftest import assert_same, assert_same_events, run_all, wait_until
 from rawconn import RawConn
 from store.cnum import string2d, strtod
-from store.commands import zset_algebra
 
 COMMANDS = ('zunion', 'zinter', 'zdiff', 'zunionstore', 'zinterstore', 'zdiffstore', 'zintercard')
 
@@ -67,25 +66,7 @@ def setup(pair, commands=SETUP):
             run_all(c, commands)
 
 
-# -- command table ----------------------------------------------------------------------
-
-
-def test_command_table_matches_redis(ref):
-    assert {cmd.name for cmd in zset_algebra.COMMANDS} == set(COMMANDS)
-    for cmd in zset_algebra.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
+# -- reply parsing ------------------------------------------------------------------------
 
 
 def _parse(buf, i=0):
@@ -102,17 +83,6 @@ def _parse(buf, i=0):
             items.append(v)
         return items, end
     return head, end
-
-
-def test_command_docs_match_redis(redis_ref):
-    """summary, since and group as redis-server's COMMAND DOCS reports them."""
-    with RawConn(redis_ref[1], proto=3) as conn:
-        for cmd in zset_algebra.COMMANDS:
-            reply, _ = _parse(conn.cmd('COMMAND', 'DOCS', cmd.name))
-            doc = dict(zip(reply[1][0::2], reply[1][1::2]))
-            assert doc[b'summary'].decode() == cmd.summary, cmd.name
-            assert doc[b'since'].decode() == cmd.since, cmd.name
-            assert doc[b'group'].decode() == cmd.group, cmd.name
 
 
 # -- replies ------------------------------------------------------------------------------

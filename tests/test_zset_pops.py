@@ -19,8 +19,6 @@ import pytest
 
 from conftest import WAIT, assert_same_events, wait_until
 from rawconn import RawConn, pack
-from store.commands import zset_pops
-from test_zsets import _docs
 
 pytestmark = pytest.mark.differential
 
@@ -699,28 +697,3 @@ def test_served_client_in_resp3_and_after_pipelined_commands(ports):
 
 
 # -- the command table ----------------------------------------------------------------------
-
-
-def test_command_table_matches_redis(ref):
-    assert len(zset_pops.COMMANDS) == 6
-    for cmd in zset_pops.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        # redis-py parses COMMAND INFO into a dict keyed by name
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
-
-
-def test_command_docs_summary_and_since_match_redis(server, redis_ref):
-    for cmd in zset_pops.COMMANDS:
-        ours, theirs = _docs(server.port, cmd.name), _docs(redis_ref[1], cmd.name)
-        for field in (b'summary', b'since', b'group'):
-            assert ours[field] == theirs[field], (cmd.name, field)

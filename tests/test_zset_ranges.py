@@ -114,49 +114,6 @@ def loaded(request, server, both, raw_pair):
     return raw_pair(request.param)
 
 
-# -- command table ------------------------------------------------------------------
-
-
-def _pairs(reply):
-    """A RESP2 map (flat list) as a dict."""
-    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
-
-
-def test_command_table_matches_redis(ref):
-    for cmd in zset_ranges.COMMANDS:
-        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
-        d = info[cmd.name] if isinstance(info, dict) else None
-        assert d is not None, cmd.name
-        assert d['arity'] == cmd.arity, cmd.name
-        assert set(d['flags']) == set(cmd.flags), cmd.name
-        assert (d['first_key_pos'], d['last_key_pos'], d['step_count']) == (
-            cmd.first_key,
-            cmd.last_key,
-            cmd.step,
-        ), cmd.name
-        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
-        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
-        docs = _pairs(_pairs(ref.execute_command('COMMAND DOCS', cmd.name))[cmd.name.encode()])
-        assert docs[b'summary'].decode() == cmd.summary, cmd.name
-        assert docs[b'since'].decode() == cmd.since, cmd.name
-        assert docs[b'group'].decode() == cmd.group, cmd.name
-    names = {c.name for c in zset_ranges.COMMANDS}
-    assert names == {
-        'zrange',
-        'zrangestore',
-        'zrevrange',
-        'zrangebyscore',
-        'zrevrangebyscore',
-        'zrangebylex',
-        'zrevrangebylex',
-        'zcount',
-        'zlexcount',
-        'zremrangebyscore',
-        'zremrangebyrank',
-        'zremrangebylex',
-    }
-
-
 # -- ranges by rank -----------------------------------------------------------------
 
 RANKS = [

@@ -1,0 +1,75 @@
+"""Every command of the data-type families against redis-server 7.0.15: COMMAND INFO's
+arity, flags, key positions, ACL categories and tips from the reference's parsed reply, and
+COMMAND DOCS's summary, since and group compared between both servers. One check for all
+families, so a family added later is one line here.
+"""
+
+import hiredis
+import pytest
+
+from rawconn import RawConn
+from store.commands import (
+    bitmaps,
+    hashes,
+    lcs,
+    list_blocking,
+    lists,
+    sets,
+    sort,
+    strings,
+    zset_algebra,
+    zset_pops,
+    zset_ranges,
+    zsets,
+)
+
+FAMILIES = [
+    strings,
+    bitmaps,
+    lcs,
+    hashes,
+    lists,
+    list_blocking,
+    sets,
+    zsets,
+    zset_ranges,
+    zset_pops,
+    zset_algebra,
+    sort,
+]
+IDS = [m.__name__.rsplit('.', 1)[1] for m in FAMILIES]
+
+
+@pytest.mark.parametrize('family', FAMILIES, ids=IDS)
+def test_command_info_matches_redis(family, ref):
+    assert family.COMMANDS, 'a family with no commands'
+    for cmd in family.COMMANDS:
+        info = ref.execute_command('COMMAND', 'INFO', cmd.name)
+        # redis-py parses COMMAND INFO into a dict keyed by name
+        d = info[cmd.name] if isinstance(info, dict) else None
+        assert d is not None, cmd.name
+        assert d['arity'] == cmd.arity, cmd.name
+        assert set(d['flags']) == set(cmd.flags), cmd.name
+        keys = (d['first_key_pos'], d['last_key_pos'], d['step_count'])
+        assert keys == (cmd.first_key, cmd.last_key, cmd.step), cmd.name
+        assert set(d['acl_categories']) == set(cmd.categories), cmd.name
+        assert {t.decode() for t in d['tips']} == set(cmd.tips), cmd.name
+
+
+def _docs(port, name):
+    """COMMAND DOCS <name> read raw (redis-py's COMMAND parser does not know DOCS), as a
+    dict of the command's fields (RESP2: flat arrays)."""
+    with RawConn(port, proto=2) as conn:
+        reader = hiredis.Reader()
+        reader.feed(conn.cmd('COMMAND', 'DOCS', name))
+        fields = reader.gets()[1]
+    return dict(zip(fields[0::2], fields[1::2]))
+
+
+@pytest.mark.parametrize('family', FAMILIES, ids=IDS)
+def test_command_docs_match_redis(family, server, redis_ref):
+    for cmd in family.COMMANDS:
+        name = cmd.name.encode()
+        ours, theirs = _docs(server.port, name), _docs(redis_ref[1], name)
+        for field in (b'summary', b'since', b'group'):
+            assert ours.get(field) == theirs.get(field), (cmd.name, field)

@@ -17,6 +17,7 @@ import pytest
 import redis
 import redis.asyncio
 
+from rawconn import RawConn
 from store import EmbeddedServer
 
 pytest_plugins = ['store.pytest_plugin']  # the `store_server` fixture (test_core)
@@ -318,3 +319,42 @@ def assert_same_events(both, commands, flags='KEA'):
     got, want = capture_events(ours, commands, flags), capture_events(theirs, commands, flags)
     assert got == want
     return got
+
+
+@pytest.fixture
+def raw_pair(server, redis_ref, both):
+    """Factory of (ours, reference) raw connections (tests/rawconn.py) for a protocol
+    version, closed after; both servers are flushed once, at the start of the test (by
+    `both`), so data loaded before a pair is made stays."""
+    made = []
+
+    def make(proto=2):
+        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
+        made.extend(pair)
+        return pair
+
+    yield make
+    for c in made:
+        c.close()
+
+
+@pytest.fixture
+def fresh_raw_pair(raw_pair):
+    """`raw_pair` whose every new pair starts with both servers flushed."""
+
+    def make(proto=2):
+        pair = raw_pair(proto)
+        for c in pair:
+            c.cmd('FLUSHALL')
+        return pair
+
+    return make
+
+
+def raw_same(pair, commands):
+    """Run each command on both raw connections of `pair`: the reply bytes must be equal."""
+    ours, theirs = pair
+    for cmd in commands:
+        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
+        if got != want:  # pytest.fail: no slow diff of long replies
+            pytest.fail(f'{cmd!r}: ours {got!r:.2000} != redis {want!r:.2000}')

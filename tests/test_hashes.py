@@ -14,8 +14,7 @@ import random
 import pytest
 import redis
 
-from conftest import assert_same, assert_same_events, capture_events, run_all
-from rawconn import RawConn
+from conftest import assert_same, assert_same_events, capture_events, raw_same, run_all
 from store.commands import aggregates
 
 LLONG_MAX = 2**63 - 1
@@ -23,29 +22,6 @@ LLONG_MIN = -(2**63)
 
 
 # -- helpers --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref, both):
-    """Factory of (ours, reference) raw connections for a protocol version (both servers
-    flushed by `both`), closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 def both_run(pair, commands):

@@ -13,38 +13,12 @@ import shlex
 
 import pytest
 
-from conftest import assert_same_events, capture_events
-from rawconn import RawConn
+from conftest import assert_same_events, capture_events, raw_same
 
 pytestmark = pytest.mark.differential
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref):
-    """Factory of (ours, reference) raw connections for a protocol version, both servers
-    flushed; closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        for c in pair:
-            c.cmd('FLUSHALL')
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 def cmds(text):
@@ -423,16 +397,16 @@ blmpop 0 1 a
     [PUSH_POP, RANGES, CHANGES, LPOS, MOVES, WRONG_TYPE, BLOCKING_AT_ONCE, ARITY],
     ids=['push_pop', 'ranges', 'changes', 'lpos', 'moves', 'wrong_type', 'blocking', 'arity'],
 )
-def test_replies_match_redis(raw_pair, proto, commands):
-    raw_same(raw_pair(proto), commands)
+def test_replies_match_redis(fresh_raw_pair, proto, commands):
+    raw_same(fresh_raw_pair(proto), commands)
 
 
-def test_blocking_commands_inside_multi_answer_at_once(raw_pair):
+def test_blocking_commands_inside_multi_answer_at_once(fresh_raw_pair):
     """Inside EXEC a blocking command may not wait: null array, or a null bulk for BLMOVE
     and BRPOPLPUSH; with an element there it is served as usual."""
     for proto in (2, 3):
         raw_same(
-            raw_pair(proto),
+            fresh_raw_pair(proto),
             cmds("""
             multi
             blpop l 0
@@ -452,10 +426,10 @@ def test_blocking_commands_inside_multi_answer_at_once(raw_pair):
         )
 
 
-def test_binary_and_large_elements(raw_pair):
+def test_binary_and_large_elements(fresh_raw_pair):
     big = 'x' * 100_000
     raw_same(
-        raw_pair(2),
+        fresh_raw_pair(2),
         [
             ('rpush', 'l', b'\x00\xff\r\n', '', big, '-0', '01', '1'),
             ('lrange', 'l', '0', '-1'),
@@ -470,10 +444,10 @@ def test_binary_and_large_elements(raw_pair):
     )
 
 
-def test_long_list_ranges_from_both_ends(raw_pair):
+def test_long_list_ranges_from_both_ends(fresh_raw_pair):
     """LRANGE/LINDEX/LSET near either end and in the middle of a long list (the deque is
     walked from the nearer end)."""
-    pair = raw_pair(2)
+    pair = fresh_raw_pair(2)
     n = 5000
     for c in pair:
         for i in range(0, n, 500):
@@ -619,10 +593,10 @@ WATCH_CASES = [
 
 
 @pytest.mark.parametrize('case', WATCH_CASES, ids=lambda c: ' '.join(c[0]))
-def test_watch_signalling_matches_redis(raw_pair, case):
+def test_watch_signalling_matches_redis(fresh_raw_pair, case):
     """A WATCHed key is signalled by a command that changed it (the client's own commands
     count too), and only then."""
-    pair = raw_pair(2)
+    pair = fresh_raw_pair(2)
     for c in pair:
         c.cmd('rpush', 'l', 'a', 'b', 'c')
     raw_same(pair, [('watch', 'k', 'l')] + case + [('multi',), ('ping',), ('exec',)])
@@ -670,11 +644,11 @@ def _random_command(rng):
 
 
 @pytest.mark.parametrize('seed', [1, 2, 3])
-def test_random_walk_matches_redis(raw_pair, seed):
+def test_random_walk_matches_redis(fresh_raw_pair, seed):
     rng = random.Random(seed)
     commands = [_random_command(rng) for _ in range(1500)]
     commands = [c for c in commands if c[0] != 'blpop'] + [('lrange', k, '0', '-1') for k in 'abc']
-    raw_same(raw_pair(2), commands)
+    raw_same(fresh_raw_pair(2), commands)
 
 
 # -- metadata -------------------------------------------------------------------------------

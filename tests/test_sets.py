@@ -16,28 +16,11 @@ import pytest
 import redis
 
 from conftest import assert_same, assert_same_events, run_all
-from rawconn import RawConn
 from store.commands import aggregates, sets
 from store.types import EncodingLimits
 from store.types.set import Set
 
 LONG_MAX = 2**63 - 1
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref, both):
-    """Factory of (ours, reference) raw connections for a protocol version (both servers
-    flushed by `both`), closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
 
 
 def raw_same(raw_pair, commands, protos=(2, 3)):

@@ -18,7 +18,7 @@ until something resets errno, such as a new connection (accept ends with EAGAIN)
 import pytest
 import redis
 
-from conftest import assert_same, assert_same_events, run_all, wait_until
+from conftest import assert_same, assert_same_events, raw_same, run_all, wait_until
 from rawconn import RawConn
 
 LLONG_MAX = 2**63 - 1
@@ -29,29 +29,6 @@ WORDS = ['b', 'a', 'B', 'a\x00z', 'a\x00b', 'ab', '', '\xe9', 'a', '10', '9', 'a
 
 
 # -- helpers --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref, both):
-    """Factory of (ours, reference) raw connections for a protocol version (both servers
-    flushed by `both`), closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 def setup(pair, commands):

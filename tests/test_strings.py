@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from conftest import assert_same, assert_same_events, capture_events, now_ms, run_all
-from rawconn import RawConn
+from conftest import assert_same, assert_same_events, capture_events, now_ms, raw_same, run_all
 from store.longdouble import ld_format, ld_round, strtold
 
 FUTURE_S = 4102444800  # 2100-01-01, an EXAT both servers agree on
@@ -35,22 +34,6 @@ def make_hash(server, ref, key=b'h'):
         ours.close()
 
 
-@pytest.fixture
-def raw_pair(server, redis_ref, both):
-    """Factory of (ours, reference) raw connections for a protocol version, closed
-    after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
 def assert_same_ttl(both, commands):
     """assert_same, but TTL replies only compared as -2, -1 or positive (the two servers
     may round a far-away deadline to different seconds)."""
@@ -59,13 +42,6 @@ def assert_same_ttl(both, commands):
         if cmd[0] == 'ttl' and isinstance(g, int) and isinstance(w, int):
             g, w = min(g, 1), min(w, 1)
         assert g == w, f'{cmd!r}: ours {g!r} != redis {w!r}'
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 # -- GET / SET ------------------------------------------------------------------------

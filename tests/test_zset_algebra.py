@@ -10,7 +10,7 @@ are bulk strings or doubles). Results are sorted sets, so their order is Redis's
 
 import pytest
 
-from conftest import assert_same, assert_same_events, run_all, wait_until
+from conftest import assert_same, assert_same_events, raw_same, run_all, wait_until
 from rawconn import RawConn
 from store.cnum import string2d, strtod
 
@@ -18,29 +18,6 @@ COMMANDS = ('zunion', 'zinter', 'zdiff', 'zunionstore', 'zinterstore', 'zdiffsto
 
 
 # -- helpers --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref, both):
-    """Factory of (ours, reference) raw connections for a protocol version (both servers
-    flushed by `both`), closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 # Inputs of every kind: listpack and skiplist sorted sets, an intset and a hashtable set,

@@ -17,38 +17,13 @@ import time
 
 import pytest
 
-from conftest import WAIT, assert_same_events, wait_until
+from conftest import WAIT, assert_same_events, raw_same, wait_until
 from rawconn import RawConn, pack
 
 pytestmark = pytest.mark.differential
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref):
-    """Factory of (ours, reference) raw connections for a protocol version, both servers
-    flushed; closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        for c in pair:
-            c.cmd('FLUSHALL')
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 def cmds(text):
@@ -177,18 +152,18 @@ bzpopmin str x
 @pytest.mark.parametrize(
     'commands', [ZPOP, ZMPOP, BLOCKING_NOW], ids=['zpop', 'zmpop', 'blocking-served-at-once']
 )
-def test_replies_match_redis(raw_pair, proto, commands):
-    raw_same(raw_pair(proto), commands)
+def test_replies_match_redis(fresh_raw_pair, proto, commands):
+    raw_same(fresh_raw_pair(proto), commands)
 
 
-def test_reply_shapes(raw_pair):
+def test_reply_shapes(fresh_raw_pair):
     """The four shapes of genericZpopCommand's reply, as bytes."""
     for proto in (2, 3):
-        ours, _ = pair = raw_pair(proto)
+        ours, _ = pair = fresh_raw_pair(proto)
         for c in pair:
             c.cmd('zadd', 'z', '1', 'a', '2', 'b', '3', 'c', '4', 'd', '5', 'e')
         raw_same(pair, cmds('zpopmin z\nzpopmin z 2\nbzpopmin z 0\nzmpop 1 z min count 9'))
-    ours, _ = raw_pair(3)
+    ours, _ = fresh_raw_pair(3)
     ours.cmd('zadd', 'z', '1', 'a', '2', 'b', '3', 'c', '4', 'd')
     assert ours.cmd('zpopmin', 'z') == b'*2\r\n$1\r\na\r\n,1\r\n'
     assert ours.cmd('zpopmin', 'z', '1') == b'*1\r\n*2\r\n$1\r\nb\r\n,2\r\n'
@@ -198,9 +173,9 @@ def test_reply_shapes(raw_pair):
     assert ours.cmd('zpopmin', 'z', '5') == b'*0\r\n'
 
 
-def test_wrong_arity(raw_pair):
+def test_wrong_arity(fresh_raw_pair):
     raw_same(
-        raw_pair(2),
+        fresh_raw_pair(2),
         cmds("""
         zpopmin
         zpopmax
@@ -214,12 +189,12 @@ def test_wrong_arity(raw_pair):
     )
 
 
-def test_blocking_pops_inside_multi_answer_at_once(raw_pair):
+def test_blocking_pops_inside_multi_answer_at_once(fresh_raw_pair):
     """Inside EXEC a blocking pop may not wait: a null array; with elements there it is
     served as usual."""
     for proto in (2, 3):
         raw_same(
-            raw_pair(proto),
+            fresh_raw_pair(proto),
             cmds("""
             multi
             bzpopmin z 0
@@ -237,7 +212,7 @@ def test_blocking_pops_inside_multi_answer_at_once(raw_pair):
         )
 
 
-def test_timeout_values_inside_multi(raw_pair):
+def test_timeout_values_inside_multi(fresh_raw_pair):
     """getTimeoutFromObjectOrReply's answers: errors for what is not a long double or is
     negative after ceil(seconds * 1000) (inf and products past a long long included);
     everything else waits (here: answers at once inside EXEC)."""
@@ -247,7 +222,7 @@ def test_timeout_values_inside_multi(raw_pair):
         '9223372036854775807', '9223372036854775.807', '9223372036854775.808', '-1',
     ]  # fmt: skip
     for proto in (2, 3):
-        pair = raw_pair(proto)
+        pair = fresh_raw_pair(proto)
         commands = [('multi',)]
         for t in timeouts:
             commands += [('bzpopmin', 'k', t), ('bzmpop', t, '1', 'k', 'max')]
@@ -294,8 +269,8 @@ WATCH_CASES = [
 
 
 @pytest.mark.parametrize('case', WATCH_CASES, ids=lambda c: ' '.join(c[0]))
-def test_watch_signalling_matches_redis(raw_pair, case):
-    pair = raw_pair(2)
+def test_watch_signalling_matches_redis(fresh_raw_pair, case):
+    pair = fresh_raw_pair(2)
     for c in pair:
         c.cmd('zadd', 'z', '1', 'a', '2', 'b', '3', 'c')
     raw_same(pair, [('watch', 'k', 'z')] + case + [('multi',), ('ping',), ('exec',)])

@@ -16,8 +16,7 @@ import random
 import pytest
 from sortedcontainers import SortedList
 
-from conftest import assert_same_events, capture_events
-from rawconn import RawConn
+from conftest import assert_same_events, capture_events, raw_same
 from store.commands import zset_ranges
 from store.types import EncodingLimits
 from store.types.zset import ZSet
@@ -81,30 +80,6 @@ def make_hash(server, ref, key='h'):
             client.hset(key, 'f', 'v')
     finally:
         ours.close()
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref, both):
-    """Factory of (ours, reference) raw connections for a protocol version (both
-    servers flushed by `both`), closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        if got != want:  # pytest.fail: no slow diff of long replies
-            pytest.fail(f'{cmd!r}: ours {got!r:.2000} != redis {want!r:.2000}')
 
 
 @pytest.fixture(params=[2, 3], ids=['resp2', 'resp3'])

@@ -15,31 +15,13 @@ import shlex
 import pytest
 import redis
 
-from conftest import assert_same_events
+from conftest import assert_same_events, raw_same
 from rawconn import RawConn
 
 pytestmark = pytest.mark.differential
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
-
-
-@pytest.fixture
-def raw_pair(server, redis_ref):
-    """Factory of (ours, reference) raw connections for a protocol version, both servers
-    flushed; closed after."""
-    made = []
-
-    def make(proto=2):
-        pair = RawConn(server.port, proto=proto), RawConn(redis_ref[1], proto=proto)
-        made.extend(pair)
-        for c in pair:
-            c.cmd('FLUSHALL')
-        return pair
-
-    yield make
-    for c in made:
-        c.close()
 
 
 @pytest.fixture
@@ -54,13 +36,6 @@ def small_limits(server, redis_ref):
     for c, values in zip(conns, saved):
         c.cmd('CONFIG', 'SET', names[0], values[0], names[1], values[1])
         c.close()
-
-
-def raw_same(pair, commands):
-    ours, theirs = pair
-    for cmd in commands:
-        got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
-        assert got == want, f'{cmd!r}: ours {got!r} != redis {want!r}'
 
 
 def cmds(text):
@@ -348,13 +323,13 @@ zscan z
     [ZADD, ZINCRBY, SCORES, READS, ZREM, ZRANDMEMBER, ZSCAN],
     ids=['zadd', 'zincrby', 'scores', 'reads', 'zrem', 'zrandmember', 'zscan'],
 )
-def test_replies_match_redis(raw_pair, proto, commands):
-    raw_same(raw_pair(proto), commands)
+def test_replies_match_redis(fresh_raw_pair, proto, commands):
+    raw_same(fresh_raw_pair(proto), commands)
 
 
-def test_wrong_arity(raw_pair):
+def test_wrong_arity(fresh_raw_pair):
     raw_same(
-        raw_pair(2),
+        fresh_raw_pair(2),
         cmds("""
         zadd z 1
         zadd z
@@ -371,11 +346,11 @@ def test_wrong_arity(raw_pair):
     )
 
 
-def test_inf_arithmetic(raw_pair):
+def test_inf_arithmetic(fresh_raw_pair):
     """inf + -inf is NaN: refused, the score stays; inf stays inf under finite steps."""
     for proto in (2, 3):
         raw_same(
-            raw_pair(proto),
+            fresh_raw_pair(proto),
             cmds("""
             zincrby z inf m
             zincrby z 1e308 m
@@ -394,10 +369,10 @@ def test_inf_arithmetic(raw_pair):
         )
 
 
-def test_binary_and_large_members(raw_pair):
+def test_binary_and_large_members(fresh_raw_pair):
     big = 'x' * 100_000
     raw_same(
-        raw_pair(2),
+        fresh_raw_pair(2),
         [
             ('zadd', 'z', '1', b'\x00\xff\r\n', '1', '', '2', big, '0', '-0', '1', b'a\x00'),
             ('zrange', 'z', '0', '-1', 'withscores'),
@@ -414,13 +389,13 @@ def test_binary_and_large_members(raw_pair):
 # -- encodings ------------------------------------------------------------------------------
 
 
-def test_encoding_follows_the_thresholds(raw_pair, small_limits):
+def test_encoding_follows_the_thresholds(fresh_raw_pair, small_limits):
     """A listpack while at most 4 members of at most 8 bytes; converted before the member
     that does not fit, for good; -0 is stored as 0 in a listpack only; ZSCAN shows a
     listpack's integral scores as integers."""
     for proto in (2, 3):
         raw_same(
-            raw_pair(proto),
+            fresh_raw_pair(proto),
             cmds("""
             zadd z 1 a 2 b 3 c 4 d
             object encoding z
@@ -467,10 +442,10 @@ def test_encoding_follows_the_thresholds(raw_pair, small_limits):
         )
 
 
-def test_lowered_thresholds_convert_only_on_insert(raw_pair, small_limits):
+def test_lowered_thresholds_convert_only_on_insert(fresh_raw_pair, small_limits):
     """A listpack bigger than a lowered threshold stays one until a member is added."""
     raw_same(
-        raw_pair(2),
+        fresh_raw_pair(2),
         cmds("""
         config set zset-max-listpack-entries 128 zset-max-listpack-value 64
         zadd z 1 a 2 b 3 c 4 d 5 e 6 f 7 longmemberxxxx
@@ -487,8 +462,8 @@ def test_lowered_thresholds_convert_only_on_insert(raw_pair, small_limits):
     )
 
 
-def test_huge_sets_switch_to_skiplist_at_the_default_threshold(raw_pair):
-    pair = raw_pair(2)
+def test_huge_sets_switch_to_skiplist_at_the_default_threshold(fresh_raw_pair):
+    pair = fresh_raw_pair(2)
     args = []
     for i in range(128):
         args += [str(i), f'm{i}']
@@ -685,10 +660,10 @@ WATCH_CASES = [
 
 
 @pytest.mark.parametrize('case', WATCH_CASES, ids=lambda c: ' '.join(c[0]))
-def test_watch_signalling_matches_redis(raw_pair, case):
+def test_watch_signalling_matches_redis(fresh_raw_pair, case):
     """A WATCHed key is signalled by a command that changed it (the client's own commands
     count too), and only then."""
-    pair = raw_pair(2)
+    pair = fresh_raw_pair(2)
     for c in pair:
         c.cmd('zadd', 'z', '1', 'a', '2', 'b', '3', 'c')
     raw_same(pair, [('watch', 'k', 'z')] + case + [('multi',), ('ping',), ('exec',)])
@@ -726,9 +701,9 @@ def _random_command(rng):
 
 
 @pytest.mark.parametrize('seed', [1, 2, 3])
-def test_random_walk_matches_redis(raw_pair, seed):
+def test_random_walk_matches_redis(fresh_raw_pair, seed):
     rng = random.Random(seed)
-    raw_same(raw_pair(rng.choice([2, 3])), [_random_command(rng) for _ in range(400)])
+    raw_same(fresh_raw_pair(rng.choice([2, 3])), [_random_command(rng) for _ in range(400)])
 
 
 # -- the command table ----------------------------------------------------------------------

@@ -358,3 +358,17 @@ def raw_same(pair, commands):
         got, want = ours.cmd(*cmd), theirs.cmd(*cmd)
         if got != want:  # pytest.fail: no slow diff of long replies
             pytest.fail(f'{cmd!r}: ours {got!r:.2000} != redis {want!r:.2000}')
+
+
+@pytest.fixture
+def ports(server, redis_ref):
+    """(ours, redis-server) ports; both flushed, with keyspace events off."""
+    ps = (server.port, redis_ref[1])
+    for p in ps:
+        with RawConn(p) as admin:
+            admin.cmd('FLUSHALL')
+            admin.cmd('CONFIG', 'SET', 'notify-keyspace-events', '')
+    yield ps
+    for p in ps:
+        with RawConn(p) as admin:
+            admin.cmd('CONFIG', 'SET', 'notify-keyspace-events', '')

@@ -1,6 +1,7 @@
 """What every aggregate-type family (hashes, lists, sets, sorted sets) does the same way:
 find its value for a read or a write, create a key, signal and announce a change, delete
-a key its command emptied, and HSCAN/SSCAN/ZSCAN.
+a key its command emptied, parse a blocking pop's timeout, build a random reply with
+repeats, and HSCAN/SSCAN/ZSCAN.
 
 The order of these steps is Redis's: a command that creates its key raises `new` (dbAdd)
 before its own event, a command that empties its key raises its own event (`hdel`,

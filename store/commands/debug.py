@@ -11,6 +11,7 @@ import os
 import time
 
 from ..args import int_arg, lower
+from ..cnum import atoi, strtod
 from ..command_table import Family
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..types import encoding_of
@@ -72,34 +73,6 @@ DEBUG_HELP = [
 COMMANDS = Family('server')
 
 
-def _atoi(b):
-    """C atoi: the leading integer of `b`, 0 if none."""
-    digits = b.strip()
-    sign = -1 if digits[:1] == b'-' else 1
-    digits = digits[1:] if digits[:1] in (b'-', b'+') else digits
-    n = 0
-    for ch in digits:
-        if not 48 <= ch <= 57:
-            break
-        n = n * 10 + ch - 48
-    return sign * n
-
-
-def _strtod(b):
-    """C strtod for DEBUG SLEEP: the leading number, 0.0 if none."""
-    text = as_text(b).strip()
-    for end in range(len(text), 0, -1):
-        try:
-            return float(text[:end])
-        except ValueError:
-            continue
-    return 0.0
-
-
-def _encoding(value):
-    return encoding_of(value)
-
-
 def _serialized_length(value):
     """About what the value takes in an RDB file."""
     if type(value) is bytes:
@@ -114,7 +87,7 @@ def _serialized_length(value):
 
 
 def debug_object(c, value):
-    enc = _encoding(value)
+    enc = encoding_of(value)
     refcount = 1
     if enc == 'int' and 0 <= int(value) < 10000:
         refcount = 2147483647  # a shared integer object
@@ -223,11 +196,11 @@ def debug(c, args):
     if sub == 'help' and n == 2:
         return DEBUG_HELP
     if sub == 'sleep' and n == 3:
-        time.sleep(max(_strtod(args[2]), 0.0))  # blocks the loop, as in Redis
+        time.sleep(max(strtod(args[2])[0], 0.0))  # blocks the loop, as in Redis
         return OK
     if sub == 'set-active-expire' and n == 3:
         if server.expiry is not None:
-            server.expiry.set_enabled(bool(_atoi(args[2])))
+            server.expiry.set_enabled(bool(atoi(args[2])))
         return OK
     if sub == 'object' and n == 3:
         value = c.ks.lookup(c.db, args[2])

@@ -2,7 +2,7 @@
 
 import math
 
-from .resp import RedisError, string2ll
+from .resp import RedisError, c_string, string2ll
 
 E_NOT_INT = 'ERR value is not an integer or out of range'
 E_NOT_FLOAT = 'ERR value is not a valid float'
@@ -47,3 +47,8 @@ def db_arg(conn, b):
 def lower(b):
     """An option keyword as lower-case str (for comparisons with 'nx', 'ex', ...)."""
     return b.decode('latin-1').lower()
+
+
+def keyword(b):
+    """An option name as Redis's strcasecmp sees it: lower-cased, cut at a NUL byte."""
+    return c_string(b).lower()

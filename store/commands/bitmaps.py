@@ -5,14 +5,13 @@ in Redis. Handlers follow bitops.c's order of checks, and share the string famil
 look-ups and length limit (strings.py).
 """
 
-from ..args import SYNTAX, int_arg
+from ..args import SYNTAX, int_arg, keyword
 from ..command_table import Family
 from ..resp import RedisError, string2ll
 from .strings import (
     E_BIT_OFFSET,
     E_BIT_VALUE,
     _clamp_range,
-    _keyword,
     _lookup_string,
     _read_string,
     _store,
@@ -107,7 +106,7 @@ def bitcount(c, args):
             return 0
         isbit = False
         if n == 5:
-            unit = _keyword(args[4])
+            unit = keyword(args[4])
             if unit == b'bit':
                 isbit = True
             elif unit != b'byte':

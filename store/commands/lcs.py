@@ -1,10 +1,9 @@
 """LCS (Redis 7.0 t_string.c lcsCommand): the longest common subsequence of two strings,
 with LEN, IDX, MINMATCHLEN and WITHMATCHLEN."""
 
-from ..args import SYNTAX, int_arg
+from ..args import SYNTAX, int_arg, keyword
 from ..command_table import Family
 from ..resp import Map, RedisError
-from .strings import _keyword
 
 COMMANDS = Family('string')
 
@@ -31,7 +30,7 @@ def lcs(c, args):
     j = 3
     n = len(args)
     while j < n:
-        opt = _keyword(args[j])
+        opt = keyword(args[j])
         if opt == b'idx':
             getidx = True
         elif opt == b'len':

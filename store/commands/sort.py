@@ -49,7 +49,7 @@ a new connection or a ZADD resets it. That global state is not reproduced here.
 from itertools import islice
 
 from .. import events
-from ..args import SYNTAX, WRONGTYPE, int_arg
+from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import strtod
 from ..command_table import Family
 from ..resp import RedisError
@@ -64,13 +64,6 @@ _INF = float('inf')
 COMMANDS = Family('generic')
 
 E_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
-
-
-def _keyword(b):
-    """An option as strcasecmp sees it: lower case, cut at a NUL byte."""
-    if b'\0' in b:
-        b = b[: b.index(b'\0')]
-    return b.lower()
 
 
 def _c_string(b):
@@ -327,7 +320,7 @@ def _sort(c, args, readonly):
     j, argc = 2, len(args)
     while j < argc:
         left = argc - j - 1
-        opt = _keyword(args[j])
+        opt = keyword(args[j])
         if opt == b'asc':
             desc = False
         elif opt == b'desc':
@@ -417,7 +410,7 @@ def _sort_keys(args):
     store = None
     i, n = 2, len(args)
     while i < n:
-        opt = _keyword(args[i])
+        opt = keyword(args[i])
         if opt == b'limit':
             i += 2
         elif opt == b'get' or opt == b'by':

@@ -22,7 +22,7 @@ INCRBYFLOAT's long-double arithmetic is store/longdouble.py.
 from fractions import Fraction
 
 from .. import events
-from ..args import E_NOT_INT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg
+from ..args import E_NOT_INT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg, keyword
 from ..clock import now_ms
 from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
@@ -77,13 +77,6 @@ _UNIT_MS = {EX: 1000, PX: 1}
 _TIME_OPTIONS = {b'ex': EX, b'px': PX, b'exat': EXAT, b'pxat': PXAT}  # one of them at most
 
 
-def _keyword(b):
-    """An option name as Redis's strcasecmp sees it: lower-cased, cut at a NUL byte."""
-    if b'\0' in b:
-        b = b[: b.index(b'\0')]
-    return b.lower()
-
-
 def _parse_options(args, start, is_set):
     """Parse SET's (is_set) or GETEX's options like Redis: returns (flags, expire argument).
     Repeating an option is accepted; conflicting ones are a syntax error. Redis compares
@@ -93,7 +86,7 @@ def _parse_options(args, start, is_set):
     n = len(args)
     i = start
     while i < n:
-        opt = _keyword(args[i])
+        opt = keyword(args[i])
         more = i + 1 < n
         if opt == b'nx' and is_set and not flags & XX:
             flags |= NX

@@ -32,7 +32,7 @@ as a dict and sorted once, never member by member into the SortedList.
 from sortedcontainers import SortedList
 
 from .. import events
-from ..args import SYNTAX, WRONGTYPE, int_arg
+from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import string2d
 from ..command_table import Family, numkeys_keys
 from ..resp import RedisError
@@ -47,13 +47,6 @@ E_LIMIT = "ERR LIMIT can't be negative"
 UNION, INTER, DIFF = 'union', 'inter', 'diff'
 _STORE_EVENT = {UNION: b'zunionstore', INTER: b'zinterstore', DIFF: b'zdiffstore'}
 SUM, MIN, MAX = 'sum', 'min', 'max'
-
-
-def _keyword(b):
-    """An option as strcasecmp sees it: lower case, cut at a NUL byte."""
-    if b'\0' in b:
-        b = b[: b.index(b'\0')]
-    return b.lower()
 
 
 # -- the algorithm ----------------------------------------------------------------------
@@ -168,7 +161,7 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
     n = len(args)
     while j < n:
         remaining = n - j
-        opt = _keyword(args[j])
+        opt = keyword(args[j])
         if (
             op is not DIFF
             and not cardinality_only
@@ -183,7 +176,7 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
                 weights[i] = w
                 j += 1
         elif op is not DIFF and not cardinality_only and remaining >= 2 and opt == b'aggregate':
-            how = {b'sum': SUM, b'min': MIN, b'max': MAX}.get(_keyword(args[j + 1]))
+            how = {b'sum': SUM, b'min': MIN, b'max': MAX}.get(keyword(args[j + 1]))
             if how is None:
                 raise SYNTAX
             j += 2

@@ -36,13 +36,12 @@ ZPOPMIN of one element is benchmarked: one look-up, one SortedList.pop at an end
 """
 
 from .. import events
-from ..args import SYNTAX, int_arg
+from ..args import SYNTAX, int_arg, keyword
 from ..command_table import Family
 from ..resp import NO_REPLY, NULL_ARRAY, RedisError
 from ..types import expect
 from ..types.zset import ZSet
 from .aggregates import changed, drop_if_empty, timeout_arg
-from .zsets import keyword
 
 COMMANDS = Family('sorted-set', since='5.0.0')
 

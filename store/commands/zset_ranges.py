@@ -34,7 +34,7 @@ import math
 from itertools import islice, takewhile
 
 from .. import events
-from ..args import SYNTAX, int_arg
+from ..args import SYNTAX, int_arg, keyword
 from ..cnum import strtod
 from ..command_table import Family
 from ..resp import RedisError, c_string
@@ -326,11 +326,6 @@ def _reply(c, items, withscores):
 # -- ZRANGE and its variants ----------------------------------------------------------
 
 
-def _keyword(b):
-    """An option as strcasecmp sees it: lower-cased, up to a NUL byte."""
-    return c_string(b).lower()
-
-
 def zrange_generic(c, args, first, store, rangetype, reverse):
     """zrangeGenericCommand: `first` is the position of the source key, `rangetype`
     and `reverse` None when options may set them (ZRANGE, ZRANGESTORE)."""
@@ -339,7 +334,7 @@ def zrange_generic(c, args, first, store, rangetype, reverse):
     n = len(args)
     j = first + 3
     while j < n:
-        opt = _keyword(args[j])
+        opt = keyword(args[j])
         if not store and opt == b'withscores':
             withscores = True
         elif opt == b'limit' and n - j - 1 >= 2:

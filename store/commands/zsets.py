@@ -42,10 +42,10 @@ SortedList update (O(log n)).
 import random
 
 from .. import events
-from ..args import SYNTAX, WRONGTYPE, int_arg
+from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import string2d
 from ..command_table import Family
-from ..resp import RedisError, c_string, encode
+from ..resp import RedisError, encode
 from ..types.zset import ZSet
 from .aggregates import (
     E_RANGE,
@@ -88,11 +88,6 @@ def score_arg(b, msg=E_NOT_FLOAT):
     if v is None:
         raise RedisError(msg)
     return v
-
-
-def keyword(b):
-    """An option as strcasecmp sees it: lower case, cut at a NUL byte."""
-    return c_string(b).lower()
 
 
 # -- ZADD / ZINCRBY ------------------------------------------------------------------------

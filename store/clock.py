@@ -4,6 +4,15 @@ commands agree on what "now" means."""
 
 import time
 
+_frozen = 0  # a running script's start time (Redis freezes expiry for a script)
+
 
 def now_ms() -> int:
-    return time.time_ns() // 1_000_000
+    return _frozen or time.time_ns() // 1_000_000
+
+
+def freeze(ms: int) -> None:
+    """Make now_ms() answer `ms` until freeze(0): a script sees no key expire while it
+    runs, as Redis 7.0 reads expiry against the script's start time."""
+    global _frozen
+    _frozen = ms

@@ -326,6 +326,7 @@ class Connection(asyncio.Protocol):
             or (self.subscriptions > 0 and self.proto == 2)
             or self.reply_mode != 'on'
             or self.deferred is not None
+            or self.server.busy.run is not None
         )
 
     def _reject(self, cmd, message):
@@ -361,7 +362,7 @@ class Connection(asyncio.Protocol):
         if self.closing:
             return
         blocking = self.server.blocking
-        if blocking.ready:
+        if blocking.ready and self.server.busy.run is None:
             blocking.serve_ready()
             self.update_gate()
         if self.deferred is not None:  # a PUBLISH waits for publish-buffer-limit
@@ -400,6 +401,9 @@ class Connection(asyncio.Protocol):
                 "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
                 "this context",
             )
+        busy = self.server.busy
+        if busy.run is not None and 'allow_busy' not in shown.flags:
+            return self._reject(cmd, busy.message())
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
             return self._emit(QUEUED)

@@ -24,6 +24,8 @@ from .expiry.active import ActiveExpiry
 from .journal import Journal
 from .keyspace import Keyspace
 from .pubsub import PubSub
+from .scripting.busy import Busy
+from .scripting.eval import EvalScripts
 from .types import EncodingLimits
 
 
@@ -70,6 +72,9 @@ class Server:
         self.expiry = ActiveExpiry(cfg['active-expire-budget-us'] / 1000.0)
         self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
         self.blocking = BlockingRegistry(self)
+        # Scripts run their commands on a connection of their own, with no socket.
+        self.scripts = EvalScripts(self, Connection(self))
+        self.busy = Busy(self)  # a script past busy-reply-threshold
         self.apply_all()
 
     # -- configuration hooks -------------------------------------------------------------

@@ -16,6 +16,7 @@ from . import (
     lists,
     object_cmd,
     pubsub,
+    scripting,
     session,
     sets,
     sort,
@@ -60,4 +61,5 @@ MODULES = [
     zset_pops,
     zset_algebra,
     sort,
+    scripting,
 ]

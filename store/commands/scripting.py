@@ -1,0 +1,205 @@
+"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (Redis 7.0's eval.c). The Lua state,
+the conversions and the script cache are in store/scripting/; this module reads the
+arguments and answers."""
+
+from ..args import int_arg, lower
+from ..command_table import Family, numkeys_keys
+from ..resp import OK, RedisError
+
+COMMANDS = Family('scripting', since='2.6.0')
+
+_EVAL = dict(
+    keys=(0, 0, 0),
+    categories='@slow @scripting',
+    getkeys=numkeys_keys(2),
+)
+_FLAGS = 'noscript stale skip_monitor no_mandatory_keys movablekeys'
+E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
+
+
+def _split(args):
+    """numkeys (evalGenericCommand's checks, in its order), KEYS and ARGV."""
+    numkeys = int_arg(args[2])
+    if numkeys > len(args) - 3:
+        raise RedisError("ERR Number of keys can't be greater than number of args")
+    if numkeys < 0:
+        raise RedisError("ERR Number of keys can't be negative")
+    return args[3 : 3 + numkeys], args[3 + numkeys :]
+
+
+def _eval(c, args, ro):
+    keys, argv = _split(args)
+    scripts = c.server.scripts
+    return scripts.run(c, scripts.load(args[1]), keys, argv, ro)
+
+
+def _evalsha(c, args, ro):
+    keys, argv = _split(args)
+    scripts = c.server.scripts
+    script = scripts.get(args[1])
+    if script is None:
+        raise E_NOSCRIPT
+    return scripts.run(c, script, keys, argv, ro)
+
+
+@COMMANDS.command('eval', -3, flags=_FLAGS, summary='Execute a Lua script server side', **_EVAL)
+def eval_(c, args):
+    return _eval(c, args, False)
+
+
+@COMMANDS.command('evalsha', -3, flags=_FLAGS, summary='Execute a Lua script server side', **_EVAL)
+def evalsha(c, args):
+    return _evalsha(c, args, False)
+
+
+@COMMANDS.command(
+    'eval_ro',
+    -3,
+    flags='readonly ' + _FLAGS,
+    summary='Execute a read-only Lua script server side',
+    since='7.0.0',
+    **_EVAL,
+)
+def eval_ro(c, args):
+    return _eval(c, args, True)
+
+
+@COMMANDS.command(
+    'evalsha_ro',
+    -3,
+    flags='readonly ' + _FLAGS,
+    summary='Execute a read-only Lua script server side',
+    since='7.0.0',
+    **_EVAL,
+)
+def evalsha_ro(c, args):
+    return _evalsha(c, args, True)
+
+
+SCRIPT = COMMANDS.container(
+    'script', categories='@slow', summary='A container for Lua scripts management commands'
+)
+_SCRIPT = dict(categories='@slow @scripting')
+
+
+@SCRIPT.subcommand(
+    'flush',
+    -2,
+    flags='noscript',
+    tips='request_policy:all_nodes response_policy:all_succeeded',
+    summary='Remove all the scripts from the script cache.',
+    **_SCRIPT,
+)
+def script_flush(c, args):
+    if len(args) > 3 or (len(args) == 3 and lower(args[2]) not in ('sync', 'async')):
+        raise RedisError('ERR SCRIPT FLUSH only support SYNC|ASYNC option')
+    c.server.scripts.flush()
+    return OK
+
+
+@SCRIPT.subcommand(
+    'exists',
+    -3,
+    flags='noscript',
+    tips='request_policy:all_shards response_policy:agg_logical_and',
+    summary='Check existence of scripts in the script cache.',
+    **_SCRIPT,
+)
+def script_exists(c, args):
+    scripts = c.server.scripts
+    return [int(scripts.get(sha) is not None) for sha in args[2:]]
+
+
+@SCRIPT.subcommand(
+    'load',
+    3,
+    flags='noscript stale',
+    tips='request_policy:all_nodes response_policy:all_succeeded',
+    summary='Load the specified Lua script into the script cache.',
+    **_SCRIPT,
+)
+def script_load(c, args):
+    return c.server.scripts.load(args[2]).sha
+
+
+@SCRIPT.subcommand(
+    'debug',
+    3,
+    flags='noscript',
+    since='3.2.0',
+    summary='Set the debug mode for executed scripts.',
+    **_SCRIPT,
+)
+def script_debug(c, args):
+    if c.multi is not None:
+        raise RedisError('ERR SCRIPT DEBUG must be called outside MULTI')
+    mode = lower(args[2])
+    if mode == 'no':
+        return OK
+    if mode in ('yes', 'sync'):
+        # The Lua debugger (LDB) is not built; redis.breakpoint and redis.debug are no-ops.
+        raise RedisError('ERR SCRIPT DEBUG YES|SYNC is not supported: there is no Lua debugger')
+    raise RedisError('ERR Use SCRIPT DEBUG YES/SYNC/NO')
+
+
+@SCRIPT.subcommand(
+    'kill',
+    2,
+    flags='noscript allow_busy',
+    tips='request_policy:all_shards response_policy:one_succeeded',
+    summary='Kill the script currently in execution.',
+    **_SCRIPT,
+)
+def script_kill(c, args):
+    return kill(c, is_eval=True)
+
+
+def kill(c, is_eval):
+    """scriptKill (SCRIPT KILL, FUNCTION KILL): ask the running script to stop; one that
+    has written cannot be stopped without losing atomicity."""
+    run = c.server.busy.run
+    if run is None:
+        raise RedisError('NOTBUSY No scripts in execution right now.')
+    if run.written:
+        raise RedisError(
+            'UNKILLABLE Sorry the script already executed write commands against the '
+            'dataset. You can either wait the script termination or kill the server in a '
+            'hard way using the SHUTDOWN NOSAVE command.'
+        )
+    if run.is_eval != is_eval:
+        raise RedisError('NOTBUSY No scripts in execution right now.')
+    run.killed = 'kill'
+    return OK
+
+
+SCRIPT_HELP = [
+    'SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    'DEBUG (YES|SYNC|NO)',
+    '    Set the debug mode for subsequent scripts executed.',
+    'EXISTS <sha1> [<sha1> ...]',
+    '    Return information about the existence of the scripts in the script cache.',
+    'FLUSH [ASYNC|SYNC]',
+    '    Flush the Lua scripts cache. Very dangerous on replicas.',
+    '    When called without the optional mode argument, the behavior is determined by the',
+    '    lazyfree-lazy-user-flush configuration directive. Valid modes are:',
+    '    * ASYNC: Asynchronously flush the scripts cache.',
+    '    * SYNC: Synchronously flush the scripts cache.',
+    'KILL',
+    '    Kill the currently executing Lua script.',
+    'LOAD <script>',
+    '    Load a script into the scripts cache without executing it.',
+    'HELP',
+    '    Prints this help.',
+]
+
+
+@SCRIPT.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    since='5.0.0',
+    summary='Show helpful text about the different subcommands',
+    **_SCRIPT,
+)
+def script_help(c, args):
+    return SCRIPT_HELP

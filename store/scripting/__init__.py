@@ -1,0 +1,10 @@
+"""Lua scripting: EVAL's scripts and FUNCTION's libraries run in an embedded Lua 5.1
+(lupa), in the environment Redis 7.0 gives them.
+
+- engine.py: one Lua state, Redis's `redis` API, the conversions both ways, errors.
+- sandbox.lua: the script environment made inside the state (read-only globals, the
+  error handler, the count hook).
+- libs.py: bit, struct, cjson, cmsgpack and math.random as Redis links them in.
+- eval.py: EVAL's script cache and shebang flags.
+- busy.py: other clients served (-BUSY, SCRIPT KILL) while a long script runs.
+"""

@@ -1,0 +1,538 @@
+"""One embedded Lua 5.1 state (lupa) set up as Redis 7.0 sets up its scripting state, and
+everything that crosses between it and the server.
+
+What crosses, and how Redis converts it (script_lua.c):
+
+- `redis.call`/`redis.pcall` arguments: Lua strings as they are, numbers as "%.17g"; a
+  command runs on the engine's own client (`self.client`, a Connection with no socket, as
+  Redis's lua_client), after scriptCall's checks (unknown command, arity, `noscript`,
+  writes from read-only scripts), through the executor, so commandstats, keyspace events,
+  WATCH and blocked clients see it as any other command.
+- The command's reply to Lua (redisProtocolToLuaType): integer -> number, bulk -> string,
+  null -> false (RESP2) or nil (RESP3), status -> {ok=...}, error -> {err=...} (raised by
+  redis.call), array -> table; under redis.setresp(3) also map, set, double, boolean, big
+  number and verbatim tables.
+- The script's result to the caller (luaReplyToRedisReply): string -> bulk, number ->
+  integer (truncated as C casts), true -> 1, false -> null, tables with err / ok / double /
+  big_number / verbatim_string / map / set, else an array up to the first nil.
+- Errors: the sandbox's handler turns any error into {err, source, line}; the caller gets
+  "-<err> script: <name>, on <source>:<line>." as Redis 7.0 words it.
+
+Time is frozen at the script's start for expiry (store/clock.py), as Redis freezes it, and
+math.random draws from Redis's rand48 (libs.py).
+
+A script longer than `busy-reply-threshold` lets other clients in through the count hook
+(busy.py): they get -BUSY, SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from importlib.resources import files
+from typing import Any
+
+import lupa.lua51 as lua51
+
+from .. import clock
+from ..command_table import call
+from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
+from ..version import VERSION
+from . import libs
+
+# Redis gives Lua no memory limit of its own (a runaway script takes the machine with it);
+# here a script that allocates past this gets Lua's "not enough memory" instead.
+LUA_MAX_MEMORY = 1 << 30
+# Nesting deeper than this in a script's reply is cut with Redis's own error for an
+# exhausted Lua stack (which Redis reaches at about 8000 levels).
+MAX_REPLY_DEPTH = 400
+_LLONG_MIN = -(1 << 63)
+_LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
+
+_lua_type = lua51.lua_type
+_perf = time.perf_counter
+
+
+def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    raise AttributeError('not accessible from scripts')
+
+
+def _number_arg(v: float) -> bytes:
+    """A Lua number as a command argument: "%.17g", C's spelling of NaN and infinities."""
+    if v != v:
+        return b'-nan' if math.copysign(1.0, v) < 0 else b'nan'
+    return b'%.17g' % v
+
+
+def _lua_tostring(v: Any) -> bytes | None:
+    """lua_tolstring: strings as they are, numbers as Lua prints them ("%.14g")."""
+    t = type(v)
+    if t is bytes:
+        return v
+    if t is int or t is float:
+        return b'%.14g' % v
+    return None
+
+
+def _lua_tonumber(v: Any) -> float | None:
+    """lua_tonumber (0 and no number): numbers, and strings that read as one."""
+    t = type(v)
+    if t is int or t is float:
+        return v
+    if t is bytes:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _to_integer(v: float) -> int:
+    """(long long) of a Lua number: x86 gives LLONG_MIN for NaN and out-of-range values."""
+    if v != v or not -9.223372036854775808e18 <= v < 9.223372036854775808e18:
+        return _LLONG_MIN
+    return int(v)
+
+
+class ScriptRun:
+    """The running script (Redis's scriptRunCtx)."""
+
+    __slots__ = (
+        'name',
+        'caller',
+        'read_only',
+        'allow_oom',
+        'is_eval',
+        'start',
+        'timed_out',
+        'killed',
+        'written',
+    )
+
+    def __init__(self, name: bytes, caller: Any, read_only: bool, is_eval: bool) -> None:
+        self.name = name  # the sha for EVAL, the function's name for FCALL
+        self.caller = caller
+        self.read_only = read_only
+        self.is_eval = is_eval
+        self.allow_oom = False
+        self.start = _perf()
+        self.timed_out = False  # past busy-reply-threshold: other clients get -BUSY
+        self.killed: str | None = None  # 'kill' or 'shutdown' once asked to stop
+        self.written = False  # a write ran: SCRIPT KILL refuses (UNKILLABLE)
+
+
+class LuaEngine:
+    """A Lua state with Redis's script environment (EVAL's; functions get their own)."""
+
+    def __init__(self, server: Any, client: Any) -> None:
+        self.server = server
+        self.client = client  # the commands' connection (Redis's lua_client)
+        self.run: ScriptRun | None = None
+        lua = self.lua = lua51.LuaRuntime(
+            encoding=None,
+            unpack_returned_tuples=True,
+            register_eval=False,
+            register_builtins=False,
+            attribute_filter=_no_attributes,
+            max_memory=LUA_MAX_MEMORY,
+        )
+        libs.install(lua)
+        api = {
+            b'call': self._redis_call,
+            b'pcall': self._redis_pcall,
+            b'error_reply': self._error_reply,
+            b'status_reply': self._status_reply,
+            b'sha1hex': self._sha1hex,
+            b'log': self._log,
+            b'setresp': self._setresp,
+            b'set_repl': self._set_repl,
+            b'replicate_commands': lambda *a: True,
+            b'breakpoint': lambda *a: False,
+            b'debug': lambda *a: None,
+            b'acl_check_cmd': self._acl_check_cmd,
+        }
+        boot = files(__package__).joinpath('sandbox.lua').read_bytes()
+        major, minor, patch = (int(p) for p in VERSION.split('.'))
+        self._compile, self._run, self.set_global, self.protect = lua.execute(
+            boot,
+            lua.table_from(api),
+            self._hook,
+            self._unwrap_error,
+            VERSION.encode(),
+            (major << 16) | (minor << 8) | patch,
+        )
+        self._status = lua.eval(b'function(s) return {ok=s} end')
+        self._error = lua.eval(b'function(s) return {err=s} end')
+        self._double = lua.eval(b'function(d) return {double=d} end')
+        self._big = lua.eval(b'function(s) return {big_number=s} end')
+        self._verbatim = lua.eval(
+            b'function(f, s) return {verbatim_string={format=f, string=s}} end'
+        )
+        self._wrap = lua.eval(b'function(k, t) return {[k]=t} end')
+        self.table = lua.table_from
+        self.resp = 2  # redis.setresp: the protocol commands answer the script in
+
+    # -- compiling and running -----------------------------------------------------------
+
+    def compile(self, body: bytes, chunkname: bytes) -> Any:
+        """The compiled function; RedisError with Lua's message when it does not compile."""
+        f, err = self._compile(body, chunkname)
+        if f is None:
+            raise CompileError(err.decode('utf-8', 'surrogateescape'))
+        return f
+
+    def execute(self, run: ScriptRun, f: Any, *args: Any) -> Any:
+        """Run `f(*args)` as `run`, on the caller's database, and return its reply for the
+        caller (a reply value or a RedisError)."""
+        caller = run.caller
+        client = self.client
+        client.db = caller.db
+        client.proto = self.resp = 2
+        self.run = run
+        clock.freeze(clock.now_ms())
+        try:
+            ok, r = self._run(f, *args)
+        finally:
+            clock.freeze(0)
+            self.run = None
+            if run.timed_out:
+                self.server.busy.end(run)
+        if ok:
+            return self.to_reply(r, caller.proto, 0)
+        return self.error_reply(r, run.name)
+
+    def error_reply(self, r: Any, name: bytes) -> RedisError:
+        """The caller's error for a failed run (luaCallFunction)."""
+        if _lua_type(r) != 'table':  # out of memory: the handler never saw it
+            msg = r if isinstance(r, bytes) else b'execution failure'
+            return _error(b'ERR Error running script %s, %s ' % (name, msg[:100]))
+        msg = r[b'err']
+        if not isinstance(msg, bytes):
+            msg = b'ERR unknown error' if msg is None else _number_arg(msg)
+        source, line = r[b'source'], r[b'line']
+        if line and source:
+            msg += b' script: %s, on %s:%d.' % (name, source, line)
+        return _error(msg)
+
+    # -- the redis API (script_lua.c's luaRedis*Command) ------------------------------------
+
+    def _redis_call(self, *args: Any) -> Any:
+        """redis.call: the reply, or the error table raised in the script."""
+        r, err = self._command(args)
+        if err is not None:
+            raise lua51.LuaError(err)
+        return r
+
+    def _redis_pcall(self, *args: Any) -> Any:
+        """redis.pcall: the reply, or the error table as the value."""
+        r, err = self._command(args)
+        return r if err is None else err
+
+    def _command(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
+        """scriptCall: run one command for the script; (reply, None) or (None, error)."""
+        if not args:
+            return None, self._err(b'Please specify at least one argument for this redis lib call')
+        argv = []
+        for a in args:
+            t = type(a)
+            if t is bytes:
+                argv.append(a)
+            elif t is int or t is float:
+                argv.append(_number_arg(a))
+            else:
+                return None, self._err(
+                    b'Lua redis lib command arguments must be strings or integers'
+                )
+        table = self.server.commands
+        cmd = table.get(argv[0]) or table.get(argv[0].lower())
+        top = cmd
+        if cmd is not None and cmd.subcommands and len(argv) > 1:
+            cmd = cmd.find_subcommand(argv[1])
+        if cmd is None:
+            return None, self._err(b'Unknown Redis command called from script')
+        if not cmd.arity_ok(len(argv)):
+            return None, self._err(b'Wrong number of args calling Redis command from script')
+        flags = cmd.flags
+        if 'noscript' in flags:
+            return None, self._err(b'This Redis command is not allowed from script')
+        run = self.run
+        if 'write' in flags:
+            if run.read_only:
+                return None, self._err(b'Write commands are not allowed from read-only scripts.')
+            run.written = True
+        try:
+            r = call(top, self.client, argv)
+        except RedisError as e:
+            return None, self._error(e.msg.encode('utf-8', 'surrogateescape'))
+        except Exception as e:  # a bug must not take the server down
+            self.server.log_exception(f'Error running {cmd.name} from a script', e)
+            return None, self._err(f'internal error while running {cmd.name}'.encode())
+        if r is OK:
+            return self._status(b'OK'), None
+        t = type(r)
+        if t is bytes or t is int:
+            return r, None
+        return self.to_lua(r, self.resp), None
+
+    def _err(self, msg: bytes) -> Any:
+        return self._error(b'ERR ' + msg)
+
+    def _raise(self, msg: bytes) -> None:
+        raise lua51.LuaError(self._err(msg))
+
+    def _error_buff(self, s: bytes) -> Any:
+        """luaPushErrorBuff: "-CODE msg" keeps its code, anything else gets ERR; the
+        message is trimmed of CR and LF."""
+        s = s.split(b'\0', 1)[0]
+        code, msg = b'ERR', s
+        if s[:1] == b'-':
+            sp = s.find(b' ')
+            code, msg = (b'ERR', s[1:]) if sp < 0 else (s[1:sp], s[sp + 1 :])
+        return self._error(code + b' ' + msg.strip(b'\r\n'))
+
+    def _error_reply(self, *args: Any) -> Any:
+        if len(args) != 1 or type(args[0]) is not bytes:
+            return self._err(b'wrong number or type of arguments')
+        s = args[0]
+        return self._error_buff(s if s[:1] == b'-' else b'-' + s)
+
+    def _status_reply(self, *args: Any) -> Any:
+        if len(args) != 1 or type(args[0]) is not bytes:
+            return self._err(b'wrong number or type of arguments')
+        return self._status(args[0])
+
+    def _sha1hex(self, *args: Any) -> bytes:
+        if len(args) != 1:
+            self._raise(b'wrong number of arguments')
+        s = _lua_tostring(args[0]) or b''
+        return hashlib.sha1(s).hexdigest().encode()
+
+    def _log(self, *args: Any) -> None:
+        """redis.log(level, ...): the strings and numbers joined by spaces, written when
+        `loglevel` lets that level through."""
+        if len(args) < 2:
+            self._raise(b'redis.log() requires two arguments or more.')
+        level = _lua_tonumber(args[0])
+        if level is None:
+            self._raise(b'First argument must be a number')
+        if not 0 <= level <= 3:
+            self._raise(b'Invalid debug level.')
+        parts = []
+        for j, a in enumerate(args[1:]):
+            s = _lua_tostring(a)
+            if s is not None:
+                parts.append(s if j == 0 else b' ' + s)
+        if int(level) >= _LOG_LEVELS.get(self.server.config['loglevel'], 2):
+            self.server.log(b''.join(parts).decode('utf-8', 'replace'), '.-*#'[int(level)])
+
+    def _setresp(self, *args: Any) -> None:
+        if len(args) != 1:
+            self._raise(b'redis.setresp() requires one argument.')
+        resp = _lua_tonumber(args[0])
+        if resp not in (2, 3):
+            self._raise(b'RESP version must be 2 or 3.')
+        self.resp = self.client.proto = int(resp)
+
+    def _set_repl(self, *args: Any) -> None:
+        if len(args) != 1:
+            self._raise(b'redis.set_repl() requires two arguments.')
+        flags = _lua_tonumber(args[0]) or 0
+        if int(flags) & ~3:
+            self._raise(
+                b'Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.'
+            )
+
+    def _acl_check_cmd(self, *args: Any) -> bool:
+        if not args:
+            self._raise(b'Please specify at least one argument for this redis lib call')
+        name = _lua_tostring(args[0]) or b''
+        if self.server.commands.get(name.lower()) is None:
+            self._raise(b'Invalid command passed to redis.acl_check_cmd()')
+        return True  # one user, allowed everything
+
+    def _unwrap_error(self, e: Any) -> Any:
+        """The error table a Python callback raised, as the script should see it."""
+        if isinstance(e, lua51.LuaError) and e.args and _lua_type(e.args[0]) == 'table':
+            return e.args[0]
+        return self._err(str(e).encode('utf-8', 'replace'))
+
+    def _hook(self) -> Any:
+        """Every 100,000 Lua instructions: past busy-reply-threshold, serve other clients
+        for a moment; once killed, raise the kill error."""
+        run = self.run
+        if run is None:
+            return None
+        if not run.timed_out:
+            threshold = self.server.config['busy-reply-threshold']
+            if (_perf() - run.start) * 1000 < threshold:
+                return None
+            self.server.busy.begin(run)
+        self.server.busy.poll()
+        if run.killed is not None:
+            if run.killed == 'kill':
+                self.server.log('Lua script killed by user with SCRIPT KILL.', '#')
+            return self._err(b'Script killed by user with SCRIPT KILL...')
+        return None
+
+    # -- conversions -----------------------------------------------------------------------
+
+    def to_lua(self, r: Any, resp: int) -> Any:
+        """A command's reply as the script sees it (redisProtocolToLuaType)."""
+        t = type(r)
+        if t is bytes or t is int:
+            return r
+        if r is None:
+            return None if resp == 3 else False
+        if t is str:
+            return self._status(r.encode())
+        if t is list or t is tuple:
+            return self.table([self.to_lua(v, resp) for v in r])
+        if isinstance(r, RedisError):
+            return self._error(r.msg.encode('utf-8', 'surrogateescape'))
+        if t is bool:
+            return r if resp == 3 else int(r)
+        if t is float:
+            return self._double(r) if resp == 3 else format_double(r)
+        if t is Map:
+            if resp == 3:
+                return self._wrap(b'map', self.table({k: self.to_lua(v, resp) for k, v in r}))
+            return self.table([self.to_lua(x, resp) for kv in r for x in kv])
+        if t is Set:
+            if resp == 3:
+                return self._wrap(b'set', self.table({k: True for k in r}))
+            return self.table([self.to_lua(v, resp) for v in r])
+        if t is Verbatim:
+            return self._verbatim(b'txt', bytes(r)) if resp == 3 else bytes(r)
+        if t is Raw:
+            value, _ = _parse_resp(bytes(r), 0)
+            return self._from_resp(value, resp)
+        raise TypeError(f'cannot convert {t.__name__}')
+
+    def _from_resp(self, v: Any, resp: int) -> Any:
+        """Values _parse_resp made of a pre-encoded (Raw) reply."""
+        kind, x = v
+        if kind == 'null':
+            return None if resp == 3 else False
+        if kind == 'array':
+            return self.table([self._from_resp(e, resp) for e in x])
+        if kind == 'map':
+            pairs = {self._from_resp(k, resp): self._from_resp(e, resp) for k, e in x}
+            return self._wrap(b'map', self.table(pairs))
+        if kind == 'set':
+            return self._wrap(b'set', self.table({self._from_resp(e, resp): True for e in x}))
+        if kind == 'status':
+            return self._status(x)
+        if kind == 'error':
+            return self._error(x)
+        if kind == 'double':
+            return self._double(x)
+        if kind == 'big':
+            return self._big(x)
+        if kind == 'verbatim':
+            return self._verbatim(x[:3], x[4:])
+        return x  # bulk, integer, boolean
+
+    def to_reply(self, v: Any, proto: int, depth: int) -> Any:
+        """The script's result as a reply for a client speaking `proto`
+        (luaReplyToRedisReply)."""
+        t = type(v)
+        if t is bytes or t is int:
+            return v
+        if t is float:
+            return _to_integer(v)
+        if t is bool:
+            if self.resp == 2:
+                return 1 if v else None
+            return v
+        if v is None or _lua_type(v) != 'table':
+            return None
+        if depth > MAX_REPLY_DEPTH:
+            return RedisError('ERR reached lua stack limit')
+        err = v[b'err']
+        if type(err) is bytes:
+            return _error(err)
+        ok = v[b'ok']
+        if type(ok) is bytes:
+            return Raw(b'+%s\r\n' % ok.replace(b'\r', b' ').replace(b'\n', b' '))
+        d = v[b'double']
+        if type(d) is int or type(d) is float:
+            return float(d)
+        big = v[b'big_number']
+        if type(big) is bytes:
+            big = big.replace(b'\r', b' ').replace(b'\n', b' ')
+            return Raw(b'(%s\r\n' % big) if proto == 3 else big
+        verbatim = v[b'verbatim_string']
+        if _lua_type(verbatim) == 'table':
+            fmt, s = verbatim[b'format'], verbatim[b'string']
+            if type(fmt) is bytes and type(s) is bytes:
+                if proto == 3:
+                    return Raw(b'=%d\r\n%s:%s\r\n' % (len(s) + 4, (fmt + b'   ')[:3], s))
+                return s
+        depth += 1
+        m = v[b'map']
+        if _lua_type(m) == 'table':
+            return Map(
+                (self.to_reply(k, proto, depth), self.to_reply(x, proto, depth))
+                for k, x in m.items()
+            )
+        s = v[b'set']
+        if _lua_type(s) == 'table':
+            return Set(self.to_reply(k, proto, depth) for k in s)
+        out = []
+        i = 1
+        while True:
+            x = v[i]
+            if x is None:
+                return out
+            out.append(self.to_reply(x, proto, depth))
+            i += 1
+
+
+class CompileError(Exception):
+    """Lua's message for code that does not compile."""
+
+
+def _error(msg: bytes) -> RedisError:
+    """An error reply carrying `msg` as the script gave it (CR/LF made spaces, as
+    addReplyErrorFormat does); a message without a leading code is sent as is."""
+    text = msg.replace(b'\r', b' ').replace(b'\n', b' ')
+    return RedisError(text.decode('utf-8', 'surrogateescape'))
+
+
+def _parse_resp(data: bytes, pos: int) -> tuple[Any, int]:
+    """One RESP2/3 value of a pre-encoded reply as (kind, value), and where it ends."""
+    end = data.index(b'\r\n', pos)
+    mark, line = data[pos : pos + 1], data[pos + 1 : end]
+    pos = end + 2
+    if mark == b'$' or mark == b'=':
+        n = int(line)
+        if n < 0:
+            return ('null', None), pos
+        s = data[pos : pos + n]
+        return ('verbatim' if mark == b'=' else 'bulk', s), pos + n + 2
+    if mark == b':':
+        return ('int', int(line)), pos
+    if mark == b'+':
+        return ('status', line), pos
+    if mark == b'-':
+        return ('error', line), pos
+    if mark == b'_':
+        return ('null', None), pos
+    if mark == b'#':
+        return ('bool', line == b't'), pos
+    if mark == b',':
+        return ('double', float(line)), pos
+    if mark == b'(':
+        return ('big', line), pos
+    n = int(line)
+    if n < 0:
+        return ('null', None), pos
+    items = []
+    count = 2 * n if mark == b'%' else n
+    for _ in range(count):
+        item, pos = _parse_resp(data, pos)
+        items.append(item)
+    if mark == b'%':
+        return ('map', list(zip(items[::2], items[1::2]))), pos
+    return ('set' if mark == b'~' else 'array', items), pos

@@ -26,6 +26,7 @@ from .keyspace import Keyspace
 from .pubsub import PubSub
 from .scripting.busy import Busy
 from .scripting.eval import EvalScripts
+from .scripting.functions import Functions
 from .types import EncodingLimits
 
 
@@ -74,6 +75,7 @@ class Server:
         self.blocking = BlockingRegistry(self)
         # Scripts run their commands on a connection of their own, with no socket.
         self.scripts = EvalScripts(self, Connection(self))
+        self.functions = Functions(self, Connection(self))
         self.busy = Busy(self)  # a script past busy-reply-threshold
         self.apply_all()
 

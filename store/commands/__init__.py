@@ -7,6 +7,7 @@ from . import (
     config_cmd,
     debug,
     expire,
+    functions,
     hashes,
     info,
     introspection,
@@ -62,4 +63,5 @@ MODULES = [
     zset_algebra,
     sort,
     scripting,
+    functions,
 ]

@@ -1,14 +1,726 @@
 """FUNCTION's libraries (Redis 7.0's functions.c and function_lua.c): loaded into a Lua
-state of their own, registered with redis.register_function, called by FCALL."""
+state of their own, registered with redis.register_function, called by FCALL.
+
+A library is its code with a `#!lua name=<library>` first line. Loading runs the code once
+in a load-time environment where the only global is a small `redis` table
+(register_function, log, the LOG_* levels and the version), with a 500 ms budget, as
+Redis's luaEngineCreate does. The registered callbacks keep that environment table, whose
+lookups are switched to the full script environment (the sandbox's, as EVAL has it, minus
+KEYS and ARGV) once loading is over, so at FCALL time they see redis.call and the rest.
+
+FUNCTION DUMP / RESTORE payloads are Redis's: per library the RDB opcode 245 and the code
+as an RDB string (integer-encoded, LZF-compressed or plain, as rdbSaveRawString chooses),
+then the RDB version (10, two bytes little-endian) and a CRC64 of all that (Jones, as
+crc64.c, eight bytes little-endian). The encoders below are plain functions, so an RDB
+writer can reuse them.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from .engine import LuaEngine
+import lupa.lua51 as lua51
+
+from ..resp import RedisError, split_args, string2ll
+from .engine import LuaEngine, ScriptRun
+from .eval import FLAGS
+
+RDB_VERSION = 10
+RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
+RDB_OPCODE_FUNCTION2 = 245
+LOAD_TIMEOUT_MS = 500
+ENGINE = b'LUA'
+E_NAME = (
+    'Library names can only contain letters, numbers, or underscores(_) and must be at '
+    'least one character long'
+)
+_NAME_CHARS = frozenset(b'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_')
+_lua_type = lua51.lua_type
+
+
+# -- CRC64 (crc64.c: Jones polynomial, reflected, no final xor) ------------------------------
+
+
+def _crc64_table() -> list[int]:
+    poly = 0x95AC9329AC4BC9B5  # 0xad93d23594c935a9 reflected
+    table = []
+    for i in range(256):
+        crc = i
+        for _ in range(8):
+            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC64 = _crc64_table()
+
+
+def crc64(data: bytes, crc: int = 0) -> int:
+    table = _CRC64
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+# -- LZF (lzf_c.c / lzf_d.c with Redis's lzfP.h: HLOG 16, VERY_FAST) ----------------------
+
+
+def lzf_compress(data: bytes, out_len: int) -> bytes | None:
+    """lzf_compress as Redis builds it, byte for byte: the compressed form, or None when it
+    does not fit in `out_len` bytes."""
+    in_end = len(data)
+    if not in_end or not out_len or in_end < 3:
+        return None
+    htab: dict[int, int] = {}
+    out = bytearray(out_len + 8)
+    ip, op, lit = 0, 1, 0  # op starts past the first literal run's length byte
+    hval = (data[0] << 8) | data[1]
+    while ip < in_end - 2:
+        hval = ((hval << 8) | data[ip + 2]) & 0xFFFFFFFF
+        slot = ((hval >> 8) - hval * 5) & 0xFFFF
+        ref = htab.get(slot)
+        htab[slot] = ip
+        if (
+            ref is not None
+            and ip - ref - 1 < 8192
+            and ip + 4 < in_end
+            and ref > 0
+            and data[ref] == data[ip]
+            and data[ref + 1] == data[ip + 1]
+            and data[ref + 2] == data[ip + 2]
+        ):
+            off = ip - ref - 1
+            length = 2
+            maxlen = min(in_end - ip - length, 264)
+            out[op - lit - 1] = (lit - 1) & 0xFF  # stop the literal run
+            op -= not lit
+            if op + 3 + 1 >= out_len:
+                return None
+            matched = True
+            if maxlen > 16:  # the C code's unrolled compares, unbounded by maxlen
+                for _ in range(16):
+                    length += 1
+                    if data[ref + length] != data[ip + length]:
+                        matched = False
+                        break
+            if matched:
+                length += 1
+                while length < maxlen and data[ref + length] == data[ip + length]:
+                    length += 1
+            length -= 2
+            ip += 1
+            if length < 7:
+                out[op] = ((off >> 8) + (length << 5)) & 0xFF
+                op += 1
+            else:
+                out[op] = ((off >> 8) + (7 << 5)) & 0xFF
+                out[op + 1] = (length - 7) & 0xFF
+                op += 2
+            out[op] = off & 0xFF
+            op += 2  # and start a literal run
+            lit = 0
+            ip += length + 1
+            if ip >= in_end - 2:
+                break
+            ip -= 2
+            hval = (data[ip] << 8) | data[ip + 1]
+            for _ in range(2):
+                hval = ((hval << 8) | data[ip + 2]) & 0xFFFFFFFF
+                htab[((hval >> 8) - hval * 5) & 0xFFFF] = ip
+                ip += 1
+        else:
+            if op >= out_len:
+                return None
+            out[op] = data[ip]
+            op += 1
+            ip += 1
+            lit += 1
+            if lit == 32:
+                out[op - lit - 1] = lit - 1
+                lit = 0
+                op += 1
+    if op + 3 > out_len:
+        return None
+    while ip < in_end:
+        out[op] = data[ip]
+        op += 1
+        ip += 1
+        lit += 1
+        if lit == 32:
+            out[op - lit - 1] = lit - 1
+            lit = 0
+            op += 1
+    out[op - lit - 1] = (lit - 1) & 0xFF
+    op -= not lit
+    return bytes(out[:op])
+
+
+def lzf_decompress(data: bytes, out_len: int) -> bytes | None:
+    """lzf_decompress: the original bytes, or None for a corrupt or oversized input."""
+    out = bytearray()
+    ip, in_end = 0, len(data)
+    while ip < in_end:
+        ctrl = data[ip]
+        ip += 1
+        if ctrl < 32:
+            ctrl += 1
+            if len(out) + ctrl > out_len or ip + ctrl > in_end:
+                return None
+            out += data[ip : ip + ctrl]
+            ip += ctrl
+            continue
+        length = ctrl >> 5
+        ref = len(out) - ((ctrl & 0x1F) << 8) - 1
+        if ip >= in_end:
+            return None
+        if length == 7:
+            length += data[ip]
+            ip += 1
+            if ip >= in_end:
+                return None
+        ref -= data[ip]
+        ip += 1
+        if len(out) + length + 2 > out_len or ref < 0:
+            return None
+        for i in range(ref, ref + length + 2):  # may overlap what it writes
+            out.append(out[i])
+    return bytes(out)
+
+
+# -- RDB strings (rdb.c's rdbSaveRawString / rdbGenericLoadStringObject) ------------------
+
+
+def rdb_len(n: int) -> bytes:
+    """rdbSaveLen: 6, 14, 32 or 64 bits."""
+    if n < 1 << 6:
+        return bytes([n])
+    if n < 1 << 14:
+        return bytes([0x40 | (n >> 8), n & 0xFF])
+    if n <= 0xFFFFFFFF:
+        return b'\x80' + n.to_bytes(4, 'big')
+    return b'\x81' + n.to_bytes(8, 'big')
+
+
+def _int_encoding(s: bytes) -> bytes | None:
+    """rdbTryIntegerEncoding: a canonical integer that fits 8, 16 or 32 bits."""
+    try:
+        v = int(s)
+    except ValueError:
+        return None
+    if str(v).encode() != s:
+        return None
+    if -(1 << 7) <= v < 1 << 7:
+        return b'\xc0' + v.to_bytes(1, 'little', signed=True)
+    if -(1 << 15) <= v < 1 << 15:
+        return b'\xc1' + v.to_bytes(2, 'little', signed=True)
+    if -(1 << 31) <= v < 1 << 31:
+        return b'\xc2' + v.to_bytes(4, 'little', signed=True)
+    return None
+
+
+def rdb_string(s: bytes, compress: bool = True) -> bytes:
+    """rdbSaveRawString: integer encoding for short numbers, LZF above 20 bytes when
+    `rdbcompression` is on and it saves at least 4 bytes, else the bytes as they are."""
+    n = len(s)
+    if n <= 11:
+        enc = _int_encoding(s)
+        if enc is not None:
+            return enc
+    if compress and n > 20:
+        packed = lzf_compress(s, n - 4)
+        if packed is not None:
+            return b'\xc3' + rdb_len(len(packed)) + rdb_len(n) + packed
+    return rdb_len(n) + s
+
+
+class RdbReader:
+    """Reads RDB values from a buffer; a short read or bad encoding raises RdbError."""
+
+    def __init__(self, data: bytes, pos: int = 0) -> None:
+        self.data = data
+        self.pos = pos
+
+    def read(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise RdbError('short read')
+        b = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return b
+
+    def type(self) -> int:
+        return self.read(1)[0]
+
+    def length(self) -> tuple[int, bool]:
+        """rdbLoadLenByRef: (length or encoding type, is_encoded)."""
+        b = self.read(1)[0]
+        kind = b >> 6
+        if kind == 3:
+            return b & 0x3F, True
+        if kind == 0:
+            return b & 0x3F, False
+        if kind == 1:
+            return ((b & 0x3F) << 8) | self.read(1)[0], False
+        if b == 0x80:
+            return int.from_bytes(self.read(4), 'big'), False
+        if b == 0x81:
+            return int.from_bytes(self.read(8), 'big'), False
+        raise RdbError('unknown length encoding')
+
+    def string(self) -> bytes:
+        n, encoded = self.length()
+        if not encoded:
+            return self.read(n)
+        if n in (0, 1, 2):
+            size = 1 << n
+            return str(int.from_bytes(self.read(size), 'little', signed=True)).encode()
+        if n == 3:
+            clen, _ = self.length()
+            size, _ = self.length()
+            s = lzf_decompress(self.read(clen), size)
+            if s is None or len(s) != size:
+                raise RdbError('Invalid LZF compressed string')
+            return s
+        raise RdbError('unknown string encoding')
+
+
+class RdbError(Exception):
+    pass
+
+
+def dump_payload(codes: list[bytes], compress: bool = True) -> bytes:
+    """FUNCTION DUMP: the libraries' code as RDB opcodes and strings, the RDB version and
+    the CRC64 of everything before it."""
+    body = b''.join(bytes([RDB_OPCODE_FUNCTION2]) + rdb_string(c, compress) for c in codes)
+    body += RDB_VERSION.to_bytes(2, 'little')
+    return body + crc64(body).to_bytes(8, 'little')
+
+
+def verify_payload(data: bytes) -> bool:
+    """verifyDumpPayload: room for the footer, an RDB version we read, a matching CRC."""
+    if len(data) < 10:
+        return False
+    if int.from_bytes(data[-10:-8], 'little') > RDB_VERSION:
+        return False
+    return crc64(data[:-8]).to_bytes(8, 'little') == data[-8:]
+
+
+# -- libraries ------------------------------------------------------------------------------
+
+
+class Function:
+    __slots__ = ('name', 'callback', 'library', 'description', 'flags')
+
+    def __init__(self, name: bytes, callback: Any, library: Library, description, flags):
+        self.name = name
+        self.callback = callback
+        self.library = library
+        self.description: bytes | None = description
+        self.flags: frozenset[str] = flags
+
+
+class Library:
+    __slots__ = ('name', 'code', 'functions')
+
+    def __init__(self, name: bytes, code: bytes) -> None:
+        self.name = name
+        self.code = code  # all of it, the #! line included (what DUMP saves)
+        self.functions: dict[bytes, Function] = {}  # by name as registered
+
+
+class LibCtx:
+    """functionsLibCtx: libraries by name (case-sensitive) and their functions by name
+    (case-insensitive, as FCALL looks them up)."""
+
+    def __init__(self) -> None:
+        self.libraries: dict[bytes, Library] = {}
+        self.functions: dict[bytes, Function] = {}
+        self.n_functions = 0  # the sum of the libraries' counts (FUNCTION STATS)
+
+    def link(self, lib: Library) -> None:
+        for fn in lib.functions.values():
+            # Two names that differ only in case in one library: Redis's dictAdd keeps
+            # the first for FCALL.
+            self.functions.setdefault(fn.name.lower(), fn)
+        self.libraries[lib.name] = lib
+        self.n_functions += len(lib.functions)
+
+    def unlink(self, lib: Library) -> None:
+        for fn in lib.functions.values():
+            if self.functions.get(fn.name.lower()) is fn:
+                del self.functions[fn.name.lower()]
+        del self.libraries[lib.name]
+        self.n_functions -= len(lib.functions)
+
+    def join(self, src: LibCtx, replace: bool) -> None:
+        """libraryJoin: add `src`'s libraries; a library of the same name is an error
+        unless `replace`, a function of the same name always is, and nothing changes then."""
+        replaced = []
+        try:
+            for name in src.libraries:
+                old = self.libraries.get(name)
+                if old is None:
+                    continue
+                if not replace:
+                    raise RedisError(f'ERR Library {_s(name)} already exists')
+                self.unlink(old)
+                replaced.append(old)
+            for key, fn in src.functions.items():
+                if key in self.functions:
+                    raise RedisError(f'ERR Function {_s(fn.name)} already exists')
+        except RedisError:
+            for old in replaced:
+                self.link(old)
+            raise
+        for lib in src.libraries.values():
+            self.link(lib)
+
+
+def _s(b: bytes) -> str:
+    """An sds in an error reply (C's %s: up to a NUL)."""
+    return b.split(b'\0', 1)[0].decode('utf-8', 'surrogateescape')
+
+
+def _lua_string(v: Any) -> bytes | None:
+    """lua_isstring + lua_tolstring: strings as they are, numbers as Lua prints them."""
+    t = type(v)
+    if t is bytes:
+        return v
+    if t is int or t is float:
+        return b'%.14g' % v
+    return None
+
+
+def _valid_name(name: bytes) -> bool:
+    """functionsVerifyName: [a-zA-Z0-9_]+."""
+    return bool(name) and all(c in _NAME_CHARS for c in name)
+
+
+def parse_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
+    """functionExtractLibMetaData: (engine, library name, code after the #! line, from its
+    newline on, so Lua's line numbers are the library's)."""
+    if not code.startswith(b'#!'):
+        raise RedisError('ERR Missing library metadata')
+    end = code.split(b'\0', 1)[0].find(b'\n')  # strchr on a C string
+    if end < 0:
+        raise RedisError('ERR Invalid library metadata')
+    parts = split_args(code[:end])
+    if not parts:
+        raise RedisError('ERR Invalid library metadata')
+    engine = parts[0][2:]
+    name = None
+    for part in parts[1:]:
+        if part[:5].lower() == b'name=':
+            if name is not None:
+                raise RedisError(
+                    'ERR Invalid metadata value, name argument was given multiple times'
+                )
+            name = part[5:]
+            continue
+        raise RedisError(f'ERR Invalid metadata value given: {_s(part)}')
+    if name is None:
+        raise RedisError('ERR Library name was not given')
+    return engine, name, code[end:]
+
+
+# The load-time environment and the loader, made in the real global table (which keeps
+# setfenv and debug). G is every library's global table: reads go to LIB_API while a
+# library loads and to the script environment after; writes always fail.
+_LOADER = b"""
+local env, api, pyerror, expired, timeout_err = ...
+local error, tostring, setmetatable, type = error, tostring, setmetatable, type
+local loadstring, setfenv, pcall = loadstring, setfenv, pcall
+local sethook, getinfo = debug.sethook, debug.getinfo
+
+local function nonexistent(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+local function readonly() error('Attempt to modify a readonly table', 2) end
+
+local redis = setmetatable({}, {
+  __index = setmetatable(api, {__index = nonexistent}), __newindex = readonly})
+local LIB_API = setmetatable({redis = redis}, {__index = nonexistent})
+local mt = {__index = env, __newindex = readonly}
+local G = setmetatable({}, mt)
+
+-- Past the budget the hook raises on every line of the library's code (so no loop
+-- outlives it), and only there: not on this loader's lines once the code has returned.
+local function hook()
+  local i = getinfo(2, 'S')
+  if i and i.source == '@user_function' and expired() then
+    sethook(hook, 'l')  -- every line from now on
+    error(timeout_err)
+  end
+end
+
+-- load(code): 'compile' and Lua's message, 'run' and the error raised while running,
+-- or nil once the code ran.
+return function(code)
+  local f, err = loadstring(code, '@user_function')
+  if not f then return 'compile', err end
+  setfenv(f, G)
+  mt.__index = LIB_API
+  sethook(hook, '', 100000)
+  local ok, e = pcall(f)
+  sethook()
+  mt.__index = env
+  if ok then return nil end
+  if type(e) == 'userdata' then e = pyerror(e) end
+  return 'run', e
+end
+"""
 
 
 class Functions:
     def __init__(self, server: Any, client: Any) -> None:
         self.server = server
-        self.engine = LuaEngine(server, client)
+        self.engine = engine = LuaEngine(server, client)
+        self.ctx = LibCtx()
+        self.loading: Library | None = None  # the library whose code is running
+        self.load_start = 0.0
+        self.current: tuple[ScriptRun, list[bytes]] | None = None  # FCALL running
+        lua = engine.lua
+        g = lua.globals()
+        env = g[b'getfenv'](engine.compile(b'', b'=env'))  # the script environment
+        run_redis = env[b'redis']
+        api = {b'register_function': self._register_function}
+        for key in (
+            b'log',
+            b'LOG_DEBUG',
+            b'LOG_VERBOSE',
+            b'LOG_NOTICE',
+            b'LOG_WARNING',
+            b'REDIS_VERSION',
+            b'REDIS_VERSION_NUM',
+        ):
+            api[key] = run_redis[key]
+        self._error = lua.eval(b'function(s) return {err=s} end')
+        self._load = lua.execute(
+            _LOADER,
+            env,
+            engine.table(api),
+            engine._unwrap_error,
+            self._expired,
+            self._error(b'ERR FUNCTION LOAD timeout'),
+        )
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def create(self, code: bytes, replace: bool, ctx: LibCtx | None = None) -> bytes:
+        """functionsCreateWithLibraryCtx: load a library into `ctx` (the current one by
+        default) and return its name; RedisError with Redis's message when it fails."""
+        ctx = ctx if ctx is not None else self.ctx
+        engine_name, name, body = parse_metadata(code)
+        if not _valid_name(name):
+            raise RedisError(f'ERR {E_NAME}')
+        if engine_name.lower() != b'lua':
+            raise RedisError(f"ERR Engine '{_s(engine_name)}' not found")
+        old = ctx.libraries.get(name)
+        if old is not None and not replace:
+            raise RedisError(f"ERR Library '{_s(name)}' already exists")
+        if old is not None:
+            ctx.unlink(old)
+        try:
+            lib = Library(name, code)
+            self._run_library(lib, body)
+            if not lib.functions:
+                raise RedisError('ERR No functions registered')
+            for fn in lib.functions.values():
+                if fn.name.lower() in ctx.functions:
+                    raise RedisError(f'ERR Function {_s(fn.name)} already exists')
+        except RedisError:
+            if old is not None:
+                ctx.link(old)
+            raise
+        ctx.link(lib)
+        return name
+
+    def _run_library(self, lib: Library, body: bytes) -> None:
+        """luaEngineCreate: compile the code, run it once to register its functions."""
+        self.loading = lib
+        self.load_start = time.perf_counter()
+        try:
+            failed = self._load(body)
+        finally:
+            self.loading = None
+        if failed is None:
+            return
+        what, err = failed
+        if what == b'compile':
+            raise RedisError('ERR Error compiling function: ' + _msg(err))
+        if _lua_type(err) == 'table':
+            msg = err[b'err']
+            text = _msg(msg) if type(msg) is bytes else '(null)'
+        else:
+            s = _lua_string(err)
+            text = 'ERR ' + (_msg(s) if s is not None else '(null)')
+        raise RedisError('ERR Error registering functions: ' + text)
+
+    def _expired(self) -> bool:
+        return (time.perf_counter() - self.load_start) * 1000 > LOAD_TIMEOUT_MS
+
+    def _fail(self, msg: bytes) -> None:
+        raise lua51.LuaError(self._error(b'ERR ' + msg))
+
+    def _register_function(self, *args: Any) -> None:
+        """redis.register_function(name, callback) or redis.register_function{...}."""
+        lib = self.loading
+        if lib is None:
+            self._fail(b'redis.register_function can only be called on FUNCTION LOAD command')
+        if not 1 <= len(args) <= 2:
+            self._fail(b'wrong number of arguments to redis.register_function')
+        description = None
+        flags: frozenset[str] = frozenset()
+        if len(args) == 2:
+            name = _lua_string(args[0])
+            if name is None:
+                self._fail(b'first argument to redis.register_function must be a string')
+            callback = args[1]
+            if _lua_type(callback) != 'function':
+                self._fail(b'second argument to redis.register_function must be a function')
+        else:
+            name, callback, description, flags = self._named_args(args[0])
+        if not _valid_name(name):
+            self._fail(E_NAME.encode())
+        if name in lib.functions:
+            self._fail(b'Function already exists in the library')
+        lib.functions[name] = Function(name, callback, lib, description, flags)
+
+    def _named_args(self, table: Any) -> tuple[Any, Any, Any, frozenset[str]]:
+        """luaRegisterFunctionReadNamedArgs, in the table's own iteration order."""
+        if _lua_type(table) != 'table':
+            self._fail(
+                b'calling redis.register_function with a single argument is only applicable '
+                b'to Lua table (representing named arguments).'
+            )
+        name = callback = description = None
+        flags: frozenset[str] = frozenset()
+        for k, v in table.items():
+            key = _lua_string(k)
+            if key is None:
+                self._fail(b'named argument key given to redis.register_function is not a string')
+            key = key.split(b'\0', 1)[0].lower()
+            if key == b'function_name':
+                name = _lua_string(v)
+                if name is None:
+                    self._fail(
+                        b'function_name argument given to redis.register_function must be a string'
+                    )
+            elif key == b'description':
+                description = _lua_string(v)
+                if description is None:
+                    self._fail(
+                        b'description argument given to redis.register_function must be a string'
+                    )
+            elif key == b'callback':
+                if _lua_type(v) != 'function':
+                    self._fail(
+                        b'callback argument given to redis.register_function must be a function'
+                    )
+                callback = v
+            elif key == b'flags':
+                if _lua_type(v) != 'table':
+                    self._fail(
+                        b'flags argument to redis.register_function must be a table '
+                        b'representing function flags'
+                    )
+                flags = self._flags(v)
+            else:
+                self._fail(b'unknown argument given to redis.register_function')
+        if name is None:
+            self._fail(b'redis.register_function must get a function name argument')
+        if callback is None:
+            self._fail(b'redis.register_function must get a callback argument')
+        return name, callback, description, flags
+
+    def _flags(self, table: Any) -> frozenset[str]:
+        """luaRegisterFunctionReadFlags: t[1], t[2], ... up to the first nil."""
+        found = set()
+        j = 1
+        while True:
+            v = table[j]
+            if v is None:
+                return frozenset(found)
+            s = _lua_string(v)
+            name = s.split(b'\0', 1)[0].decode('latin-1').lower() if s is not None else None
+            if name not in FLAGS:
+                self._fail(b'unknown flag given')
+            found.add(name)
+            j += 1
+
+    # -- the commands' operations ------------------------------------------------------------
+
+    def delete(self, name: bytes) -> None:
+        lib = self.ctx.libraries.get(name)
+        if lib is None:
+            raise RedisError('ERR Library not found')
+        self.ctx.unlink(lib)
+
+    def flush(self) -> None:
+        self.ctx = LibCtx()
+
+    def dump(self) -> bytes:
+        compress = self.server.config['rdbcompression']
+        return dump_payload([lib.code for lib in self.ctx.libraries.values()], compress)
+
+    def restore(self, data: bytes, policy: str) -> None:
+        """FUNCTION RESTORE: load every library of the payload into a new context, then
+        swap it in (FLUSH) or join it to the current one (APPEND, REPLACE)."""
+        if not verify_payload(data):
+            raise RedisError('ERR DUMP payload version or checksum are wrong')
+        ctx = LibCtx()
+        reader = RdbReader(data)
+        while len(data) - reader.pos > 10:
+            try:
+                kind = reader.type()
+            except RdbError:
+                raise RedisError('ERR can not read data type') from None
+            if kind == RDB_OPCODE_FUNCTION_PRE_GA:
+                raise RedisError('ERR Pre-GA function format not supported')
+            if kind != RDB_OPCODE_FUNCTION2:
+                raise RedisError('ERR given type is not a function')
+            try:
+                code = reader.string()
+            except RdbError:
+                raise RedisError('ERR Failed loading library payload') from None
+            self.create(code, False, ctx)
+        if policy == 'flush':
+            self.ctx = ctx
+        else:
+            self.ctx.join(ctx, policy == 'replace')
+
+    def call(self, caller: Any, argv: list[bytes], ro: bool) -> Any:
+        """FCALL / FCALL_RO: find the function, check numkeys and the flags
+        (scriptPrepareForRun), run it with its keys and arguments."""
+        fn = self.ctx.functions.get(argv[1].lower())
+        if fn is None:
+            raise RedisError('ERR Function not found')
+        numkeys = string2ll(argv[2])  # getLongLongFromObject
+        if numkeys is None:
+            raise RedisError('ERR Bad number of keys provided')
+        if numkeys > len(argv) - 3:
+            raise RedisError("ERR Number of keys can't be greater than number of args")
+        if numkeys < 0:
+            raise RedisError("ERR Number of keys can't be negative")
+        flags = fn.flags
+        read_only = ro or 'no-writes' in flags
+        if ro and 'no-writes' not in flags:
+            raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
+        engine = self.engine
+        keys = engine.table(argv[3 : 3 + numkeys])
+        args = engine.table(argv[3 + numkeys :])
+        run = ScriptRun(fn.name, caller, read_only, is_eval=False)
+        run.allow_oom = 'allow-oom' in flags
+        self.current = (run, argv)
+        try:
+            return engine.execute(run, fn.callback, keys, args)
+        finally:
+            self.current = None
+
+    def running(self) -> tuple[ScriptRun, list[bytes]] | None:
+        """The FCALL being run and its arguments, while one runs (FUNCTION STATS)."""
+        return self.current
+
+
+def _msg(b: bytes) -> str:
+    return b.decode('utf-8', 'surrogateescape')

@@ -296,6 +296,30 @@ def dump_payload(codes: list[bytes], compress: bool = True) -> bytes:
     return body + crc64(body).to_bytes(8, 'little')
 
 
+def _read(read: Any, error: str) -> Any:
+    try:
+        return read()
+    except RdbError:
+        raise RedisError('ERR ' + error) from None
+
+
+def read_pre_ga_library(reader: RdbReader) -> bytes:
+    """A library as 7.0's release candidates saved it (opcode 246): name, engine, an
+    optional description and the code without its #! line; rdbFunctionLoad makes the code
+    Redis 7.0 GA keeps out of them."""
+    name = _read(reader.string, 'Failed loading library name')
+    engine = _read(reader.string, 'Failed loading engine name')
+    has_desc, _ = _read(reader.length, 'Failed loading library description indicator')
+    if has_desc:
+        _read(reader.string, 'Failed loading library description')
+    blob = _read(reader.string, 'Failed loading library blob')
+    return b'#!%s name=%s\n%s' % (_cstr(engine), _cstr(name), _cstr(blob))
+
+
+def _cstr(b: bytes) -> bytes:
+    return b.split(b'\0', 1)[0]
+
+
 def verify_payload(data: bytes) -> bool:
     """verifyDumpPayload: room for the footer, an RDB version we read, a matching CRC."""
     if len(data) < 10:
@@ -675,14 +699,12 @@ class Functions:
                 kind = reader.type()
             except RdbError:
                 raise RedisError('ERR can not read data type') from None
-            if kind == RDB_OPCODE_FUNCTION_PRE_GA:
-                raise RedisError('ERR Pre-GA function format not supported')
-            if kind != RDB_OPCODE_FUNCTION2:
+            if kind == RDB_OPCODE_FUNCTION2:
+                code = _read(reader.string, 'Failed loading library payload')
+            elif kind == RDB_OPCODE_FUNCTION_PRE_GA:
+                code = read_pre_ga_library(reader)
+            else:
                 raise RedisError('ERR given type is not a function')
-            try:
-                code = reader.string()
-            except RdbError:
-                raise RedisError('ERR Failed loading library payload') from None
             self.create(code, False, ctx)
         if policy == 'flush':
             self.ctx = ctx

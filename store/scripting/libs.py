@@ -581,7 +581,7 @@ local function helper_result(n, args, r, pushed_nil)
   local kind = r[2]
   if kind == 'arg' then argerror(r[3], r[4]) end
   if kind == 'type' then
-    if pushed_nil and r[3] == n + 1 then n = n + 1 end
+    if pushed_nil and n > 0 and r[3] == n + 1 then n = n + 1 end
     typerror(r[3], r[4], n, args[r[3]])
   end
   if kind == 'stack' then error('stack overflow (' .. r[3] .. ')', 0) end

@@ -20,6 +20,8 @@ def same(both, scripts):
     ours, theirs = both
     cmds = evals(*scripts)
     got, want = run_all(ours, cmds), run_all(theirs, cmds)
+    for c, w in zip(cmds, want):  # a case must not be a typo that neither server compiles
+        assert 'Error compiling script' not in str(w), c[1]
     bad = [(c[1], g, w) for c, g, w in zip(cmds, got, want) if g != w]
     assert not bad, '\n'.join(f'{s!r}:\n  ours  {g!r:.500}\n  redis {w!r:.500}' for s, g, w in bad)
 
@@ -203,7 +205,7 @@ CJSON_ENCODE = [
 CJSON_DECODE = [
     "return {cjson.decode('[1,\"a\",true,false,null,{\"x\":[]}]')}",
     "return cjson.decode('[true,false,null]')[3] == cjson.null",
-    "return cjson.decode('\"\\\\u00e9\\\\ud83d\\\\ude00\\\\/\\\\b\\\\f'"
+    "return cjson.decode('\"\\\\u00e9\\\\ud83d\\\\ude00\\\\/\\\\b\\\\f' .. "
     "'\\\\n\\\\r\\\\t\\\\\"\\\\\\\\\"')",
     "return cjson.decode('\"\\\\uD834\\\\uDD1E\"')",
     "return cjson.decode('\"\\\\u0000x\"')",

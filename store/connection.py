@@ -129,6 +129,9 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------
 
     def connection_made(self, transport):
+        if self.id:  # accepted while a script was busy (scripting/busy.py): now the loop's
+            self.transport = transport
+            return
         self.transport = transport
         server = self.server
         peer = transport.get_extra_info('peername')
@@ -402,7 +405,7 @@ class Connection(asyncio.Protocol):
                 "this context",
             )
         busy = self.server.busy
-        if busy.run is not None and 'allow_busy' not in shown.flags:
+        if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))

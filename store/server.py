@@ -134,6 +134,9 @@ class Server:
 
     # -- clients -------------------------------------------------------------------------
 
+    def new_connection(self):
+        return Connection(self)
+
     def register(self, conn):
         conn.id = self.next_client_id
         self.next_client_id += 1
@@ -165,7 +168,7 @@ class Server:
         port = cfg['port']
         for host in hosts:
             server = await self.loop.create_server(
-                lambda: Connection(self), host, port, backlog=cfg['tcp-backlog'], reuse_address=True
+                self.new_connection, host, port, backlog=cfg['tcp-backlog'], reuse_address=True
             )
             self.listeners.append(server)
             if port == 0:  # ephemeral: every address shares the first one's port

@@ -14,6 +14,7 @@ from store.commands import (
     lcs,
     list_blocking,
     lists,
+    scripting,
     sets,
     sort,
     strings,
@@ -36,6 +37,7 @@ FAMILIES = [
     zset_pops,
     zset_algebra,
     sort,
+    scripting,
 ]
 IDS = [m.__name__.rsplit('.', 1)[1] for m in FAMILIES]
 

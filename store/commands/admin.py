@@ -216,6 +216,11 @@ def shutdown(c, args):
         raise RedisError(E_SYNTAX)
     if abort:
         raise RedisError('ERR No shutdown in progress.')
+    busy = c.server.busy
+    if busy.run is not None:  # a script past busy-reply-threshold: only NOSAVE stops it
+        if 'nosave' not in flags:
+            raise RedisError(busy.message())
+        busy.run.killed = 'shutdown'
     c.server.request_shutdown()
     c.closing = True  # no reply: the client sees the connection close
     return Raw(b'')

@@ -178,6 +178,9 @@ def _memory_section(server):
     stats.peak_memory = peak
     total = system_memory()
     maxmemory = server.config['maxmemory']
+    scripts = server.scripts
+    vm_eval = scripts.engine.memory()
+    vm_functions = server.functions.engine.memory()
     return [
         ('used_memory', rss),
         ('used_memory_human', bytes_to_human(rss)),
@@ -195,19 +198,19 @@ def _memory_section(server):
         ('allocator_resident', rss),
         ('total_system_memory', total),
         ('total_system_memory_human', bytes_to_human(total)),
-        ('used_memory_lua', 0),
-        ('used_memory_vm_eval', 0),
-        ('used_memory_lua_human', '0B'),
-        ('used_memory_scripts_eval', 0),
-        ('number_of_cached_scripts', 0),
+        ('used_memory_lua', vm_eval),
+        ('used_memory_vm_eval', vm_eval),
+        ('used_memory_lua_human', bytes_to_human(vm_eval)),
+        ('used_memory_scripts_eval', scripts.body_bytes()),
+        ('number_of_cached_scripts', len(scripts.cache)),
         ('number_of_functions', 0),
         ('number_of_libraries', 0),
-        ('used_memory_vm_functions', 0),
-        ('used_memory_vm_total', 0),
-        ('used_memory_vm_total_human', '0B'),
+        ('used_memory_vm_functions', vm_functions),
+        ('used_memory_vm_total', vm_eval + vm_functions),
+        ('used_memory_vm_total_human', bytes_to_human(vm_eval + vm_functions)),
         ('used_memory_functions', 0),
-        ('used_memory_scripts', 0),
-        ('used_memory_scripts_human', '0B'),
+        ('used_memory_scripts', scripts.body_bytes()),
+        ('used_memory_scripts_human', bytes_to_human(scripts.body_bytes())),
         ('maxmemory', maxmemory),
         ('maxmemory_human', bytes_to_human(maxmemory)),
         ('maxmemory_policy', server.config['maxmemory-policy']),

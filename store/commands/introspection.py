@@ -341,6 +341,8 @@ def _getkeys(c, args):
         raise RedisError('ERR Invalid number of arguments specified for command')
     positions = cmd.key_positions(argv)
     if not positions or positions[-1] >= len(argv):
+        if 'no_mandatory_keys' in cmd.flags:  # EVAL with no keys, ...
+            return cmd, []
         raise RedisError('ERR Invalid arguments specified for command')
     return cmd, [argv[i] for i in positions]
 

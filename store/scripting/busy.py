@@ -9,16 +9,53 @@ but the `allow_busy` commands (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE, ...)
 run at once. Replies leave through the transports, which write immediately when nothing is
 queued. The caller's own socket is not read, as Redis protects that client.
 
-Not served while busy: connections that arrive after the script started wait in the
-listen backlog until it ends (Redis would accept them and answer -BUSY).
+New connections are accepted too (an operator opens redis-cli to send SCRIPT KILL): each
+gets a Connection on a plain blocking socket (`_SocketTransport`) and is handed to the
+event loop, as any accepted socket, when the script ends.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import socket
 import time
 from typing import Any
+
+
+class _SocketTransport:
+    """The few transport methods a Connection uses, on a socket accepted while busy."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.closed = False
+
+    def get_extra_info(self, name: str) -> Any:
+        if name == 'peername':
+            return self.sock.getpeername()
+        if name == 'sockname':
+            return self.sock.getsockname()
+        if name == 'socket':
+            return self.sock
+        return None
+
+    def write(self, data: bytes) -> None:
+        if not self.closed:
+            try:
+                self.sock.sendall(data)
+            except OSError:
+                self.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)  # the peer sees the close now
+            except OSError:
+                pass
+
+    def is_closing(self) -> bool:
+        return self.closed
 
 
 class Busy:
@@ -27,10 +64,21 @@ class Busy:
         self.run: Any = None  # the timed-out ScriptRun, while there is one
         self.poller: Any = None
         self.conns: dict[int, Any] = {}  # fd -> connection
+        self.listeners: dict[int, socket.socket] = {}  # fd -> listening socket (a dup)
+        self.accepted: list[tuple[Any, socket.socket]] = []
 
     def message(self) -> str:
         kill = 'SCRIPT KILL' if self.run.is_eval else 'FUNCTION KILL'
         return f'BUSY Redis is busy running a script. You can only call {kill} or SHUTDOWN NOSAVE.'
+
+    def allows(self, cmd: Any) -> bool:
+        """Whether `cmd` runs while busy: the `allow_busy` commands, but only the kill and
+        stats of the running kind (FUNCTION KILL gets -BUSY during an EVAL, as in 7.0)."""
+        if 'allow_busy' not in cmd.flags:
+            return False
+        if self.run.is_eval:
+            return cmd.name not in ('function|kill', 'function|stats')
+        return cmd.name != 'script|kill'
 
     def begin(self, run: Any) -> None:
         server = self.server
@@ -49,15 +97,26 @@ class Busy:
             if conn is run.caller or conn.transport is None or conn.closing:
                 continue
             sock = conn.transport.get_extra_info('socket')
-            if sock is None:
-                continue
-            fd = sock.fileno()
-            self.poller.register(fd, select.EPOLLIN)
-            self.conns[fd] = conn
-            conn.gated = True
+            if sock is not None:
+                self._watch(sock.fileno(), conn)
+        for listener in server.listeners:
+            for s in listener.sockets:
+                dup = socket.socket(fileno=os.dup(s.fileno()))
+                dup.setblocking(False)
+                self.listeners[dup.fileno()] = dup
+                self.poller.register(dup.fileno(), select.EPOLLIN)
+
+    def _watch(self, fd: int, conn: Any) -> None:
+        self.poller.register(fd, select.EPOLLIN)
+        self.conns[fd] = conn
+        conn.gated = True
 
     def poll(self) -> None:
         for fd, _ in self.poller.poll(0):
+            listener = self.listeners.get(fd)
+            if listener is not None:
+                self._accept(listener)
+                continue
             conn = self.conns[fd]
             try:
                 data = os.read(fd, 16 * 1024)
@@ -65,16 +124,44 @@ class Busy:
                 continue
             except OSError:
                 data = b''
-            if not data:  # closed: the loop notices when it runs again
+            if not data or conn.closing:  # closed: the loop notices when it runs again
                 self.poller.unregister(fd)
                 del self.conns[fd]
+                if isinstance(conn.transport, _SocketTransport):
+                    conn.transport.close()
                 continue
             conn.data_received(data)
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                sock, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            sock.setblocking(True)
+            conn = self.server.new_connection()
+            conn.connection_made(_SocketTransport(sock))
+            self.accepted.append((conn, sock))
+            if not conn.closing:
+                self._watch(sock.fileno(), conn)
 
     def end(self, run: Any) -> None:
         self.poller.close()
         self.poller = None
         self.run = None
+        for listener in self.listeners.values():
+            listener.close()
+        self.listeners = {}
         conns, self.conns = self.conns, {}
         for conn in conns.values():
             conn.update_gate()
+        accepted, self.accepted = self.accepted, []
+        loop = self.server.loop
+        for conn, sock in accepted:
+            if conn.transport.closed:
+                sock.close()
+                conn.connection_lost(None)
+            else:  # from now on the event loop's: the same Connection, a real transport
+                loop.create_task(loop.connect_accepted_socket(lambda c=conn: c, sock))

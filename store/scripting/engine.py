@@ -170,8 +170,13 @@ class LuaEngine:
             b'function(f, s) return {verbatim_string={format=f, string=s}} end'
         )
         self._wrap = lua.eval(b'function(k, t) return {[k]=t} end')
+        self._gc_count = lua.eval(b'function() return collectgarbage("count") end')
         self.table = lua.table_from
         self.resp = 2  # redis.setresp: the protocol commands answer the script in
+
+    def memory(self) -> int:
+        """Bytes the Lua state holds (INFO used_memory_lua)."""
+        return int(self._gc_count() * 1024)
 
     # -- compiling and running -----------------------------------------------------------
 
@@ -315,7 +320,7 @@ class LuaEngine:
             self._raise(b'redis.log() requires two arguments or more.')
         level = _lua_tonumber(args[0])
         if level is None:
-            self._raise(b'First argument must be a number')
+            self._raise(b'First argument must be a number (log level).')
         if not 0 <= level <= 3:
             self._raise(b'Invalid debug level.')
         parts = []
@@ -352,9 +357,12 @@ class LuaEngine:
         return True  # one user, allowed everything
 
     def _unwrap_error(self, e: Any) -> Any:
-        """The error table a Python callback raised, as the script should see it."""
-        if isinstance(e, lua51.LuaError) and e.args and _lua_type(e.args[0]) == 'table':
-            return e.args[0]
+        """The error value (a table, or a message) a Python callback raised, as the
+        script should see it."""
+        if isinstance(e, lua51.LuaError) and e.args:
+            value = e.args[0]
+            if type(value) is bytes or _lua_type(value) == 'table':
+                return value
         return self._err(str(e).encode('utf-8', 'replace'))
 
     def _hook(self) -> Any:

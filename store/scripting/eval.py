@@ -82,6 +82,10 @@ class EvalScripts:
     def flush(self) -> None:
         self.cache.clear()
 
+    def body_bytes(self) -> int:
+        """The cached scripts' source (INFO used_memory_scripts_eval)."""
+        return sum(len(s.body) for s in self.cache.values())
+
     def run(self, caller: Any, script: Script, keys: list[bytes], argv: list[bytes], ro: bool):
         """Run a cached script for `caller` (scriptPrepareForRun's checks first)."""
         flags = script.flags

@@ -9,12 +9,10 @@ arithmetic, struct's byte layouts and MessagePack's numbers are Python (the help
 passed to _LIBS).
 
 How a C function behaves is kept where a script can see it:
-- Each library function is a coroutine.wrap closure, so it is a C function to Lua: a
-  `return cjson.decode(x)` keeps the caller's frame (a tail-called Lua function would
-  lose it), and an error leaves it with "user_script:N: " prepended by the wrapper, as
-  luaL_error does with luaL_where(L, 1). The coroutine dies with its error; a fresh one
-  takes its place in the library table, so only a reference a script kept from before
-  the error is left dead.
+- Each library function is a Python callable around its Lua implementation, so it is a
+  C function to Lua: a `return cjson.decode(x)` keeps the caller's frame (a tail-called
+  Lua function would lose it), and an error message gets "user_script:N: " prepended by
+  the callable, as luaL_error does with luaL_where(L, 1).
 - "bad argument #n to 'name'" names the function as the caller's code calls it (what
   luaL_argerror reads from lua_getinfo), found from Python on the state's main thread.
 - Results are limited as the C stack limit (8000 slots) limits them in Redis.
@@ -27,6 +25,8 @@ import math
 import os
 import struct
 from typing import Any
+
+from lupa.lua51 import LuaError
 
 _MASK48 = (1 << 48) - 1
 
@@ -48,40 +48,6 @@ class Rand48:
         self.x = (0x5DEECE66D * self.x + 0xB) & _MASK48
         return self.x >> 17
 
-
-_MATH = b"""
-local rand, seed = ...
-local floor, select, type, tonumber = math.floor, select, type, tonumber
-local function checkint(n, v, fname)
-  local x = tonumber(v)
-  if x == nil then
-    local got = select('#', v) == 0 and 'no value' or type(v)
-    error("bad argument #" .. n .. " to '" .. fname .. "' (number expected, got " .. got .. ")", 0)
-  end
-  if x >= 0 then return floor(x) end
-  return -floor(-x)
-end
-math.random = function(...)
-  local r = (rand() % 2147483647) / 2147483647
-  local n = select('#', ...)
-  if n == 0 then return r end
-  if n == 1 then
-    local u = checkint(1, (...), 'random')
-    if u < 1 then error("bad argument #1 to 'random' (interval is empty)", 0) end
-    return floor(r * u) + 1
-  end
-  if n == 2 then
-    local l, u = ...
-    l, u = checkint(1, l, 'random'), checkint(2, u, 'random')
-    if l > u then error("bad argument #2 to 'random' (interval is empty)", 0) end
-    return floor(r * (u - l + 1)) + l
-  end
-  error('wrong number of arguments', 0)
-end
-math.randomseed = function(...)
-  seed(checkint(1, (...), 'randomseed'))
-end
-"""
 
 # -- C conversions -------------------------------------------------------------------------
 
@@ -481,7 +447,6 @@ local byte, char, sub, find, format, gsub, lower =
       string.byte, string.char, string.sub, string.find, string.format, string.gsub,
       string.lower
 local concat = table.concat
-local wrap, yield = coroutine.wrap, coroutine.yield
 local callerinfo, caller_is_c = H.callerinfo, H.caller_is_c
 local MAXSTACK, INT_MAX = 8000, 2147483647
 
@@ -495,32 +460,16 @@ end
 
 -- ---------------------------------------------------------------- C function shape --
 
--- The library function running now, for luaL_argerror's name.
-local cur_pub, cur_name
-
--- A library function: a coroutine.wrap closure, so a C function to Lua (see the module
--- comment). An error kills its coroutine, after a fresh function has replaced it in lib.
+-- A library function: a Python callable around the Lua implementation (H.cfunction), so
+-- a C function to Lua (see the module comment).
+local cfunction, as_function = H.cfunction, python.as_function
 local function define(lib, name, impl)
-  local pub
-  pub = wrap(function(...)
-    local args = pack(...)
-    while true do
-      cur_pub, cur_name = pub, name
-      local r = pack(pcall(impl, tail(args, 1, args.n)))
-      if not r[1] then
-        define(lib, name, impl)
-        error(r[2], 0)
-      end
-      args = pack(yield(tail(r, 2, r.n)))
-    end
-  end)
-  lib[name] = pub
+  lib[name] = as_function(cfunction(impl))
 end
 
 -- luaL_argerror: the function's name as its caller called it.
 local function argerror(narg, extramsg)
-  local name, namewhat = callerinfo(cur_pub)
-  if name == false then name, namewhat = cur_name, '' end
+  local name, namewhat = callerinfo()
   if namewhat == 'method' then
     narg = narg - 1
     if narg == 0 then
@@ -538,7 +487,7 @@ end
 -- here, the wrapper would add the caller's, so a caller in Lua gets the error table the
 -- script's handler would have made of the message.
 local function runerror(msg)
-  if caller_is_c(cur_pub) then error(msg, 0) end
+  if caller_is_c() then error(msg, 0) end
   error({err = 'ERR ' .. msg}, 0)
 end
 
@@ -1348,6 +1297,34 @@ cmsgpack._VERSION = 'lua-cmsgpack 0.4.0'
 cmsgpack._COPYRIGHT = 'Copyright (C) 2012, Salvatore Sanfilippo'
 cmsgpack._DESCRIPTION = 'MessagePack C implementation for Lua'
 
+-- math.random and math.randomseed on Redis's rand48 (redis_math_random).
+local rand48, srand48 = H.rand48, H.srand48
+local function checkint(i, n, v)  -- luaL_checkint: (int) of the (long)
+  local x = checkinteger(i, n, v) % 4294967296
+  if x >= 2147483648 then x = x - 4294967296 end
+  return x
+end
+define(math, 'random', function(...)
+  local n = select('#', ...)
+  local r = (rand48() % 2147483647) / 2147483647
+  if n == 0 then return r end
+  if n == 1 then
+    local u = checkint(1, n, (...))
+    if u < 1 then argerror(1, 'interval is empty') end
+    return floor(r * u) + 1
+  end
+  if n == 2 then
+    local l, u = ...
+    l, u = checkint(1, n, l), checkint(2, n, u)
+    if l > u then argerror(2, 'interval is empty') end
+    return floor(r * (u - l + 1)) + l
+  end
+  error('wrong number of arguments', 0)
+end)
+define(math, 'randomseed', function(...)
+  srand48(checkint(1, select('#', ...), (...)))
+end)
+
 cjson, _G.struct, _G.bit, _G.cmsgpack = cjson_new(), struct, bit, cmsgpack
 """
 
@@ -1356,25 +1333,49 @@ def install(lua: Any) -> None:
     """Add the libraries to a fresh LuaRuntime's globals (before the sandbox makes them
     read-only)."""
     rand = Rand48()
-    lua.execute(_MATH, rand.next, lambda v: rand.seed(int(v)))
     g = lua.globals()
-    getinfo, rawequal, tonumber = g.debug.getinfo, g.rawequal, g.tonumber
+    getinfo, tonumber = g.debug.getinfo, g.tonumber
 
-    # Called from a library function's coroutine: level 1 of the main thread is the
-    # library function itself (a C function there), level 2 its caller. A script that
-    # calls from a coroutine of its own is not on the main thread: then the library's
-    # own names are used.
-    def callerinfo(pub: Any) -> Any:
-        info = getinfo(1, b'nf')
-        if info is None or not rawequal(info[b'func'], pub):
-            return False
-        return info[b'name'], info[b'namewhat']
+    # The library calls running, innermost last: how the caller named the function
+    # (luaL_argerror's name) and the caller's frame (luaL_where's position).
+    calls: list[tuple[Any, Any, Any]] = []
+    invoke = lua.eval(
+        b"function(f, ...) return (function(...) return {n = select('#', ...), ...} end)"
+        b'(pcall(f, ...)) end'
+    )
 
-    def caller_is_c(pub: Any) -> bool:
-        info = getinfo(1, b'f')
-        if info is None or not rawequal(info[b'func'], pub):
-            return False
-        caller = getinfo(2, b'S')
+    negative_zero = lua.eval(b'function(r, i) return 1 / r[i] < 0 end')
+
+    def cfunction(impl: Any) -> Any:
+        def call(*args: Any) -> Any:
+            # from here, level 1 is this function as Lua called it, level 2 its caller
+            info = getinfo(1, b'n')
+            calls.append((info[b'name'], info[b'namewhat'], getinfo(2, b'Sl')))
+            try:
+                r = invoke(impl, *args)
+            finally:
+                where = calls.pop()[2]
+            if r[1]:
+                values = [r[i] for i in range(2, r[b'n'] + 1)]
+                for i, v in enumerate(values):  # lupa reads -0 as the integer 0
+                    if v == 0 and type(v) is int and negative_zero(r, i + 2):
+                        values[i] = -0.0
+                return tuple(values)
+            err = r[2]
+            if type(err) in (int, float):
+                err = b'%.14g' % err
+            if type(err) is bytes and where is not None and where[b'currentline'] > 0:
+                err = b'%s:%d: %s' % (where[b'short_src'], where[b'currentline'], err)
+            raise LuaError(err)  # the sandbox hands the value on (pcall, the handler)
+
+        return call
+
+    def callerinfo() -> Any:
+        name, namewhat, _ = calls[-1]
+        return name, namewhat
+
+    def caller_is_c() -> bool:
+        caller = calls[-1][2]
         return caller is not None and caller[b'what'] == b'C'
 
     def struct_fn(fn: Any) -> Any:
@@ -1383,6 +1384,9 @@ def install(lua: Any) -> None:
     helpers = {
         b'callerinfo': callerinfo,
         b'caller_is_c': caller_is_c,
+        b'cfunction': cfunction,
+        b'rand48': rand.next,
+        b'srand48': lambda v: rand.seed(int(v)),
         b'bitop': _bitop,
         b'struct_pack': struct_fn(_pack),
         b'struct_unpack': struct_fn(_unpack),

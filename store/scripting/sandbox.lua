@@ -14,12 +14,13 @@ local loadstring, setfenv, unpack, ipairs, pairs = loadstring, setfenv, unpack, 
 local getinfo, sethook = debug.getinfo, debug.sethook
 local SELF = getinfo(1, 'S').source
 
--- The redis API is Python (api): functions called from Lua as C functions are, so a
+-- The redis API is Python (api), made C functions, so a
 -- `return redis.call(...)` keeps the caller's frame for the error's line, as in Redis.
 -- Their errors arrive as Python exceptions holding the error table: pyerror unwraps them
 -- (in the handler, and in pcall / xpcall, so scripts see Redis's error tables).
+local as_function = python.as_function  -- a Python callable as a true C function
 local redis = {}
-for k, v in pairs(api) do redis[k] = v end
+for k, v in pairs(api) do redis[k] = as_function(v) end
 V.redis = redis
 redis.REDIS_VERSION = version
 redis.REDIS_VERSION_NUM = version_num
@@ -32,14 +33,26 @@ local function unwrap(ok, ...)
   if type(e) == 'userdata' then e = pyerror(e) end
   return false, e
 end
-local pcall0, xpcall0 = pcall, xpcall
-V.pcall = function(...) return unwrap(pcall0(...)) end
+-- Redis 7.0's pcall (luaRedisPcall) hands a caught error table over as its err string.
+local function pcall_result(ok, ...)
+  if ok then return ok, ... end
+  local e = ...
+  if type(e) == 'userdata' then e = pyerror(e) end
+  if type(e) == 'table' then
+    local msg = e.err
+    if type(msg) == 'string' or type(msg) == 'number' then e = msg end
+  end
+  return false, e
+end
+local pcall0, xpcall0, resume0 = pcall, xpcall, coroutine.resume
+V.pcall = function(...) return pcall_result(pcall0(...)) end
 V.xpcall = function(f, h)
   return xpcall0(f, function(e)
     if type(e) == 'userdata' then e = pyerror(e) end
     return h(e)
   end)
 end
+coroutine.resume = function(...) return unwrap(resume0(...)) end
 
 -- What Redis 7.0 leaves out of the global table.
 for _, name in ipairs({'print', 'dofile', 'loadfile', 'io', 'os', 'package', 'require',
@@ -126,9 +139,8 @@ end
 local function run(f, ...)
   local n, args = select('#', ...), {...}
   sethook(hook, '', 100000)
-  local ok, r = xpcall0(function() return f(unpack(args, 1, n)) end, handler)
-  sethook()
-  return ok, r
+  -- one line: after a kill the hook runs on every new line, and must not run again here
+  local ok, r = xpcall0(function() return f(unpack(args, 1, n)) end, handler) sethook() return ok, r
 end
 
 -- set_global(name, value): KEYS and ARGV, written past the read-only guard.

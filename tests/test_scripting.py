@@ -1,0 +1,588 @@
+"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, as differential tests against
+redis-server 7.0.15.
+
+Every script runs on both servers and the replies are compared as exact bytes (RawConn),
+in RESP2 and RESP3: the conversions both ways (Lua values to replies, replies to Lua
+values under redis.setresp(2) and (3)), the error wording with its "script: <sha>, on
+@user_script:N." suffix, the sandbox (read-only globals, missing globals, the libraries
+present), and the redis API's argument checks. The behaviours that are not a single reply
+(atomicity, events, WATCH, MULTI, frozen time, the busy state and SCRIPT KILL) have tests
+of their own below.
+"""
+
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import (
+    WAIT,
+    assert_same_events,
+    raw_same,
+    spawn_redis,
+    spawn_store,
+    stop,
+    wait_until,
+)
+from rawconn import RawConn, pack
+
+# Scripts whose reply is compared byte for byte; each runs as EVAL <script> 0.
+SCRIPTS = [
+    # Lua values to replies
+    'return 1',
+    'return -1',
+    'return 3.99',
+    'return -3.99',
+    'return 1e300',
+    'return -1e300',
+    'return 2^63',
+    'return 2^53 + 1',
+    'return 0/0',
+    "return 'hello'",
+    "return ''",
+    'return true',
+    'return false',
+    'return nil',
+    "return {1, 2, 3, 'x', {4, {5, 'y'}}}",
+    'return {1, nil, 3}',
+    "return {1, false, 3, true, 'z'}",
+    'return {}',
+    "return {[1] = 'a', [2] = 'b', x = 'ignored'}",
+    "local t = {} t[1] = 'a' t[3] = 'c' return t",
+    "return {ok = 'fine'}",
+    "return {ok = 'a\\r\\nb'}",
+    "return {err = 'plain'}",
+    "return {err = 'CODE with words'}",
+    "return {err = '-X y'}",
+    "return {err = 'a\\r\\nb'}",
+    'return {ok = 1}',
+    'return {err = 1}',
+    "return {double = 3.5}",
+    "return {double = 'x'}",
+    "return {big_number = '123456789012345678901234567890'}",
+    "return {verbatim_string = {format = 'txt', string = 'hello'}}",
+    "return {verbatim_string = {format = 'markdown', string = 'hello'}}",
+    "return {map = {a = 1}}",
+    "return {set = {a = true}}",
+    "return {1, {ok = 'nested'}, {err = 'nested error'}}",
+    'return function() end',
+    'return coroutine.create(function() end) ~= nil',
+    # the redis API
+    "return redis.status_reply('STATUS')",
+    'return redis.status_reply()',
+    'return redis.status_reply(1)',
+    "return redis.status_reply('a', 'b')",
+    "return redis.error_reply('My Error')",
+    "return redis.error_reply('-CODE  two spaces')",
+    "return redis.error_reply('-NOSPACE')",
+    "return redis.error_reply('\\r\\ntrimmed\\r\\n')",
+    'return redis.error_reply()',
+    'return redis.error_reply(5)',
+    "return redis.sha1hex('')",
+    "return redis.sha1hex('Pizza & Mandolino')",
+    'return redis.sha1hex(12)',
+    'return redis.sha1hex({})',
+    'return redis.sha1hex()',
+    "return redis.sha1hex('a', 'b')",
+    'return redis.REDIS_VERSION',
+    'return redis.REDIS_VERSION_NUM',
+    'return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}',
+    'return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA}',
+    'return redis.REPL_ALL',
+    "return redis.log(redis.LOG_DEBUG, 'from a script', 1, {}, 'end')",
+    'return redis.log()',
+    "return redis.log(redis.LOG_WARNING)",
+    "return redis.log('x', 'msg')",
+    "return redis.log(9, 'msg')",
+    "return redis.log(-1, 'msg')",
+    'return redis.setresp(2)',
+    'return redis.setresp(4)',
+    'return redis.setresp()',
+    'return redis.set_repl(redis.REPL_ALL)',
+    'return redis.set_repl(8)',
+    'return redis.set_repl()',
+    'return redis.replicate_commands()',
+    'return redis.breakpoint()',
+    "return redis.debug('x')",
+    "return redis.acl_check_cmd('get', 'x')",
+    "return redis.acl_check_cmd('nosuchcommand')",
+    # redis.call and redis.pcall
+    "return redis.call('ping')",
+    "return redis.call('PING', 'hello')",
+    "return redis.call('set', 'k', 'v')",
+    "redis.call('set', 'k', 'v') return redis.call('get', 'k')",
+    "return redis.call('get', 'missing')",
+    "return redis.call('nosuch')",
+    "return redis.pcall('nosuch')",
+    'return redis.call()',
+    'return redis.pcall()',
+    "return redis.call('get')",
+    "return redis.call('incr', 'a', 'b')",
+    "return redis.call('subscribe', 'c')",
+    "return redis.call('eval', 'return 1', 0)",
+    "return redis.call('multi')",
+    "return redis.call('client', 'id')",
+    "return redis.call('object', 'nosuch', 'k')",
+    "return redis.call('object')",
+    "return redis.call('config', 'get', 'maxmemory')",
+    "return redis.call('set', {}, 'v')",
+    "return redis.call('set', 'k', true)",
+    "redis.call('set', 'k', 0.1) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 1/3) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 1e20) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 123456789012345678) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 1/0) return redis.call('get', 'k')",
+    "redis.call('set', 'k', -1/0) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 0/0) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 5) return redis.call('incr', 'k')",
+    "redis.call('set', 'k', 'v') return redis.call('incr', 'k')",
+    "redis.call('set', 'k', 'v') return redis.pcall('incr', 'k')",
+    "redis.call('set', 'k', 'v') return redis.call('lpush', 'k', 'x')",
+    "redis.call('set', 'k', 'v') return redis.pcall('lpush', 'k', 'x')",
+    "redis.call('set', 'k', 'v') local ok, e = pcall(redis.call, 'lpush', 'k', 'x') return e",
+    "local ok, e = pcall(redis.call, 'nosuch') return {tostring(ok), type(e), e}",
+    "local ok, e = pcall(error, {err = 'x'}) return {type(e), e}",
+    "local ok, e = pcall(error, {err = 5}) return {type(e), e}",
+    "local ok, e = pcall(error, {}) return type(e)",
+    "local ok, e = pcall(redis.sha1hex) return e",
+    "local ok, e = pcall(redis.setresp, 9) return e",
+    "local ok, e = pcall(function() redis.call('nosuch') end) return e",
+    "local ok, e = xpcall(function() redis.call('nosuch') end, "
+    'function(e) return type(e) end) return e',
+    "local ok, e = xpcall(function() error({err = 'y'}) end, "
+    'function(e) return e.err end) return e',
+    "local co = coroutine.create(function() redis.call('nosuch') end) "
+    "local ok, e = coroutine.resume(co) return {tostring(ok), type(e)}",
+    "local ok, e = pcall(error) return {tostring(ok), type(e)}",
+    "return {pcall(function() return 1, 2 end)}",
+    "redis.call('rpush', 'l', 'a', 'b') return redis.call('lrange', 'l', 0, -1)",
+    "redis.call('hset', 'h', 'f', 'v') return redis.call('hgetall', 'h')",
+    "redis.call('sadd', 's', 'm') return redis.call('smembers', 's')",
+    "redis.call('zadd', 'z', 1.5, 'm') return redis.call('zrange', 'z', 0, -1, 'withscores')",
+    "redis.call('zadd', 'z', 1.5, 'm') return redis.call('zscore', 'z', 'm')",
+    "return redis.call('exists', 'nothing')",
+    "return redis.call('lpop', 'nolist')",
+    "return redis.call('blpop', 'nolist', 0)",
+    "return redis.call('xadd', 'st', '1-1', 'f', 'v')",
+    "redis.call('xadd', 'st', '1-1', 'f', 'v') return redis.call('xrange', 'st', '-', '+')",
+    "return redis.call('type', 'nothing')",
+    "return redis.call('select', 3)",
+    "redis.call('select', 3) redis.call('set', 'in3', 'x') return redis.call('dbsize')",
+    "return redis.call('time')[1] ~= nil",
+    "return redis.call('dbsize')",
+    # RESP3 inside the script: redis.setresp(3)
+    "redis.setresp(3) return redis.call('get', 'missing')",
+    "redis.setresp(3) redis.call('hset', 'h', 'f', 'v') return redis.call('hgetall', 'h')",
+    "redis.setresp(3) redis.call('sadd', 's', 'm') return redis.call('smembers', 's')",
+    "redis.setresp(3) redis.call('zadd', 'z', 1.5, 'm') return redis.call('zscore', 'z', 'm')",
+    "redis.setresp(3) return redis.call('exists', 'x') == 0",
+    "redis.setresp(3) local t = redis.call('hgetall', 'none') return type(t)",
+    "redis.setresp(3) redis.call('hset', 'h', 'f', 'v') return redis.call('hgetall', 'h').map.f",
+    "redis.setresp(3) redis.call('zadd', 'z', 2, 'm') return redis.call('zscore', 'z', 'm').double",
+    'redis.setresp(3) return true',
+    'redis.setresp(3) return false',
+    "redis.setresp(3) return {1, true, false, 'x'}",
+    "redis.setresp(3) return redis.call('lpop', 'nolist')",
+    # errors
+    "error('boom')",
+    'error({err = "custom"})',
+    'error({err = "-CODE x"})',
+    'error(nil)',
+    'error(12)',
+    "error('with\\nnewline')",
+    "local x = nil; return x.field",
+    "return 1 + {}",
+    "local function f() error('deep') end local function g() f() end g()",
+    'local function f() return 1 + f() end return f()',
+    "return (",
+    "return 'unfinished",
+    "if then end",
+    # the sandbox
+    'x = 1',
+    'return undefined_global',
+    "rawset(_G, 'x', 1)",
+    'setmetatable(_G, nil)',
+    "string.newfield = 1",
+    "redis.call = nil",
+    "_G.x = 1",
+    'KEYS = {}',
+    'local function f() y = 2 end f()',
+    "local ok, e = pcall(function() z = 1 end) return e",
+    'return type(loadstring)',
+    "return loadstring('return 7')()",
+    'return type(os)',
+    'return type(io)',
+    'return type(print)',
+    'return type(dofile)',
+    'return type(loadfile)',
+    'return type(require)',
+    'return type(debug)',
+    'return type(setfenv)',
+    'return type(getfenv)',
+    'return type(newproxy)',
+    'return type(module)',
+    'return {type(bit), type(struct), type(cjson), type(cmsgpack), type(coroutine)}',
+    'return {type(string), type(table), type(math), type(redis), type(_G)}',
+    "local t = {} for k in pairs(_G) do t[#t + 1] = k end table.sort(t) return t",
+    "local t = {} for k in pairs(redis) do t[#t + 1] = k end table.sort(t) return t",
+    "local t = {} for k in pairs(string) do t[#t + 1] = k end table.sort(t) return t",
+    "local t = {} for k in pairs(math) do t[#t + 1] = k end table.sort(t) return t",
+    'return _VERSION',
+    'return #KEYS + #ARGV',
+    'return tostring(1e15)',
+    'return tostring(0.1)',
+    "return string.format('%q', 'a\\0b')",
+    "return ('abc'):upper()",
+    "return table.concat({'a', 'b'}, ',')",
+    'return math.floor(3.7)',
+    "return select('#', 1, 2, 3)",
+    'return unpack({1, 2, 3})',
+    'return tonumber(\'0x10\')',
+    "math.randomseed(42) return {math.random(100), math.random(5, 10)}",
+    'math.randomseed(7) return tostring(math.random())',
+    'return math.random(0)',
+    'return math.random(3, 1)',
+    'return math.random(1, 2, 3)',
+    'math.randomseed()',
+    "local ok = pcall(error, 'x') return ok",
+    "local ok, e = xpcall(function() error('y') end, "
+    "function(e) return 'handled: ' .. e end) return e",
+    "local ok, e = xpcall(function() redis.call('nosuch') end, function(e) return e end) return e",
+    "local co = coroutine.wrap(function() coroutine.yield(1) end) return co()",
+]
+
+SHEBANGS = [
+    '#!lua\nreturn 1',
+    '#!lua\nreturn (',
+    '#!lua\nerror("x")',
+    '#!lua flags=no-writes\nreturn redis.call("get", "a")',
+    '#!lua flags=no-writes\nreturn redis.call("set", "a", "b")',
+    '#!lua flags=no-writes,allow-oom,allow-stale,no-cluster,allow-cross-slot-keys\nreturn 2',
+    '#!lua flags=\nreturn 3',
+    '#!lua flags=bogus\nreturn 1',
+    '#!lua flags=no-writes,,allow-oom\nreturn 1',
+    '#!lua x=1\nreturn 1',
+    '#!luax\nreturn 1',
+    '#! lua\nreturn 1',
+    '#!lua',
+    '#!lua name=x\nreturn 1',
+]
+
+
+@pytest.mark.parametrize('proto', [2, 3], ids=['resp2', 'resp3'])
+def test_scripts_reply_as_redis(fresh_raw_pair, proto):
+    pair = fresh_raw_pair(proto)
+    for script in SCRIPTS:
+        for c in pair:
+            c.cmd('FLUSHALL')
+        raw_same(pair, [('EVAL', script, 0)])
+
+
+@pytest.mark.parametrize('proto', [2, 3], ids=['resp2', 'resp3'])
+def test_shebang_flags(fresh_raw_pair, proto):
+    pair = fresh_raw_pair(proto)
+    raw_same(pair, [('EVAL', script, 0) for script in SHEBANGS])
+    raw_same(pair, [('EVAL_RO', script, 0) for script in SHEBANGS])
+
+
+def test_keys_and_argv(fresh_raw_pair):
+    pair = fresh_raw_pair()
+    raw_same(
+        pair,
+        [
+            ('EVAL', 'return {KEYS, ARGV}', 2, 'k1', 'k2', 'a1', 'a2', 'a3'),
+            ('EVAL', 'return {#KEYS, #ARGV}', 0),
+            ('EVAL', 'return KEYS[1]', 1, 'only'),
+            ('EVAL', "return redis.call('set', KEYS[1], ARGV[1])", 1, 'k', 'v'),
+            ('EVAL', "return redis.call('get', KEYS[1])", 1, 'k'),
+            ('EVAL', 'return 1', -1),
+            ('EVAL', 'return 1', 2, 'a'),
+            ('EVAL', 'return 1', 'x'),
+            ('EVAL', 'return 1', '1.5'),
+            ('EVAL', 'return 1', '99999999999999999999'),
+            ('EVAL', 'return 1'),
+            ('EVAL', "return ARGV[1]", 0, b'bin\x00ary\xff'),
+            ('EVAL', 'KEYS[1] = "changed" return KEYS[1]', 1, 'k'),
+        ],
+    )
+
+
+def test_evalsha_and_script_commands(fresh_raw_pair):
+    pair = fresh_raw_pair()
+    body = "return redis.call('incr', KEYS[1])"
+    raw_same(
+        pair,
+        [
+            ('SCRIPT', 'LOAD', body),
+            ('EVALSHA', 'ea18e4e8a8e94a5d4a33dba6a6ec4a55bf5b20c4', 1, 'k'),
+            ('SCRIPT', 'EXISTS', '86f8d93a47b97fd0c00c0fd7a9cab56ca2e9e8ce', 'ffff', 'x'),
+            ('EVALSHA', 'nosuchsha', 0),
+            ('EVALSHA', 'f' * 40, 0),
+            ('SCRIPT', 'LOAD', 'return ('),
+            ('SCRIPT', 'LOAD', '#!lua flags=bogus\nreturn 1'),
+            ('SCRIPT', 'LOAD'),
+            ('SCRIPT', 'FLUSH', 'x'),
+            ('SCRIPT', 'FLUSH', 'sync', 'extra'),
+            ('SCRIPT', 'KILL'),
+            ('SCRIPT', 'HELP'),
+            ('SCRIPT', 'NOSUCH'),
+            ('SCRIPT', 'DEBUG', 'bogus'),
+            ('SCRIPT', 'DEBUG', 'no'),
+            ('EVAL_RO', "return redis.call('set', 'a', 'b')", 0),
+            ('EVAL_RO', "return redis.call('get', 'a')", 0),
+        ],
+    )
+    ours, theirs = pair
+    sha = ours.cmd('SCRIPT', 'LOAD', body)
+    assert sha == theirs.cmd('SCRIPT', 'LOAD', body)
+    sha = sha.split(b'\r\n')[1]
+    raw_same(
+        pair,
+        [
+            ('EVALSHA', sha, 1, 'k'),
+            ('EVALSHA', sha.upper(), 1, 'k'),
+            ('EVALSHA_RO', sha, 1, 'k'),
+            ('SCRIPT', 'EXISTS', sha, sha.upper(), b'0' * 40),
+            ('EVAL', body, 1, 'k'),
+            ('SCRIPT', 'FLUSH'),
+            ('SCRIPT', 'EXISTS', sha),
+            ('EVALSHA', sha, 1, 'k'),
+            ('EVAL', body, 1, 'k'),
+            ('SCRIPT', 'FLUSH', 'ASYNC'),
+            ('EVALSHA', sha, 1, 'k'),
+        ],
+    )
+
+
+def test_getkeys(raw_pair):
+    raw_same(
+        raw_pair(),
+        [
+            ('COMMAND', 'GETKEYS', 'EVAL', 'return 1', 2, 'a', 'b', 'c'),
+            ('COMMAND', 'GETKEYS', 'EVALSHA', 'x' * 40, 1, 'a'),
+            ('COMMAND', 'GETKEYS', 'EVAL_RO', 'return 1', 1, 'a', 'b'),
+            ('COMMAND', 'GETKEYS', 'EVAL', 'return 1', 0),
+        ],
+    )
+
+
+def test_script_subcommands_info(server, ref):
+    """SCRIPT's subcommands (COMMAND INFO of the data families is checked for every
+    family in test_command_table.py, which has no subcommands)."""
+    ours = server.client()
+    for sub in server_subcommands('script'):
+        want = ref.execute_command('COMMAND', 'INFO', f'script|{sub}')[f'script|{sub}']
+        got = ours.execute_command('COMMAND', 'INFO', f'script|{sub}')[f'script|{sub}']
+        for field in ('arity', 'flags', 'acl_categories', 'tips'):
+            assert got[field] == want[field], (sub, field)
+
+
+def server_subcommands(name):
+    from store.commands import scripting
+
+    container = next(c for c in scripting.COMMANDS if c.name == name)
+    return list(container.subcommands)
+
+
+# Busy-wait for the given microseconds of server time, inside a script.
+SPIN = (
+    "local t = redis.call('time') local s = t[1] * 1e6 + t[2] "
+    "while true do local u = redis.call('time') "
+    'if u[1] * 1e6 + u[2] - s > %d then break end end '
+)
+
+# -- atomicity, events, transactions --------------------------------------------------
+
+
+def test_script_events_arrive_after_it_in_order(both):
+    assert_same_events(
+        both,
+        [
+            (
+                'EVAL',
+                "redis.call('set', KEYS[1], 'v') redis.call('expire', KEYS[1], 100) "
+                "redis.call('lpush', KEYS[2], 'a') redis.call('del', KEYS[1]) return 1",
+                2,
+                'k',
+                'l',
+            ),
+            ('EVAL', "redis.call('incr', 'n') redis.call('nosuch') return 1", 0),
+        ],
+    )
+
+
+def test_writes_before_an_error_stay(both):
+    for c in both:
+        with pytest.raises(redis.ResponseError):
+            c.eval("redis.call('set', 'kept', '1') error('then fail')", 0)
+        assert c.get('kept') == b'1'
+
+
+def test_script_is_atomic_for_other_clients(server):
+    """While a script runs, another client's command waits for it: the writer's
+    INCRs can never interleave with the script's reads."""
+    r = server.client()
+    other = server.client()
+    r.set('n', 0)
+    script = (
+        "local a = redis.call('get', 'n') " + SPIN % 200000 + "return {a, redis.call('get', 'n')}"
+    )
+    results = []
+    t = threading.Thread(target=lambda: results.append(r.eval(script, 0)))
+    t.start()
+    time.sleep(0.05)
+    other.incr('n')
+    t.join(WAIT)
+    a, b = results[0]
+    assert a == b  # nothing ran between the two reads
+    assert other.get('n') == b'1'
+
+
+def test_multi_exec_with_eval_and_watch(both):
+    for c in both:
+        c.set('w', 'x')
+        p = c.pipeline(transaction=True)
+        p.eval("return redis.call('incr', KEYS[1])", 1, 'n')
+        p.eval("return redis.call('get', KEYS[1])", 1, 'w')
+        p.eval('error("in exec")', 0)
+        p.set('after', 1)
+        res = p.execute(raise_on_error=False)
+        assert res[:2] == [1, b'x']
+        assert isinstance(res[2], redis.ResponseError)
+        assert c.get('after') == b'1'
+    # a script's write to a WATCHed key fails the transaction, as any write does
+    for c in both:
+        with c.pipeline(transaction=True) as p:
+            p.watch('w')
+            c.eval("return redis.call('set', KEYS[1], 'changed')", 1, 'w')
+            p.multi()
+            p.get('w')
+            with pytest.raises(redis.WatchError):
+                p.execute()
+
+
+def test_expiry_is_frozen_while_a_script_runs(both):
+    """A key that expires while the script runs is still there for it (Redis reads
+    expiry against the script's start time)."""
+    script = (
+        "redis.call('set', 'k', 'v', 'px', 50) "
+        + SPIN % 150000
+        + "return {redis.call('get', 'k'), redis.call('exists', 'k')}"
+    )
+    for c in both:
+        assert c.eval(script, 0) == [b'v', 1]
+        wait_until(lambda c=c: c.exists('k') == 0)
+
+
+def test_select_in_a_script_does_not_change_the_callers_db(both):
+    for c in both:
+        c.eval("redis.call('select', 5) redis.call('set', 'in5', 'x') return 1", 0)
+        assert c.get('in5') is None
+        c.execute_command('SELECT', 5)
+        assert c.get('in5') == b'x'
+        c.execute_command('SELECT', 0)
+
+
+def test_blocked_client_is_served_by_a_scripts_push(server):
+    r = server.client()
+    waiter = server.client()
+    out = []
+    t = threading.Thread(target=lambda: out.append(waiter.blpop('q', timeout=WAIT)))
+    t.start()
+    wait_until(lambda: r.info('clients')['blocked_clients'] == 1)
+    r.eval("redis.call('rpush', 'q', 'a') redis.call('rpush', 'q', 'b') return 1", 0)
+    t.join(WAIT)
+    assert out == [(b'q', b'a')]
+    assert r.lrange('q', 0, -1) == [b'b']
+
+
+def test_script_commands_count_in_commandstats(server):
+    r = server.client()
+    r.config_resetstat()
+    r.eval("redis.call('set', 'a', 1) redis.call('get', 'a') return redis.call('get', 'a')", 0)
+    stats = r.info('commandstats')
+    assert stats['cmdstat_eval']['calls'] == 1
+    assert stats['cmdstat_set']['calls'] == 1
+    assert stats['cmdstat_get']['calls'] == 2
+
+
+def test_info_counts_cached_scripts(server):
+    r = server.client()
+    r.script_flush()
+    assert r.info('memory')['number_of_cached_scripts'] == 0
+    r.script_load('return 1')
+    r.eval('return 2', 0)
+    assert r.info('memory')['number_of_cached_scripts'] == 2
+    assert r.info('memory')['used_memory_lua'] > 0
+
+
+# -- long scripts: BUSY, SCRIPT KILL, SHUTDOWN NOSAVE ----------------------------------
+
+LOOP = 'local i = 0 while true do i = i + 1 end'
+WRITE_THEN_LOOP = "redis.call('set', 'x', 1) " + LOOP
+
+
+def _start(port, *cmd):
+    """A connected probe (a PING answered, so the server has registered it), then the
+    command sent on a new connection without waiting: (caller, probe)."""
+    probe = RawConn(port)
+    assert probe.cmd('PING') == b'+PONG\r\n'
+    conn = RawConn(port)
+    conn.send(pack(*cmd))
+    wait_until(lambda: probe.cmd('PING').startswith(b'-BUSY'), 'the server to answer BUSY')
+    return conn, probe
+
+
+@pytest.fixture(params=['ours', 'redis'])
+def busy_port(request):
+    """A server of each kind, in a process of its own (SHUTDOWN ends it), with
+    busy-reply-threshold 100 ms."""
+    spawn = spawn_store if request.param == 'ours' else spawn_redis
+    proc, port = spawn('--busy-reply-threshold', '100')
+    yield port
+    stop(proc)
+
+
+def test_script_kill(busy_port):
+    caller, probe = _start(busy_port, 'EVAL', LOOP, 0)
+    assert probe.cmd('PING') == (
+        b'-BUSY Redis is busy running a script. You can only call SCRIPT KILL or '
+        b'SHUTDOWN NOSAVE.\r\n'
+    )
+    assert probe.cmd('FUNCTION', 'KILL').startswith(b'-BUSY')  # the other kind's KILL
+    assert probe.cmd('FUNCTION', 'STATS').startswith(b'-BUSY')
+    late = RawConn(busy_port)  # connected while busy: answered too
+    assert late.cmd('GET', 'x').startswith(b'-BUSY')
+    assert late.cmd('SCRIPT', 'KILL') == b'+OK\r\n'
+    reply = caller.read_reply()
+    assert reply.startswith(b'-ERR Script killed by user with SCRIPT KILL...')
+    assert probe.cmd('PING') == b'+PONG\r\n'
+    assert caller.cmd('PING') == b'+PONG\r\n'
+    assert late.cmd('PING') == b'+PONG\r\n'
+
+
+def test_a_script_that_wrote_cannot_be_killed(busy_port):
+    caller, probe = _start(busy_port, 'EVAL', WRITE_THEN_LOOP, 0)
+    assert probe.cmd('SCRIPT', 'KILL').startswith(b'-UNKILLABLE Sorry the script already')
+    assert probe.cmd('SHUTDOWN').startswith(b'-BUSY')
+    probe.send(pack('SHUTDOWN', 'NOSAVE'))
+    assert probe.closed_by_peer()
+    assert caller.closed_by_peer()
+
+
+def test_busy_client_in_multi_gets_busy_and_execabort(busy_port):
+    caller, other = _start(busy_port, 'EVAL', LOOP, 0)
+    assert other.cmd('MULTI') == b'+OK\r\n'
+    assert other.cmd('SET', 'a', 1).startswith(b'-BUSY')
+    assert other.cmd('EXEC').startswith(b'-EXECABORT Transaction discarded because of: BUSY')
+    RawConn(busy_port).cmd('SCRIPT', 'KILL')
+    caller.read_reply()
+    assert other.cmd('PING') == b'+PONG\r\n'
+
+
+def test_pcall_cannot_swallow_a_kill(busy_port):
+    script = 'while true do pcall(function() local i = 0 while true do i = i + 1 end end) end'
+    caller, probe = _start(busy_port, 'EVAL', script, 0)
+    assert probe.cmd('SCRIPT', 'KILL') == b'+OK\r\n'
+    assert caller.read_reply().startswith(b'-ERR Script killed by user with SCRIPT KILL...')

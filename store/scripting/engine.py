@@ -154,7 +154,7 @@ class LuaEngine:
         }
         boot = files(__package__).joinpath('sandbox.lua').read_bytes()
         major, minor, patch = (int(p) for p in VERSION.split('.'))
-        self._compile, self._run, self.set_global, self.protect = lua.execute(
+        self._compile, self._run, self._run_eval, self.set_global, self.protect = lua.execute(
             boot,
             lua.table_from(api),
             self._hook,
@@ -190,6 +190,13 @@ class LuaEngine:
     def execute(self, run: ScriptRun, f: Any, *args: Any) -> Any:
         """Run `f(*args)` as `run`, on the caller's database, and return its reply for the
         caller (a reply value or a RedisError)."""
+        return self._execute(run, self._run, f, *args)
+
+    def execute_eval(self, run: ScriptRun, f: Any, keys: list[bytes], argv: list[bytes]):
+        """Run an EVAL script with its KEYS and ARGV."""
+        return self._execute(run, self._run_eval, f, len(keys), *keys, *argv)
+
+    def _execute(self, run: ScriptRun, runner: Any, *args: Any) -> Any:
         caller = run.caller
         client = self.client
         client.db = caller.db
@@ -197,7 +204,7 @@ class LuaEngine:
         self.run = run
         clock.freeze(clock.now_ms())
         try:
-            ok, r = self._run(f, *args)
+            ok, r = runner(*args)
         finally:
             clock.freeze(0)
             self.run = None
@@ -236,19 +243,15 @@ class LuaEngine:
 
     def _command(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
         """scriptCall: run one command for the script; (reply, None) or (None, error)."""
-        if not args:
+        argv = list(args)
+        for a in argv:
+            if type(a) is not bytes:
+                argv = self._convert_args(argv)
+                if type(argv) is not list:
+                    return None, argv
+                break
+        if not argv:
             return None, self._err(b'Please specify at least one argument for this redis lib call')
-        argv = []
-        for a in args:
-            t = type(a)
-            if t is bytes:
-                argv.append(a)
-            elif t is int or t is float:
-                argv.append(_number_arg(a))
-            else:
-                return None, self._err(
-                    b'Lua redis lib command arguments must be strings or integers'
-                )
         table = self.server.commands
         cmd = table.get(argv[0]) or table.get(argv[0].lower())
         top = cmd
@@ -256,13 +259,14 @@ class LuaEngine:
             cmd = cmd.find_subcommand(argv[1])
         if cmd is None:
             return None, self._err(b'Unknown Redis command called from script')
-        if not cmd.arity_ok(len(argv)):
+        n, arity = len(argv), cmd.arity
+        if (n != arity) if arity > 0 else (n < -arity):
             return None, self._err(b'Wrong number of args calling Redis command from script')
         flags = cmd.flags
         if 'noscript' in flags:
             return None, self._err(b'This Redis command is not allowed from script')
-        run = self.run
         if 'write' in flags:
+            run = self.run
             if run.read_only:
                 return None, self._err(b'Write commands are not allowed from read-only scripts.')
             run.written = True
@@ -273,12 +277,25 @@ class LuaEngine:
         except Exception as e:  # a bug must not take the server down
             self.server.log_exception(f'Error running {cmd.name} from a script', e)
             return None, self._err(f'internal error while running {cmd.name}'.encode())
-        if r is OK:
-            return self._status(b'OK'), None
         t = type(r)
         if t is bytes or t is int:
             return r, None
+        if r is OK:
+            return self._status(b'OK'), None
         return self.to_lua(r, self.resp), None
+
+    def _convert_args(self, argv: list[Any]) -> Any:
+        """Numbers as "%.17g"; the error table when an argument is neither."""
+        out = []
+        for a in argv:
+            t = type(a)
+            if t is bytes:
+                out.append(a)
+            elif t is int or t is float:
+                out.append(_number_arg(a))
+            else:
+                return self._err(b'Lua redis lib command arguments must be strings or integers')
+        return out
 
     def _err(self, msg: bytes) -> Any:
         return self._error(b'ERR ' + msg)

@@ -95,8 +95,5 @@ class EvalScripts:
                 read_only = True
             elif ro:
                 raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
-        engine = self.engine
-        engine.set_global(b'KEYS', engine.table(keys))
-        engine.set_global(b'ARGV', engine.table(argv))
         run = ScriptRun(script.sha, caller, read_only, is_eval=True)
-        return engine.execute(run, script.function)
+        return self.engine.execute_eval(run, script.function, keys, argv)

@@ -125,25 +125,40 @@ local function compile(body, chunkname)
   return f, nil
 end
 
+-- The count hook stays set: every 100,000 instructions it asks Python whether the
+-- running script is past busy-reply-threshold (other clients are then served) or killed.
+-- After a kill it runs on every line, so a pcall cannot swallow the kill; the next run
+-- puts it back (`killed`).
+local killed = false
 local function hook()
   local e = pyhook()
   if e ~= nil then
-    sethook(hook, 'l')  -- every line from now on: a pcall cannot swallow the kill
+    killed = true
+    sethook(hook, 'l')
     error(e)
   end
 end
+sethook(hook, '', 100000)
 
 -- run(f, ...): true and f's first result, or false and the error table (a string for
--- errors the handler cannot see, as out of memory). The count hook lets a long script
--- answer other clients and be killed.
+-- errors the handler cannot see, as out of memory). What follows the call is on the
+-- call's line, with no Lua function called: a killed script's line hook must not fire.
 local function run(f, ...)
   local n, args = select('#', ...), {...}
-  sethook(hook, '', 100000)
-  -- one line: after a kill the hook runs on every new line, and must not run again here
-  local ok, r = xpcall0(function() return f(unpack(args, 1, n)) end, handler) sethook() return ok, r
+  local ok, r = xpcall0(function() return f(unpack(args, 1, n)) end, handler) if killed then killed = false sethook(hook, '', 100000) end return ok, r
 end
 
--- set_global(name, value): KEYS and ARGV, written past the read-only guard.
+-- run_eval(f, numkeys, ...): EVAL's run, the arguments split into KEYS and ARGV.
+local function run_eval(f, numkeys, ...)
+  local all, keys, argv = {...}, {}, {}
+  for i = 1, numkeys do keys[i] = all[i] end
+  for i = numkeys + 1, select('#', ...) do argv[i - numkeys] = all[i] end
+  rawset(V, 'KEYS', keys)
+  rawset(V, 'ARGV', argv)
+  local ok, r = xpcall0(f, handler) if killed then killed = false sethook(hook, '', 100000) end return ok, r
+end
+
+-- set_global(name, value): a global written past the read-only guard.
 local function set_global(name, value) rawset(V, name, value) end
 
-return compile, run, set_global, protect
+return compile, run, run_eval, set_global, protect

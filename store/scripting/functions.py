@@ -454,7 +454,7 @@ _LOADER = b"""
 local env, api, pyerror, expired, timeout_err = ...
 local error, tostring, setmetatable, type = error, tostring, setmetatable, type
 local loadstring, setfenv, pcall = loadstring, setfenv, pcall
-local sethook, getinfo = debug.sethook, debug.getinfo
+local sethook, gethook, getinfo = debug.sethook, debug.gethook, debug.getinfo
 
 local function nonexistent(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
@@ -484,9 +484,9 @@ return function(code)
   if not f then return 'compile', err end
   setfenv(f, G)
   mt.__index = LIB_API
+  local h, mask, count = gethook()  -- the engine's own count hook, put back after
   sethook(hook, '', 100000)
-  local ok, e = pcall(f)
-  sethook()
+  local ok, e = pcall(f) sethook(h, mask, count)
   mt.__index = env
   if ok then return nil end
   if type(e) == 'userdata' then e = pyerror(e) end

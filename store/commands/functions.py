@@ -105,7 +105,7 @@ def function_list(c, args):
         i += 1
     out = []
     for lib in c.server.functions.ctx.libraries.values():
-        if pattern is not None and not glob_match(pattern, lib.name):
+        if pattern is not None and not glob_match(pattern, lib.name, nocase=True):
             continue
         functions = [
             Map(

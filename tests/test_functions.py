@@ -614,3 +614,35 @@ def test_stats_and_kill_while_busy(server, redis_ref):
     want = _busy_scene(redis_ref[1], ('FCALL', 'spin', '1', 'k', 'arg'), _stats_then_kill)
     assert got == want
     assert want[1].startswith(b'-ERR Script killed by user')
+
+
+RUNTIME = lib(
+    """
+local rr = redis
+redis.register_function('cap', function() return rr.call('ping') end)
+redis.register_function('cap2', function() return rr.register_function('x', function() end) end)
+redis.register_function('log', function() redis.log(redis.LOG_WARNING, 'x') return 1 end)
+redis.register_function('s', function() return string.rep('a', 3) end)
+redis.register_function('pc', function() return {pcall(function() x = 1 end)} end)
+redis.register_function('argv', function() return ARGV end)
+redis.register_function('nul', function() return 'a\\0b' end) -- \0 in the code
+""",
+    'rt',
+)
+
+
+def test_runtime_environment(fb, raw_pair):
+    """At FCALL time the full script environment (no KEYS/ARGV); a `redis` captured while
+    loading is still the load-time table."""
+    desc = lib(
+        "redis.register_function{function_name='d', callback=function() end, description='x\\0y'}",
+        'desc',
+    )
+    for c in fb:
+        c.function_load(RUNTIME)
+        c.function_load(desc)
+    raw_same(
+        raw_pair(),
+        [('FCALL', name, '0') for name in ('cap', 'cap2', 'log', 's', 'pc', 'argv', 'nul', 'd')]
+        + [('FUNCTION', 'LIST', 'LIBRARYNAME', 'desc', 'WITHCODE')],
+    )

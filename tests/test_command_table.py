@@ -10,6 +10,7 @@ import pytest
 from rawconn import RawConn
 from store.commands import (
     bitmaps,
+    functions,
     hashes,
     lcs,
     list_blocking,
@@ -38,6 +39,7 @@ FAMILIES = [
     zset_algebra,
     sort,
     scripting,
+    functions,
 ]
 IDS = [m.__name__.rsplit('.', 1)[1] for m in FAMILIES]
 

@@ -15,7 +15,8 @@ import pytest
 from conftest import WAIT, assert_same, raw_same, run_all, wait_until
 from rawconn import RawConn
 from store.commands import functions as function_commands
-from store.scripting.functions import crc64, dump_payload, lzf_compress, lzf_decompress, rdb_string
+from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_string
+from store.scripting.functions import dump_payload
 
 
 @pytest.fixture

@@ -507,14 +507,25 @@ def test_script_commands_count_in_commandstats(server):
     assert stats['cmdstat_get']['calls'] == 2
 
 
-def test_info_counts_cached_scripts(server):
+def test_info_counts_scripts_and_functions(server):
     r = server.client()
     r.script_flush()
-    assert r.info('memory')['number_of_cached_scripts'] == 0
+    r.function_flush()
+    memory = r.info('memory')
+    assert memory['number_of_cached_scripts'] == 0
+    assert memory['number_of_libraries'] == memory['number_of_functions'] == 0
     r.script_load('return 1')
     r.eval('return 2', 0)
-    assert r.info('memory')['number_of_cached_scripts'] == 2
-    assert r.info('memory')['used_memory_lua'] > 0
+    code = "#!lua name=lib\nredis.register_function('f1', function() return 1 end)\n"
+    code += "redis.register_function('f2', function() return 2 end)"
+    r.function_load(code)
+    memory = r.info('memory')
+    assert memory['number_of_cached_scripts'] == 2
+    assert memory['number_of_libraries'] == 1
+    assert memory['number_of_functions'] == 2
+    assert memory['used_memory_lua'] > 0
+    assert memory['used_memory_scripts'] == len('return 1') + len('return 2') + len(code)
+    r.function_flush()
 
 
 # -- long scripts: BUSY, SCRIPT KILL, SHUTDOWN NOSAVE ----------------------------------
@@ -586,3 +597,29 @@ def test_pcall_cannot_swallow_a_kill(busy_port):
     caller, probe = _start(busy_port, 'EVAL', script, 0)
     assert probe.cmd('SCRIPT', 'KILL') == b'+OK\r\n'
     assert caller.read_reply().startswith(b'-ERR Script killed by user with SCRIPT KILL...')
+
+
+@pytest.mark.parametrize(
+    'script',
+    [
+        # Redis's Lua stack runs out at a value nested 7995 deep (a map level counts two)
+        "local function f(n) if n == 0 then return 'leaf' end return {f(n - 1)} end return f(7994)",
+        "local function f(n) if n == 0 then return 'leaf' end return {f(n - 1)} end return f(7995)",
+        "local function f(n) if n == 0 then return {map = {a = 'b'}} end return {f(n - 1)} end "
+        'return f(7992)',
+        "local function f(n) if n == 0 then return {map = {a = 'b'}} end return {f(n - 1)} end "
+        'return f(7993)',
+        # big replies of every kind of element
+        "local t = {} for i = 1, 20000 do t[i] = {i, tostring(i), i + 0.5, i % 2 == 0, "
+        "{ok = 'x'}, {err = 'e'}, {double = i / 3}} end return t",
+    ],
+    ids=['depth-7994', 'depth-7995', 'map-7992', 'map-7993', 'big'],
+)
+@pytest.mark.parametrize('proto', [2, 3], ids=['resp2', 'resp3'])
+def test_deep_and_big_replies(fresh_raw_pair, script, proto):
+    ours, theirs = fresh_raw_pair(proto)
+    request = pack('EVAL', script, 0)
+    theirs.send(request)
+    want = theirs.read_available(wait=0.5)
+    ours.send(request)
+    assert ours.read_available(want=want) == want

@@ -181,6 +181,8 @@ def _memory_section(server):
     scripts = server.scripts
     vm_eval = scripts.engine.memory()
     vm_functions = server.functions.engine.memory()
+    functions = server.functions.ctx
+    function_bytes = sum(len(lib.code) for lib in functions.libraries.values())
     return [
         ('used_memory', rss),
         ('used_memory_human', bytes_to_human(rss)),
@@ -203,14 +205,14 @@ def _memory_section(server):
         ('used_memory_lua_human', bytes_to_human(vm_eval)),
         ('used_memory_scripts_eval', scripts.body_bytes()),
         ('number_of_cached_scripts', len(scripts.cache)),
-        ('number_of_functions', 0),
-        ('number_of_libraries', 0),
+        ('number_of_functions', functions.n_functions),
+        ('number_of_libraries', len(functions.libraries)),
         ('used_memory_vm_functions', vm_functions),
         ('used_memory_vm_total', vm_eval + vm_functions),
         ('used_memory_vm_total_human', bytes_to_human(vm_eval + vm_functions)),
-        ('used_memory_functions', 0),
-        ('used_memory_scripts', scripts.body_bytes()),
-        ('used_memory_scripts_human', bytes_to_human(scripts.body_bytes())),
+        ('used_memory_functions', function_bytes),
+        ('used_memory_scripts', scripts.body_bytes() + function_bytes),
+        ('used_memory_scripts_human', bytes_to_human(scripts.body_bytes() + function_bytes)),
         ('maxmemory', maxmemory),
         ('maxmemory_human', bytes_to_human(maxmemory)),
         ('maxmemory_policy', server.config['maxmemory-policy']),

@@ -44,9 +44,6 @@ from . import libs
 # Redis gives Lua no memory limit of its own (a runaway script takes the machine with it);
 # here a script that allocates past this gets Lua's "not enough memory" instead.
 LUA_MAX_MEMORY = 1 << 30
-# Nesting deeper than this in a script's reply is cut with Redis's own error for an
-# exhausted Lua stack (which Redis reaches at about 8000 levels).
-MAX_REPLY_DEPTH = 400
 _LLONG_MIN = -(1 << 63)
 _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
 
@@ -154,11 +151,18 @@ class LuaEngine:
         }
         boot = files(__package__).joinpath('sandbox.lua').read_bytes()
         major, minor, patch = (int(p) for p in VERSION.split('.'))
-        self._compile, self._run, self._run_eval, self.set_global, self.protect = lua.execute(
+        (
+            self._compile,
+            self._run,
+            self._run_eval,
+            self._reply,
+            self.set_global,
+            self.protect,
+        ) = lua.execute(
             boot,
             lua.table_from(api),
             self._hook,
-            self._unwrap_error,
+            self.unwrap_error,
             VERSION.encode(),
             (major << 16) | (minor << 8) | patch,
         )
@@ -211,7 +215,10 @@ class LuaEngine:
             if run.timed_out:
                 self.server.busy.end(run)
         if ok:
-            return self.to_reply(r, caller.proto, 0)
+            t = type(r)
+            if t is bytes or t is int:
+                return r
+            return Raw(self._reply(r, caller.proto, self.resp))  # built in Lua (sandbox.lua)
         return self.error_reply(r, run.name)
 
     def error_reply(self, r: Any, name: bytes) -> RedisError:
@@ -373,7 +380,7 @@ class LuaEngine:
             self._raise(b'Invalid command passed to redis.acl_check_cmd()')
         return True  # one user, allowed everything
 
-    def _unwrap_error(self, e: Any) -> Any:
+    def unwrap_error(self, e: Any) -> Any:
         """The error value (a table, or a message) a Python callback raised, as the
         script should see it."""
         if isinstance(e, lua51.LuaError) and e.args:
@@ -457,61 +464,6 @@ class LuaEngine:
         if kind == 'verbatim':
             return self._verbatim(x[:3], x[4:])
         return x  # bulk, integer, boolean
-
-    def to_reply(self, v: Any, proto: int, depth: int) -> Any:
-        """The script's result as a reply for a client speaking `proto`
-        (luaReplyToRedisReply)."""
-        t = type(v)
-        if t is bytes or t is int:
-            return v
-        if t is float:
-            return _to_integer(v)
-        if t is bool:
-            if self.resp == 2:
-                return 1 if v else None
-            return v
-        if v is None or _lua_type(v) != 'table':
-            return None
-        if depth > MAX_REPLY_DEPTH:
-            return RedisError('ERR reached lua stack limit')
-        err = v[b'err']
-        if type(err) is bytes:
-            return _error(err)
-        ok = v[b'ok']
-        if type(ok) is bytes:
-            return Raw(b'+%s\r\n' % ok.replace(b'\r', b' ').replace(b'\n', b' '))
-        d = v[b'double']
-        if type(d) is int or type(d) is float:
-            return float(d)
-        big = v[b'big_number']
-        if type(big) is bytes:
-            big = big.replace(b'\r', b' ').replace(b'\n', b' ')
-            return Raw(b'(%s\r\n' % big) if proto == 3 else big
-        verbatim = v[b'verbatim_string']
-        if _lua_type(verbatim) == 'table':
-            fmt, s = verbatim[b'format'], verbatim[b'string']
-            if type(fmt) is bytes and type(s) is bytes:
-                if proto == 3:
-                    return Raw(b'=%d\r\n%s:%s\r\n' % (len(s) + 4, (fmt + b'   ')[:3], s))
-                return s
-        depth += 1
-        m = v[b'map']
-        if _lua_type(m) == 'table':
-            return Map(
-                (self.to_reply(k, proto, depth), self.to_reply(x, proto, depth))
-                for k, x in m.items()
-            )
-        s = v[b'set']
-        if _lua_type(s) == 'table':
-            return Set(self.to_reply(k, proto, depth) for k in s)
-        out = []
-        i = 1
-        while True:
-            x = v[i]
-            if x is None:
-                return out
-            out.append(self.to_reply(x, proto, depth))
-            i += 1
 
 
 class CompileError(Exception):

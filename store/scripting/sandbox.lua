@@ -158,7 +158,117 @@ local function run_eval(f, numkeys, ...)
   local ok, r = xpcall0(f, handler) if killed then killed = false sethook(hook, '', 100000) end return ok, r
 end
 
+-- reply(v, proto, resp): the script's result as the caller's reply bytes, for a client
+-- speaking `proto` from a script under redis.setresp(resp) (luaReplyToRedisReply, in its
+-- order of checks). A value nested MAXDEPTH deep is Redis's error for its exhausted Lua
+-- stack (LUAI_MAXCSTACK, 8000 slots): an array's elements sit one slot above it, a set's
+-- three, a map's keys four and its values three.
+local MAXDEPTH = 7995
+local format, gsub, sub, concat, floor = string.format, string.gsub, string.sub, table.concat,
+                                         math.floor
+-- Headers of short bulk strings and small integers, made once: most of a big reply is
+-- then table lookups, not new strings.
+local BULK = setmetatable({}, {__index = function(t, len)
+  local h = '$' .. len .. '\r\n'
+  if len < 4096 then rawset(t, len, h) end
+  return h
+end})
+local INT = setmetatable({}, {__index = function(t, v)
+  local s = format(':%d\r\n', v)  -- (long) of the number, as Redis casts it
+  if v == floor(v) and v >= -1024 and v < 65536 then rawset(t, v, s) end
+  return s
+end})
+local function oneline(s) return (gsub(s, '[\r\n]', ' ')) end
+
+-- put(out, n, v, ...): v's reply appended after out[n]; the new n.
+local function put(out, n, v, proto, resp, depth)
+  if depth >= MAXDEPTH then out[n + 1] = '-ERR reached lua stack limit\r\n' return n + 1 end
+  local t = type(v)
+  if t == 'string' then
+    out[n + 1], out[n + 2], out[n + 3] = BULK[#v], v, '\r\n'
+    return n + 3
+  elseif t == 'number' then
+    out[n + 1] = INT[v]
+    return n + 1
+  elseif t == 'boolean' then
+    if resp == 2 then
+      out[n + 1] = v and ':1\r\n' or (proto == 3 and '_\r\n' or '$-1\r\n')
+    elseif proto == 3 then
+      out[n + 1] = v and '#t\r\n' or '#f\r\n'
+    else
+      out[n + 1] = v and ':1\r\n' or ':0\r\n'
+    end
+    return n + 1
+  elseif t ~= 'table' then
+    out[n + 1] = proto == 3 and '_\r\n' or '$-1\r\n'
+    return n + 1
+  end
+  local x = rawget(v, 'err')
+  if type(x) == 'string' then out[n + 1] = '-' .. oneline(x) .. '\r\n' return n + 1 end
+  x = rawget(v, 'ok')
+  if type(x) == 'string' then out[n + 1] = '+' .. oneline(x) .. '\r\n' return n + 1 end
+  x = rawget(v, 'double')
+  if type(x) == 'number' then
+    local d = format('%.17g', x)
+    out[n + 1] = proto == 3 and (',' .. d .. '\r\n') or (BULK[#d] .. d .. '\r\n')
+    return n + 1
+  end
+  x = rawget(v, 'big_number')
+  if type(x) == 'string' then
+    x = oneline(x)
+    out[n + 1] = proto == 3 and ('(' .. x .. '\r\n') or (BULK[#x] .. x .. '\r\n')
+    return n + 1
+  end
+  x = rawget(v, 'verbatim_string')
+  if type(x) == 'table' then
+    local f, str = rawget(x, 'format'), rawget(x, 'string')
+    if type(f) == 'string' and type(str) == 'string' then
+      if proto == 3 then
+        out[n + 1] = '=' .. (#str + 4) .. '\r\n' .. sub(f .. '   ', 1, 3) .. ':'
+      else
+        out[n + 1] = BULK[#str]
+      end
+      out[n + 2], out[n + 3] = str, '\r\n'
+      return n + 3
+    end
+  end
+  local head, count = n + 1, 0  -- out[head]: the header, once the length is known
+  local m = head
+  x = rawget(v, 'map')
+  if type(x) == 'table' then
+    for k, e in next, x do
+      m = put(out, m, k, proto, resp, depth + 4)
+      m = put(out, m, e, proto, resp, depth + 3)
+      count = count + 1
+    end
+    out[head] = proto == 3 and ('%' .. count .. '\r\n') or ('*' .. 2 * count .. '\r\n')
+    return m
+  end
+  x = rawget(v, 'set')
+  if type(x) == 'table' then
+    for k in next, x do
+      m = put(out, m, k, proto, resp, depth + 3)
+      count = count + 1
+    end
+    out[head] = (proto == 3 and '~' or '*') .. count .. '\r\n'
+    return m
+  end
+  x = rawget(v, 1)
+  while x ~= nil do
+    count = count + 1
+    m = put(out, m, x, proto, resp, depth + 1)
+    x = rawget(v, count + 1)
+  end
+  out[head] = '*' .. count .. '\r\n'
+  return m
+end
+local function reply(v, proto, resp)
+  local out = {}
+  put(out, 0, v, proto, resp, 0)
+  return concat(out)
+end
+
 -- set_global(name, value): a global written past the read-only guard.
 local function set_global(name, value) rawset(V, name, value) end
 
-return compile, run, run_eval, set_global, protect
+return compile, run, run_eval, reply, set_global, protect

@@ -55,7 +55,6 @@ PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, thr
 MONITORING = 'monitoring'  # no SLOWLOG, LATENCY, ACL LOG
 ACCESS = 'access'  # no ACL file, no modules, no protected mode
 NETWORK = 'network'  # listeners and sockets options this server does not apply
-SCRIPTING = 'scripting'  # no Lua yet
 TRACKING = 'tracking'  # CLIENT TRACKING answers as with tracking off: no tracking table
 EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adapt
 
@@ -930,9 +929,7 @@ PARAMS = [
     ),
     Param('acllog-max-len', 'int', 128, 0, LLONG_MAX, inert=MONITORING),
     # scripting
-    Param(
-        'busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, alias='lua-time-limit', inert=SCRIPTING
-    ),
+    Param('busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, alias='lua-time-limit'),
 ]
 
 # Directives a config file may still hold that Redis 7.0 reads and ignores, with the

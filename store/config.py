@@ -930,6 +930,7 @@ PARAMS = [
     Param('acllog-max-len', 'int', 128, 0, LLONG_MAX, inert=MONITORING),
     # scripting
     Param('busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, alias='lua-time-limit'),
+    Param('script-memory-limit', 'mem', 1024**3, 1024**2, LLONG_MAX),  # this server's own
 ]
 
 # Directives a config file may still hold that Redis 7.0 reads and ignores, with the

@@ -98,6 +98,9 @@ class Server:
             self.pubsub.apply_config()
         elif name in EncodingLimits.PARAMS:
             setattr(self.keyspace.limits, EncodingLimits.PARAMS[name], cfg[name])
+        elif name == 'script-memory-limit':
+            for engine in (self.scripts.engine, self.functions.engine):
+                engine.lua.set_max_memory(cfg[name])
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
             pass
@@ -105,6 +108,7 @@ class Server:
     def apply_all(self):
         for name in (
             'proto-max-bulk-len',
+            'script-memory-limit',
             'notify-keyspace-events',
             'keyevent-journal-key',
             *EncodingLimits.PARAMS,

@@ -33,6 +33,7 @@ OUR_OWN = {
     'keyevent-journal-events',
     'keyevent-journal-key',
     'keyevent-journal-maxlen',
+    'script-memory-limit',
 }
 
 # Test-only parameters Redis hides from CONFIG GET patterns (an exact name still works).

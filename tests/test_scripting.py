@@ -623,3 +623,14 @@ def test_deep_and_big_replies(fresh_raw_pair, script, proto):
     want = theirs.read_available(wait=0.5)
     ours.send(request)
     assert ours.read_available(want=want) == want
+
+
+def test_a_memory_hungry_script_fails_and_the_server_goes_on(make_server):
+    """Redis sets Lua no limit (such a script takes the machine's memory); here it gets
+    Lua's "not enough memory" at `script-memory-limit`, and the next scripts run."""
+    r = make_server(script_memory_limit='8mb').client()
+    hungry = "local t = {} for i = 1, 1e7 do t[i] = string.rep('x', 100) .. i end return #t"
+    with pytest.raises(redis.ResponseError, match='not enough memory'):
+        r.eval(hungry, 0)
+    assert r.eval("local t = {} for i = 1, 1000 do t[i] = i end return #t", 0) == 1000
+    assert r.ping()

@@ -41,9 +41,6 @@ from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
 from ..version import VERSION
 from . import libs
 
-# Redis gives Lua no memory limit of its own (a runaway script takes the machine with it);
-# here a script that allocates past this gets Lua's "not enough memory" instead.
-LUA_MAX_MEMORY = 1 << 30
 _LLONG_MIN = -(1 << 63)
 _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
 
@@ -132,7 +129,7 @@ class LuaEngine:
             register_eval=False,
             register_builtins=False,
             attribute_filter=_no_attributes,
-            max_memory=LUA_MAX_MEMORY,
+            max_memory=server.config['script-memory-limit'],  # Redis sets no limit
         )
         libs.install(lua)
         api = {
@@ -175,6 +172,7 @@ class LuaEngine:
         )
         self._wrap = lua.eval(b'function(k, t) return {[k]=t} end')
         self._gc_count = lua.eval(b'function() return collectgarbage("count") end')
+        self._gc_collect = lua.eval(b'function() collectgarbage("collect") end')
         self.table = lua.table_from
         self.resp = 2  # redis.setresp: the protocol commands answer the script in
 
@@ -224,6 +222,7 @@ class LuaEngine:
     def error_reply(self, r: Any, name: bytes) -> RedisError:
         """The caller's error for a failed run (luaCallFunction)."""
         if _lua_type(r) != 'table':  # out of memory: the handler never saw it
+            self._gc_collect()  # what the failed script built is garbage now
             msg = r if isinstance(r, bytes) else b'execution failure'
             return _error(b'ERR Error running script %s, %s ' % (name, msg[:100]))
         msg = r[b'err']

@@ -59,7 +59,7 @@ def _number_arg(v: float) -> bytes:
     return b'%.17g' % v
 
 
-def _lua_tostring(v: Any) -> bytes | None:
+def lua_tostring(v: Any) -> bytes | None:
     """lua_tolstring: strings as they are, numbers as Lua prints them ("%.14g")."""
     t = type(v)
     if t is bytes:
@@ -333,7 +333,7 @@ class LuaEngine:
     def _sha1hex(self, *args: Any) -> bytes:
         if len(args) != 1:
             self._raise(b'wrong number of arguments')
-        s = _lua_tostring(args[0]) or b''
+        s = lua_tostring(args[0]) or b''
         return hashlib.sha1(s).hexdigest().encode()
 
     def _log(self, *args: Any) -> None:
@@ -348,7 +348,7 @@ class LuaEngine:
             self._raise(b'Invalid debug level.')
         parts = []
         for j, a in enumerate(args[1:]):
-            s = _lua_tostring(a)
+            s = lua_tostring(a)
             if s is not None:
                 parts.append(s if j == 0 else b' ' + s)
         if int(level) >= _LOG_LEVELS.get(self.server.config['loglevel'], 2):
@@ -374,7 +374,7 @@ class LuaEngine:
     def _acl_check_cmd(self, *args: Any) -> bool:
         if not args:
             self._raise(b'Please specify at least one argument for this redis lib call')
-        name = _lua_tostring(args[0]) or b''
+        name = lua_tostring(args[0]) or b''
         if self.server.commands.get(name.lower()) is None:
             self._raise(b'Invalid command passed to redis.acl_check_cmd()')
         return True  # one user, allowed everything

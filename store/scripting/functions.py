@@ -23,7 +23,7 @@ import lupa.lua51 as lua51
 
 from ..rdb import RDB_VERSION, RdbError, RdbReader, crc64, rdb_string
 from ..resp import RedisError, split_args, string2ll
-from .engine import LuaEngine, ScriptRun
+from .engine import LuaEngine, ScriptRun, lua_tostring
 from .eval import FLAGS
 
 RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
@@ -156,16 +156,6 @@ class LibCtx:
 def _s(b: bytes) -> str:
     """An sds in an error reply (C's %s: up to a NUL)."""
     return b.split(b'\0', 1)[0].decode('utf-8', 'surrogateescape')
-
-
-def _lua_string(v: Any) -> bytes | None:
-    """lua_isstring + lua_tolstring: strings as they are, numbers as Lua prints them."""
-    t = type(v)
-    if t is bytes:
-        return v
-    if t is int or t is float:
-        return b'%.14g' % v
-    return None
 
 
 def _valid_name(name: bytes) -> bool:
@@ -329,7 +319,7 @@ class Functions:
             msg = err[b'err']
             text = _msg(msg) if type(msg) is bytes else '(null)'
         else:
-            s = _lua_string(err)
+            s = lua_tostring(err)
             text = 'ERR ' + (_msg(s) if s is not None else '(null)')
         raise RedisError('ERR Error registering functions: ' + text)
 
@@ -349,7 +339,7 @@ class Functions:
         description = None
         flags: frozenset[str] = frozenset()
         if len(args) == 2:
-            name = _lua_string(args[0])
+            name = lua_tostring(args[0])
             if name is None:
                 self._fail(b'first argument to redis.register_function must be a string')
             callback = args[1]
@@ -373,18 +363,18 @@ class Functions:
         name = callback = description = None
         flags: frozenset[str] = frozenset()
         for k, v in table.items():
-            key = _lua_string(k)
+            key = lua_tostring(k)
             if key is None:
                 self._fail(b'named argument key given to redis.register_function is not a string')
             key = key.split(b'\0', 1)[0].lower()
             if key == b'function_name':
-                name = _lua_string(v)
+                name = lua_tostring(v)
                 if name is None:
                     self._fail(
                         b'function_name argument given to redis.register_function must be a string'
                     )
             elif key == b'description':
-                description = _lua_string(v)
+                description = lua_tostring(v)
                 if description is None:
                     self._fail(
                         b'description argument given to redis.register_function must be a string'
@@ -418,7 +408,7 @@ class Functions:
             v = table[j]
             if v is None:
                 return frozenset(found)
-            s = _lua_string(v)
+            s = lua_tostring(v)
             name = s.split(b'\0', 1)[0].decode('latin-1').lower() if s is not None else None
             if name not in FLAGS:
                 self._fail(b'unknown flag given')

@@ -31,7 +31,7 @@ import hashlib
 import math
 import time
 from importlib.resources import files
-from typing import Any
+from typing import Any, NoReturn
 
 import lupa.lua51 as lua51
 
@@ -41,7 +41,6 @@ from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
 from ..version import VERSION
 from . import libs
 
-_LLONG_MIN = -(1 << 63)
 _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
 
 _lua_type = lua51.lua_type
@@ -82,13 +81,6 @@ def _lua_tonumber(v: Any) -> float | None:
     return None
 
 
-def _to_integer(v: float) -> int:
-    """(long long) of a Lua number: x86 gives LLONG_MIN for NaN and out-of-range values."""
-    if v != v or not -9.223372036854775808e18 <= v < 9.223372036854775808e18:
-        return _LLONG_MIN
-    return int(v)
-
-
 class ScriptRun:
     """The running script (Redis's scriptRunCtx)."""
 
@@ -96,7 +88,6 @@ class ScriptRun:
         'name',
         'caller',
         'read_only',
-        'allow_oom',
         'is_eval',
         'start',
         'timed_out',
@@ -109,7 +100,6 @@ class ScriptRun:
         self.caller = caller
         self.read_only = read_only
         self.is_eval = is_eval
-        self.allow_oom = False
         self.start = _perf()
         self.timed_out = False  # past busy-reply-threshold: other clients get -BUSY
         self.killed: str | None = None  # 'kill' or 'shutdown' once asked to stop
@@ -153,8 +143,6 @@ class LuaEngine:
             self._run,
             self._run_eval,
             self._reply,
-            self.set_global,
-            self.protect,
         ) = lua.execute(
             boot,
             lua.table_from(api),
@@ -273,6 +261,7 @@ class LuaEngine:
             return None, self._err(b'This Redis command is not allowed from script')
         if 'write' in flags:
             run = self.run
+            assert run is not None  # the redis API is called from a running script
             if run.read_only:
                 return None, self._err(b'Write commands are not allowed from read-only scripts.')
             run.written = True
@@ -306,7 +295,7 @@ class LuaEngine:
     def _err(self, msg: bytes) -> Any:
         return self._error(b'ERR ' + msg)
 
-    def _raise(self, msg: bytes) -> None:
+    def _raise(self, msg: bytes) -> NoReturn:
         raise lua51.LuaError(self._err(msg))
 
     def _error_buff(self, s: bytes) -> Any:

@@ -17,7 +17,7 @@ crc64.c, eight bytes little-endian); the RDB encoding itself is store/rdb.py's.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import lupa.lua51 as lua51
 
@@ -326,7 +326,7 @@ class Functions:
     def _expired(self) -> bool:
         return (time.perf_counter() - self.load_start) * 1000 > LOAD_TIMEOUT_MS
 
-    def _fail(self, msg: bytes) -> None:
+    def _fail(self, msg: bytes) -> NoReturn:
         raise lua51.LuaError(self._error(b'ERR ' + msg))
 
     def _register_function(self, *args: Any) -> None:
@@ -402,14 +402,14 @@ class Functions:
 
     def _flags(self, table: Any) -> frozenset[str]:
         """luaRegisterFunctionReadFlags: t[1], t[2], ... up to the first nil."""
-        found = set()
+        found: set[str] = set()
         j = 1
         while True:
             v = table[j]
             if v is None:
                 return frozenset(found)
             s = lua_tostring(v)
-            name = s.split(b'\0', 1)[0].decode('latin-1').lower() if s is not None else None
+            name = s.split(b'\0', 1)[0].decode('latin-1').lower() if s is not None else ''
             if name not in FLAGS:
                 self._fail(b'unknown flag given')
             found.add(name)
@@ -475,7 +475,6 @@ class Functions:
         keys = engine.table(argv[3 : 3 + numkeys])
         args = engine.table(argv[3 + numkeys :])
         run = ScriptRun(fn.name, caller, read_only, is_eval=False)
-        run.allow_oom = 'allow-oom' in flags
         self.current = (run, argv)
         try:
             return engine.execute(run, fn.callback, keys, args)

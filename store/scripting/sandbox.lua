@@ -268,7 +268,4 @@ local function reply(v, proto, resp)
   return concat(out)
 end
 
--- set_global(name, value): a global written past the read-only guard.
-local function set_global(name, value) rawset(V, name, value) end
-
-return compile, run, run_eval, reply, set_global, protect
+return compile, run, run_eval, reply

@@ -44,19 +44,22 @@ def parse_expire_flags(args, start=3):
     return flags
 
 
-def expire_generic(c, args, relative, seconds):
+def _invalid(args):
     name = args[0].decode('latin-1').lower()
+    return RedisError(f"ERR invalid expire time in '{name}' command")
+
+
+def expire_generic(c, args, relative, seconds):
     flags = parse_expire_flags(args)
     when = int_arg(args[2])
     basetime = now_ms() if relative else 0
-    invalid = RedisError(f"ERR invalid expire time in '{name}' command")
     if seconds:
         # C's LLONG_MAX / 1000 truncates toward zero, for LLONG_MIN as well.
         if when > LLONG_MAX // 1000 or when < -(-LLONG_MIN // 1000):
-            raise invalid
+            raise _invalid(args)
         when *= 1000
     if when > LLONG_MAX - basetime:
-        raise invalid
+        raise _invalid(args)
     when += basetime
 
     ks, db, key = c.ks, c.db, args[1]

@@ -36,7 +36,6 @@ from typing import Any, NoReturn
 import lupa.lua51 as lua51
 
 from .. import clock
-from ..command_table import call
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
 from ..version import VERSION
 from . import libs
@@ -45,6 +44,7 @@ _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4
 
 _lua_type = lua51.lua_type
 _perf = time.perf_counter
+_perf_ns = time.perf_counter_ns
 
 
 def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
@@ -163,6 +163,7 @@ class LuaEngine:
         self._gc_collect = lua.eval(b'function() collectgarbage("collect") end')
         self.table = lua.table_from
         self.resp = 2  # redis.setresp: the protocol commands answer the script in
+        self._checked: dict[bytes, tuple[Any, bool]] = {}  # name as sent -> (command, writes)
 
     def memory(self) -> int:
         """Bytes the Lua state holds (INFO used_memory_lua)."""
@@ -224,63 +225,80 @@ class LuaEngine:
     # -- the redis API (script_lua.c's luaRedis*Command) ------------------------------------
 
     def _redis_call(self, *args: Any) -> Any:
-        """redis.call: the reply, or the error table raised in the script."""
-        r, err = self._command(args)
-        if err is not None:
-            raise lua51.LuaError(err)
-        return r
-
-    def _redis_pcall(self, *args: Any) -> Any:
-        """redis.pcall: the reply, or the error table as the value."""
-        r, err = self._command(args)
-        return r if err is None else err
-
-    def _command(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
-        """scriptCall: run one command for the script; (reply, None) or (None, error)."""
+        """redis.call (scriptCall): run one command for the script and answer its reply;
+        an error is raised in the script as its error table."""
         argv = list(args)
         for a in argv:
             if type(a) is not bytes:
                 argv = self._convert_args(argv)
-                if type(argv) is not list:
-                    return None, argv
                 break
+        known = self._checked.get(argv[0]) if argv else None
+        if known is None:
+            top, cmd, write = self._check_command(argv)
+        else:
+            top = cmd = known[0]
+            write = known[1]
+            n, arity = len(argv), cmd.arity
+            if (n != arity) if arity > 0 else (n < -arity):
+                self._raise(b'Wrong number of args calling Redis command from script')
+        if write:
+            run = self.run
+            assert run is not None  # the redis API is called from a running script
+            if run.read_only:
+                self._raise(b'Write commands are not allowed from read-only scripts.')
+            run.written = True
+        t0 = _perf_ns()  # the executor (command_table.call), inlined: this is per call
+        try:
+            r = top.handler(self.client, argv)
+        except RedisError as e:
+            top.failed += 1
+            raise lua51.LuaError(self._error(e.msg.encode('utf-8', 'surrogateescape'))) from None
+        except Exception as e:  # a bug must not take the server down
+            top.failed += 1
+            self.server.log_exception(f'Error running {cmd.name} from a script', e)
+            self._raise(f'internal error while running {cmd.name}'.encode())
+        finally:
+            top.calls += 1
+            top.ns += _perf_ns() - t0
+        t = type(r)
+        if t is bytes or t is int:
+            return r
+        if r is OK:
+            return self._status(b'OK')
+        return self.to_lua(r, self.resp)
+
+    def _check_command(self, argv: list[bytes]) -> tuple[Any, Any, bool]:
+        """scriptCall's checks, in its order: (the command to run, the command or
+        subcommand it is, whether it writes). A plain command that passes is remembered
+        by its name as sent, so the next call skips to the arity check."""
         if not argv:
-            return None, self._err(b'Please specify at least one argument for this redis lib call')
+            self._raise(b'Please specify at least one argument for this redis lib call')
         table = self.server.commands
         cmd = table.get(argv[0]) or table.get(argv[0].lower())
         top = cmd
         if cmd is not None and cmd.subcommands and len(argv) > 1:
             cmd = cmd.find_subcommand(argv[1])
         if cmd is None:
-            return None, self._err(b'Unknown Redis command called from script')
+            self._raise(b'Unknown Redis command called from script')
         n, arity = len(argv), cmd.arity
         if (n != arity) if arity > 0 else (n < -arity):
-            return None, self._err(b'Wrong number of args calling Redis command from script')
-        flags = cmd.flags
-        if 'noscript' in flags:
-            return None, self._err(b'This Redis command is not allowed from script')
-        if 'write' in flags:
-            run = self.run
-            assert run is not None  # the redis API is called from a running script
-            if run.read_only:
-                return None, self._err(b'Write commands are not allowed from read-only scripts.')
-            run.written = True
-        try:
-            r = call(top, self.client, argv)
-        except RedisError as e:
-            return None, self._error(e.msg.encode('utf-8', 'surrogateescape'))
-        except Exception as e:  # a bug must not take the server down
-            self.server.log_exception(f'Error running {cmd.name} from a script', e)
-            return None, self._err(f'internal error while running {cmd.name}'.encode())
-        t = type(r)
-        if t is bytes or t is int:
-            return r, None
-        if r is OK:
-            return self._status(b'OK'), None
-        return self.to_lua(r, self.resp), None
+            self._raise(b'Wrong number of args calling Redis command from script')
+        if 'noscript' in cmd.flags:
+            self._raise(b'This Redis command is not allowed from script')
+        write = 'write' in cmd.flags
+        if cmd is top and not cmd.subcommands:
+            self._checked[argv[0]] = (cmd, write)
+        return top, cmd, write
 
-    def _convert_args(self, argv: list[Any]) -> Any:
-        """Numbers as "%.17g"; the error table when an argument is neither."""
+    def _redis_pcall(self, *args: Any) -> Any:
+        """redis.pcall: as redis.call, with an error table as the value."""
+        try:
+            return self._redis_call(*args)
+        except lua51.LuaError as e:
+            return e.args[0]
+
+    def _convert_args(self, argv: list[Any]) -> list[bytes]:
+        """Numbers as "%.17g"; anything else but a string is an error."""
         out = []
         for a in argv:
             t = type(a)
@@ -289,7 +307,7 @@ class LuaEngine:
             elif t is int or t is float:
                 out.append(_number_arg(a))
             else:
-                return self._err(b'Lua redis lib command arguments must be strings or integers')
+                self._raise(b'Lua redis lib command arguments must be strings or integers')
         return out
 
     def _err(self, msg: bytes) -> Any:

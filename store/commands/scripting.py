@@ -5,6 +5,7 @@ arguments and answers."""
 from ..args import int_arg, lower
 from ..command_table import Family, numkeys_keys
 from ..resp import OK, RedisError
+from ..scripting.engine import split_keys
 
 COMMANDS = Family('scripting', since='2.6.0')
 
@@ -18,13 +19,8 @@ E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 
 def _split(args):
-    """numkeys (evalGenericCommand's checks, in its order), KEYS and ARGV."""
-    numkeys = int_arg(args[2])
-    if numkeys > len(args) - 3:
-        raise RedisError("ERR Number of keys can't be greater than number of args")
-    if numkeys < 0:
-        raise RedisError("ERR Number of keys can't be negative")
-    return args[3 : 3 + numkeys], args[3 + numkeys :]
+    """KEYS and ARGV (numkeys read as evalGenericCommand reads it)."""
+    return split_keys(args, int_arg(args[2]))
 
 
 def _eval(c, args, ro):

@@ -81,6 +81,28 @@ def _lua_tonumber(v: Any) -> float | None:
     return None
 
 
+def split_keys(args: list[bytes], numkeys: int) -> tuple[list[bytes], list[bytes]]:
+    """The keys and the arguments of EVAL / FCALL `args` (name, script, numkeys, ...),
+    after Redis's two checks of numkeys, in its order."""
+    if numkeys > len(args) - 3:
+        raise RedisError("ERR Number of keys can't be greater than number of args")
+    if numkeys < 0:
+        raise RedisError("ERR Number of keys can't be negative")
+    return args[3 : 3 + numkeys], args[3 + numkeys :]
+
+
+def read_only(flags: frozenset[str] | None, ro: bool) -> bool:
+    """scriptPrepareForRun: whether a script with these flags (None: an EVAL script with
+    no shebang) runs read-only, called by EVAL_RO / FCALL_RO when `ro`."""
+    if flags is None:
+        return ro
+    if 'no-writes' in flags:
+        return True
+    if ro:
+        raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
+    return False
+
+
 class ScriptRun:
     """The running script (Redis's scriptRunCtx)."""
 

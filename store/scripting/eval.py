@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from ..resp import RedisError, split_args
-from .engine import CompileError, LuaEngine, ScriptRun
+from .engine import CompileError, LuaEngine, ScriptRun, read_only
 
 # #!lua flags=... (scripts_flags_def)
 FLAGS = ('no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys')
@@ -88,12 +88,5 @@ class EvalScripts:
 
     def run(self, caller: Any, script: Script, keys: list[bytes], argv: list[bytes], ro: bool):
         """Run a cached script for `caller` (scriptPrepareForRun's checks first)."""
-        flags = script.flags
-        read_only = ro
-        if flags is not None:
-            if 'no-writes' in flags:
-                read_only = True
-            elif ro:
-                raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
-        run = ScriptRun(script.sha, caller, read_only, is_eval=True)
+        run = ScriptRun(script.sha, caller, read_only(script.flags, ro), is_eval=True)
         return self.engine.execute_eval(run, script.function, keys, argv)

@@ -23,7 +23,7 @@ import lupa.lua51 as lua51
 
 from ..rdb import RDB_VERSION, RdbError, RdbReader, crc64, rdb_string
 from ..resp import RedisError, split_args, string2ll
-from .engine import LuaEngine, ScriptRun, lua_tostring
+from .engine import LuaEngine, ScriptRun, lua_tostring, read_only, split_keys
 from .eval import FLAGS
 
 RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
@@ -463,18 +463,10 @@ class Functions:
         numkeys = string2ll(argv[2])  # getLongLongFromObject
         if numkeys is None:
             raise RedisError('ERR Bad number of keys provided')
-        if numkeys > len(argv) - 3:
-            raise RedisError("ERR Number of keys can't be greater than number of args")
-        if numkeys < 0:
-            raise RedisError("ERR Number of keys can't be negative")
-        flags = fn.flags
-        read_only = ro or 'no-writes' in flags
-        if ro and 'no-writes' not in flags:
-            raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
+        keys, args = split_keys(argv, numkeys)
+        run = ScriptRun(fn.name, caller, read_only(fn.flags, ro), is_eval=False)
         engine = self.engine
-        keys = engine.table(argv[3 : 3 + numkeys])
-        args = engine.table(argv[3 + numkeys :])
-        run = ScriptRun(fn.name, caller, read_only, is_eval=False)
+        keys, args = engine.table(keys), engine.table(args)
         self.current = (run, argv)
         try:
             return engine.execute(run, fn.callback, keys, args)

@@ -112,6 +112,7 @@ class Busy:
         conn.gated = True
 
     def poll(self) -> None:
+        current = self.server.current_client  # the script's caller, once more after
         for fd, _ in self.poller.poll(0):
             listener = self.listeners.get(fd)
             if listener is not None:
@@ -131,6 +132,7 @@ class Busy:
                     conn.transport.close()
                 continue
             conn.data_received(data)
+        self.server.current_client = current
 
     def _accept(self, listener: socket.socket) -> None:
         while True:

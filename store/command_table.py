@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .cnum import atoi, c_int
-from .resp import RedisError, error_arg, string2ll
+from .resp import Map, RedisError, Set, error_arg, string2ll
 
 Handler = Callable[[Any, list[bytes]], Any]
 KeyFinder = Callable[[list[bytes]], list[int]]
@@ -81,6 +81,7 @@ class Command:
         'since',
         'container',
         'getkeys',
+        'key_specs',
     )
 
     def __init__(
@@ -97,6 +98,7 @@ class Command:
         summary: str = '',
         since: str = '1.0.0',
         getkeys: KeyFinder | None = None,
+        key_specs: list[Any] | None = None,
     ) -> None:
         self.name = name
         self.handler = handler if handler is not None else self.dispatch
@@ -111,6 +113,7 @@ class Command:
         self.summary = summary
         self.since = since
         self.getkeys = getkeys  # key positions of a `movablekeys` command
+        self.key_specs = key_specs  # COMMAND INFO's, where they are not first/last/step's
         self.no_auth = 'no_auth' in self.flags
         self.pubsub_ok = name in _PUBSUB_OK
         self.multi_ok = name in _MULTI_OK
@@ -204,7 +207,8 @@ class Family(list[Command]):
 
     def command(self, name: str, arity: int, **kw: Any) -> Callable[[Handler], Handler]:
         """Decorator: declare `handler` as command `name`. Keywords: flags, keys
-        (first, last, step), categories, group, tips, summary, since."""
+        (first, last, step), categories, group, tips, summary, since, getkeys and
+        key_specs for movable keys."""
 
         def register(handler: Handler) -> Handler:
             self._new(name, handler, arity, kw)
@@ -262,6 +266,27 @@ def numkeys_keys(at: int, store: int = 0) -> KeyFinder:
         return list(range(first, first + num)) + dest
 
     return find
+
+
+def keynum_spec(flags: str, notes: str = '', index: int = 2) -> Any:
+    """A key spec of keys counted by the argument at `index` (EVAL, FCALL), as COMMAND
+    INFO shows it; `flags` as 'RW access update'."""
+    spec: list[tuple[bytes, Any]] = [
+        (b'flags', Set(flags.split())),  # statuses, as addReplyFlagsForKeyArgs sends them
+        (b'begin_search', Map([(b'type', b'index'), (b'spec', Map([(b'index', index)]))])),
+        (
+            b'find_keys',
+            Map(
+                [
+                    (b'type', b'keynum'),
+                    (b'spec', Map([(b'keynumidx', 0), (b'firstkey', 1), (b'keystep', 1)])),
+                ]
+            ),
+        ),
+    ]
+    if notes:
+        spec.insert(0, (b'notes', notes.encode()))
+    return Map(spec)
 
 
 def keys_after_streams(args: list[bytes]) -> list[int]:

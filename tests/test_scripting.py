@@ -367,6 +367,12 @@ def test_getkeys(raw_pair):
     )
 
 
+@pytest.mark.parametrize('name', ['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'])
+def test_key_specs(raw_pair, name):
+    """COMMAND INFO whole, key specs included (a keynum spec, and Redis's notes)."""
+    raw_same(raw_pair(), [('COMMAND', 'INFO', name)])
+
+
 def test_script_subcommands_info(server, ref):
     """SCRIPT's subcommands (COMMAND INFO of the data families is checked for every
     family in test_command_table.py, which has no subcommands)."""

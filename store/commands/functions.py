@@ -4,31 +4,32 @@ store/scripting/functions.py; this module reads the arguments and answers."""
 import time
 
 from ..args import keyword
-from ..command_table import Family, numkeys_keys
+from ..command_table import Family
 from ..glob import glob_match
 from ..resp import OK, Map, RedisError, Set, error_arg
 from ..scripting.eval import FLAGS
 from ..scripting.functions import ENGINE
-from .scripting import kill
+from .scripting import CALL, CALL_FLAGS, RO_KEYS, RW_KEYS, kill
 
 COMMANDS = Family('scripting', since='7.0.0')
 
-_FCALL = dict(
-    keys=(0, 0, 0),
-    categories='@slow @scripting',
-    getkeys=numkeys_keys(2),
-)
-_FLAGS = 'noscript stale skip_monitor no_mandatory_keys movablekeys'
 _ALL_SHARDS = 'request_policy:all_shards response_policy:all_succeeded'
 
 
-@COMMANDS.command('fcall', -3, flags=_FLAGS, summary='Invoke a function', **_FCALL)
+@COMMANDS.command(
+    'fcall', -3, flags=CALL_FLAGS, summary='Invoke a function', key_specs=RW_KEYS, **CALL
+)
 def fcall(c, args):
     return c.server.functions.call(c, args, False)
 
 
 @COMMANDS.command(
-    'fcall_ro', -3, flags='readonly ' + _FLAGS, summary='Invoke a read-only function', **_FCALL
+    'fcall_ro',
+    -3,
+    flags='readonly ' + CALL_FLAGS,
+    summary='Invoke a read-only function',
+    key_specs=RO_KEYS,
+    **CALL,
 )
 def fcall_ro(c, args):
     return c.server.functions.call(c, args, True)

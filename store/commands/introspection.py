@@ -58,6 +58,8 @@ def _key_flags(cmd):
 
 
 def _key_specs(cmd):
+    if cmd.key_specs is not None:
+        return cmd.key_specs
     if not cmd.first_key:
         return []
     last = cmd.last_key - cmd.first_key if cmd.last_key >= 0 else cmd.last_key

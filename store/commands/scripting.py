@@ -3,18 +3,20 @@ the conversions and the script cache are in store/scripting/; this module reads 
 arguments and answers."""
 
 from ..args import int_arg, lower
-from ..command_table import Family, numkeys_keys
+from ..command_table import Family, keynum_spec, numkeys_keys
 from ..resp import OK, RedisError
 from ..scripting.engine import split_keys
 
 COMMANDS = Family('scripting', since='2.6.0')
 
-_EVAL = dict(
-    keys=(0, 0, 0),
-    categories='@slow @scripting',
-    getkeys=numkeys_keys(2),
-)
-_FLAGS = 'noscript stale skip_monitor no_mandatory_keys movablekeys'
+# What EVAL, EVALSHA, FCALL and their _RO forms declare alike; their key specs are
+# Redis's, notes included (EVALSHA's have none).
+CALL = dict(keys=(0, 0, 0), categories='@slow @scripting', getkeys=numkeys_keys(2))
+CALL_FLAGS = 'noscript stale skip_monitor no_mandatory_keys movablekeys'
+RW_NOTES = 'We cannot tell how the keys will be used so we assume the worst, RW and UPDATE'
+RO_NOTES = 'We cannot tell how the keys will be used so we assume the worst, RO and ACCESS'
+RW_KEYS = [keynum_spec('RW access update', RW_NOTES)]
+RO_KEYS = [keynum_spec('RO access', RO_NOTES)]
 E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 
@@ -38,12 +40,26 @@ def _evalsha(c, args, ro):
     return scripts.run(c, script, keys, argv, ro)
 
 
-@COMMANDS.command('eval', -3, flags=_FLAGS, summary='Execute a Lua script server side', **_EVAL)
+@COMMANDS.command(
+    'eval',
+    -3,
+    flags=CALL_FLAGS,
+    summary='Execute a Lua script server side',
+    key_specs=RW_KEYS,
+    **CALL,
+)
 def eval_(c, args):
     return _eval(c, args, False)
 
 
-@COMMANDS.command('evalsha', -3, flags=_FLAGS, summary='Execute a Lua script server side', **_EVAL)
+@COMMANDS.command(
+    'evalsha',
+    -3,
+    flags=CALL_FLAGS,
+    summary='Execute a Lua script server side',
+    key_specs=[keynum_spec('RW access update')],
+    **CALL,
+)
 def evalsha(c, args):
     return _evalsha(c, args, False)
 
@@ -51,10 +67,11 @@ def evalsha(c, args):
 @COMMANDS.command(
     'eval_ro',
     -3,
-    flags='readonly ' + _FLAGS,
+    flags='readonly ' + CALL_FLAGS,
     summary='Execute a read-only Lua script server side',
     since='7.0.0',
-    **_EVAL,
+    key_specs=RO_KEYS,
+    **CALL,
 )
 def eval_ro(c, args):
     return _eval(c, args, True)
@@ -63,10 +80,11 @@ def eval_ro(c, args):
 @COMMANDS.command(
     'evalsha_ro',
     -3,
-    flags='readonly ' + _FLAGS,
+    flags='readonly ' + CALL_FLAGS,
     summary='Execute a read-only Lua script server side',
     since='7.0.0',
-    **_EVAL,
+    key_specs=[keynum_spec('RO access')],
+    **CALL,
 )
 def evalsha_ro(c, args):
     return _evalsha(c, args, True)

@@ -32,6 +32,9 @@ How it works:
 * Every STATE_EVERY steps and at the end the whole key space of databases 0 and 1 is
   compared (type, encoding, TTL, contents), so a divergence that no reply showed is
   still caught.
+* One run sends each plain step through a script (`EVAL "return redis.call(unpack(ARGV))"`),
+  so every kind of reply crosses into Lua and back as redis.call and the script's return
+  convert it.
 
 A failure names the seed, the step, the command, both replies, and the last commands
 that wrote to the same keys. RANDOM_DIFF_SEED (a number, or 'random') and
@@ -893,8 +896,14 @@ class Mismatch(AssertionError):
         self.kind = kind  # what makes two mismatches the same one, for KEEP_GOING
 
 
+# The command, run by a script instead (run(..., via_script=True)): every reply then
+# crosses into Lua and back, as redis.call and the script's return convert it.
+VIA_SCRIPT = b'return redis.call(unpack(ARGV))'
+
+
 class Runner:
-    def __init__(self, ours_port, ref_port, proto, seed, steps):
+    def __init__(self, ours_port, ref_port, proto, seed, steps, via_script=False):
+        self.via_script = via_script
         self.ours = RawConn(ours_port, proto=proto)
         self.ref = RawConn(ref_port, proto=proto)
         self.proto, self.seed, self.steps = proto, seed, steps
@@ -1039,7 +1048,10 @@ class Runner:
         if s.run is not None:
             getattr(self, 'run_' + s.run)(s)
         else:
-            got, want = self.both(*s.args)
+            if self.via_script:
+                got, want = self.both(b'EVAL', VIA_SCRIPT, b'0', *s.args)
+            else:
+                got, want = self.both(*s.args)
             self.compare(s, got, want)
             self.track(s.args, want)
 
@@ -1366,7 +1378,7 @@ def servers():
     stop(ref)
 
 
-def run(servers, proto, default_seed, default_steps):
+def run(servers, proto, default_seed, default_steps, via_script=False):
     if ENV_SEED == 'random':
         seed = random.randrange(10**9)
     else:
@@ -1378,7 +1390,7 @@ def run(servers, proto, default_seed, default_steps):
             assert c.cmd('FLUSHALL') == b'+OK\r\n'
             for name, v in CONFIG.items():
                 assert c.cmd('CONFIG', 'SET', name, v) == b'+OK\r\n'
-    runner = Runner(ours_port, ref_port, proto, seed, steps)
+    runner = Runner(ours_port, ref_port, proto, seed, steps, via_script)
     try:
         families = ', '.join(f.__name__ for _, f in runner.gen.families)
         print(
@@ -1396,6 +1408,12 @@ def test_random_commands_resp2(servers):
 
 def test_random_commands_resp3(servers):
     run(servers, 3, 77001, 6000)
+
+
+def test_random_commands_through_a_script(servers):
+    """The same random commands, each run by EVAL through redis.call: every reply type
+    crosses into Lua and back (scripting/engine.py's conversions, sandbox.lua's reply)."""
+    run(servers, 2, 424242, 4000, via_script=True)
 
 
 @pytest.mark.slow

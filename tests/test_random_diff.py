@@ -1410,10 +1410,11 @@ def test_random_commands_resp3(servers):
     run(servers, 3, 77001, 6000)
 
 
-def test_random_commands_through_a_script(servers):
+@pytest.mark.parametrize('proto', [2, 3], ids=['resp2', 'resp3'])
+def test_random_commands_through_a_script(servers, proto):
     """The same random commands, each run by EVAL through redis.call: every reply type
     crosses into Lua and back (scripting/engine.py's conversions, sandbox.lua's reply)."""
-    run(servers, 2, 424242, 4000, via_script=True)
+    run(servers, proto, 424242 + proto, 4000, via_script=True)
 
 
 @pytest.mark.slow

@@ -8,16 +8,16 @@ local api, pyhook, pyerror, version, version_num = ...
 -- needs `debug` for its tracebacks.
 local V = {}
 for k, v in pairs(_G) do V[k] = v end
-local error, type, tostring, setmetatable, getmetatable, rawset, next, select =
-      error, type, tostring, setmetatable, getmetatable, rawset, next, select
+local error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select =
+      error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select
 local loadstring, setfenv, unpack, ipairs, pairs = loadstring, setfenv, unpack, ipairs, pairs
 local getinfo, sethook = debug.getinfo, debug.sethook
 local SELF = getinfo(1, 'S').source
 
--- The redis API is Python (api), made C functions, so a
--- `return redis.call(...)` keeps the caller's frame for the error's line, as in Redis.
--- Their errors arrive as Python exceptions holding the error table: pyerror unwraps them
--- (in the handler, and in pcall / xpcall, so scripts see Redis's error tables).
+-- The redis API is Python (api), made true C functions, so a `return redis.call(...)`
+-- keeps the caller's frame for the error's line, as in Redis. Their errors arrive as
+-- Python exceptions holding the error table: pyerror unwraps them (in the handler, and in
+-- pcall / xpcall / coroutine.resume, so scripts see Redis's error tables).
 local as_function = python.as_function  -- a Python callable as a true C function
 local redis = {}
 for k, v in pairs(api) do redis[k] = as_function(v) end

@@ -23,6 +23,15 @@ def int_arg(b, msg=E_NOT_INT):
     return v
 
 
+def range_arg(b, low, high, msg):
+    """getRangeLongFromObjectOrReply: an integer in [low, high]; `msg` for anything else
+    (a non-integer too, as Redis replies with the message it was given)."""
+    v = int_arg(b, msg)
+    if v < low or v > high:
+        raise RedisError(msg)
+    return v
+
+
 def float_arg(b, msg=E_NOT_FLOAT):
     """getLongDoubleFromObjectOrReply: a finite-or-inf float without spaces, else error."""
     try:

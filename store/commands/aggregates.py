@@ -12,6 +12,7 @@ import math
 import random
 
 from .. import events
+from ..args import SYNTAX, keyword, range_arg
 from ..glob import compile_glob
 from ..longdouble import INF, ld_round, strtold
 from ..resp import Raw, RedisError
@@ -57,6 +58,34 @@ def drop_if_empty(c, key, value):
     if ks.notify_flags & events.GENERIC:
         ks.notify(events.GENERIC, b'del', c.db, key)
     return True
+
+
+# -- LMPOP / ZMPOP and their blocking forms ------------------------------------------------
+
+E_NUMKEYS = 'ERR numkeys should be greater than 0'
+E_COUNT = 'ERR count should be greater than 0'
+
+
+def mpop_args(args, numkeys_idx, side):
+    """lmpopGenericCommand's and zmpopGenericCommand's parsing: (keys, which end, count).
+    numkeys first, then the end (`side` reads LEFT|RIGHT or MIN|MAX, raising a syntax
+    error for anything else), then COUNT (once)."""
+    numkeys = range_arg(args[numkeys_idx], 1, LLONG_MAX, E_NUMKEYS)
+    where_idx = numkeys_idx + numkeys + 1
+    n = len(args)
+    if where_idx >= n:
+        raise SYNTAX
+    end = side(args[where_idx])
+    count = -1
+    j = where_idx + 1
+    while j < n:
+        if count == -1 and keyword(args[j]) == b'count' and j + 1 < n:
+            j += 1
+            count = range_arg(args[j], 1, LLONG_MAX, E_COUNT)
+        else:
+            raise SYNTAX
+        j += 1
+    return args[numkeys_idx + 1 : where_idx], end, 1 if count == -1 else count
 
 
 # -- blocking pops' timeouts (BLPOP, BZPOPMIN, ...) ---------------------------------------

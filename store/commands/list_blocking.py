@@ -28,12 +28,11 @@ from ..args import WRONGTYPE
 from ..command_table import Family, numkeys_keys
 from ..resp import NO_REPLY, NULL_ARRAY
 from ..types.list import List
-from .aggregates import drop_if_empty, timeout_arg, write_value
+from .aggregates import drop_if_empty, mpop_args, timeout_arg, write_value
 from .lists import (
     LIST,
     elements_removed,
     lmove_generic,
-    mpop_args,
     pop_range,
     push_to,
     where_arg,
@@ -124,7 +123,7 @@ def brpop(c, args):
 def blmpop(c, args):
     """BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]: the numkeys, side
     and COUNT are checked before the timeout, as in Redis."""
-    keys, head, count = mpop_args(args, 2)
+    keys, head, count = mpop_args(args, 2, where_arg)
     return _blocking_pop(c, keys, head, args[1], count)
 
 

@@ -1,7 +1,7 @@
 """List commands (Redis 7.0 t_list.c), non-blocking: pushes, pops, ranges, LSET, LINSERT,
 LREM, LTRIM, LPOS, LMOVE/RPOPLPUSH and LMPOP. The blocking ones are list_blocking.py,
-which builds on the helpers here (`pop_range`, `push_to`, `elements_removed`,
-`mpop_args`).
+which builds on the helpers here (`pop_range`, `push_to`, `elements_removed`; LMPOP's
+parsing, shared with ZMPOP, is aggregates.mpop_args).
 
 A list is types/list.py's List, a deque of bytes: O(1) at both ends, as Redis's
 quicklist. Every handler follows t_list.c's control flow step by step, because the order
@@ -30,11 +30,11 @@ allocates in proportion to a client's number: counts are clamped to the list's l
 from itertools import islice
 
 from .. import events
-from ..args import SYNTAX, WRONGTYPE, int_arg
+from ..args import SYNTAX, WRONGTYPE, int_arg, range_arg
 from ..command_table import Family, numkeys_keys
 from ..resp import BULK_HEADER, CRLF, NULL_ARRAY, OK, Raw, RedisError
 from ..types.list import List
-from .aggregates import changed, create, drop_if_empty, read_value, write_value
+from .aggregates import changed, create, drop_if_empty, mpop_args, read_value, write_value
 
 LIST, GENERIC = events.LIST, events.GENERIC
 
@@ -44,8 +44,6 @@ LLONG_MIN = -(2**63)
 E_NO_KEY = 'ERR no such key'
 E_INDEX = 'ERR index out of range'
 E_POSITIVE = 'ERR value is out of range, must be positive'
-E_NUMKEYS = 'ERR numkeys should be greater than 0'
-E_COUNT_ZERO = 'ERR count should be greater than 0'
 E_RANK_ZERO = (
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
     'or use negative to start from the end of the list'
@@ -57,15 +55,6 @@ COMMANDS = Family('list')
 # -- argument parsing -------------------------------------------------------------------
 
 
-def range_arg(b, low, high, msg):
-    """getRangeLongFromObjectOrReply: an integer in [low, high]; `msg` for anything else
-    (a non-integer too, as Redis replies with the message it was given)."""
-    v = int_arg(b, msg)
-    if v < low or v > high:
-        raise RedisError(msg)
-    return v
-
-
 def where_arg(b):
     """getListPositionFromObjectOrReply: LEFT (True, the head) or RIGHT (False)."""
     w = b.lower()
@@ -74,27 +63,6 @@ def where_arg(b):
     if w == b'right':
         return False
     raise SYNTAX
-
-
-def mpop_args(args, numkeys_idx):
-    """lmpopGenericCommand's parsing for LMPOP/BLMPOP: (keys, head, count). numkeys first,
-    then LEFT|RIGHT, then COUNT (once)."""
-    numkeys = range_arg(args[numkeys_idx], 1, LLONG_MAX, E_NUMKEYS)
-    where_idx = numkeys_idx + numkeys + 1
-    n = len(args)
-    if where_idx >= n:
-        raise SYNTAX
-    head = where_arg(args[where_idx])
-    count = -1
-    j = where_idx + 1
-    while j < n:
-        if count == -1 and args[j].lower() == b'count' and j + 1 < n:
-            j += 1
-            count = range_arg(args[j], 1, LLONG_MAX, E_COUNT_ZERO)
-        else:
-            raise SYNTAX
-        j += 1
-    return args[numkeys_idx + 1 : where_idx], head, 1 if count == -1 else count
 
 
 # -- shared steps -----------------------------------------------------------------------
@@ -294,7 +262,7 @@ def rpop(c, args):
 )
 def lmpop(c, args):
     """mpopGenericCommand: pop from the first non-empty list of the keys given."""
-    keys, head, count = mpop_args(args, 1)
+    keys, head, count = mpop_args(args, 1, where_arg)
     for key in keys:
         lst = write_value(c, key, List)
         if lst:

@@ -36,12 +36,12 @@ ZPOPMIN of one element is benchmarked: one look-up, one SortedList.pop at an end
 """
 
 from .. import events
-from ..args import SYNTAX, int_arg, keyword
+from ..args import SYNTAX, keyword, range_arg
 from ..command_table import Family
-from ..resp import NO_REPLY, NULL_ARRAY, RedisError
+from ..resp import NO_REPLY, NULL_ARRAY
 from ..types import expect
 from ..types.zset import ZSet
-from .aggregates import changed, drop_if_empty, timeout_arg
+from .aggregates import changed, drop_if_empty, mpop_args, timeout_arg
 
 COMMANDS = Family('sorted-set', since='5.0.0')
 
@@ -49,18 +49,8 @@ ZSET = events.ZSET
 LONG_MAX = 2**63 - 1
 
 E_POSITIVE = 'ERR value is out of range, must be positive'
-E_NUMKEYS = 'ERR numkeys should be greater than 0'
-E_COUNT = 'ERR count should be greater than 0'
 
 _EVENTS = (b'zpopmin', b'zpopmax')
-
-
-def _range_arg(b, low, high, msg):
-    """getRangeLongFromObjectOrReply with a message: `msg` for a non-integer too."""
-    v = int_arg(b, msg)
-    if v < low or v > high:
-        raise RedisError(msg)
-    return v
 
 
 def _pop(c, key, z, highest, count, emitkey, nested):
@@ -97,7 +87,7 @@ def _zpop(c, args, highest):
         raise SYNTAX
     count = -1
     if n == 3:
-        count = _range_arg(args[2], 0, LONG_MAX, E_POSITIVE)
+        count = range_arg(args[2], 0, LONG_MAX, E_POSITIVE)
     key = args[1]
     z = c.ks.lookup(c.db, key)
     if z is None:
@@ -131,31 +121,14 @@ def zpopmax(c, args):
     return _zpop(c, args, 1)
 
 
-def _mpop_args(args, numkeys_idx):
-    """zmpopGenericCommand's parsing: (keys, highest, count): numkeys, then MIN|MAX, then
-    COUNT (once)."""
-    numkeys = _range_arg(args[numkeys_idx], 1, LONG_MAX, E_NUMKEYS)
-    where_idx = numkeys_idx + numkeys + 1
-    n = len(args)
-    if where_idx >= n:
-        raise SYNTAX
-    where = keyword(args[where_idx])
+def _min_max(b):
+    """ZMPOP's MIN|MAX: whether the highest scores are popped."""
+    where = keyword(b)
     if where == b'min':
-        highest = 0
-    elif where == b'max':
-        highest = 1
-    else:
-        raise SYNTAX
-    count = -1
-    j = where_idx + 1
-    while j < n:
-        if count == -1 and keyword(args[j]) == b'count' and j + 1 < n:
-            j += 1
-            count = _range_arg(args[j], 1, LONG_MAX, E_COUNT)
-        else:
-            raise SYNTAX
-        j += 1
-    return args[numkeys_idx + 1 : where_idx], highest, 1 if count == -1 else count
+        return 0
+    if where == b'max':
+        return 1
+    raise SYNTAX
 
 
 @COMMANDS.command(
@@ -168,7 +141,7 @@ def _mpop_args(args, numkeys_idx):
 )
 def zmpop(c, args):
     """ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]."""
-    keys, highest, count = _mpop_args(args, 1)
+    keys, highest, count = mpop_args(args, 1, _min_max)
     key, z = _first_zset(c, keys)
     if z is None:
         return NULL_ARRAY
@@ -243,5 +216,5 @@ def bzpopmax(c, args):
 def bzmpop(c, args):
     """BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]: the numkeys, side and
     count are checked before the timeout, as zmpopGenericCommand does."""
-    keys, highest, count = _mpop_args(args, 2)
+    keys, highest, count = mpop_args(args, 2, _min_max)
     return _blocking_pop(c, keys, args[1], highest, count, True)

@@ -65,6 +65,12 @@ class Keyspace:
         self.notify_flags = events.flags
         self.timer = timer
         self.next_shard = 0  # where the next expire_due starts
+        # Persistence (store/persistence), both None unless in use: the append-only file,
+        # told of every key deleted at its deadline (Redis propagates it as a DEL), and
+        # the running point-in-time snapshot, which must see a key before active expiry
+        # deletes it (commands reach keys through methods it wraps while it runs).
+        self.aof: Any = None
+        self.snapshot: Any = None
         events.attach(self)
         self.reset_stats()
 
@@ -239,6 +245,8 @@ class Keyspace:
         s.index.discard()
         self.expired_keys += 1
         self.expire_lag.record(now_ms() - deadline)
+        if self.aof is not None:
+            self.aof.expired(db, key)
         if self.watchers:
             self.touch(db, key)
         if self.notify_flags & ev.EXPIRED:
@@ -255,6 +263,7 @@ class Keyspace:
         now = now_ms()
         batches: dict[int, tuple[list[bytes], list[int]]] = {}
         record_lag = self.expire_lag.record
+        snapshot, aof = self.snapshot, self.aof
         shards = self.shards
         n = len(shards)
         more = False
@@ -269,6 +278,10 @@ class Keyspace:
                     for db, key, deadline in due:
                         exp = s.expires[db]
                         if exp.get(key) == deadline:
+                            if snapshot is not None:
+                                snapshot.before(s, db, key)
+                            if aof is not None:
+                                aof.expired(db, key)
                             del exp[key]
                             del s.data[db][key]
                             record_lag(now - deadline)

@@ -1,0 +1,1 @@
+"""Persistence manager (lead's module; see __init__.py)."""

@@ -11,3 +11,4 @@ Modules:
   rewrite, and replay at start-up.
 - manager.py: `Persistence`, what the server owns: configuration, save points, the
   commands' entry points, INFO fields, and loading at start-up.
+"""

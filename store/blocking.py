@@ -41,7 +41,7 @@ E_UNBLOCKED = 'UNBLOCKED client unblocked via CLIENT UNBLOCK'
 
 
 class Waiter:
-    __slots__ = ('conn', 'keys', 'serve', 'timeout_reply', 'wants', 'timer', 'active')
+    __slots__ = ('conn', 'keys', 'serve', 'timeout_reply', 'wants', 'timer', 'active', 'aof')
 
     def __init__(
         self,
@@ -58,6 +58,7 @@ class Waiter:
         self.wants = wants
         self.timer: Any = None
         self.active = True
+        self.aof: Any = None  # what the AOF writes once served (persistence/aof.py)
 
 
 class BlockingRegistry:
@@ -138,6 +139,10 @@ class BlockingRegistry:
                     if w.active:
                         reply = w.serve(db, key)
                         if reply is not None:
+                            if w.aof is not None:
+                                aof = self.server.keyspace.aof
+                                if aof is not None:
+                                    aof.served(w.conn, w.aof, reply)
                             self._end(w, reply)
 
     # -- ends of a wait ------------------------------------------------------------------------

@@ -215,6 +215,9 @@ class Connection(asyncio.Protocol):
     # -- output ------------------------------------------------------------------------
 
     def flush(self):
+        aof = self.ks.aof  # the AOF is written (and fsynced) before replies leave
+        if aof is not None and aof.buf:
+            aof.write()
         out = self.out
         if out and self.transport is not None:
             data = out[0] if len(out) == 1 else b''.join(out)

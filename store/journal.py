@@ -46,6 +46,10 @@ class Journal:
         self.maxlen = 1_000_000
         self.appended = 0
         self.dropped = 0  # events lost because the key holds another type
+        # The append-only file while it is on (store/persistence/aof.py): each entry is
+        # written as XADD <key> MAXLEN <maxlen> <id> <fields>, so a restart restores the
+        # very ids a reader checkpointed.
+        self.aof: Any = None
 
     def attach(self, keyspace: Any) -> None:
         self.ks = keyspace
@@ -80,6 +84,9 @@ class Journal:
         ts = now_ms() if ts is None else ts
         head = (b'db', b'%d' % db, b'event', event, b'key')
         tsb = b'%d' % ts
+        aof = self.aof
+        if aof is not None:
+            xadd = [b'XADD', self.key, b'MAXLEN', b'%d' % self.maxlen, b'', *head]
         # each entry is stored with its reply encoding (store/stream.py: `enc`)
         if deadlines is None:
             tpl = _template(head + (None, b'ts', tsb))
@@ -87,6 +94,9 @@ class Journal:
                 i = stream.next_auto_id(ts)
                 idb = format_id(i)
                 stream.append(i, ENCODED, tpl % (len(idb), idb, len(key), key))
+                if aof is not None:
+                    xadd[4] = idb
+                    aof.journal([*xadd, key, b'ts', tsb])
         else:
             tpl = _template(head + (None, b'ts', tsb, b'deadline', None, b'lag', None))
             for key, deadline in zip(keys, deadlines):
@@ -97,6 +107,9 @@ class Journal:
                 stream.append(
                     i, ENCODED, tpl % (len(idb), idb, len(key), key, len(dlb), dlb, len(lagb), lagb)
                 )
+                if aof is not None:
+                    xadd[4] = idb
+                    aof.journal([*xadd, key, b'ts', tsb, b'deadline', dlb, b'lag', lagb])
         self.appended += len(keys)
         if len(stream) > self.maxlen:
             stream.trim_maxlen(self.maxlen)

@@ -47,10 +47,15 @@ def exec_(c, args):
     if dirty:
         return NULL_ARRAY
     c.in_exec = True
+    aof = c.ks.aof  # the AOF writes what EXEC ran as one unit (MULTI ... EXEC)
+    if aof is not None:
+        aof.begin()
     try:
         return [c.call(cmd, a) for cmd, a in queued]
     finally:
         c.in_exec = False
+        if aof is not None:
+            aof.end()
 
 
 def _watched_key_expired(c):

@@ -216,9 +216,14 @@ class LuaEngine:
         client.proto = self.resp = 2
         self.run = run
         clock.freeze(clock.now_ms())
+        aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
+        if aof is not None:
+            aof.begin()
         try:
             ok, r = runner(*args)
         finally:
+            if aof is not None:
+                aof.end()
             clock.freeze(0)
             self.run = None
             if run.timed_out:

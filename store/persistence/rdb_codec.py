@@ -1,1 +1,1024 @@
-"""Redis's RDB v10 format (helper R's module; see __init__.py)."""
+"""Redis's RDB v10 format (helper R's module; see __init__.py): `RdbEncoder` turns values into
+the bytes redis-server 7.0 writes, `RdbLoader` reads a whole file (ours or redis-server's,
+versions 1 to 10) back into our value types.
+
+Encodings written are the ones Redis 7.0 itself writes for the same value, so OBJECT
+ENCODING survives a save and a load on either server: a compact hash or sorted set as a
+listpack (types 16, 17), an integer set as an intset (11), every list as a quicklist of
+listpacks (18), big aggregates element by element (2 set, 4 hash, 5 zset), streams with
+their consumer groups as type 19. The listpack, intset, ziplist and zipmap blobs are
+built and parsed here, plainly; rdb.py has the string, length, LZF and CRC64 primitives.
+
+Loading re-derives each value's encoding from the keyspace's EncodingLimits as Redis 7.0's
+rdbLoadObject does (the rules are in types/dump.py's docstring), skips empty aggregates as
+Redis does, and reports any corruption as RdbError naming the byte offset, never as
+another exception and never with a half-built value.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from ..rdb import RDB_VERSION, RdbError, crc64, lzf_decompress, rdb_len, rdb_string
+from ..resp import format_double, string2ll
+from ..types import EncodingLimits
+from ..types.hash import Hash
+from ..types.list import List
+from ..types.set import Set, all_integers, intset_limit
+from ..types.stream import (
+    ENCODED,
+    NACK,
+    NODE,
+    SEQ_MASK,
+    Consumer,
+    Group,
+    Stream,
+    decode_fields,
+)
+from ..types.zset import LISTPACK_INT_MAX, ZSet
+from ..version import VERSION
+
+__all__ = ['RdbEncoder', 'RdbError', 'RdbLoader']
+
+# -- opcodes and value types (rdb.h) ---------------------------------------------------------
+
+OP_FUNCTION2 = 245
+OP_FUNCTION_PRE_GA = 246
+OP_MODULE_AUX = 247
+OP_IDLE = 248
+OP_FREQ = 249
+OP_AUX = 250
+OP_RESIZEDB = 251
+OP_EXPIRETIME_MS = 252
+OP_EXPIRETIME = 253
+OP_SELECTDB = 254
+OP_EOF = 255
+
+T_STRING = 0
+T_LIST = 1
+T_SET = 2
+T_ZSET = 3
+T_HASH = 4
+T_ZSET_2 = 5
+T_MODULE = 6
+T_MODULE_2 = 7
+T_HASH_ZIPMAP = 9
+T_LIST_ZIPLIST = 10
+T_SET_INTSET = 11
+T_ZSET_ZIPLIST = 12
+T_HASH_ZIPLIST = 13
+T_LIST_QUICKLIST = 14
+T_STREAM_LISTPACKS = 15
+T_HASH_LISTPACK = 16
+T_ZSET_LISTPACK = 17
+T_LIST_QUICKLIST_2 = 18
+T_STREAM_LISTPACKS_2 = 19
+
+QUICKLIST_PLAIN = 1  # quicklist node containers
+QUICKLIST_PACKED = 2
+QUICKLIST_NODE_BYTES = 8192  # list-max-listpack-size -2, the default
+STREAM_DELETED = 1  # stream entry flags
+STREAM_SAMEFIELDS = 2
+U64 = (1 << 64) - 1
+
+_I64 = struct.Struct('<q')
+_U32 = struct.Struct('<I')
+_F64 = struct.Struct('<d')
+_LP_HEADER = struct.Struct('<IH')
+_NUMERIC_START = frozenset(b'-0123456789')
+
+
+# -- listpack (listpack.c) ----------------------------------------------------------------
+
+
+def _backlen(n: int) -> bytes:
+    """lpEncodeBacklen: an entry's length, written after it so it can be walked backwards."""
+    if n <= 127:
+        return bytes((n,))
+    if n < 16383:
+        return bytes((n >> 7, (n & 127) | 128))
+    if n < 2097151:
+        return bytes((n >> 14, ((n >> 7) & 127) | 128, (n & 127) | 128))
+    if n < 268435455:
+        return bytes((n >> 21, ((n >> 14) & 127) | 128, ((n >> 7) & 127) | 128, (n & 127) | 128))
+    return bytes(
+        (
+            n >> 28,
+            ((n >> 21) & 127) | 128,
+            ((n >> 14) & 127) | 128,
+            ((n >> 7) & 127) | 128,
+            (n & 127) | 128,
+        )
+    )
+
+
+def _backlen_size(n: int) -> int:
+    return 1 if n <= 127 else 2 if n < 16383 else 3 if n < 2097151 else 4 if n < 268435455 else 5
+
+
+_LP_SMALL = [bytes((v, 1)) for v in range(128)]
+
+
+def lp_int(v: int) -> bytes:
+    """An integer entry in the smallest encoding that holds it, with its backlen."""
+    if 0 <= v <= 127:
+        return _LP_SMALL[v]
+    if -4096 <= v <= 4095:
+        u = v & 0x1FFF
+        return bytes((0xC0 | (u >> 8), u & 0xFF, 2))
+    if -32768 <= v <= 32767:
+        return b'\xf1' + v.to_bytes(2, 'little', signed=True) + b'\x03'
+    if -8388608 <= v <= 8388607:
+        return b'\xf2' + v.to_bytes(3, 'little', signed=True) + b'\x04'
+    if -2147483648 <= v <= 2147483647:
+        return b'\xf3' + v.to_bytes(4, 'little', signed=True) + b'\x05'
+    return b'\xf4' + v.to_bytes(8, 'little', signed=True) + b'\x09'
+
+
+def lp_str(s: bytes) -> bytes:
+    """A string entry (6, 12 or 32-bit length), with its backlen."""
+    n = len(s)
+    if n < 64:
+        return bytes((0x80 | n,)) + s + bytes((n + 1,))
+    if n < 4096:
+        return bytes((0xE0 | (n >> 8), n & 0xFF)) + s + _backlen(n + 2)
+    return b'\xf0' + n.to_bytes(4, 'little') + s + _backlen(n + 5)
+
+
+def lp_elem(s: bytes) -> bytes:
+    """lpAppend of a string: an integer entry when it is a canonical 64-bit integer
+    (lpStringToInt64), else a string entry."""
+    if s and len(s) <= 20 and s[0] in _NUMERIC_START:
+        v = string2ll(s)
+        if v is not None:
+            return lp_int(v)
+    return lp_str(s)
+
+
+def lp_score(score: float) -> bytes:
+    """A sorted-set score in a listpack, as zzlInsertAt stores it: an integral score of at
+    most 2**62 in magnitude as an integer (double2ll; -0.0 becomes 0), others as %.17g."""
+    score = float(score)
+    if score.is_integer() and -LISTPACK_INT_MAX <= score <= LISTPACK_INT_MAX:
+        return lp_int(int(score))
+    return lp_str(format_double(score))
+
+
+def listpack(entries: list[bytes]) -> bytes:
+    """A listpack of already encoded entries: total bytes, count (65535: unknown), the
+    entries, the 0xFF terminator."""
+    body = b''.join(entries)
+    n = len(entries)
+    return _LP_HEADER.pack(len(body) + 7, n if n < 65535 else 65535) + body + b'\xff'
+
+
+class _Bad(Exception):
+    """A malformed blob (listpack, ziplist, intset, zipmap): the loader names the offset."""
+
+
+def lp_decode(b: bytes) -> list[Any]:
+    """The entries of a listpack: ints for integer entries, bytes for strings. Checks the
+    header, every entry's bounds, the count and the terminator."""
+    n = len(b)
+    if n < 7 or _U32.unpack_from(b)[0] != n or b[-1] != 0xFF:
+        raise _Bad('listpack header')
+    count = b[4] | b[5] << 8
+    out: list[Any] = []
+    append = out.append
+    p, end = 6, n - 1
+    while p < end:
+        c = b[p]
+        if c < 0x80:
+            append(c)
+            p += 2
+        elif c < 0xC0:
+            ln = c & 0x3F
+            append(b[p + 1 : p + 1 + ln])
+            p += ln + 2
+        elif c < 0xE0:
+            v = ((c & 0x1F) << 8) | b[p + 1]
+            append(v - 8192 if v >= 4096 else v)
+            p += 3
+        elif c < 0xF0:
+            ln = ((c & 0x0F) << 8) | b[p + 1]
+            append(b[p + 2 : p + 2 + ln])
+            p += 2 + ln + _backlen_size(ln + 2)
+        elif c == 0xF0:
+            ln = _U32.unpack_from(b, p + 1)[0]
+            append(b[p + 5 : p + 5 + ln])
+            p += 5 + ln + _backlen_size(ln + 5)
+        elif c == 0xF1:
+            append(int.from_bytes(b[p + 1 : p + 3], 'little', signed=True))
+            p += 4
+        elif c == 0xF2:
+            append(int.from_bytes(b[p + 1 : p + 4], 'little', signed=True))
+            p += 5
+        elif c == 0xF3:
+            append(int.from_bytes(b[p + 1 : p + 5], 'little', signed=True))
+            p += 6
+        elif c == 0xF4:
+            append(int.from_bytes(b[p + 1 : p + 9], 'little', signed=True))
+            p += 10
+        else:
+            raise _Bad('listpack entry encoding')
+    if p != end or (count != 65535 and count != len(out)):
+        raise _Bad('listpack entries')
+    return out
+
+
+def _as_bytes(items: list[Any]) -> list[bytes]:
+    return [x if type(x) is bytes else b'%d' % x for x in items]
+
+
+# -- intset (intset.c), ziplist (ziplist.c), zipmap (zipmap.c) ------------------------------
+
+_INTSET_FORMAT = {2: 'h', 4: 'i', 8: 'q'}
+
+
+def intset_encode(values: list[int]) -> bytes:
+    """An intset of distinct ints: sorted, in the narrowest width holding them all."""
+    values = sorted(values)
+    lo, hi = values[0], values[-1]
+    if lo >= -32768 and hi <= 32767:
+        width = 2
+    elif lo >= -2147483648 and hi <= 2147483647:
+        width = 4
+    else:
+        width = 8
+    n = len(values)
+    return struct.pack('<II%d%s' % (n, _INTSET_FORMAT[width]), width, n, *values)
+
+
+def intset_decode(b: bytes) -> tuple[int, ...]:
+    if len(b) < 8:
+        raise _Bad('intset header')
+    width, n = struct.unpack_from('<II', b)
+    fmt = _INTSET_FORMAT.get(width)
+    if fmt is None or len(b) != 8 + width * n:
+        raise _Bad('intset size')
+    values = struct.unpack_from('<%d%s' % (n, fmt), b, 8)
+    for i in range(1, n):
+        if values[i - 1] >= values[i]:
+            raise _Bad('intset order')
+    return values
+
+
+def ziplist_decode(b: bytes) -> list[Any]:
+    """The entries of a ziplist (RDB versions before 10): ints and bytes."""
+    n = len(b)
+    if n < 11 or _U32.unpack_from(b)[0] != n or b[-1] != 0xFF:
+        raise _Bad('ziplist header')
+    count = b[8] | b[9] << 8
+    out: list[Any] = []
+    append = out.append
+    p, end = 10, n - 1
+    while p < end:
+        p += 1 if b[p] < 254 else 5  # prevlen
+        c = b[p]
+        kind = c >> 6
+        if kind == 0:
+            append(b[p + 1 : p + 1 + (c & 0x3F)])
+            p += 1 + (c & 0x3F)
+        elif kind == 1:
+            ln = ((c & 0x3F) << 8) | b[p + 1]
+            append(b[p + 2 : p + 2 + ln])
+            p += 2 + ln
+        elif c == 0x80:
+            ln = int.from_bytes(b[p + 1 : p + 5], 'big')
+            append(b[p + 5 : p + 5 + ln])
+            p += 5 + ln
+        elif c == 0xC0:
+            append(int.from_bytes(b[p + 1 : p + 3], 'little', signed=True))
+            p += 3
+        elif c == 0xD0:
+            append(int.from_bytes(b[p + 1 : p + 5], 'little', signed=True))
+            p += 5
+        elif c == 0xE0:
+            append(int.from_bytes(b[p + 1 : p + 9], 'little', signed=True))
+            p += 9
+        elif c == 0xF0:
+            append(int.from_bytes(b[p + 1 : p + 4], 'little', signed=True))
+            p += 4
+        elif c == 0xFE:
+            append(int.from_bytes(b[p + 1 : p + 2], 'little', signed=True))
+            p += 2
+        elif 0xF1 <= c <= 0xFD:
+            append((c & 0x0F) - 1)
+            p += 1
+        else:
+            raise _Bad('ziplist entry encoding')
+    if p != end or (count != 65535 and count != len(out)):
+        raise _Bad('ziplist entries')
+    return out
+
+
+def zipmap_decode(b: bytes) -> list[bytes]:
+    """A zipmap's fields and values, flat (Redis 2.4 hashes, RDB type 9)."""
+
+    def length(p: int) -> tuple[int, int]:
+        c = b[p]
+        if c < 254:
+            return c, p + 1
+        if c == 254:
+            return _U32.unpack_from(b, p + 1)[0], p + 5
+        raise _Bad('zipmap length')
+
+    out = []
+    p = 1
+    while b[p] != 255:
+        n, p = length(p)
+        out.append(b[p : p + n])
+        p += n
+        n, p = length(p)
+        free = b[p]
+        out.append(b[p + 1 : p + 1 + n])
+        p += 1 + n + free
+        if p >= len(b):
+            raise _Bad('zipmap bounds')
+    if p != len(b) - 1:
+        raise _Bad('zipmap end')
+    return out
+
+
+# -- the encoder ----------------------------------------------------------------------------
+
+
+def _used_memory() -> int:
+    """Resident memory for the used-mem aux field (informational only)."""
+    try:
+        with open('/proc/self/statm', 'rb') as f:
+            return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class RdbEncoder:
+    """The snapshot's encoder for RDB files (protocol in snapshot.py). Each method returns
+    bytes; the snapshot writes them in file order and keeps the CRC64 of all of it."""
+
+    def __init__(
+        self, compress: bool = True, checksum: bool = True, aux: dict[bytes, bytes] | None = None
+    ) -> None:
+        self.compress = compress
+        self.checksum = checksum
+        self.aux = dict(aux or {})
+        self._by_type = {
+            Hash: self._hash,
+            List: self._list,
+            Set: self._set,
+            ZSet: self._zset,
+            Stream: self._stream,
+        }
+
+    def header(self) -> bytes:
+        """Magic, version and the aux fields rdbSaveInfoAuxFields writes (without the
+        replication ones); `aux` adds or replaces fields."""
+        fields = {
+            b'redis-ver': VERSION.encode(),
+            b'redis-bits': b'64',
+            b'ctime': b'%d' % int(time.time()),
+            b'used-mem': b'%d' % _used_memory(),
+            b'aof-base': b'0',
+        }
+        fields.update(self.aux)
+        c = self.compress
+        return b'REDIS%04d' % RDB_VERSION + b''.join(
+            b'\xfa' + rdb_string(k, c) + rdb_string(v, c) for k, v in fields.items()
+        )
+
+    def functions(self, codes: list[bytes]) -> bytes:
+        c = self.compress
+        return b''.join(b'\xf5' + rdb_string(code, c) for code in codes)
+
+    def select_db(self, db: int, size: int, expires: int) -> bytes:
+        return b'\xfe' + rdb_len(db) + b'\xfb' + rdb_len(size) + rdb_len(expires)
+
+    def key(self, key: bytes, value: Any, deadline: int | None) -> bytes:
+        """One key: [EXPIRETIME_MS deadline] type key value."""
+        if type(value) is bytes:
+            c = self.compress
+            body = b'\x00' + rdb_string(key, c) + rdb_string(value, c)
+        else:
+            encode = self._by_type.get(type(value))
+            if encode is None:
+                raise TypeError(f'no RDB encoding for {type(value).__name__}')
+            body = encode(key, value)
+        if deadline is None:
+            return body
+        return b'\xfc' + _I64.pack(deadline) + body
+
+    def footer(self, crc: int) -> bytes:
+        """EOF and the checksum. `crc` is the CRC64 of every byte written before the footer;
+        the EOF opcode is part of what the checksum covers, so it is folded in here."""
+        if not self.checksum:
+            return b'\xff' + bytes(8)
+        return b'\xff' + crc64(b'\xff', crc).to_bytes(8, 'little')
+
+    # -- values --------------------------------------------------------------------------
+
+    def _hash(self, key: bytes, h: Hash) -> bytes:
+        c = self.compress
+        if h.listpack:
+            parts = []
+            for field, value in h.items():
+                parts.append(lp_elem(field))
+                parts.append(lp_elem(value))
+            return b'\x10' + rdb_string(key, c) + rdb_string(listpack(parts), c)
+        out = [b'\x04', rdb_string(key, c), rdb_len(len(h))]
+        for field, value in h.items():
+            out.append(rdb_string(field, c))
+            out.append(rdb_string(value, c))
+        return b''.join(out)
+
+    def _list(self, key: bytes, items: List) -> bytes:
+        """A quicklist of listpack nodes of at most 8 KB (list-max-listpack-size -2)."""
+        c = self.compress
+        nodes = []
+        node: list[bytes] = []
+        size = 7
+        for item in items:
+            entry = lp_elem(item)
+            if node and size + len(entry) > QUICKLIST_NODE_BYTES:
+                nodes.append(b'\x02' + rdb_string(listpack(node), c))
+                node, size = [], 7
+            node.append(entry)
+            size += len(entry)
+        if node:
+            nodes.append(b'\x02' + rdb_string(listpack(node), c))
+        return b'\x12' + rdb_string(key, c) + rdb_len(len(nodes)) + b''.join(nodes)
+
+    def _set(self, key: bytes, s: Set) -> bytes:
+        c = self.compress
+        if s.intset and s:
+            blob = intset_encode([int(m) for m in s])
+            return b'\x0b' + rdb_string(key, c) + rdb_string(blob, c)
+        return b''.join(
+            [b'\x02', rdb_string(key, c), rdb_len(len(s))] + [rdb_string(m, c) for m in s]
+        )
+
+    def _zset(self, key: bytes, z: ZSet) -> bytes:
+        c = self.compress
+        if z.listpack:
+            parts = []
+            for score, member in z.order:
+                parts.append(lp_elem(member))
+                parts.append(lp_score(score))
+            return b'\x11' + rdb_string(key, c) + rdb_string(listpack(parts), c)
+        # zset_2, from the highest element down, as rdbSaveObject walks the skiplist
+        out = [b'\x05', rdb_string(key, c), rdb_len(len(z))]
+        pack = _F64.pack
+        for score, member in reversed(z.order):
+            out.append(rdb_string(member, c))
+            out.append(pack(score))
+        return b''.join(out)
+
+    def _stream(self, key: bytes, s: Stream) -> bytes:
+        """RDB_TYPE_STREAM_LISTPACKS_2: the entries in nodes of NODE consecutive entries
+        (as types/stream.py numbers them), the metadata, then the consumer groups."""
+        c = self.compress
+        out = [b'\x13', rdb_string(key, c)]
+        nodes = _stream_nodes(s)
+        out.append(rdb_len(len(nodes)))
+        for master, blob in nodes:
+            out.append(rdb_string(master.to_bytes(16, 'big'), c))
+            out.append(rdb_string(blob, c))
+        for n in (
+            s.length,
+            s.last_id >> 64,
+            s.last_id & SEQ_MASK,
+            s.first_id >> 64,
+            s.first_id & SEQ_MASK,
+            s.max_deleted >> 64,
+            s.max_deleted & SEQ_MASK,
+            s.entries_added,
+            len(s.groups),
+        ):
+            out.append(rdb_len(n))
+        for name in sorted(s.groups):  # rax order
+            g = s.groups[name]
+            out.append(rdb_string(name, c))
+            out.append(rdb_len(g.last_id >> 64))
+            out.append(rdb_len(g.last_id & SEQ_MASK))
+            out.append(rdb_len(g.entries_read & U64))
+            out.append(rdb_len(len(g.pel)))
+            for i, nack in g.pel.iter_from(0):
+                out.append(i.to_bytes(16, 'big'))
+                out.append(_I64.pack(nack.delivery_time))
+                out.append(rdb_len(nack.delivery_count))
+            out.append(rdb_len(len(g.consumers)))
+            for cname in sorted(g.consumers):
+                consumer = g.consumers[cname]
+                out.append(rdb_string(cname, c))
+                out.append(_I64.pack(consumer.seen_time))
+                out.append(rdb_len(len(consumer.pel)))
+                out.extend(i.to_bytes(16, 'big') for i in consumer.pel.ids)
+        return b''.join(out)
+
+
+def _stream_nodes(s: Stream) -> list[tuple[int, bytes]]:
+    """(master id, listpack) for each node holding a live entry. A node's entries before
+    `start` (trimmed) and tombstones are written as deleted entries, as Redis keeps them in
+    the node until it empties; a tombstone's fields are gone, so it is written with none."""
+    ids, vals, enc = s.ids, s.vals, s.enc
+    start, base, total = s.start, s.base, len(s.ids)
+    if not s.length:
+        return []
+    nodes = []
+    first_node = (base + start) // NODE
+    last_node = (base + total - 1) // NODE
+    for k in range(first_node, last_node + 1):
+        a = max(0, k * NODE - base)
+        b = min(total, (k + 1) * NODE - base)
+        live = [p for p in range(max(a, start), b) if vals[p] is not None]
+        if not live:
+            continue
+        first = vals[live[0]]
+        if first is ENCODED:
+            first = decode_fields(enc[live[0]])
+        mfields = first[0::2]
+        nf = len(mfields)
+        master = ids[a]
+        mms, mseq = master >> 64, master & SEQ_MASK
+        parts = [lp_int(len(live)), lp_int(b - a - len(live)), lp_int(nf)]
+        parts += [lp_elem(f) for f in mfields]
+        parts.append(lp_int(0))
+        for p in range(a, b):
+            i = ids[p]
+            fields = vals[p]
+            deleted = p < start or fields is None
+            if fields is ENCODED:
+                fields = decode_fields(enc[p])
+            elif fields is None:
+                fields = ()
+            flags = STREAM_DELETED if deleted else 0
+            n = len(fields) // 2
+            parts.append(b'')  # the flags, set below
+            flag_at = len(parts) - 1
+            parts.append(lp_int((i >> 64) - mms))
+            parts.append(lp_int((i & SEQ_MASK) - mseq))
+            if n == nf and tuple(fields[0::2]) == tuple(mfields):
+                flags |= STREAM_SAMEFIELDS
+                parts += [lp_elem(v) for v in fields[1::2]]
+                parts.append(lp_int(n + 3))
+            else:
+                parts.append(lp_int(n))
+                parts += [lp_elem(x) for x in fields]
+                parts.append(lp_int(2 * n + 4))
+            parts[flag_at] = lp_int(flags)
+        nodes.append((master, listpack(parts)))
+    return nodes
+
+
+# -- the loader -----------------------------------------------------------------------------
+
+
+class RdbLoader:
+    """Reads an RDB file held in memory. Iterating yields, in file order:
+
+        ('aux', name, value)
+        ('function', code)
+        ('db', dbnum)
+        ('resize', size, expires)
+        ('key', key, value, deadline, lru_idle, lfu_freq)
+
+    `pos` is the offset reached (progress, error messages). After the iteration ends,
+    `version` is the file's RDB version and `checksum_disabled` says the file carried no
+    checksum (Redis logs that it could not check one)."""
+
+    def __init__(
+        self, data: bytes | memoryview, limits: EncodingLimits, checksum: bool = True
+    ) -> None:
+        self.data = data if type(data) is bytes else bytes(data)
+        self.end = len(self.data)
+        self.limits = limits
+        self.checksum = checksum
+        self.pos = 0
+        self.version = 0
+        self.checksum_disabled = False
+
+    def __iter__(self) -> Iterator[tuple]:
+        try:
+            yield from self._records()
+        except RdbError:
+            raise
+        except _Bad as e:
+            raise RdbError(f'Bad RDB data at offset {self.pos}: invalid {e}') from None
+        except IndexError:
+            raise RdbError(f'Short read loading RDB at offset {self.pos}') from None
+        except (ValueError, TypeError, struct.error, OverflowError, KeyError, MemoryError) as e:
+            raise RdbError(f'Bad RDB data at offset {self.pos}: {e}') from None
+
+    def _fail(self, message: str) -> RdbError:
+        return RdbError(f'{message} (RDB offset {self.pos})')
+
+    # -- primitives ----------------------------------------------------------------------
+
+    def _read(self, n: int) -> bytes:
+        p = self.pos
+        e = p + n
+        if e > self.end:
+            raise self._fail('Short read loading RDB')
+        self.pos = e
+        return self.data[p:e]
+
+    def _len(self) -> int:
+        """rdbLoadLen of a plain length (an encoded one is an error here)."""
+        data, p = self.data, self.pos
+        c = data[p]
+        kind = c >> 6
+        if kind == 0:
+            self.pos = p + 1
+            return c
+        if kind == 1:
+            self.pos = p + 2
+            return ((c & 0x3F) << 8) | data[p + 1]
+        if c == 0x80:
+            self.pos = p + 5
+            if p + 5 > self.end:
+                raise self._fail('Short read loading RDB')
+            return int.from_bytes(data[p + 1 : p + 5], 'big')
+        if c == 0x81:
+            self.pos = p + 9
+            if p + 9 > self.end:
+                raise self._fail('Short read loading RDB')
+            return int.from_bytes(data[p + 1 : p + 9], 'big')
+        raise self._fail(f'Unknown length encoding {c}')
+
+    def _str(self) -> bytes:
+        """rdbGenericLoadStringObject: plain, integer-encoded or LZF-compressed."""
+        data, p = self.data, self.pos
+        c = data[p]
+        kind = c >> 6
+        if kind == 0:
+            e = p + 1 + c
+            if e > self.end:
+                raise self._fail('Short read loading RDB string')
+            self.pos = e
+            return data[p + 1 : e]
+        if kind == 3:
+            enc = c & 0x3F
+            if enc <= 2:
+                size = 1 << enc
+                self.pos = p + 1
+                return b'%d' % int.from_bytes(self._read(size), 'little', signed=True)
+            if enc == 3:
+                self.pos = p + 1
+                clen = self._len()
+                size = self._len()
+                packed = self._read(clen)
+                s = lzf_decompress(packed, size)
+                if s is None or len(s) != size:
+                    raise self._fail('Invalid LZF compressed string')
+                return s
+            raise self._fail(f'Unknown RDB string encoding type {enc}')
+        n = self._len()
+        return self._read(n)
+
+    def _blob(self, what: str, decode: Any) -> Any:
+        """A string holding a compact structure, decoded; a bad one names its offset."""
+        at = self.pos
+        blob = self._str()
+        try:
+            return decode(blob)
+        except (_Bad, IndexError, struct.error, ValueError) as e:
+            self.pos = at
+            raise self._fail(f'{what} integrity check failed ({e})') from None
+
+    # -- records -------------------------------------------------------------------------
+
+    def _records(self) -> Iterator[tuple]:
+        data = self.data
+        if self.end < 9 or data[:5] != b'REDIS':
+            raise self._fail('Wrong signature trying to load DB from file')
+        try:
+            version = int(data[5:9])
+        except ValueError:
+            version = -1
+        if not 1 <= version <= RDB_VERSION or not data[5:9].isdigit():
+            raise self._fail(f"Can't handle RDB format version {data[5:9].decode('latin-1')}")
+        self.version = version
+        self.pos = 9
+        deadline = lru_idle = lfu_freq = None
+        read_str, read_len = self._str, self._len
+        while True:
+            if self.pos >= self.end:
+                raise self._fail('Short read loading RDB (no EOF)')
+            op = data[self.pos]
+            self.pos += 1
+            if op == OP_EXPIRETIME_MS:
+                deadline = _I64.unpack(self._read(8))[0]
+            elif op == OP_EXPIRETIME:
+                deadline = int.from_bytes(self._read(4), 'little', signed=True) * 1000
+            elif op == OP_FREQ:
+                lfu_freq = self._read(1)[0]
+            elif op == OP_IDLE:
+                lru_idle = read_len()
+            elif op == OP_EOF:
+                break
+            elif op == OP_SELECTDB:
+                yield ('db', read_len())
+            elif op == OP_RESIZEDB:
+                size = read_len()
+                yield ('resize', size, read_len())
+            elif op == OP_AUX:
+                name = read_str()
+                yield ('aux', name, read_str())
+            elif op == OP_MODULE_AUX:
+                raise self._fail("The RDB file contains AUX module data I can't load")
+            elif op == OP_FUNCTION_PRE_GA:
+                raise self._fail('Pre-release function format not supported.')
+            elif op == OP_FUNCTION2:
+                yield ('function', read_str())
+            else:
+                start = self.pos - 1
+                key = read_str()
+                value = self._value(op, start)
+                if value is not None:
+                    yield ('key', key, value, deadline, lru_idle, lfu_freq)
+                deadline = lru_idle = lfu_freq = None
+        eof_end = self.pos
+        if version >= 5:
+            stored = int.from_bytes(self._read(8), 'little')
+            if stored == 0:
+                self.checksum_disabled = True
+            elif self.checksum:
+                expected = crc64(memoryview(data)[:eof_end])
+                if expected != stored:
+                    raise self._fail(
+                        f'Wrong RDB checksum expected: ({expected:x}) got ({stored:x})'
+                    )
+
+    def _value(self, t: int, start: int) -> Any:
+        """rdbLoadObject: the value of type `t`, or None for an empty one (skipped)."""
+        limits = self.limits
+        if t == T_STRING:
+            return self._str()
+        if t == T_LIST:
+            n = self._len()
+            return List([self._str() for _ in range(n)]) if n else None
+        if t == T_SET:
+            n = self._len()
+            if not n:
+                return None
+            members = [self._str() for _ in range(n)]
+            s = Set(members)
+            if len(s) != n:
+                raise self._fail('Duplicate set members detected')
+            s.intset = n <= intset_limit(limits) and all_integers(members)
+            return s
+        if t in (T_ZSET_2, T_ZSET):
+            return self._zset(t)
+        if t == T_HASH:
+            n = self._len()
+            if not n:
+                return None
+            h = Hash()
+            longest = 0
+            for _ in range(n):
+                field = self._str()
+                value = self._str()
+                if field in h:
+                    raise self._fail('Duplicate hash fields detected')
+                h[field] = value
+                longest = max(longest, len(field), len(value))
+            h.listpack = n <= limits.hash_entries and longest <= limits.hash_value
+            return h
+        if t in (T_HASH_LISTPACK, T_HASH_ZIPLIST):
+            items = self._blob('Hash', lp_decode if t == T_HASH_LISTPACK else ziplist_decode)
+            return self._compact_hash(_as_bytes(items), False)
+        if t == T_HASH_ZIPMAP:
+            return self._compact_hash(self._blob('Zipmap', zipmap_decode), True)
+        if t in (T_ZSET_LISTPACK, T_ZSET_ZIPLIST):
+            items = self._blob('Zset', lp_decode if t == T_ZSET_LISTPACK else ziplist_decode)
+            return self._compact_zset(items)
+        if t == T_SET_INTSET:
+            values = self._blob('Intset', intset_decode)
+            if not values:
+                return None
+            s = Set([b'%d' % v for v in values])
+            s.intset = len(s) <= intset_limit(limits)
+            return s
+        if t in (T_LIST_QUICKLIST_2, T_LIST_QUICKLIST):
+            return self._quicklist(t)
+        if t == T_LIST_ZIPLIST:
+            items = self._blob('Ziplist', ziplist_decode)
+            return List(_as_bytes(items)) if items else None
+        if t in (T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS):
+            return self._stream(t)
+        if t in (T_MODULE, T_MODULE_2):
+            raise self._fail('The RDB file contains module data I can\'t load: no module')
+        self.pos = start
+        raise self._fail(f'Unknown RDB encoding type {t}')
+
+    def _compact_hash(self, flat: list[bytes], check_values: bool) -> Hash | None:
+        """A hash from a listpack/ziplist (stays one unless it has too many fields) or a
+        zipmap (converted when a field or value is too long, too)."""
+        if len(flat) % 2:
+            raise self._fail('Hash listpack with an odd number of entries')
+        if not flat:
+            return None
+        it = iter(flat)
+        h = Hash(zip(it, it))
+        if len(h) * 2 != len(flat):
+            raise self._fail('Duplicate hash fields detected')
+        limits = self.limits
+        h.listpack = len(h) <= limits.hash_entries
+        if check_values and h.listpack:
+            h.listpack = max(map(len, flat)) <= limits.hash_value
+        return h
+
+    def _compact_zset(self, items: list[Any]) -> ZSet | None:
+        if len(items) % 2:
+            raise self._fail('Zset listpack with an odd number of entries')
+        if not items:
+            return None
+        members = _as_bytes(items[0::2])
+        scores = []
+        for s in items[1::2]:
+            score = float(s)
+            if score != score:
+                raise self._fail('Zset with NAN score detected')
+            scores.append(score)
+        listpack = len(members) <= self.limits.zset_entries
+        return self._build_zset(members, scores, listpack)
+
+    def _build_zset(self, members: list[bytes], scores: list[float], listpack: bool) -> ZSet:
+        if listpack:
+            scores = [0.0 if s == 0 else s for s in scores]  # a listpack holds no -0.0
+        z = ZSet()
+        z.scores = dict(zip(members, scores))
+        if len(z.scores) != len(members):
+            raise self._fail('Duplicate zset fields detected')
+        z.order = SortedList(zip(scores, members))
+        z.listpack = listpack
+        return z
+
+    def _zset(self, t: int) -> ZSet | None:
+        n = self._len()
+        if not n:
+            return None
+        members, scores = [], []
+        for _ in range(n):
+            members.append(self._str())
+            if t == T_ZSET_2:
+                score = _F64.unpack(self._read(8))[0]
+            else:
+                score = self._old_double()
+            if score != score:
+                raise self._fail('Zset with NAN score detected')
+            scores.append(score)
+        limits = self.limits
+        listpack = n <= limits.zset_entries and max(map(len, members)) <= limits.zset_value
+        return self._build_zset(members, scores, listpack)
+
+    def _old_double(self) -> float:
+        """rdbLoadDoubleValue (RDB_TYPE_ZSET): a length byte, then the number as text;
+        253, 254 and 255 stand for nan, inf and -inf."""
+        n = self._read(1)[0]
+        if n == 253:
+            return float('nan')
+        if n == 254:
+            return float('inf')
+        if n == 255:
+            return float('-inf')
+        return float(self._read(n))
+
+    def _quicklist(self, t: int) -> List | None:
+        n = self._len()
+        items: list[bytes] = []
+        for _ in range(n):
+            if t == T_LIST_QUICKLIST_2:
+                container = self._len()
+                if container == QUICKLIST_PLAIN:
+                    items.append(self._str())
+                    continue
+                if container != QUICKLIST_PACKED:
+                    raise self._fail('Quicklist integrity check failed.')
+                items += _as_bytes(self._blob('Listpack', lp_decode))
+            else:
+                items += _as_bytes(self._blob('Ziplist', ziplist_decode))
+        return List(items) if items else None
+
+    def _stream(self, t: int) -> Stream:
+        s = Stream()
+        ids, vals, enc = s.ids, s.vals, s.enc
+        last_node_at = 0
+        live = 0
+        prev = -1
+        for _ in range(self._len()):
+            nodekey = self._str()
+            if len(nodekey) != 16:
+                raise self._fail('Stream node key entry is not the size of a stream ID')
+            at = self.pos
+            e = self._blob('Stream listpack', lp_decode)
+            if not e:
+                raise self._fail('Empty listpack inside stream')
+            master = int.from_bytes(nodekey, 'big')
+            mms, mseq = master >> 64, master & SEQ_MASK
+            last_node_at = len(ids)
+            try:
+                nf = e[2]
+                mfields = _as_bytes(e[3 : 3 + nf])
+                if e[3 + nf] != 0:
+                    raise _Bad('master entry terminator')
+                p = 4 + nf
+                end = len(e)
+                while p < end:
+                    flags = e[p]
+                    i = (mms + e[p + 1]) << 64 | (mseq + e[p + 2])
+                    p += 3
+                    if flags & STREAM_SAMEFIELDS:
+                        values = _as_bytes(e[p : p + nf])
+                        p += nf
+                        fields: Any = [None] * (2 * nf)
+                        fields[0::2] = mfields
+                        fields[1::2] = values
+                    else:
+                        n = e[p]
+                        fields = _as_bytes(e[p + 1 : p + 1 + 2 * n])
+                        p += 1 + 2 * n
+                    p += 1  # lp-count
+                    if p > end or i <= prev or (i >> 64) > U64 or i < 0:
+                        raise _Bad('stream entry')
+                    prev = i
+                    ids.append(i)
+                    enc.append(None)
+                    if flags & STREAM_DELETED:
+                        vals.append(None)
+                    else:
+                        vals.append(tuple(fields))
+                        live += 1
+            except (_Bad, IndexError, TypeError, ValueError) as err:
+                self.pos = at
+                raise self._fail(f'Stream listpack integrity check failed ({err})') from None
+        s.length = self._len()
+        if s.length != live:
+            raise self._fail('Stream length inconsistent with its entries')
+        last = self._len()
+        s.last_id = last << 64 | self._len()
+        start = 0
+        while start < len(vals) and vals[start] is None:
+            start += 1
+        s.start = start
+        s.ntomb = len(vals) - start - live
+        s.base = -last_node_at % NODE  # the last node starts a run of NODE numbers
+        if t == T_STREAM_LISTPACKS_2:
+            ms = self._len()
+            s.first_id = ms << 64 | self._len()
+            ms = self._len()
+            s.max_deleted = ms << 64 | self._len()
+            s.entries_added = self._len()
+        else:
+            s.first_id = ids[start] if live else 0
+            s.max_deleted = 0
+            s.entries_added = s.length
+        if live and s.last_id < ids[-1]:
+            raise self._fail('Stream last id below its last entry')
+        for _ in range(self._len()):
+            self._group(s, t)
+        return s
+
+    def _group(self, s: Stream, t: int) -> None:
+        name = self._str()
+        if name in s.groups:
+            raise self._fail(f'Duplicated consumer group name {name!r}')
+        ms = self._len()
+        last_id = ms << 64 | self._len()
+        if t == T_STREAM_LISTPACKS_2:
+            entries_read = self._len()
+            if entries_read >= 1 << 63:
+                entries_read -= 1 << 64
+        else:
+            entries_read = s.estimate_distance(last_id)
+        g = s.groups[name] = Group(name, last_id, entries_read)
+        pel = g.pel
+        for _ in range(self._len()):
+            i = int.from_bytes(self._read(16), 'big')
+            delivery_time = _I64.unpack(self._read(8))[0]
+            if pel.get(i) is not None:
+                raise self._fail('Duplicated global PEL entry loaded')
+            pel.add(i, NACK(None, delivery_time, self._len()))
+        for _ in range(self._len()):
+            cname = self._str()
+            if cname in g.consumers:
+                raise self._fail('Duplicate stream consumer detected.')
+            consumer = g.consumers[cname] = Consumer(cname, _I64.unpack(self._read(8))[0])
+            cpel = consumer.pel
+            for _ in range(self._len()):
+                i = int.from_bytes(self._read(16), 'big')
+                nack = pel.get(i)
+                if nack is None:
+                    raise self._fail('Consumer entry not found in group global PEL')
+                if cpel.get(i) is not None:
+                    raise self._fail('Duplicated consumer PEL entry loaded')
+                nack.consumer = consumer
+                cpel.add(i, nack)
+        for _, nack in pel.iter_from(0):
+            if nack.consumer is None:
+                raise self._fail('Stream CG PEL entry without consumer')

@@ -43,7 +43,7 @@ def xr(server):
 
 def journal_server(**options):
     """An embedded server journaling `expired` events."""
-    return EmbeddedServer(keyevent_journal_events='x', **options).start()
+    return EmbeddedServer(keyevent_journal_events='x', save='', **options).start()
 
 
 def add_events(client, namespaces, start=0, event='expired'):
@@ -256,7 +256,7 @@ def test_journal_entries_reply_like_xadded_entries():
     XREAD replies must be byte for byte those of the same entries XADDed, in RESP2 and 3."""
     from rawconn import RawConn
 
-    srv = EmbeddedServer(keyevent_journal_events='xg').start()
+    srv = EmbeddedServer(keyevent_journal_events='xg', save='').start()
     try:
         r = srv.client()
         keys = [b'pct%s%d:1', b'crlf\r\n:2', b'bin\xff\x00:3', b'plain:4']
@@ -439,3 +439,115 @@ def test_report_writes_the_chart_next_to_its_tables(tmp_path):
     chart = tmp_path / 'elsewhere.png'
     write_outputs(st, '/dev/stdout', 'csv', chart=str(chart))
     assert open_png(chart).format == 'PNG'
+
+
+# ---------------------------------------------------------------- across a server restart
+
+
+def _journal_keys(client):
+    """{entry id: (key, ts)} of the journal's `expired` entries, read with XRANGE."""
+    return {
+        i.decode(): (f[b'key'].decode(), int(f[b'ts']))
+        for i, f in client.xrange(JOURNAL)
+        if f[b'event'] == b'expired'
+    }
+
+
+def _expire(client, prefix, n, px, start=0):
+    """Write n keys `prefix:<start + i>` that expire in px ms; returns their names."""
+    keys = [f'{prefix}:{i}' for i in range(start, start + n)]
+    pipe = client.pipeline(transaction=False)
+    for k in keys:
+        pipe.set(k, 'v', px=px)
+    pipe.execute()
+    return keys
+
+
+@pytest.mark.parametrize(
+    'how',
+    [
+        # every journal entry is fsynced before any reply that could show it, so even a
+        # crash (kill -9) loses nothing a reader may have seen, and duplicates nothing
+        pytest.param(('--appendonly', 'yes', '--appendfsync', 'always'), id='aof-kill9'),
+        # save points configured: SIGTERM saves the RDB before exiting, as Redis does
+        pytest.param(('--save', '3600 1'), id='rdb-sigterm'),
+    ],
+)
+def test_stream_resumes_across_a_server_restart_exactly_once(spark, tmp_path, how):
+    """The journal is persisted like any key, so a streaming query over it survives the
+    server going down under it: the server stops while the query runs (the query fails or
+    is stopped), comes back on the same `dir`, keys that expired while it was down are
+    journaled right after start-up, more expire, and the query restarted from its
+    checkpoint ends up with every expired key exactly once, by key and by entry id."""
+    import redis
+
+    data = tmp_path / 'data'
+    data.mkdir()
+    crash = '--appendonly' in how
+    args = ('--dir', str(data), '--keyevent-journal-events', 'x', *how)
+    proc, port = spawn_store(*args)
+    url = f'redis://127.0.0.1:{port}'
+    checkpoint = str(tmp_path / 'checkpoint')
+    sink = []
+    produced = []
+    r = redis.Redis('127.0.0.1', port)
+    try:
+        # before: 600 keys expire; the query reads them 100 per micro-batch
+        produced += _expire(r, 'user', 400, 1) + _expire(r, 'cart', 200, 1)
+        wait_for(lambda: r.xlen(JOURNAL) >= 600, 60, 'expired events before the restart')
+        q = _start_query(spark, url, checkpoint, sink, maxEventsPerBatch=100)
+        wait_for(lambda: sum(len(ids) for _, ids in sink) >= 100, 120, 'first batches')
+        # these expire while the server is down: the kill comes well before their deadline
+        down = _expire(r, 'session', 150, 3000)
+        deadline_ms = int(time.time() * 1000) + 3000
+        assert r.pttl(down[-1]) > 1000
+        before = _journal_keys(r)
+        r.close()
+        if crash:
+            proc.kill()
+        else:
+            proc.terminate()
+        assert proc.wait(60) == (-9 if crash else 0), proc.stdout.read()[-3000:]
+        down_ms = int(time.time() * 1000)
+        try:
+            q.stop()  # it may already have failed on the lost connection
+        except Exception:
+            pass
+        produced += down
+        while time.time() * 1000 < deadline_ms + 200:  # their deadlines pass while down
+            time.sleep(0.05)
+
+        proc, _ = spawn_store(*args, port=port)
+        r = redis.Redis('127.0.0.1', port)
+        wait_for(lambda: r.xlen(JOURNAL) >= 750, 60, 'events of keys expired while down')
+        after = _journal_keys(r)
+        # the entries read before are still there, same ids and keys; the new ones follow
+        assert {i: after[i] for i in before} == before
+        late = {i: kt for i, kt in after.items() if i not in before}
+        assert sorted(k for k, _ in late.values()) == sorted(down)
+        assert all(ts >= down_ms for _, ts in late.values())
+        assert min(parse_id(i) for i in late) > max(parse_id(i) for i in before)
+
+        produced += _expire(r, 'user', 100, 1, start=400)
+        produced += _expire(r, 'order', 100, 1)
+        total = len(produced)
+        wait_for(lambda: r.xlen(JOURNAL) >= total, 60, 'expired events after the restart')
+        q = _start_query(spark, url, checkpoint, sink, maxEventsPerBatch=100)
+        try:
+            wait_for(lambda: len({i for _, ids in sink for i in ids}) >= total, 120, 'all')
+            time.sleep(1)  # anything extra would show up now
+        finally:
+            q.stop()
+        journal = _journal_keys(r)
+    finally:
+        r.close()
+        stop(proc)
+    # a batch that ran but was not committed is replayed under the same batch id, with the
+    # same ids: the restarted server must give the very entries the first run saw
+    by_batch = {}
+    for batch_id, batch in sink:
+        assert by_batch.setdefault(batch_id, batch) == batch, batch_id
+    ids = [i for batch in by_batch.values() for i in batch]
+    assert len(ids) == len(set(ids)) == len(journal) == total
+    consumed = sorted(journal[i][0] for i in ids)
+    assert consumed == sorted(produced)  # every key expired once, none missing, none twice

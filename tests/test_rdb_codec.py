@@ -11,6 +11,7 @@ import time
 import pytest
 import redis
 
+from conftest import spawn_redis, stop
 from store.persistence.rdb_codec import (
     RdbEncoder,
     RdbError,
@@ -24,7 +25,6 @@ from store.persistence.rdb_codec import (
 from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_string
 from store.types import EncodingLimits
 from store.types.stream import ENCODED, Stream, encode_entry, make_id
-from conftest import spawn_redis, stop
 
 LIB = b"#!lua name=rdblib\nredis.register_function('rdbf', function() return 7 end)"
 FAR = 4102444800000  # 2100-01-01, a deadline that stays in the future

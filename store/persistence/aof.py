@@ -39,6 +39,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anycrc
+
 from ..resp import NULL_ARRAY as _NULL_ARRAY
 from ..resp import RedisError
 from ..types.hash import Hash
@@ -52,6 +54,7 @@ YIELD_EVERY = 1024  # commands replayed between two turns of the loop (-LOADING 
 FIX_HINT = 'make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>'
 
 
+_CRC = anycrc.Model('CRC64-REDIS')
 _MULTI = b'*1\r\n$5\r\nMULTI\r\n'
 _EXEC = b'*1\r\n$4\r\nEXEC\r\n'
 
@@ -200,7 +203,7 @@ def _manifest_error(log: Any, err: str, line: str | None, linenum: int) -> None:
     if line is not None:
         log(f'Reading the manifest file, at line {linenum}\n', '#')
         log(f">>> '{line}'\n", '#')
-    raise LoadError(err + '\n')
+    raise LoadError(err)
 
 
 # -- the rewrite's command encoder (aof-use-rdb-preamble no) ------------------------------
@@ -765,11 +768,14 @@ class Aof:
                 self.log(str(e).strip(), '#')
                 self.manifest = Manifest()
         m = self.manifest
+        ks = self.server.keyspace
+        if not self.server_started() and m.base is None and not m.incrs:
+            if not any(ks.dbsize(db) for db in range(ks.databases)):
+                self._create_layout()  # as Redis 7.0 does on a first start
+                self._install()
+                return
         if self.server_started() or m.base is None and not m.incrs:
-            # run time, or no AOF yet: the base is made by a rewrite, as Redis does
-            if not self.server_started():
-                base = self._base_name(m.base_seq + 1)
-                self.log(f'Creating AOF base file {base} on server start')
+            # run time (or data but no AOF): the base is made by a rewrite, as Redis does
             self.turning_on = True
             self._install()
             if not self.start_rewrite():
@@ -782,6 +788,41 @@ class Aof:
             self._persist_manifest(m)
         self._open_incr(m.incrs[-1][0])
         self._install()
+
+    def _encoder(self) -> Any:
+        cfg = self.server.config
+        if cfg['aof-use-rdb-preamble']:
+            from .rdb_codec import RdbEncoder
+
+            return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'], {b'aof-base': b'1'})
+        return AofEncoder()
+
+    def _create_layout(self) -> None:
+        """A first start with nothing loaded: an empty base (the FUNCTION libraries
+        only), incr file 1 and the manifest, written at once, as Redis 7.0 does."""
+        m = self.manifest
+        assert m is not None
+        os.makedirs(self.dir_path(), exist_ok=True)
+        m.base_seq += 1
+        base = self._base_name(m.base_seq)
+        self.log(f'Creating AOF base file {base} on server start')
+        encoder = self._encoder()
+        data = encoder.header() + encoder.functions(self.server.functions.codes())
+        data += encoder.footer(_CRC.calc(data) if encoder.checksum else 0)
+        tmp = self.path('temp-' + base)
+        with open(tmp, 'wb') as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path(base))
+        m.base = (base, m.base_seq)
+        m.incr_seq += 1
+        incr = self._incr_name(m.incr_seq)
+        m.incrs.append((incr, m.incr_seq))
+        self.log(f'Creating AOF incr file {incr} on server start')
+        self._open_incr(incr)
+        self._persist_manifest(m)
+        self.base_size = self.current_size = len(data)
 
     def server_started(self) -> bool:
         """Whether start-up is over (CONFIG SET appendonly yes at run time)."""
@@ -1095,15 +1136,7 @@ class Aof:
         else:
             incr = ''  # BGREWRITEAOF with the AOF off: a base and no incr file
         tmp = os.path.join(self.server.config['dir'], f'temp-rewriteaof-bg-{os.getpid()}.aof')
-        if self.server.config['aof-use-rdb-preamble']:
-            from .rdb_codec import RdbEncoder
-
-            cfg = self.server.config
-            encoder: Any = RdbEncoder(
-                cfg['rdbcompression'], cfg['rdbchecksum'], {b'aof-base': b'1'}
-            )
-        else:
-            encoder = AofEncoder()
+        encoder = self._encoder()
         try:
             if old_fd >= 0:
                 os.fsync(old_fd)
@@ -1208,9 +1241,9 @@ class Aof:
                 total += os.path.getsize(self.path(name))
             except OSError as e:
                 msg = f'Unable to obtain the AOF file {name} length. stat: {e.strerror}'
-                self.log(msg, '#')
                 raise LoadError(msg) from None
         if files and total:
+            load_started = time.time()
             for n, (kind, name) in enumerate(files):
                 started = time.time()
                 last = n == len(files) - 1
@@ -1219,7 +1252,7 @@ class Aof:
                     self.log(
                         f'DB loaded from {kind} file {name}: {time.time() - started:.3f} seconds'
                     )
-            self.log('DB loaded from append only file: %.3f seconds' % 0.0)
+            self.log(f'DB loaded from append only file: {time.time() - load_started:.3f} seconds')
         self.base_size = os.path.getsize(self.path(m.base[0])) if m.base is not None else 0
         self.current_size = total
         self.start()  # open for appending now, so expiries right after loading are written
@@ -1272,7 +1305,6 @@ class Aof:
                 break
             if parsed is False:
                 msg = f'Bad file format reading the append only file {name}: {FIX_HINT}'
-                self.log(msg, '#')
                 raise LoadError(msg)
             args, pos = parsed
             cmd = table.get(args[0]) or table.get(args[0].lower())
@@ -1281,7 +1313,6 @@ class Aof:
                     f"Unknown command '{args[0].decode('utf-8', 'replace')}' reading the "
                     f'append only file {name}'
                 )
-                self.log(msg, '#')
                 raise LoadError(msg)
             cname = cmd.name
             if cname == 'multi':
@@ -1320,7 +1351,6 @@ class Aof:
                 self.log(f'AOF {name} loaded anyway because aof-load-truncated is enabled', '#')
                 if not last:
                     msg = 'Fatal error: the truncated file is not the last file'
-                    self.log(msg, '#')
                     raise LoadError(msg)
                 return 'truncated'
         msg = (
@@ -1329,7 +1359,6 @@ class Aof:
             '<filename.manifest>. 2) Alternatively you can set the \'aof-load-truncated\' '
             'configuration option to yes and restart the server.'
         )
-        self.log(msg, '#')
         raise LoadError(msg)
 
 

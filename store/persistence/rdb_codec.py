@@ -151,13 +151,20 @@ def lp_str(s: bytes) -> bytes:
     return b'\xf0' + n.to_bytes(4, 'little') + s + _backlen(n + 5)
 
 
+_LP_STR6 = [bytes((0x80 | n,)) for n in range(64)]
+_LP_BACK6 = [bytes((n + 1,)) for n in range(64)]
+
+
 def lp_elem(s: bytes) -> bytes:
     """lpAppend of a string: an integer entry when it is a canonical 64-bit integer
     (lpStringToInt64), else a string entry."""
-    if s and len(s) <= 20 and s[0] in _NUMERIC_START:
+    n = len(s)
+    if n and n <= 20 and s[0] in _NUMERIC_START:
         v = string2ll(s)
         if v is not None:
             return lp_int(v)
+    if n < 64:
+        return _LP_STR6[n] + s + _LP_BACK6[n]
     return lp_str(s)
 
 
@@ -738,7 +745,7 @@ class RdbLoader:
             else:
                 start = self.pos - 1
                 key = read_str()
-                value = self._value(op, start)
+                value = read_str() if op == T_STRING else self._value(op, start)
                 if value is not None:
                     yield ('key', key, value, deadline, lru_idle, lfu_freq)
                 deadline = lru_idle = lfu_freq = None

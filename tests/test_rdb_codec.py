@@ -6,6 +6,7 @@ stream metadata, consumer groups and PELs. Plus corrupt files: RdbError naming a
 
 import os
 import random
+import struct
 import time
 
 import pytest
@@ -16,13 +17,14 @@ from store.persistence.rdb_codec import (
     RdbEncoder,
     RdbError,
     RdbLoader,
+    _stream_nodes,
     intset_decode,
     intset_encode,
     listpack,
     lp_decode,
     lp_elem,
 )
-from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_string
+from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_len, rdb_string
 from store.types import EncodingLimits
 from store.types.stream import ENCODED, Stream, encode_entry, make_id
 
@@ -518,3 +520,81 @@ def test_throughput_report(capsys):
             f'\nRDB codec, {n} mixed small keys: encode {n / (t1 - t0):,.0f} keys/s, '
             f'load {n / (t2 - t1):,.0f} keys/s'
         )
+
+
+# -- older encodings (RDB 9 and before), loaded here and by redis-server -----------------------
+
+
+def ziplist(items):
+    """A ziplist as Redis 6 wrote them: prevlen, then a small string or integer entry."""
+    entries = []
+    prev = 0
+    for item in items:
+        if type(item) is int:
+            if 0 <= item <= 12:
+                body = bytes([0xF1 + item])
+            else:
+                body = b'\xc0' + item.to_bytes(2, 'little', signed=True)
+        else:
+            body = bytes([len(item)]) + item
+        entry = bytes([prev]) + body
+        entries.append(entry)
+        prev = len(entry)
+    blob = b''.join(entries)
+    tail = 10 + len(blob) - len(entries[-1])
+    return struct.pack('<IIH', 10 + len(blob) + 1, tail, len(items)) + blob + b'\xff'
+
+
+def zipmap(pairs):
+    out = bytes([len(pairs)])
+    for f, v in pairs:
+        out += bytes([len(f)]) + f + bytes([len(v)]) + b'\x00' + v
+    return out + b'\xff'
+
+
+def old_stream(key):
+    """RDB_TYPE_STREAM_LISTPACKS (15): no first id, max deleted id, entries added, nor a
+    group's entries-read."""
+    s = Stream()
+    for n in range(1, 6):
+        s.append(make_id(7, n), (b'f', b'%d' % n))
+    s.delete(make_id(7, 3))
+    out = b'\x0f' + rdb_string(key)
+    nodes = _stream_nodes(s)
+    out += rdb_len(len(nodes))
+    for master, blob in nodes:
+        out += rdb_string(master.to_bytes(16, 'big')) + rdb_string(blob)
+    out += rdb_len(4) + rdb_len(7) + rdb_len(5)  # length, last id
+    out += rdb_len(1) + rdb_string(b'grp') + rdb_len(7) + rdb_len(2)  # group at 7-2
+    out += rdb_len(1) + make_id(7, 2).to_bytes(16, 'big') + struct.pack('<q', 1000) + b'\x02'
+    out += rdb_len(1) + rdb_string(b'cons') + struct.pack('<q', 2000)
+    out += rdb_len(1) + make_id(7, 2).to_bytes(16, 'big')
+    return out
+
+
+def test_legacy_encodings_load_as_in_redis(redis_dir, make_server):
+    """Zipmap, ziplists, quicklist of ziplists, text-score zsets, plain lists and version-1
+    streams (RDB 9 and older writers) load here as redis-server 7.0.15 loads them."""
+    body = b'REDIS0009\xfe\x00'
+    body += b'\x09' + rdb_string(b'zipmap') + rdb_string(zipmap([(b'a', b'1'), (b'bb', b'x')]))
+    body += b'\x0a' + rdb_string(b'zl-list') + rdb_string(ziplist([b'a', 5, 300, b'zz']))
+    body += b'\x0c' + rdb_string(b'zl-zset') + rdb_string(ziplist([b'm', 1, b'n', b'2.5']))
+    body += b'\x0d' + rdb_string(b'zl-hash') + rdb_string(ziplist([b'f', 1, b'g', b'v']))
+    body += b'\x0e' + rdb_string(b'ql') + b'\x02' + rdb_string(ziplist([b'x', 1]))
+    body += rdb_string(ziplist([b'y', b'z']))
+    body += b'\x03' + rdb_string(b'z-text') + b'\x02' + rdb_string(b'a') + b'\x031.5'
+    body += rdb_string(b'b') + b'\xfe'  # +inf
+    body += b'\x01' + rdb_string(b'plain-list') + b'\x02' + rdb_string(b'p') + rdb_string(b'7')
+    body += b'\xfd' + struct.pack('<i', 2100000000) + b'\x00' + rdb_string(b'old-ttl') + b'\x01v'
+    body += old_stream(b'stream-v1')
+    body += b'\xff'
+    data = body + crc64(body).to_bytes(8, 'little')
+    (redis_dir.dir / 'legacy.rdb').write_bytes(data)
+    ref = redis_dir('legacy.rdb')
+    records = load(data)
+    keys = keys_of(records)
+    assert keys[0, b'old-ttl'][1] == 2100000000000
+    assert keys[0, b'stream-v1'][0].groups[b'grp'].entries_read == -1  # estimated: unknown
+    ours = serve(make_server, records).client(protocol=2)
+    assert view(ours, dbs=(0,)) == view(ref, dbs=(0,))
+    assert len(view(ref, dbs=(0,))) == 9

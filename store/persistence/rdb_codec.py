@@ -764,6 +764,20 @@ class RdbLoader:
     def _value(self, t: int, start: int) -> Any:
         """rdbLoadObject: the value of type `t`, or None for an empty one (skipped)."""
         limits = self.limits
+        # the encodings Redis 7.0 writes for small values first: they are most keys
+        if t == T_HASH_LISTPACK:
+            return self._compact_hash(_as_bytes(self._blob('Hash', lp_decode)), False)
+        if t == T_ZSET_LISTPACK:
+            return self._compact_zset(self._blob('Zset', lp_decode))
+        if t == T_SET_INTSET:
+            values = self._blob('Intset', intset_decode)
+            if not values:
+                return None
+            s = Set([b'%d' % v for v in values])
+            s.intset = len(s) <= intset_limit(limits)
+            return s
+        if t == T_LIST_QUICKLIST_2:
+            return self._quicklist(t)
         if t == T_STRING:
             return self._str()
         if t == T_LIST:
@@ -796,22 +810,13 @@ class RdbLoader:
                 longest = max(longest, len(field), len(value))
             h.listpack = n <= limits.hash_entries and longest <= limits.hash_value
             return h
-        if t in (T_HASH_LISTPACK, T_HASH_ZIPLIST):
-            items = self._blob('Hash', lp_decode if t == T_HASH_LISTPACK else ziplist_decode)
-            return self._compact_hash(_as_bytes(items), False)
+        if t == T_HASH_ZIPLIST:
+            return self._compact_hash(_as_bytes(self._blob('Hash', ziplist_decode)), False)
         if t == T_HASH_ZIPMAP:
             return self._compact_hash(self._blob('Zipmap', zipmap_decode), True)
-        if t in (T_ZSET_LISTPACK, T_ZSET_ZIPLIST):
-            items = self._blob('Zset', lp_decode if t == T_ZSET_LISTPACK else ziplist_decode)
-            return self._compact_zset(items)
-        if t == T_SET_INTSET:
-            values = self._blob('Intset', intset_decode)
-            if not values:
-                return None
-            s = Set([b'%d' % v for v in values])
-            s.intset = len(s) <= intset_limit(limits)
-            return s
-        if t in (T_LIST_QUICKLIST_2, T_LIST_QUICKLIST):
+        if t == T_ZSET_ZIPLIST:
+            return self._compact_zset(self._blob('Zset', ziplist_decode))
+        if t == T_LIST_QUICKLIST:
             return self._quicklist(t)
         if t == T_LIST_ZIPLIST:
             items = self._blob('Ziplist', ziplist_decode)

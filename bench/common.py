@@ -47,7 +47,7 @@ class ServerProc:
         self.kind = kind
         self.port = free_port()
         if kind == 'ours':
-            cmd = [sys.executable, '-m', 'store', '--port', str(self.port), *args]
+            cmd = [sys.executable, '-m', 'store', '--port', str(self.port), '--save', '', *args]
         elif kind == 'floor':
             cmd = [
                 sys.executable,

@@ -12,6 +12,7 @@ import signal
 import sys
 
 from .config import Config, ConfigError
+from .persistence.manager import LoadError
 from .server import Server, new_event_loop
 from .version import VERSION
 
@@ -76,6 +77,8 @@ def main(argv=None):
     server = Server(config)
     try:
         loop.run_until_complete(server.start())
+    except LoadError:  # logged by the server: a file it must not start without
+        return 1
     except OSError as e:
         bind = config['bind']
         print(

@@ -45,7 +45,7 @@ UINT_MAX = 2**32 - 1
 
 # Why a parameter is inert here (see docs/config.md): what it would steer does not exist in
 # this server.
-PERSISTENCE = 'persistence'  # no RDB or AOF file is ever written or read
+PERSISTENCE = 'persistence'  # tunes a forked child or incremental fsync: none here
 REPLICATION = 'replication'  # never a primary with replicas, never a replica
 CLUSTER = 'cluster'  # no cluster mode, no cluster bus
 TLS = 'tls'  # plain TCP only
@@ -671,25 +671,23 @@ PARAMS = [
     # pub/sub
     Param('async-dispatch-quota', 'int', 100, 1, INT_MAX),
     Param('publish-buffer-limit', 'mem', 128 * 1024**2, 0, LLONG_MAX),
-    # persistence: this server keeps data in memory only; SAVE and BGSAVE record the time
-    Param('save', 'special', '', multi=True, inert=PERSISTENCE),
-    Param('stop-writes-on-bgsave-error', 'bool', True, inert=PERSISTENCE),
-    Param('rdbcompression', 'bool', True, inert=PERSISTENCE),
-    Param('rdbchecksum', 'bool', True, mutable=False, inert=PERSISTENCE),
+    # persistence (store/persistence); the inert ones tune what forking or rewriting
+    # with a child process would need
+    Param('save', 'special', '3600 1 300 100 60 10000', multi=True),
+    Param('stop-writes-on-bgsave-error', 'bool', True),
+    Param('rdbcompression', 'bool', True),
+    Param('rdbchecksum', 'bool', True, mutable=False),
     Param('rdb-del-sync-files', 'bool', False, inert=PERSISTENCE),
     Param('rdb-save-incremental-fsync', 'bool', True, inert=PERSISTENCE),
-    Param(
-        'dbfilename', 'str', 'dump.rdb', protected=True, valid=_valid_dbfilename, inert=PERSISTENCE
-    ),
-    Param('dir', 'special', '.', protected=True, inert=PERSISTENCE),
-    Param('appendonly', 'bool', False, inert=PERSISTENCE),
+    Param('dbfilename', 'str', 'dump.rdb', protected=True, valid=_valid_dbfilename),
+    Param('dir', 'special', '.', protected=True),
+    Param('appendonly', 'bool', False),
     Param(
         'appendfilename',
         'str',
         'appendonly.aof',
         mutable=False,
         valid=_valid_appendfilename,
-        inert=PERSISTENCE,
     ),
     Param(
         'appenddirname',
@@ -697,21 +695,18 @@ PARAMS = [
         'appendonlydir',
         mutable=False,
         valid=_valid_appenddirname,
-        inert=PERSISTENCE,
     ),
-    Param(
-        'appendfsync', 'enum', 'everysec', choices=('everysec', 'always', 'no'), inert=PERSISTENCE
-    ),
+    Param('appendfsync', 'enum', 'everysec', choices=('everysec', 'always', 'no')),
     Param('no-appendfsync-on-rewrite', 'bool', False, inert=PERSISTENCE),
-    Param('auto-aof-rewrite-percentage', 'int', 100, 0, INT_MAX, inert=PERSISTENCE),
-    Param('auto-aof-rewrite-min-size', 'mem', 64 * 1024**2, 0, LLONG_MAX, inert=PERSISTENCE),
-    Param('aof-load-truncated', 'bool', True, inert=PERSISTENCE),
-    Param('aof-use-rdb-preamble', 'bool', True, inert=PERSISTENCE),
+    Param('auto-aof-rewrite-percentage', 'int', 100, 0, INT_MAX),
+    Param('auto-aof-rewrite-min-size', 'mem', 64 * 1024**2, 0, LLONG_MAX),
+    Param('aof-load-truncated', 'bool', True),
+    Param('aof-use-rdb-preamble', 'bool', True),
     Param('aof-rewrite-incremental-fsync', 'bool', True, inert=PERSISTENCE),
-    Param('aof-timestamp-enabled', 'bool', False, inert=PERSISTENCE),
+    Param('aof-timestamp-enabled', 'bool', False),
     Param('aof-disable-auto-gc', 'bool', False, inert=PERSISTENCE),
-    Param('rdb-key-save-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True, inert=PERSISTENCE),
-    Param('key-load-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True, inert=PERSISTENCE),
+    Param('rdb-key-save-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True),
+    Param('key-load-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True),
     Param(
         'loading-process-events-interval-bytes',
         'int',

@@ -124,7 +124,7 @@ class Connection(asyncio.Protocol):
         self.deferred = None  # commands held while parked
         self.blocked = None  # the blocking.Waiter while a blocking command waits
         self.write_paused = False  # transport above its high-water mark
-        self.gated = not self.authenticated
+        self.gated = not self.authenticated or server.loading
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
@@ -215,8 +215,8 @@ class Connection(asyncio.Protocol):
     # -- output ------------------------------------------------------------------------
 
     def flush(self):
-        aof = self.ks.aof  # the AOF is written (and fsynced) before replies leave
-        if aof is not None and aof.buf:
+        aof = self.ks.aof  # appendfsync always: written and fsynced before replies leave
+        if aof is not None and aof.always and aof.buf:
             aof.write()
         out = self.out
         if out and self.transport is not None:
@@ -333,6 +333,8 @@ class Connection(asyncio.Protocol):
             or self.reply_mode != 'on'
             or self.deferred is not None
             or self.server.busy.run is not None
+            or self.server.loading
+            or self.server.write_denied is not None
         )
 
     def _reject(self, cmd, message):
@@ -407,6 +409,11 @@ class Connection(asyncio.Protocol):
                 "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
                 "this context",
             )
+        server = self.server
+        if server.loading and 'loading' not in shown.flags:
+            return self._reject(cmd, 'LOADING Redis is loading the dataset in memory')
+        if server.write_denied is not None and ('write' in shown.flags or cmd.name == 'ping'):
+            return self._reject(cmd, server.write_denied)
         busy = self.server.busy
         if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())

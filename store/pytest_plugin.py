@@ -22,6 +22,7 @@ from .embed import EmbeddedServer
 
 @pytest.fixture(scope='session')
 def store_server() -> Iterator[EmbeddedServer]:
-    """A running EmbeddedServer, shared by the whole session and stopped at its end."""
-    with EmbeddedServer() as srv:
+    """A running EmbeddedServer, shared by the whole session and stopped at its end. It
+    has no save points, so a test run leaves no dump.rdb behind."""
+    with EmbeddedServer(save='') as srv:
         yield srv

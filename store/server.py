@@ -23,6 +23,7 @@ from .events import KeyspaceEvents
 from .expiry.active import ActiveExpiry
 from .journal import Journal
 from .keyspace import Keyspace
+from .persistence.manager import LoadError, Persistence
 from .pubsub import PubSub
 from .scripting.busy import Busy
 from .scripting.eval import EvalScripts
@@ -55,6 +56,8 @@ class Server:
         self.stats = Stats()
         self.lastsave = int(time.time())
         self.loop = None
+        self.loading = False  # loading data at start-up: clients get -LOADING
+        self.write_denied = None  # -MISCONF message while writes are refused
         self.listeners = []
         self.port = cfg['port']
         self.cron_handle = None
@@ -77,6 +80,7 @@ class Server:
         self.scripts = EvalScripts(self, Connection(self))
         self.functions = Functions(self, Connection(self))
         self.busy = Busy(self)  # a script past busy-reply-threshold
+        self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
         self.apply_all()
 
     # -- configuration hooks -------------------------------------------------------------
@@ -101,6 +105,9 @@ class Server:
         elif name == 'script-memory-limit':
             for engine in (self.scripts.engine, self.functions.engine):
                 engine.lua.set_max_memory(cfg[name])
+        elif name in ('appendonly', 'appendfsync') or name.startswith(('aof-', 'auto-aof-')):
+            if not self.loading and self.loop is not None:
+                self.persistence.aof.apply_config(name)
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
             pass
@@ -150,6 +157,11 @@ class Server:
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+    def update_gates(self):
+        """Re-derive every connection's gate after a server-wide state changed."""
+        for conn in self.clients.values():
+            conn.update_gate()
+
     def unregister(self, conn):
         if self.clients.pop(conn.id, None) is None:
             return
@@ -160,11 +172,12 @@ class Server:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self):
-        """Listen and start housekeeping. Raises OSError when the address is taken."""
+        """Listen, load the data (clients meanwhile get -LOADING), and start housekeeping.
+        Raises OSError when the address is taken, LoadError for a file that cannot be
+        loaded."""
         self.loop = asyncio.get_running_loop()
         self.closed = asyncio.Event()
         cfg = self.config
-        self.expiry.start(self.loop, self.keyspace.expire_due, self.keyspace.earliest_deadline)
         hosts = [
             '0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
             for h in cfg['bind'].split()
@@ -178,8 +191,16 @@ class Server:
             if port == 0:  # ephemeral: every address shares the first one's port
                 port = server.sockets[0].getsockname()[1]
         self.port = port
-        self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
         self.log(f'Ready to accept connections tcp on {" ".join(hosts)}:{port}')
+        try:
+            await self.persistence.load()
+        except LoadError as e:
+            self.log(str(e), '#')
+            for server in self.listeners:
+                server.close()
+            raise
+        self.expiry.start(self.loop, self.keyspace.expire_due, self.keyspace.earliest_deadline)
+        self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
 
     def cron(self):
         self.clock = now = time.time()
@@ -197,12 +218,19 @@ class Server:
             hook(now)
         self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
 
-    def request_shutdown(self, reason='', exit_code=0):
-        if self.closed is not None and not self.closed.is_set():
-            if reason:
-                self.log(reason, '#')
-            self.exit_code = exit_code
-            self.closed.set()
+    def request_shutdown(self, reason='', exit_code=0, save='default', force=False):
+        """Shut down after the final save (`save`: default, save or nosave; see
+        Persistence.shutdown). False, and the server goes on, when that save failed and
+        `force` is not set, as Redis does."""
+        if self.closed is None or self.closed.is_set():
+            return True
+        if reason:
+            self.log(reason, '#')
+        if not self.persistence.shutdown(save) and not force:
+            return False
+        self.exit_code = exit_code
+        self.closed.set()
+        return True
 
     async def serve_until_shutdown(self):
         await self.closed.wait()

@@ -89,10 +89,12 @@ def wait_for_port(port, proc=None, timeout=WAIT):
 
 
 def spawn_store(*args, port=None):
-    """Start `python -m store` as a subprocess; returns (proc, port)."""
+    """Start `python -m store` as a subprocess; returns (proc, port). No save points
+    unless `args` give some (`--save ''` first, as a config file's first `save` line
+    replaces the defaults), so no test writes dump.rdb where it runs."""
     port = port or free_port()
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'store', '--port', str(port), *args],
+        [sys.executable, '-m', 'store', '--port', str(port), '--save', '', *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -142,9 +144,11 @@ def stop(proc):
 
 
 @pytest.fixture(scope='session')
-def server():
-    """Our server, embedded in the test process on an ephemeral port."""
-    with EmbeddedServer(enable_debug_command='yes') as srv:
+def server(tmp_path_factory):
+    """Our server, embedded in the test process on an ephemeral port; SAVE writes into a
+    temporary directory."""
+    data = tmp_path_factory.mktemp('data')
+    with EmbeddedServer(enable_debug_command='yes', save='', dir=str(data)) as srv:
         yield srv
 
 
@@ -190,12 +194,15 @@ async def close(client):
 
 
 @pytest.fixture
-def make_server():
-    """Factory for a dedicated embedded server with its own config."""
+def make_server(tmp_path):
+    """Factory for a dedicated embedded server with its own config (and, unless given, a
+    temporary `dir` and no save points)."""
     started = []
 
     def make(**options):
         options.setdefault('enable_debug_command', 'yes')
+        options.setdefault('save', '')
+        options.setdefault('dir', str(tmp_path))
         srv = EmbeddedServer(**options).start()
         started.append(srv)
         return srv

@@ -123,7 +123,7 @@ def ref(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def ours():
-    with EmbeddedServer(enable_debug_command='yes') as srv:
+    with EmbeddedServer(enable_debug_command='yes', save='') as srv:
         client = srv.client(protocol=2)
         yield client
         client.close()
@@ -210,7 +210,7 @@ def test_defaults_match_a_fresh_redis_server(tmp_path):
         pass  # SHUTDOWN closes the connection
     finally:
         stop(proc)
-    with EmbeddedServer() as srv:
+    with EmbeddedServer(save='') as srv:
         client = srv.client(decode_responses=True)
         mine = {**client.config_get('*'), **{n: client.config_get(n)[n] for n in HIDDEN}}
         client.close()
@@ -461,7 +461,7 @@ def test_protected_parameters_when_enabled(tmp_path):
     (tmp_path / 'file').write_text('x')
     proc, port = spawn_redis('--dir', str(a), '--enable-protected-configs', 'yes')
     theirs = redis.Redis(port=port, protocol=2)
-    srv = EmbeddedServer(enable_protected_configs='yes').start()
+    srv = EmbeddedServer(enable_protected_configs='yes', save='').start()
     mine = srv.client(protocol=2)
     try:
         commands = [
@@ -549,7 +549,7 @@ def test_config_file_with_aliases_loads_as_in_redis(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     sproc = subprocess.Popen(
-        [sys.executable, '-m', 'store', str(path), '--port', str(sport)],
+        [sys.executable, '-m', 'store', str(path), '--port', str(sport), '--dir', str(tmp_path)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -679,7 +679,7 @@ CHANGED = [
 def test_config_rewrite_round_trips_every_parameter(tmp_path):
     path = tmp_path / 'store.conf'
     path.write_text('slave-priority 1\nlatency-tracking-info-percentiles ""\n')
-    with EmbeddedServer() as srv:
+    with EmbeddedServer(save='') as srv:
         srv.server.config.file = str(path)
         client = srv.client(decode_responses=True)
         for name, value in CHANGED:

@@ -83,7 +83,7 @@ def test_unknown_option_fails_clearly():
 def test_embedded_context_manager_stops():
     from store import EmbeddedServer
 
-    with EmbeddedServer() as srv:
+    with EmbeddedServer(save='') as srv:
         port = srv.port
         assert srv.client().ping()
     with pytest.raises(redis.ConnectionError):  # refused at once: no retries

@@ -325,6 +325,7 @@ def test_config_rewrite_updates_file_in_place(make_server, tmp_path):
         'port 0\n'
         'timeout 7\n'
         'requirepass "se\\"cret"\n'
+        f'dir "{tmp_path}"\n'
         'enable-debug-command yes\n'
     )
 
@@ -334,7 +335,7 @@ def test_config_rewrite_file_is_loadable_by_the_server(tmp_path):
     path = tmp_path / 'store.conf'
     path.write_text(f'port {port}\nbind 127.0.0.1\n')
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'store', str(path)],
+        [sys.executable, '-m', 'store', str(path), '--save', ''],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -362,7 +363,7 @@ def test_config_rewrite_file_is_loadable_by_the_server(tmp_path):
     assert 'notify-keyspace-events "xE"\n' in text
     assert 'client-output-buffer-limit pubsub 1mb 512kb 10\n' in text
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'store', str(path)],
+        [sys.executable, '-m', 'store', str(path), '--save', ''],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -745,7 +746,9 @@ def test_lastsave_save_bgsave(r):
     assert r.save() is True
     assert r.lastsave() > before
     assert raw(r, 'BGSAVE') == b'Background saving started'
+    wait_until(lambda: r.info('persistence')['rdb_bgsave_in_progress'] == 0, 'the BGSAVE')
     assert raw(r, 'BGSAVE', 'SCHEDULE') == b'Background saving started'
+    wait_until(lambda: r.info('persistence')['rdb_bgsave_in_progress'] == 0, 'the BGSAVE')
     assert r.info('persistence')['rdb_last_save_time'] == int(r.lastsave().timestamp())
 
 
@@ -767,7 +770,7 @@ def test_shutdown_stops_embedded_server(make_server):
 def test_shutdown_subprocess_exits_cleanly():
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'store', '--port', str(port)],
+        [sys.executable, '-m', 'store', '--port', str(port), '--save', ''],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -162,12 +162,6 @@ def lastsave(c, args):
     return c.server.lastsave
 
 
-def _saved(server):
-    """Record a save. Nothing is written: this server keeps its data in memory only."""
-    server.lastsave = int(time.time())
-    server.stats.rdb_saves = getattr(server.stats, 'rdb_saves', 0) + 1
-
-
 @COMMANDS.command(
     'save',
     1,
@@ -176,7 +170,7 @@ def _saved(server):
     summary='Synchronously save the dataset to disk',
 )
 def save(c, args):
-    _saved(c.server)
+    c.server.persistence.save()
     return OK
 
 
@@ -190,8 +184,18 @@ def save(c, args):
 def bgsave(c, args):
     if len(args) > 2 or (len(args) == 2 and lower(args[1]) != 'schedule'):
         raise RedisError(E_SYNTAX)
-    _saved(c.server)
-    return 'Background saving started'
+    return c.server.persistence.bgsave(len(args) == 2, c.in_exec)
+
+
+@COMMANDS.command(
+    'bgrewriteaof',
+    1,
+    flags='admin noscript no_async_loading',
+    categories='@admin @slow @dangerous',
+    summary='Asynchronously rewrite the append-only file',
+)
+def bgrewriteaof(c, args):
+    return c.server.persistence.aof.rewrite()
 
 
 @COMMANDS.command(
@@ -221,6 +225,8 @@ def shutdown(c, args):
         if 'nosave' not in flags:
             raise RedisError(busy.message())
         busy.run.killed = 'shutdown'
-    c.server.request_shutdown()
+    save = 'nosave' if 'nosave' in flags else 'save' if 'save' in flags else 'default'
+    if not c.server.request_shutdown(save=save, force='force' in flags):
+        raise RedisError('ERR Errors trying to SHUTDOWN. Check logs.')
     c.closing = True  # no reply: the client sees the connection close
     return Raw(b'')

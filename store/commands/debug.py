@@ -102,6 +102,32 @@ def _value_digest(value):
     return hashlib.sha1(repr(value).encode('utf-8', 'surrogateescape')).digest()
 
 
+def debug_reload(c, options):
+    """DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the RDB file, empty the server and
+    load the file back (what a restart would do), each step skippable."""
+    opts = set()
+    for o in options:
+        opt = lower(o)
+        if opt not in ('merge', 'noflush', 'nosave'):
+            raise RedisError(
+                'ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.'
+            )
+        opts.add(opt)
+    p = c.server.persistence
+    if 'nosave' not in opts:
+        p.save()
+    if 'noflush' not in opts and 'merge' not in opts:
+        c.ks.flushall()
+        c.server.functions.flush()
+    try:
+        p.load_rdb_now(p.rdb_path())
+    except Exception as e:
+        c.server.log(f'Error loading the RDB file for DEBUG RELOAD: {e}', '#')
+        raise RedisError('ERR Error trying to load the RDB dump, check server logs.') from None
+    c.server.log('DB reloaded by DEBUG RELOAD')
+    return OK
+
+
 def debug_digest(ks):
     """A dataset signature: XOR over keys of SHA1(db, key, value); zeros when empty."""
     acc = 0
@@ -210,7 +236,7 @@ def debug(c, args):
     if sub == 'protocol' and n == 3:
         return debug_protocol(c, lower(args[2]))
     if sub == 'reload' and n >= 2:
-        return OK  # nothing is persisted, so reloading leaves the data as it is
+        return debug_reload(c, args[2:])
     if sub == 'change-repl-id' and n == 2:
         server.run_id = os.urandom(20).hex()
         return OK

@@ -239,38 +239,7 @@ def _memory_section(server):
 
 
 def _persistence_section(server):
-    return [
-        ('loading', 0),
-        ('async_loading', 0),
-        ('current_cow_peak', 0),
-        ('current_cow_size', 0),
-        ('current_cow_size_age', 0),
-        ('current_fork_perc', '0.00'),
-        ('current_save_keys_processed', 0),
-        ('current_save_keys_total', 0),
-        ('rdb_changes_since_last_save', 0),
-        ('rdb_bgsave_in_progress', 0),
-        ('rdb_last_save_time', server.lastsave),
-        ('rdb_last_bgsave_status', 'ok'),
-        ('rdb_last_bgsave_time_sec', -1),
-        ('rdb_current_bgsave_time_sec', -1),
-        ('rdb_saves', getattr(server.stats, 'rdb_saves', 0)),
-        ('rdb_last_cow_size', 0),
-        ('rdb_last_load_keys_expired', 0),
-        ('rdb_last_load_keys_loaded', 0),
-        ('aof_enabled', 0),
-        ('aof_rewrite_in_progress', 0),
-        ('aof_rewrite_scheduled', 0),
-        ('aof_last_rewrite_time_sec', -1),
-        ('aof_current_rewrite_time_sec', -1),
-        ('aof_last_bgrewrite_status', 'ok'),
-        ('aof_rewrites', 0),
-        ('aof_rewrites_consecutive_failures', 0),
-        ('aof_last_write_status', 'ok'),
-        ('aof_last_cow_size', 0),
-        ('module_fork_in_progress', 0),
-        ('module_fork_last_cow_size', 0),
-    ]
+    return server.persistence.info()
 
 
 def _stats_section(server):

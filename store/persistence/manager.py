@@ -1,1 +1,478 @@
-"""Persistence manager (lead's module; see __init__.py)."""
+"""The persistence manager: what the server owns of persistence.
+
+- Snapshots (snapshot.py) into `dir`/`dbfilename`: SAVE runs one at once, BGSAVE and save
+  points step one between commands. Either writes `temp-<pid>.rdb`, fsyncs it and renames
+  it over the last good file, so a crash mid-save never damages it. At most one snapshot
+  runs at a time; the AOF rewrite takes the same slot (`start_snapshot`), and a BGSAVE
+  asked for meanwhile with SCHEDULE waits for it, as in Redis.
+- Changes since the last save (`changes()`): Redis counts `server.dirty` in every command;
+  we derive it from the command table's counters instead (successful calls of `write`
+  commands plus keys expired), which costs the command path nothing.
+- Loading at start-up (`load`): from the AOF when `appendonly` is on, else from the RDB
+  file. The server already listens meanwhile and answers -LOADING (store/connection.py);
+  keyspace events are off and the clock is frozen so that nothing expires while data
+  comes in, as Redis's loading does. Keys whose deadline passed while the server was down
+  are then expired by active expiry in one go, before the first client command runs, so
+  their `expired` events are published and journaled with their true deadlines and lag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .. import clock
+from ..resp import RedisError
+from .aof import Aof, LoadError
+from .rdb_codec import RdbEncoder, RdbError, RdbLoader
+from .snapshot import Snapshot
+
+LOAD_SLICE_S = 0.01  # loading time between two turns of the loop (-LOADING replies)
+E_BGSAVE_RUNNING = 'ERR Background save already in progress'
+E_MISCONF = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    'to disk. Commands that may modify the data set are disabled, because this instance is '
+    'configured to report errors during writes if RDB snapshotting fails '
+    '(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the '
+    'RDB error.'
+)
+
+
+class Persistence:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.snapshot: Snapshot | None = None  # the running one, BGSAVE's or the rewrite's
+        self.snapshot_kind = ''  # 'rdb' or 'aof'
+        self.snapshot_done: Callable[[bool], None] | None = None
+        self.snapshot_started = 0.0
+        self.bgsave_scheduled = False
+        self.write_commands: list[Any] | None = None  # for changes()
+        self.dirty_offset = self.dirty_seen = 0
+        self.dirty_at_save = 0
+        self.dirty_at_start = 0  # changes() when the running BGSAVE started
+        self.last_bgsave_ok = True
+        self.last_bgsave_time = -1
+        self.saves = 0
+        self.last_save_try = 0.0
+        self.loading = False
+        self.load_keys_loaded = self.load_keys_expired = 0
+        self.aof = Aof(server)
+        server.cron_hooks.append(self.cron)
+
+    # -- paths and counters ---------------------------------------------------------------
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.server.config['dir'], name)
+
+    def rdb_path(self) -> str:
+        return self.path(self.server.config['dbfilename'])
+
+    def changes(self) -> int:
+        """Redis's server.dirty: writes done since the server started."""
+        if self.write_commands is None:
+            unique = {id(c): c for cmd in self.server.commands.values() for c in cmd.all()}
+            self.write_commands = [c for c in unique.values() if 'write' in c.flags]
+        n = self.server.keyspace.expired_keys + self.dirty_offset
+        for c in self.write_commands:
+            n += c.calls - c.failed
+        if n < self.dirty_seen:  # CONFIG RESETSTAT zeroed the counters: stay monotonic
+            self.dirty_offset += self.dirty_seen - n
+            n = self.dirty_seen
+        self.dirty_seen = n
+        return n
+
+    def changes_since_save(self) -> int:
+        return self.changes() - self.dirty_at_save
+
+    def _saved(self, dirty: int) -> None:
+        self.dirty_at_save = dirty
+        self.server.lastsave = int(time.time())
+        self.saves += 1
+
+    def encoder(self) -> RdbEncoder:
+        cfg = self.server.config
+        return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'])
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def _open(self, path: str, encoder: Any = None) -> Snapshot:
+        """A snapshot of the keyspace as of now into a new file at `path` (the snapshot
+        owns the file until it ends)."""
+        out = open(path, 'wb')  # noqa: SIM115 - open across loop turns, closed by _end/save
+        try:
+            return Snapshot(
+                self.server.keyspace,
+                encoder if encoder is not None else self.encoder(),
+                out,
+                self.server.functions.codes(),
+            )
+        except BaseException:
+            out.close()
+            raise
+
+    def save(self) -> None:
+        """SAVE: write the RDB file now; raises RedisError when it cannot. A running AOF
+        rewrite is first completed (two snapshots cannot shadow the keyspace at once)."""
+        if self.snapshot is not None:
+            if self.snapshot_kind == 'rdb':
+                raise RedisError(E_BGSAVE_RUNNING)
+            self._complete_now()
+        dirty = self.changes()
+        final = self.rdb_path()
+        tmp = self.path(f'temp-{os.getpid()}.rdb')
+        try:
+            snap = self._open(tmp)
+            try:
+                snap.finish()
+            finally:
+                snap.abort()
+                snap.out.close()
+            os.replace(tmp, final)
+            _fsync_dir(final)
+        except OSError as e:
+            self.server.log(f'Failed saving the DB: {e.strerror or e}', '#')
+            _unlink(tmp)
+            raise RedisError('ERR') from None
+        except BaseException:
+            _unlink(tmp)
+            raise
+        self.server.log('DB saved on disk')
+        self._saved(dirty)
+
+    def _complete_now(self) -> None:
+        """Finish the running background snapshot synchronously."""
+        snap = self.snapshot
+        if snap is None:
+            return
+        try:
+            snap.finish()
+        except Exception as e:
+            self.server.log_exception('Snapshot failed', e)
+            self._end(snap, False)
+            return
+        self._end(snap, True)
+
+    def bgsave(self, schedule: bool = False, in_exec: bool = False) -> str:
+        """BGSAVE [SCHEDULE]: the reply text, or RedisError. Inside MULTI/EXEC it is
+        always scheduled (for the next cron), as in Redis."""
+        if self.snapshot is not None and self.snapshot_kind == 'rdb':
+            raise RedisError(E_BGSAVE_RUNNING)
+        if self.snapshot is not None or in_exec:
+            if not (schedule or in_exec):
+                raise RedisError(
+                    "ERR Another child process is active (AOF?): can't BGSAVE right now. "
+                    'Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.'
+                )
+            self.bgsave_scheduled = True
+            return 'Background saving scheduled'
+        self._start_bgsave()
+        return 'Background saving started'
+
+    def check_writes(self) -> None:
+        """stop-writes-on-bgsave-error: after a failed background save, with save points
+        set, writes (and PING) are refused with -MISCONF until a save succeeds (Redis's
+        writeCommandsDeniedByDiskError); so are they after a failed AOF write."""
+        cfg = self.server.config
+        denied = None
+        if cfg['stop-writes-on-bgsave-error'] and cfg['save'] and not self.last_bgsave_ok:
+            denied = E_MISCONF
+        elif self.aof.on and not self.aof.last_write_ok:
+            denied = f'MISCONF Errors writing to the AOF file: {self.aof.last_write_error}'
+        if denied != self.server.write_denied:
+            self.server.write_denied = denied
+            self.server.update_gates()
+
+    def _start_bgsave(self) -> bool:
+        final = self.rdb_path()
+        tmp = self.path(f'temp-{os.getpid()}.rdb')
+        dirty = self.changes()
+        self.last_save_try = time.time()
+
+        def done(ok: bool) -> None:
+            self.last_bgsave_time = int(time.time() - self.snapshot_started)
+            self.last_bgsave_ok = ok
+            if ok:
+                try:
+                    os.replace(tmp, final)
+                    _fsync_dir(final)
+                except OSError as e:
+                    self.server.log(f'Error moving temp DB file on the final destination: {e}')
+                    self.last_bgsave_ok = False
+                    return
+                self.server.log('Background saving terminated with success')
+                self._saved(dirty)
+            else:
+                _unlink(tmp)
+                self.server.log('Background saving error', '#')
+
+        def finished(ok: bool) -> None:
+            done(ok)
+            self.check_writes()
+
+        try:
+            started = self.start_snapshot(tmp, None, finished, kind='rdb')
+        except OSError as e:  # where Redis's child would fail: reported as a failed save
+            self.server.log(
+                f'Failed opening the temp RDB file {os.path.basename(tmp)} (in server root dir '
+                f'{self.server.config["dir"]}) for saving: {e.strerror or e}',
+                '#',
+            )
+            self.server.log('Background saving error', '#')
+            self.last_bgsave_ok = False
+            self.check_writes()
+            return True
+        if started:
+            self.server.log('Background saving started')
+        return started
+
+    def start_snapshot(
+        self, path: str, encoder: Any, done: Callable[[bool], None], kind: str = 'aof'
+    ) -> bool:
+        """Start a point-in-time snapshot of the keyspace as of now into `path`, written
+        in steps between commands and fsynced; `done(ok)` is called on the loop when it is
+        on disk. False when a snapshot is already running."""
+        if self.snapshot is not None:
+            return False
+        self.snapshot = self._open(path, encoder)
+        self.snapshot_kind = kind
+        self.snapshot_done = done
+        self.snapshot_started = time.time()
+        self.server.loop.call_soon(self._step)
+        return True
+
+    def _step(self) -> None:
+        snap = self.snapshot
+        if snap is None or snap.written:
+            return
+        delay = self.server.config['rdb-key-save-delay']  # µs per key, for tests (as Redis)
+        try:
+            more = snap.step(0.0, 1) if delay > 0 else snap.step()
+            if not more:
+                snap.complete()
+        except Exception as e:  # a bug or a full disk: the snapshot fails, the server goes on
+            self.server.log_exception('Snapshot failed', e)
+            self._end(snap, False)
+            return
+        if more:
+            if delay > 0:
+                self.server.loop.call_later(delay / 1e6, self._step)
+            else:
+                self.server.loop.call_soon(self._step)
+            return
+        # fsync can take long on a big file: off the loop, then finish on it
+        fut = self.server.loop.run_in_executor(None, os.fsync, snap.out.fileno())
+        fut.add_done_callback(lambda f: self._end(snap, f.exception() is None))
+
+    def _end(self, snap: Snapshot, ok: bool) -> None:
+        """The snapshot `snap` is over (`ok`: on disk); no-op when it already ended."""
+        if snap is not self.snapshot:
+            return
+        done = self.snapshot_done
+        self.snapshot = self.snapshot_done = None
+        snap.abort()
+        snap.out.close()
+        if done is not None:
+            done(ok)
+        if self.bgsave_scheduled and self.snapshot is None:
+            self.bgsave_scheduled = False
+            self._start_bgsave()
+
+    def kill_snapshot(self) -> None:
+        """Stop a running BGSAVE (SHUTDOWN, FLUSHALL in Redis kill the child)."""
+        if self.snapshot is not None:
+            self._end(self.snapshot, False)
+
+    # -- housekeeping ---------------------------------------------------------------------
+
+    def cron(self, now: float) -> None:
+        if self.loading:
+            return
+        self.aof.cron(now)
+        self.check_writes()
+        if self.snapshot is not None:
+            return
+        if self.bgsave_scheduled:
+            self.bgsave_scheduled = False
+            self._start_bgsave()
+            return
+        points = [int(n) for n in self.server.config['save'].split()]
+        if not points:
+            return
+        # rdbSaveBackground is retried after an error only after CONFIG_BGSAVE_RETRY_DELAY
+        if not self.last_bgsave_ok and now - self.last_save_try <= 5:
+            return
+        changes = self.changes_since_save()
+        elapsed = now - self.server.lastsave
+        for seconds, count in zip(points[::2], points[1::2]):
+            if changes >= count and elapsed > seconds:
+                self.server.log(f'{count} changes in {seconds} seconds. Saving...')
+                self._start_bgsave()
+                return
+
+    def shutdown(self, mode: str = 'default') -> bool:
+        """Before exit: `save` saves, `nosave` does not, `default` saves when save points
+        are configured (SHUTDOWN, SIGTERM). False when the save failed."""
+        self.kill_snapshot()
+        self.aof.close()
+        if mode == 'nosave' or (mode == 'default' and not self.server.config['save']):
+            return True
+        self.server.log('Saving the final RDB snapshot before exiting.', '#')
+        try:
+            self.save()
+        except RedisError:
+            self.server.log('Error trying to save the DB, can\'t exit.', '#')
+            return False
+        return True
+
+    # -- loading --------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Start-up: load the AOF or the RDB file; raises LoadError."""
+        cfg = self.server.config
+        with self.loading_state():
+            if cfg['appendonly']:
+                await self.aof.load()
+            elif os.path.exists(self.rdb_path()):
+                await self.load_rdb(self.rdb_path())
+        await self.expire_after_load()
+        self.aof.apply_config('appendonly')
+
+    async def load_rdb(self, path: str) -> None:
+        for _ in self._load_rdb_steps(path):
+            await asyncio.sleep(0)
+
+    def load_rdb_now(self, path: str) -> None:
+        with self.loading_state():
+            for _ in self._load_rdb_steps(path):
+                pass
+
+    def _load_rdb_steps(self, path: str) -> Iterator[None]:
+        """Load an RDB file into the (empty) keyspace, yielding every few thousand keys."""
+        server = self.server
+        started = time.time()
+        try:
+            with open(path, 'rb') as f:
+                data = f.read()
+        except OSError as e:
+            raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
+        ks = server.keyspace
+        cfg = server.config
+        loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'])
+        db = 0
+        loaded = 0
+        delay = cfg['key-load-delay']
+        next_turn = time.perf_counter() + LOAD_SLICE_S
+        try:
+            for item in loader:
+                kind = item[0]
+                if kind == 'key':
+                    _, key, value, deadline = item[:4]
+                    ks.set(db, key, value, deadline)
+                    loaded += 1
+                    if delay:
+                        time.sleep(delay / 1e6)
+                    if not loaded & 255 and time.perf_counter() > next_turn:
+                        yield
+                        next_turn = time.perf_counter() + LOAD_SLICE_S
+                elif kind == 'db':
+                    db = item[1]
+                    if db >= ks.databases:
+                        raise LoadError(
+                            f'FATAL: Data file was created with a Redis server configured '
+                            f'to handle more than {ks.databases} databases. Exiting'
+                        )
+                elif kind == 'function':
+                    try:
+                        server.functions.create(item[1], False)
+                    except RedisError as e:
+                        raise LoadError(f'Failed loading library: {e}') from None
+        except RdbError as e:
+            raise LoadError(
+                f'Short read or OOM loading DB. Unrecoverable error, aborting now. ({path}: {e})'
+            ) from None
+        self.load_keys_loaded = loaded
+        server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
+        server.log_verbose(f'Done loading RDB, keys loaded: {loaded}')
+
+    def loading_state(self) -> Any:
+        return _Loading(self)
+
+    async def expire_after_load(self) -> None:
+        """Keys whose deadline passed while the server was down: expired now, through
+        active expiry, so each gets its `expired` event with its true deadline and lag."""
+        ks = self.server.keyspace
+        before = ks.expired_keys
+        while ks.expire_due(0.005):
+            await asyncio.sleep(0)
+        self.load_keys_expired = ks.expired_keys - before
+
+    # -- INFO -----------------------------------------------------------------------------
+
+    def info(self) -> list[tuple[str, Any]]:
+        snap = self.snapshot
+        bg = snap is not None and self.snapshot_kind == 'rdb'
+        return [
+            ('loading', int(self.loading)),
+            ('async_loading', 0),
+            ('current_cow_peak', 0),
+            ('current_cow_size', 0),
+            ('current_cow_size_age', 0),
+            ('current_fork_perc', '0.00'),
+            ('current_save_keys_processed', snap.keys_done if snap else 0),
+            ('current_save_keys_total', snap.keys_total if snap else 0),
+            ('rdb_changes_since_last_save', self.changes_since_save()),
+            ('rdb_bgsave_in_progress', int(bg)),
+            ('rdb_last_save_time', self.server.lastsave),
+            ('rdb_last_bgsave_status', 'ok' if self.last_bgsave_ok else 'err'),
+            ('rdb_last_bgsave_time_sec', self.last_bgsave_time),
+            (
+                'rdb_current_bgsave_time_sec',
+                int(time.time() - self.snapshot_started) if bg else -1,
+            ),
+            ('rdb_saves', self.saves),
+            ('rdb_last_cow_size', 0),
+            ('rdb_last_load_keys_expired', self.load_keys_expired),
+            ('rdb_last_load_keys_loaded', self.load_keys_loaded),
+            *self.aof.info(),
+        ]
+
+
+class _Loading:
+    """While loading: clients get -LOADING, keyspace events are off, and the clock is
+    frozen at 1 ms after the epoch so that no key counts as expired (Redis does not
+    expire keys while loading)."""
+
+    def __init__(self, p: Persistence) -> None:
+        self.p = p
+
+    def __enter__(self) -> None:
+        server = self.p.server
+        self.p.loading = server.loading = True
+        server.update_gates()
+        server.keyspace.set_event_flags(0, 0)
+        clock.freeze(1)
+
+    def __exit__(self, *exc: object) -> None:
+        server = self.p.server
+        clock.freeze(0)
+        server.apply_config('notify-keyspace-events')
+        self.p.loading = server.loading = False
+        server.update_gates()
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,7 +1,27 @@
-"""The point-in-time snapshot (lead's module; see __init__.py).
+"""The point-in-time snapshot, without fork.
 
-Encoder protocol, shared by rdb_codec.RdbEncoder and aof.AofEncoder; each method returns
-the bytes to write, and the snapshot writes them in file order:
+A forked child would copy nearly the whole heap: CPython's reference counting writes to
+every object it touches, so copy-on-write pages do not stay shared. Instead the snapshot
+runs inside the server, between commands, and still writes the keyspace exactly as it was
+when it started (Dragonfly's point-in-time snapshot):
+
+- At the start it captures every database dict of every shard (a *unit*: one shard's part
+  of one database, with its expires dict) and the FUNCTION libraries. Nothing is copied.
+- `step()` serializes a slice of the next unit, then returns to the loop; units are
+  written database by database, each database after its SELECTDB header.
+- While it runs, the keyspace's key-access methods are wrapped (`_wrap`): before any
+  command can change a key of a unit not yet written, `before` serializes the key's value
+  as it still is and marks it done, so the walk skips it. A key created after the start
+  is marked done while absent, so it is never written. Active expiry calls `before` too
+  (store/keyspace.py).
+- FLUSHDB/FLUSHALL and SWAPDB replace or swap the keyspace's dicts but never change the
+  captured ones, so a unit is found by the identity of its dict: writes to a new dict are
+  not the snapshot's concern, and a flushed unit is still written as it was.
+- A key serialized early belongs to its unit's database: written at once if that database
+  is the one being written, else held until its header is written.
+
+Encoder protocol (rdb_codec.RdbEncoder, aof.AofEncoder): each method returns the bytes
+to write, which the snapshot writes in file order:
 
     checksum: bool                       # whether footer() wants the CRC64 of the file
     header() -> bytes                    # magic + aux fields (RDB), or nothing
@@ -10,3 +30,221 @@ the bytes to write, and the snapshot writes them in file order:
     key(key, value, deadline) -> bytes   # one key; deadline: ms since the epoch or None
     footer(crc: int) -> bytes            # EOF + checksum (RDB), or nothing
 """
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import anycrc
+
+from ..keyspace import Keyspace
+
+_CRC = anycrc.Model('CRC64-REDIS')
+STEP_S = 0.002  # serialization per loop turn: other clients wait at most about this long
+WRITE_BUFFER = 1 << 20
+
+# Keyspace methods through which commands reach keys, each taking (db, key, ...).
+_WRAPPED = (
+    'read',
+    'lookup',
+    'lookup_for_update',
+    'set',
+    'overwrite',
+    'delete',
+    'set_deadline',
+    'persist',
+)
+
+
+class _Unit:
+    __slots__ = ('db', 'data', 'expires', 'done', 'keys', 'pos')
+
+    def __init__(self, db: int, data: dict[bytes, Any], expires: dict[bytes, int]) -> None:
+        self.db = db
+        self.data = data
+        self.expires = expires
+        self.done: set[bytes] = set()  # keys already written (or absent at the start)
+        self.keys: list[bytes] | None = None  # the walk's key list, once it reaches here
+        self.pos = 0
+
+
+class Snapshot:
+    """One snapshot into an open binary file. `run()` writes it all at once (SAVE);
+    `step()` writes a slice and returns True while work remains (BGSAVE)."""
+
+    def __init__(self, ks: Keyspace, encoder: Any, out: Any, functions: list[bytes]) -> None:
+        self.ks = ks
+        self.encoder = encoder
+        self.out = out
+        self.crc = 0
+        self.buf: list[bytes] = []
+        self.buffered = 0
+        self.keys_total = sum(ks.dbsize(db) for db in range(ks.databases))
+        self.keys_done = 0
+        # db -> (units, size, expires at the start); databases with no keys are skipped
+        self.dbs: list[tuple[int, list[_Unit], int, int]] = []
+        self.units: dict[int, _Unit] = {}  # id(data dict) -> unit not yet fully written
+        self.early: dict[int, list[bytes]] = {}  # db -> keys serialized before its turn
+        for db in range(ks.databases):
+            units = [_Unit(db, s.data[db], s.expires[db]) for s in ks.shards if s.data[db]]
+            if units:
+                size = sum(len(u.data) for u in units)
+                expires = sum(len(u.expires) for u in units)
+                self.dbs.append((db, units, size, expires))
+                for u in units:
+                    self.units[id(u.data)] = u
+        self.written = False  # the footer is written (complete)
+        self.current_db = -1
+        self.next_db = 0  # index into self.dbs
+        self.unit: _Unit | None = None
+        self.pending_units: list[_Unit] = []
+        self._write(encoder.header())
+        self._write(encoder.functions(functions))
+        ks.snapshot = self
+        self._wrap()
+
+    # -- the hook -------------------------------------------------------------------------
+
+    def _wrap(self) -> None:
+        """Shadow the keyspace's access methods with ones that call `before` first (an
+        instance attribute wins over the class's method), so nothing is paid while no
+        snapshot runs. `set_pairs` (MSET) goes through the wrapped `set` per key."""
+        ks = self.ks
+        before_key = self.before_key
+        for name in _WRAPPED:
+            method = getattr(Keyspace, name)
+
+            def wrapped(db: int, key: bytes, *rest: Any, _m: Any = method) -> Any:
+                before_key(db, key)
+                return _m(ks, db, key, *rest)
+
+            setattr(ks, name, wrapped)
+
+        def set_pairs(db: int, args: list[bytes]) -> None:
+            for i in range(1, len(args), 2):
+                before_key(db, args[i])
+            Keyspace.set_pairs(ks, db, args)
+
+        ks.set_pairs = set_pairs  # type: ignore[method-assign]
+
+    def _unwrap(self) -> None:
+        ks = self.ks
+        for name in (*_WRAPPED, 'set_pairs'):
+            ks.__dict__.pop(name, None)
+        if ks.snapshot is self:
+            ks.snapshot = None
+
+    def before_key(self, db: int, key: bytes) -> None:
+        self.before(self.ks.shard_for(key), db, key)
+
+    def before(self, shard: Any, db: int, key: bytes) -> None:
+        """`key` of `db` in `shard` is about to be read or changed: if its unit is not
+        written yet, write the key as it is now (or mark it absent) first."""
+        unit = self.units.get(id(shard.data[db]))
+        if unit is None or key in unit.done:
+            return
+        unit.done.add(key)
+        value = unit.data.get(key)
+        if value is None:
+            return
+        chunk = self.encoder.key(key, value, unit.expires.get(key))
+        self.keys_done += 1
+        if unit.db == self.current_db:
+            self._write(chunk)
+        else:
+            self.early.setdefault(unit.db, []).append(chunk)
+
+    # -- the walk -------------------------------------------------------------------------
+
+    def step(self, budget_s: float = STEP_S, batch: int = 256) -> bool:
+        """Write keys for about `budget_s` seconds, looking at the clock every `batch`
+        keys; False once the snapshot is complete (then the caller calls `finish`)."""
+        stop = time.perf_counter() + budget_s
+        encode = self.encoder.key
+        while True:
+            unit = self.unit
+            if unit is None:
+                unit = self._next_unit()
+                if unit is None:
+                    return False
+            keys = unit.keys
+            if keys is None:
+                keys = unit.keys = list(unit.data)
+            data, expires, done = unit.data, unit.expires, unit.done
+            pos, end = unit.pos, len(keys)
+            while pos < end:
+                stop_at = min(pos + batch, end)
+                for key in keys[pos:stop_at]:
+                    if key not in done:
+                        value = data.get(key)
+                        if value is not None:
+                            self._write(encode(key, value, expires.get(key)))
+                            self.keys_done += 1
+                pos = stop_at
+                if time.perf_counter() > stop:
+                    break
+            unit.pos = pos
+            if pos >= end:
+                del self.units[id(unit.data)]
+                unit.keys = None
+                unit.done.clear()
+                self.unit = None
+            if time.perf_counter() > stop:
+                return True
+
+    def _next_unit(self) -> _Unit | None:
+        if not self.pending_units:
+            if self.next_db >= len(self.dbs):
+                return None
+            db, units, size, expires = self.dbs[self.next_db]
+            self.next_db += 1
+            self.current_db = db
+            self._write(self.encoder.select_db(db, size, expires))
+            for chunk in self.early.pop(db, ()):
+                self._write(chunk)
+            self.pending_units = list(reversed(units))
+        self.unit = self.pending_units.pop()
+        return self.unit
+
+    def run(self) -> None:
+        while self.step(3600.0):
+            pass
+
+    def complete(self) -> None:
+        """After the walk: detach from the keyspace and write the footer; the file is
+        then whole but not yet fsynced."""
+        self._unwrap()
+        self._flush()
+        self.out.write(self.encoder.footer(self.crc))
+        self.out.flush()
+        self.written = True
+
+    def finish(self) -> None:
+        """Walk what is left, complete the file and fsync it, all at once (SAVE)."""
+        if not self.written:
+            self.run()
+            self.complete()
+        os.fsync(self.out.fileno())
+
+    def abort(self) -> None:
+        self._unwrap()
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _write(self, chunk: bytes) -> None:
+        if chunk:
+            self.buf.append(chunk)
+            self.buffered += len(chunk)
+            if self.buffered >= WRITE_BUFFER:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self.buf:
+            data = b''.join(self.buf)
+            self.buf.clear()
+            self.buffered = 0
+            if self.encoder.checksum:
+                self.crc = _CRC.calc(data, self.crc)
+            self.out.write(data)

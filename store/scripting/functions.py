@@ -426,9 +426,13 @@ class Functions:
     def flush(self) -> None:
         self.ctx = LibCtx()
 
+    def codes(self) -> list[bytes]:
+        """The libraries' source codes, what RDB files and AOF base files keep."""
+        return [lib.code for lib in self.ctx.libraries.values()]
+
     def dump(self) -> bytes:
         compress = self.server.config['rdbcompression']
-        return dump_payload([lib.code for lib in self.ctx.libraries.values()], compress)
+        return dump_payload(self.codes(), compress)
 
     def restore(self, data: bytes, policy: str) -> None:
         """FUNCTION RESTORE: load every library of the payload into a new context, then

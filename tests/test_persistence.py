@@ -1,0 +1,384 @@
+"""RDB persistence as a user sees it: SAVE/BGSAVE/SHUTDOWN/SIGTERM write `dir/dbfilename`, a
+restart loads it (answering -LOADING meanwhile), BGSAVE is a point-in-time image while
+writes go on, keys that expired while the server was down produce their events after
+start-up, and files move both ways between this server and redis-server 7.0.15.
+
+Servers run as subprocesses (`spawn_store`) in a temporary `dir`, so each test restarts
+one as a user would."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from conftest import spawn_redis, spawn_store, stop, wait_until
+
+
+def client(port, **kw):
+    return redis.Redis(port=port, **kw)
+
+
+def populate(r):
+    """Every type, in several databases, with and without TTLs."""
+    far = int(time.time() * 1000) + 3_600_000
+    p = r.pipeline(transaction=False)
+    p.set('str', 'hello')
+    p.set('int', 12345)
+    p.set('big', 'x' * 5000)
+    p.set('empty', '')
+    p.set(b'bin\x00key', b'\x00\xff' * 30)
+    p.set('ttl', 'v', pxat=far)
+    p.rpush('list', *[f'e{i}' for i in range(300)])
+    p.rpush('smalllist', 'a', 'b', 1, 2)
+    p.hset('hash', mapping={'f1': 'v1', 'f2': 2})
+    p.hset('bighash', mapping={f'f{i}': 'v' * (i % 90) for i in range(600)})
+    p.sadd('intset', 1, 2, 3, -7, 1 << 40)
+    p.sadd('set', 'a', 'b', 'c')
+    p.sadd('bigset', *range(1000))
+    p.zadd('zset', {'a': 1.5, 'b': -2, 'c': float('inf')})
+    p.zadd('bigzset', {f'm{i}': i / 3 for i in range(300)})
+    p.pexpireat('bigzset', far + 1)
+    for i in range(30):
+        p.xadd('stream', {'f': i, 'g': 'x' * i}, id=f'{1000 + i}-{i % 3}')
+    p.xdel('stream', '1003-0')
+    p.xgroup_create('stream', 'g1', id='0')
+    p.xgroup_create('stream', 'g2', id='$')
+    p.xreadgroup('g1', 'alice', {'stream': '>'}, count=5)
+    p.xreadgroup('g1', 'bob', {'stream': '>'}, count=3)
+    p.xack('stream', 'g1', '1001-1')
+    p.execute()
+    r.execute_command('SELECT', 3)
+    r.set('in-db-3', 'three')
+    r.hset('h3', 'a', 'b')
+    r.execute_command('SELECT', 0)
+    r.function_load("#!lua name=mylib\nredis.register_function('f1', function() return 1 end)")
+
+
+def dataset(r):
+    """Everything a client can read back, per database: type, value, absolute deadline,
+    stream groups and their pending entries; and the function libraries."""
+    out = {}
+    for db in range(16):
+        r.execute_command('SELECT', db)
+        for key in r.scan_iter(count=1000):
+            kind = r.type(key)
+            if kind == b'string':
+                value = r.get(key)
+            elif kind == b'list':
+                value = r.lrange(key, 0, -1)
+            elif kind == b'hash':
+                value = sorted(r.hgetall(key).items())
+            elif kind == b'set':
+                value = sorted(r.smembers(key))
+            elif kind == b'zset':
+                value = r.zrange(key, 0, -1, withscores=True)
+            else:
+                groups = r.xinfo_groups(key)
+                value = (
+                    r.xrange(key),
+                    r.xinfo_stream(key)['last-generated-id'],
+                    [(g['name'], g['last-delivered-id'], g['pending']) for g in groups],
+                    [r.xpending_range(key, g['name'], '-', '+', 100) for g in groups],
+                )
+                for pending in value[3]:
+                    for p in pending:
+                        p.pop('time_since_delivered')
+            out[(db, key)] = (kind, value, r.pexpiretime(key), r.object('encoding', key))
+    r.execute_command('SELECT', 0)
+    libs = r.execute_command('FUNCTION', 'LIST', 'WITHCODE')
+    return out, libs
+
+
+def restart(proc, port, *args):
+    """SHUTDOWN (which saves when save points are set) and start again on the same port."""
+    stop(proc)
+    return spawn_store(*args, port=port)[0]
+
+
+def test_save_and_restart_keeps_every_type(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path))
+    try:
+        r = client(port)
+        populate(r)
+        before = dataset(r)
+        assert r.save()
+        assert os.path.exists(tmp_path / 'dump.rdb')
+        assert r.info('persistence')['rdb_changes_since_last_save'] == 0
+        proc = restart(proc, port, '--dir', str(tmp_path))
+        r = client(port)
+        assert dataset(r) == before
+        assert r.info('persistence')['rdb_last_load_keys_loaded'] == len(before[0])
+    finally:
+        stop(proc)
+
+
+def test_lastsave_and_changes_since_last_save(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path))
+    try:
+        r = client(port)
+        r.set('a', 1)
+        r.incr('a')
+        r.set('b', 1, nx=True)
+        assert r.info('persistence')['rdb_changes_since_last_save'] == 3
+        first = r.lastsave()
+        time.sleep(1.1)
+        r.save()
+        assert r.lastsave() > first
+        assert r.info('persistence')['rdb_saves'] == 1
+    finally:
+        stop(proc)
+
+
+def test_bgsave_is_a_point_in_time_image(tmp_path):
+    """Writes right after BGSAVE (overwrites, deletes, new keys, type changes, TTLs,
+    FLUSHDB, SWAPDB) do not leak into the snapshot, which holds the state at its start.
+    `rdb-key-save-delay` makes the save slow enough to interleave on any machine."""
+    proc, port = spawn_store('--dir', str(tmp_path), '--rdb-key-save-delay', '200')
+    try:
+        r = client(port)
+        p = r.pipeline(transaction=False)
+        for i in range(3000):
+            p.set(f'k{i}', i)
+            if i % 10 == 0:
+                p.rpush(f'l{i}', *range(5))
+                p.hset(f'h{i}', 'f', i)
+        p.execute()
+        populate(r)
+        r.execute_command('SELECT', 5)
+        r.set('db5', 'before')
+        r.execute_command('SELECT', 0)
+        before = dataset(r)
+        assert r.bgsave() == b'Background saving started' or True
+        assert r.info('persistence')['rdb_bgsave_in_progress'] == 1
+        with pytest.raises(redis.ResponseError, match='Background save already in progress'):
+            r.bgsave()
+        p = r.pipeline(transaction=False)
+        for i in range(0, 3000, 7):
+            p.set(f'k{i}', 'changed')
+            p.delete(f'k{i + 1}')
+            p.set(f'new{i}', 'x')
+            p.rpush(f'l{i - i % 10}', 'more')
+            p.hset(f'h{i - i % 10}', 'g', 'new')
+            p.expire(f'k{i + 2}', 1000)
+        p.lpop('list')
+        p.xadd('stream', {'after': 1})
+        p.xack('stream', 'g1', '1000-0')
+        p.execute()
+        r.execute_command('SELECT', 3)
+        r.flushdb()
+        r.execute_command('SWAPDB', 5, 6)
+        r.execute_command('SELECT', 0)
+        wait_until(lambda: r.info('persistence')['rdb_bgsave_in_progress'] == 0, 'the BGSAVE')
+        assert r.info('persistence')['rdb_last_bgsave_status'] == 'ok'
+        stop(proc)
+        proc, _ = spawn_store('--dir', str(tmp_path), port=port)
+        assert dataset(client(port)) == before
+    finally:
+        stop(proc)
+
+
+def test_shutdown_saves_with_save_points_and_nosave_does_not(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path), '--save', '3600 1')
+    try:
+        r = client(port)
+        r.set('a', 'kept')
+        r.shutdown(nosave=True)  # redis-py takes the closed connection as success
+        proc.wait(10)
+        assert not os.path.exists(tmp_path / 'dump.rdb')
+        proc, _ = spawn_store('--dir', str(tmp_path), '--save', '3600 1', port=port)
+        r = client(port)
+        r.set('a', 'kept')
+        r.shutdown()
+        proc.wait(10)
+        proc, _ = spawn_store('--dir', str(tmp_path), port=port)
+        assert client(port).get('a') == b'kept'
+    finally:
+        stop(proc)
+
+
+def test_sigterm_saves_when_save_points_are_configured(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path), '--save', '3600 1')
+    try:
+        client(port).set('a', 'v')
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        proc, _ = spawn_store('--dir', str(tmp_path), port=port)
+        assert client(port).get('a') == b'v'
+    finally:
+        stop(proc)
+
+
+def test_save_points_start_a_bgsave(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path), '--save', '1 2')
+    try:
+        r = client(port)
+        r.set('a', 1)
+        time.sleep(1.5)
+        assert r.info('persistence')['rdb_saves'] == 0  # one change: below the point
+        r.set('b', 2)
+        wait_until(lambda: r.info('persistence')['rdb_saves'] == 1, 'the automatic save')
+        assert os.path.exists(tmp_path / 'dump.rdb')
+    finally:
+        stop(proc)
+
+
+def test_keys_expired_while_down_are_expired_at_start_with_their_events(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path), '--keyevent-journal-events', 'x')
+    try:
+        r = client(port)
+        now = int(time.time() * 1000)
+        r.set('gone1', 'v', pxat=now + 300)
+        r.set('gone2', 'v', pxat=now + 400)
+        r.set('stays', 'v', pxat=now + 3_600_000)
+        r.save()
+        r.shutdown(nosave=True)
+        proc.wait(10)
+    finally:
+        stop(proc)
+    time.sleep(0.6)
+    proc, _ = spawn_store('--dir', str(tmp_path), '--keyevent-journal-events', 'x', port=port)
+    try:
+        r = client(port, decode_responses=True)
+        assert r.exists('gone1', 'gone2') == 0
+        assert r.exists('stays') == 1
+        assert r.info('persistence')['rdb_last_load_keys_expired'] == 2
+        events = {f['key']: f for _, f in r.xrange('__keyevents__')}
+        assert set(events) == {'gone1', 'gone2'}
+        for key, deadline in (('gone1', now + 300), ('gone2', now + 400)):
+            assert events[key]['event'] == 'expired'
+            assert int(events[key]['deadline']) == deadline
+            assert int(events[key]['lag']) >= 500
+            assert int(events[key]['ts']) - int(events[key]['lag']) == deadline
+    finally:
+        stop(proc)
+
+
+def test_loading_replies_loading_until_the_file_is_in(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path))
+    try:
+        r = client(port)
+        p = r.pipeline(transaction=False)
+        for i in range(5000):
+            p.set(f'k{i}', i)
+        p.execute()
+        r.save()
+        stop(proc)
+        proc, _ = spawn_store('--dir', str(tmp_path), '--key-load-delay', '400', port=port)
+        r = client(port, retry=Retry(NoBackoff(), 0))  # redis-py retries -LOADING by default
+        with pytest.raises(redis.BusyLoadingError):
+            r.get('k1')
+        assert r.info('persistence')['loading'] == 1
+        wait_until(lambda: r.info('persistence')['loading'] == 0, 'the load')
+        assert r.get('k4999') == b'4999'
+        assert r.dbsize() == 5000
+    finally:
+        stop(proc)
+
+
+def test_debug_reload_keeps_the_data(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path), '--enable-debug-command', 'yes')
+    try:
+        r = client(port)
+        populate(r)
+        before = dataset(r)
+        assert r.execute_command('DEBUG', 'RELOAD')
+        assert dataset(r) == before
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize(
+    'damage',
+    ['truncated', 'checksum', 'garbage'],
+)
+def test_a_damaged_rdb_file_stops_the_start_with_a_log_line(tmp_path, damage):
+    proc, port = spawn_store('--dir', str(tmp_path))
+    r = client(port)
+    populate(r)
+    r.save()
+    stop(proc)
+    path = tmp_path / 'dump.rdb'
+    data = bytearray(path.read_bytes())
+    if damage == 'truncated':
+        data = data[: len(data) // 2]
+    elif damage == 'checksum':
+        data[len(data) // 2] ^= 0xFF
+    else:
+        data = b'REDIS0010' + b'\xfe\x00\x07garbage'
+    path.write_bytes(bytes(data))
+    out = subprocess.run(
+        [os.sys.executable, '-m', 'store', '--port', '0', '--dir', str(tmp_path), '--save', ''],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode != 0
+    assert 'dump.rdb' in out.stdout
+
+
+def test_an_rdb_written_here_loads_in_redis_server_and_back(tmp_path):
+    ours = tmp_path / 'ours'
+    theirs = tmp_path / 'theirs'
+    ours.mkdir()
+    theirs.mkdir()
+    proc, port = spawn_store('--dir', str(ours))
+    try:
+        r = client(port)
+        populate(r)
+        before = dataset(r)
+        r.save()
+    finally:
+        stop(proc)
+    shutil.copy(ours / 'dump.rdb', theirs / 'dump.rdb')
+    rproc, rport = spawn_redis('--dir', str(theirs))
+    try:
+        ref = client(rport)
+        assert dataset(ref) == before
+        ref.set('written-by-redis', 'yes')
+        ref.save()
+    finally:
+        stop(rproc)
+    shutil.copy(theirs / 'dump.rdb', ours / 'dump.rdb')
+    proc, port = spawn_store('--dir', str(ours))
+    try:
+        r = client(port)
+        assert r.get('written-by-redis') == b'yes'
+        r.delete('written-by-redis')
+        assert dataset(r) == before
+    finally:
+        stop(proc)
+
+
+def test_dir_and_dbfilename_are_protected_configs(r):
+    for name in ('dir', 'dbfilename'):
+        with pytest.raises(redis.ResponseError, match="can't set protected config"):
+            r.config_set(name, 'x')
+
+
+def test_a_failed_bgsave_stops_writes_with_misconf_until_a_save_works(tmp_path):
+    data = tmp_path / 'data'
+    data.mkdir()
+    proc, port = spawn_store('--dir', str(data), '--save', '3600 1')
+    try:
+        r = client(port)
+        r.set('a', 1)
+        shutil.rmtree(data)
+        r.bgsave()
+        wait_until(lambda: r.info('persistence')['rdb_last_bgsave_status'] == 'err', 'failure')
+        with pytest.raises(redis.ResponseError, match='^MISCONF Redis is configured to save'):
+            r.set('b', 2)
+        with pytest.raises(redis.ResponseError, match='^MISCONF'):
+            r.ping()
+        assert r.get('a') == b'1'  # reads are served
+        data.mkdir()
+        r.bgsave()
+        wait_until(lambda: r.info('persistence')['rdb_last_bgsave_status'] == 'ok', 'a save')
+        assert r.set('b', 2)
+    finally:
+        stop(proc)

@@ -337,8 +337,9 @@ class Persistence:
                 await self.aof.load()
             elif os.path.exists(self.rdb_path()):
                 await self.load_rdb(self.rdb_path())
-        await self.expire_after_load()
+        # the AOF is open before the expiries, so their DELs and journal entries reach it
         self.aof.apply_config('appendonly')
+        await self.expire_after_load()
 
     async def load_rdb(self, path: str) -> None:
         for _ in self._load_rdb_steps(path):

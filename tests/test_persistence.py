@@ -382,3 +382,19 @@ def test_a_failed_bgsave_stops_writes_with_misconf_until_a_save_works(tmp_path):
         assert r.set('b', 2)
     finally:
         stop(proc)
+
+
+def test_flushall_with_save_points_saves_the_empty_dataset(tmp_path):
+    proc, port = spawn_store('--dir', str(tmp_path), '--save', '3600 1')
+    try:
+        r = client(port)
+        r.set('a', 1)
+        r.save()
+        r.flushall()
+        assert r.info('persistence')['rdb_changes_since_last_save'] == 0
+        proc.kill()  # no shutdown save: the file FLUSHALL wrote is what a restart finds
+        proc.wait(10)
+        proc, _ = spawn_store('--dir', str(tmp_path), port=port)
+        assert client(port).dbsize() == 0
+    finally:
+        stop(proc)

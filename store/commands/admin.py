@@ -81,6 +81,7 @@ def _flush_mode(args):
 def flushall(c, args):
     _flush_mode(args)
     c.ks.flushall()
+    c.server.persistence.flushed_all()
     return OK
 
 

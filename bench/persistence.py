@@ -274,11 +274,11 @@ def bgsave_under_load(srv, nkeys, rate, interval):
         admin.close()
 
 
-def load_time(kind, data_dir, stack):
+def load_time(kind, data_dir, stack, *args):
     """Spawn a server on `data_dir`'s dump.rdb; time to listening and to the first reply
     that is not -LOADING, with the loading fields INFO showed meanwhile."""
     t0 = time.monotonic()
-    srv = stack.enter_context(ServerProc(kind, '--dir', data_dir))  # returns once listening
+    srv = stack.enter_context(ServerProc(kind, '--dir', data_dir, *args))  # once listening
     listening = time.monotonic() - t0
     seen = {}
     c = redis.Redis('127.0.0.1', srv.port, protocol=2)
@@ -347,6 +347,7 @@ def table(res):
     o, r = res['bgsave']['ours'], res['bgsave']['redis']
     lo, lr = res['load']['ours'], res['load']['redis']
     so, sr = res['set']['appendonly yes, everysec'], res['set']['appendonly no']
+    x = res['ours_rdb_in_redis']
     ms = lambda x: '-' if x is None else f'{x:.2f} ms'  # noqa: E731
     rows = [
         (
@@ -437,6 +438,13 @@ def table(res):
             '',
         ),
         (
+            'our dump.rdb loads in redis-server',
+            f'yes, DBSIZE {x["dbsize"]}' if x['loads'] else f'NO: {x.get("error", x)}',
+            '',
+            '',
+            '',
+        ),
+        (
             'SET -P 1 req/s, appendonly yes everysec',
             f'{so["ours"]:.0f}',
             f'{so["redis"]:.0f}',
@@ -501,6 +509,17 @@ def main():
             print(f'  ready in {res["load"][kind]["ready_s"]:.2f} s', file=sys.stderr)
             if res['load'][kind]['dbsize'] != nkeys:
                 raise RuntimeError(f'{kind}: DBSIZE {res["load"][kind]["dbsize"]} after load')
+
+        # The file we wrote must load in redis-server too (Redis refuses duplicated keys)
+        print("our dump.rdb in redis-server ...", file=sys.stderr)
+        log = os.path.join(dirs['ours'], 'redis-server.log')
+        try:
+            cross = load_time('redis', dirs['ours'], stack, '--logfile', log)
+            res['ours_rdb_in_redis'] = {'loads': cross['dbsize'] == nkeys, **cross}
+        except (redis.exceptions.ConnectionError, RuntimeError):
+            with open(log) as f:  # its reason: the first warning line of its log
+                why = [line.split(' # ', 1)[-1].strip() for line in f if ' # ' in line]
+            res['ours_rdb_in_redis'] = {'loads': False, 'error': why[0] if why else '?'}
 
         print('SET throughput ...', file=sys.stderr)
         res['set'] = set_throughput(args.requests, args.repeat, stack)

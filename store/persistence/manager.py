@@ -22,10 +22,12 @@ import asyncio
 import gc
 import os
 import time
+from binascii import crc_hqx
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import clock
+from ..db_slice import key_slot
 from ..resp import RedisError
 from .aof import Aof, LoadError
 from .rdb_codec import RdbEncoder, RdbError, RdbLoader
@@ -374,6 +376,7 @@ class Persistence:
         except OSError as e:
             raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
         ks = server.keyspace
+        slot_shard = ks.slot_shard
         cfg = server.config
         loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'])
         db = 0
@@ -390,7 +393,12 @@ class Persistence:
                 kind = item[0]
                 if kind == 'key':
                     _, key, value, deadline = item[:4]
-                    ks.set(db, key, value, deadline)
+                    # a key without TTL goes straight into its shard (ks.set, inlined)
+                    shard = slot_shard[key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383]
+                    if deadline is None and key not in shard.expires[db]:
+                        shard.data[db][key] = value
+                    else:
+                        ks.set(db, key, value, deadline)
                     loaded += 1
                     if delay:
                         time.sleep(delay / 1e6)

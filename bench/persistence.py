@@ -517,8 +517,9 @@ def main():
             cross = load_time('redis', dirs['ours'], stack, '--logfile', log)
             res['ours_rdb_in_redis'] = {'loads': cross['dbsize'] == nkeys, **cross}
         except (redis.exceptions.ConnectionError, RuntimeError):
-            with open(log) as f:  # its reason: the first warning line of its log
-                why = [line.split(' # ', 1)[-1].strip() for line in f if ' # ' in line]
+            with open(log) as f:  # its reason: the first warning after loading began
+                lines = f.read().split('Loading RDB', 1)[-1].splitlines()
+                why = [line.split(' # ', 1)[-1].strip() for line in lines if ' # ' in line]
             res['ours_rdb_in_redis'] = {'loads': False, 'error': why[0] if why else '?'}
 
         print('SET throughput ...', file=sys.stderr)

@@ -18,10 +18,12 @@ caused them, as `XADD <key> MAXLEN <n> <id> ...` with the id the entry got. MULT
 scripts mark an execution unit (`begin`/`end`): what it wrote is wrapped in MULTI ... EXEC
 when there is more than one command, as Redis 7.0 propagates.
 
-Writing. Queued commands leave in one write(2) per loop turn, before the replies of that
-turn (Connection.flush calls `write`). appendfsync always fsyncs there too, so a reply is
-never sent for a write that is not on disk; everysec fsyncs in a worker thread once a
-second (Redis's bio); no leaves it to the kernel.
+Writing. Queued commands leave in one write(2) per loop turn (a callback scheduled when
+the queue fills), as Redis writes once in beforeSleep. With appendfsync always the
+connection writes and fsyncs them before its replies leave (Connection.flush), so a reply
+is never sent for a write that is not on disk; everysec fsyncs in a worker thread once a
+second (Redis's bio), so a replied write may reach the kernel a loop turn later, within
+what everysec may lose anyway; no leaves fsync to the kernel.
 
 Rewrite (BGREWRITEAOF, automatic, turning the AOF on). The snapshot (snapshot.py) writes a
 point-in-time image of the keyspace as of the moment it starts, so Redis 7.0's multi-part
@@ -363,6 +365,8 @@ _SET_TTL = frozenset((b'ex', b'px', b'exat', b'pxat'))
 
 
 def _set(c: Any, args: list[bytes], reply: Any) -> Any:
+    if len(args) == 3:
+        return None
     opts = [a.lower() for a in args[3:]]
     if not any(o in _SET_TTL for o in opts) or b'pxat' in opts:
         return None
@@ -617,6 +621,9 @@ class Aof:
         self.consecutive_failures = 0
         self.turning_on = False  # AOF_WAIT_REWRITE: on, but the base is not made yet
         self.started = False  # start-up is over (the manager's first apply_config)
+        # configuration read per command, kept here by apply_config
+        self.always = server.config['appendfsync'] == 'always'
+        self.timestamps = server.config['aof-timestamp-enabled']
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -645,6 +652,8 @@ class Aof:
 
     def apply_config(self, name: str) -> None:
         cfg = self.server.config
+        self.always = cfg['appendfsync'] == 'always'
+        self.timestamps = cfg['aof-timestamp-enabled']
         if name == 'appendonly':
             if cfg['appendonly'] and not self.on and not self.turning_on:
                 self.start()
@@ -966,7 +975,7 @@ class Aof:
             loop = self.server.loop
             if loop is not None:
                 loop.call_soon(self._scheduled_write)
-        if self.server.config['aof-timestamp-enabled']:
+        if self.timestamps:
             now = int(time.time())
             if now != self.last_ts:
                 self.last_ts = now
@@ -1068,7 +1077,7 @@ class Aof:
             self.log('AOF write error looks solved, Redis can write again.')
             self.last_write_ok = True
         self.current_size += len(data)
-        if self.server.config['appendfsync'] == 'always':
+        if self.always:
             try:
                 os.fsync(self.fd)
             except OSError as e:

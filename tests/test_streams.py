@@ -719,3 +719,14 @@ def test_large_stream_paging(r):
         pages += 1
     assert pages == 40
     assert s.trim_minid(last) == 19999 and len(s) == 1
+
+
+def test_xsetid_may_move_an_empty_stream_back(both):
+    for c in both:
+        c.xadd('s', {'a': 'b'}, id='5-0')
+        c.xdel('s', '5-0')
+        assert c.execute_command('XSETID', 's', '1-0')
+        c.xadd('t', {'x': 'y'}, id='0-1', maxlen=0)
+        assert c.execute_command('XSETID', 't', '0-0', 'ENTRIESADDED', 0, 'MAXDELETEDID', '0-0')
+    infos = [(c.xinfo_stream('s'), c.xinfo_stream('t')) for c in both]
+    assert infos[0] == infos[1]

@@ -469,10 +469,8 @@ def xsetid(c, args):
     s = _write_stream(c, key)
     if s is None:
         raise RedisError('ERR no such key')
-    if i < s.last_id:
-        raise RedisError(
-            'ERR The ID specified in XSETID is smaller than the target stream top item'
-        )
+    # Only a stream with entries refuses an id below its top (an empty one may go back,
+    # which is how AOF rewrites write an empty stream: XADD MAXLEN 0, then XSETID 0-0).
     if s.length and i < s.last_valid_id():
         raise RedisError(
             'ERR The ID specified in XSETID is smaller than the target stream top item'

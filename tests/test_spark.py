@@ -5,6 +5,7 @@ need the server's own key-event journal start a server with `keyevent-journal-ev
 the others write journal-shaped entries with XADD, which exercises the same reader.
 """
 
+import contextlib
 import csv
 import io
 import os
@@ -490,12 +491,13 @@ def test_stream_resumes_across_a_server_restart_exactly_once(spark, tmp_path, ho
     checkpoint = str(tmp_path / 'checkpoint')
     sink = []
     produced = []
+    queries = []  # stopped at the end whatever happens: the Spark session is shared
     r = redis.Redis('127.0.0.1', port)
     try:
         # before: 600 keys expire; the query reads them 100 per micro-batch
         produced += _expire(r, 'user', 400, 1) + _expire(r, 'cart', 200, 1)
         wait_for(lambda: r.xlen(JOURNAL) >= 600, 60, 'expired events before the restart')
-        q = _start_query(spark, url, checkpoint, sink, maxEventsPerBatch=100)
+        queries.append(_start_query(spark, url, checkpoint, sink, maxEventsPerBatch=100))
         wait_for(lambda: sum(len(ids) for _, ids in sink) >= 100, 120, 'first batches')
         # these expire while the server is down: the kill comes well before their deadline
         down = _expire(r, 'session', 150, 3000)
@@ -509,10 +511,8 @@ def test_stream_resumes_across_a_server_restart_exactly_once(spark, tmp_path, ho
             proc.terminate()
         assert proc.wait(60) == (-9 if crash else 0), proc.stdout.read()[-3000:]
         down_ms = int(time.time() * 1000)
-        try:
-            q.stop()  # it may already have failed on the lost connection
-        except Exception:
-            pass
+        with contextlib.suppress(Exception):  # it may have failed on the lost connection
+            queries[0].stop()
         produced += down
         while time.time() * 1000 < deadline_ms + 200:  # their deadlines pass while down
             time.sleep(0.05)
@@ -532,14 +532,15 @@ def test_stream_resumes_across_a_server_restart_exactly_once(spark, tmp_path, ho
         produced += _expire(r, 'order', 100, 1)
         total = len(produced)
         wait_for(lambda: r.xlen(JOURNAL) >= total, 60, 'expired events after the restart')
-        q = _start_query(spark, url, checkpoint, sink, maxEventsPerBatch=100)
-        try:
-            wait_for(lambda: len({i for _, ids in sink for i in ids}) >= total, 120, 'all')
-            time.sleep(1)  # anything extra would show up now
-        finally:
-            q.stop()
+        queries.append(_start_query(spark, url, checkpoint, sink, maxEventsPerBatch=100))
+        wait_for(lambda: len({i for _, ids in sink for i in ids}) >= total, 120, 'all')
+        time.sleep(1)  # anything extra would show up now
+        queries[1].stop()
         journal = _journal_keys(r)
     finally:
+        for q in queries:
+            with contextlib.suppress(Exception):
+                q.stop()
         r.close()
         stop(proc)
     # a batch that ran but was not committed is replayed under the same batch id, with the

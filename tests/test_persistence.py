@@ -181,6 +181,12 @@ def test_bgsave_is_a_point_in_time_image(tmp_path):
         assert dataset(client(port)) == before
     finally:
         stop(proc)
+    # redis-server refuses a file that holds a key twice: each key is written once
+    rproc, rport = spawn_redis('--dir', str(tmp_path))
+    try:
+        assert dataset(client(rport)) == before
+    finally:
+        stop(rproc)
 
 
 def test_shutdown_saves_with_save_points_and_nosave_does_not(tmp_path):

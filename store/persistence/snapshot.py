@@ -178,6 +178,7 @@ class Snapshot:
                 stop_at = min(pos + batch, end)
                 for key in keys[pos:stop_at]:
                     if key not in done:
+                        done.add(key)  # so that `before` does not write it again
                         value = data.get(key)
                         if value is not None:
                             self._write(encode(key, value, expires.get(key)))

@@ -50,6 +50,7 @@ from ..types.list import List
 from ..types.set import Set
 from ..types.stream import MAX_ID, Stream, format_id
 from ..types.zset import ZSet
+from .files import fsync_dir, remove
 
 ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD: elements per RPUSH/SADD/... of a rewrite
 YIELD_EVERY = 1024  # commands replayed between two turns of the loop (-LOADING replies)
@@ -695,8 +696,8 @@ class Aof:
         except RedisError:
             pass
 
-    def close(self) -> None:
-        """Shutdown: everything written and fsynced."""
+    def _sync(self) -> None:
+        """Everything queued written, and the incr file fsynced."""
         if self.buf:
             self.write()
         if self.fd >= 0:
@@ -704,6 +705,10 @@ class Aof:
                 os.fsync(self.fd)
             except OSError:
                 pass
+
+    def close(self) -> None:
+        """Shutdown: everything written and fsynced."""
+        self._sync()
         if self.executor is not None:
             self.executor.shutdown(wait=True)
             self.executor = None
@@ -839,17 +844,12 @@ class Aof:
 
     def stop(self) -> None:
         """appendonly no (stopAppendOnly): flush, fsync, close; a running rewrite stops."""
-        if self.buf:
-            self.write()
+        self._sync()
         if self.fd >= 0:
-            try:
-                os.fsync(self.fd)
-            except OSError:
-                pass
             os.close(self.fd)
             self.fd = -1
         if self.turning_on and self.incr_name:
-            _unlink(self.path(self.incr_name))
+            remove(self.path(self.incr_name))
         self.turning_on = False
         self.rewrite_scheduled = False
         if self.rewriting:
@@ -887,7 +887,7 @@ class Aof:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        _fsync_dir(self.dir_path())
+        fsync_dir(self.dir_path())
 
     # -- wrapping the write commands ---------------------------------------------------------
 
@@ -1141,7 +1141,7 @@ class Aof:
             new_m.incrs.append((incr, new_m.incr_seq))
         elif self.turning_on:
             incr = 'temp-' + self.name + '.incr'  # named when the base is done
-            _unlink(self.path(incr))
+            remove(self.path(incr))
         else:
             incr = ''  # BGREWRITEAOF with the AOF off: a base and no incr file
         tmp = os.path.join(self.server.config['dir'], f'temp-rewriteaof-bg-{os.getpid()}.aof')
@@ -1172,7 +1172,7 @@ class Aof:
         self.rewriting = False
         self.last_rewrite_time = int(time.time() - self.rewrite_started)
         if not ok:
-            _unlink(tmp)
+            remove(tmp)
             self.last_rewrite_ok = False
             self.consecutive_failures += 1
             self.log('Background AOF rewrite terminated with error', '#')
@@ -1201,7 +1201,7 @@ class Aof:
             os.replace(tmp, base_path)
             self._persist_manifest(m)
         except OSError as e:
-            _unlink(tmp)
+            remove(tmp)
             self.last_rewrite_ok = False
             self.consecutive_failures += 1
             self.log(f'Error trying to rename the temporary AOF base file: {e.strerror}', '#')
@@ -1226,7 +1226,7 @@ class Aof:
             return
         for name in m.history:
             self.log(f'Removing the history file {name} in the background')
-            _unlink(self.path(name))
+            remove(self.path(name))
         m.history = []
         try:
             self._persist_manifest(m)
@@ -1413,18 +1413,3 @@ def _parse_command(data: bytes, pos: int) -> Any:
         args.append(data[start:end])
         pos = end + 2
     return args, pos
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass

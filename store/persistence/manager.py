@@ -30,6 +30,7 @@ from .. import clock
 from ..db_slice import key_slot
 from ..resp import RedisError
 from .aof import Aof, LoadError
+from .files import fsync_dir, remove
 from .rdb_codec import RdbEncoder, RdbError, RdbLoader
 from .snapshot import Snapshot
 
@@ -135,13 +136,13 @@ class Persistence:
                 snap.abort()
                 snap.out.close()
             os.replace(tmp, final)
-            _fsync_dir(final)
+            fsync_dir(os.path.dirname(os.path.abspath(final)))
         except OSError as e:
             self.server.log(f'Failed saving the DB: {e.strerror or e}', '#')
-            _unlink(tmp)
+            remove(tmp)
             raise RedisError('ERR') from None
         except BaseException:
-            _unlink(tmp)
+            remove(tmp)
             raise
         self.server.log('DB saved on disk')
         self._saved(dirty)
@@ -201,7 +202,7 @@ class Persistence:
             if ok:
                 try:
                     os.replace(tmp, final)
-                    _fsync_dir(final)
+                    fsync_dir(os.path.dirname(os.path.abspath(final)))
                 except OSError as e:
                     self.server.log(f'Error moving temp DB file on the final destination: {e}')
                     self.last_bgsave_ok = False
@@ -209,7 +210,7 @@ class Persistence:
                 self.server.log('Background saving terminated with success')
                 self._saved(dirty)
             else:
-                _unlink(tmp)
+                remove(tmp)
                 self.server.log('Background saving error', '#')
 
         def finished(ok: bool) -> None:
@@ -492,18 +493,3 @@ class _Loading:
         server.apply_config('notify-keyspace-events')
         self.p.loading = server.loading = False
         server.update_gates()
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -375,7 +375,7 @@ class RdbEncoder:
         self.compress = compress
         self.checksum = checksum
         self.aux = dict(aux or {})
-        self._by_type = {
+        self._by_type: dict[type, Callable[[bytes, Any], bytes]] = {
             Hash: self._hash,
             List: self._list,
             Set: self._set,

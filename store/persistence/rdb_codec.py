@@ -718,7 +718,14 @@ class RdbLoader:
                 raise self._fail('Short read loading RDB (no EOF)')
             op = data[self.pos]
             self.pos += 1
-            if op == OP_EXPIRETIME_MS:
+            if op < OP_FUNCTION2:  # a key: most records, so tested first
+                start = self.pos - 1
+                key = read_str()
+                value = read_str() if op == T_STRING else self._value(op, start)
+                if value is not None:
+                    yield ('key', key, value, deadline, lru_idle, lfu_freq)
+                deadline = lru_idle = lfu_freq = None
+            elif op == OP_EXPIRETIME_MS:
                 deadline = _I64.unpack(self._read(8))[0]
             elif op == OP_EXPIRETIME:
                 deadline = int.from_bytes(self._read(4), 'little', signed=True) * 1000
@@ -742,13 +749,6 @@ class RdbLoader:
                 raise self._fail('Pre-release function format not supported.')
             elif op == OP_FUNCTION2:
                 yield ('function', read_str())
-            else:
-                start = self.pos - 1
-                key = read_str()
-                value = read_str() if op == T_STRING else self._value(op, start)
-                if value is not None:
-                    yield ('key', key, value, deadline, lru_idle, lfu_freq)
-                deadline = lru_idle = lfu_freq = None
         eof_end = self.pos
         if version >= 5:
             stored = int.from_bytes(self._read(8), 'little')

@@ -377,10 +377,11 @@ class Persistence:
         except OSError as e:
             raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
         ks = server.keyspace
-        slot_shard = ks.slot_shard
         cfg = server.config
         loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'])
         db = 0
+        slot_data = [s.data[0] for s in ks.slot_shard]
+        slot_expires = [s.expires[0] for s in ks.slot_shard]
         loaded = 0
         delay = cfg['key-load-delay']
         next_turn = time.perf_counter() + LOAD_SLICE_S
@@ -393,11 +394,11 @@ class Persistence:
             for item in loader:
                 kind = item[0]
                 if kind == 'key':
-                    _, key, value, deadline = item[:4]
+                    key, value, deadline = item[1], item[2], item[3]
                     # a key without TTL goes straight into its shard (ks.set, inlined)
-                    shard = slot_shard[key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383]
-                    if deadline is None and key not in shard.expires[db]:
-                        shard.data[db][key] = value
+                    slot = key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383
+                    if deadline is None and key not in slot_expires[slot]:
+                        slot_data[slot][key] = value
                     else:
                         ks.set(db, key, value, deadline)
                     loaded += 1
@@ -413,6 +414,8 @@ class Persistence:
                             f'FATAL: Data file was created with a Redis server configured '
                             f'to handle more than {ks.databases} databases. Exiting'
                         )
+                    slot_data = [s.data[db] for s in ks.slot_shard]  # slot -> its dict
+                    slot_expires = [s.expires[db] for s in ks.slot_shard]
                 elif kind == 'function':
                     try:
                         server.functions.create(item[1], False)

@@ -66,12 +66,21 @@ class LoadError(Exception):
     """An AOF that cannot be loaded: the manager logs the message and exits non-zero."""
 
 
+# '*n' and n bulk strings as one %-template: one format instead of one per argument
+_TEMPLATES = [b'*%d\r\n' % n + b'$%d\r\n%s\r\n' * n for n in range(16)]
+
+
 def resp_command(args: list[bytes] | tuple[bytes, ...]) -> bytes:
-    """One command as a RESP array of bulk strings (what an incr file holds)."""
-    parts = [b'*%d\r\n' % len(args)]
-    for a in args:
-        parts.append(b'$%d\r\n%s\r\n' % (len(a), a))
-    return b''.join(parts)
+    """One command as a RESP array of bulk strings (what an incr file holds). Every
+    propagated write pays this, so it is one format of a template for up to 15 args."""
+    n = len(args)
+    if n < 16:
+        flat: list[int | bytes] = []
+        for a in args:
+            flat.append(len(a))
+            flat.append(a)
+        return _TEMPLATES[n] % tuple(flat)
+    return b'*%d\r\n' % n + b''.join([b'$%d\r\n%s\r\n' % (len(a), a) for a in args])
 
 
 # -- the manifest --------------------------------------------------------------------------
@@ -927,8 +936,11 @@ class Aof:
                 r = handler(c, args)
             finally:
                 aof.depth -= 1
-            if c.blocked is not None and c.blocked.conn is c and c.blocked.aof is None:
-                c.blocked.aof = (rewrite, args)  # written when served (store/blocking.py)
+            blocked = c.blocked
+            if blocked is not None and blocked.conn is c and blocked.aof is None:
+                blocked.aof = (rewrite, args)  # written when served (store/blocking.py)
+            elif rewrite is None:
+                aof.feed(c.db, resp_command(args))  # propagate's common case, inlined
             else:
                 aof.propagate(c, rewrite, args, r)
             if aof.after and not aof.depth:
@@ -962,9 +974,13 @@ class Aof:
     # -- feeding -------------------------------------------------------------------------
 
     def feed(self, db: int, data: bytes) -> None:
-        unit = self.unit
-        if unit is not None:
-            unit.append((db, data))
+        if self.unit is not None:
+            self.unit.append((db, data))
+            return
+        buf = self.buf
+        if buf and db == self.selected_db and not self.timestamps:  # mid-turn, same db
+            buf.append(data)
+            self.buf_len += len(data)
             return
         self._append(db, data)
 

@@ -279,8 +279,13 @@ def test_loading_replies_loading_until_the_file_is_in(tmp_path):
         r = client(port, retry=Retry(NoBackoff(), 0))  # redis-py retries -LOADING by default
         with pytest.raises(redis.BusyLoadingError):
             r.get('k1')
-        assert r.info('persistence')['loading'] == 1
+        info = r.info('persistence')
+        assert info['loading'] == 1
+        assert info['loading_total_bytes'] == os.path.getsize(tmp_path / 'dump.rdb')
+        assert 0 <= info['loading_loaded_bytes'] <= info['loading_total_bytes']
+        assert abs(info['loading_start_time'] - time.time()) < 60
         wait_until(lambda: r.info('persistence')['loading'] == 0, 'the load')
+        assert 'loading_total_bytes' not in r.info('persistence')
         assert r.get('k4999') == b'4999'
         assert r.dbsize() == 5000
     finally:

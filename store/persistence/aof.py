@@ -1267,6 +1267,8 @@ class Aof:
             except OSError as e:
                 msg = f'Unable to obtain the AOF file {name} length. stat: {e.strerror}'
                 raise LoadError(msg) from None
+        server = self.server
+        server.persistence.load_total = total  # INFO's loading_* fields
         if files and total:
             load_started = time.time()
             for n, (kind, name) in enumerate(files):
@@ -1316,6 +1318,7 @@ class Aof:
         while pos < n:
             loops += 1
             if loops % YIELD_EVERY == 0:
+                server.persistence.load_pos = pos
                 await asyncio.sleep(0)
             if data[pos] == 35:  # '#': an annotation (#TS:...)
                 eol = data.find(b'\n', pos)
@@ -1363,6 +1366,8 @@ class Aof:
             truncate_tail = True
         elif truncate_tail and queued is not None:
             valid_up_to = valid_before_multi
+        server.persistence.load_done += n
+        server.persistence.load_pos = 0
         if not truncate_tail:
             return 'ok'
         if server.config['aof-load-truncated']:

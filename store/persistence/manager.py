@@ -62,6 +62,10 @@ class Persistence:
         self.saves = 0
         self.last_save_try = 0.0
         self.loading = False
+        # while loading (INFO's loading_* fields): when it started, the bytes of all the
+        # files, of the files already loaded, and into the current one
+        self.load_started = 0.0
+        self.load_total = self.load_done = self.load_pos = 0
         self.load_keys_loaded = self.load_keys_expired = 0
         self.aof = Aof(server)
         server.cron_hooks.append(self.cron)
@@ -351,8 +355,9 @@ class Persistence:
         cfg = self.server.config
         with self.loading_state():
             if cfg['appendonly']:
-                await self.aof.load()
+                await self.aof.load()  # sets load_total
             elif os.path.exists(self.rdb_path()):
+                self.load_total = os.path.getsize(self.rdb_path())
                 await self.load_rdb(self.rdb_path())
         # the AOF is open before the expiries, so their DELs and journal entries reach it
         self.aof.apply_config('appendonly')
@@ -405,6 +410,7 @@ class Persistence:
                     if delay:
                         time.sleep(delay / 1e6)
                     if not loaded & 255 and time.perf_counter() > next_turn:
+                        self.load_pos = loader.pos
                         yield
                         next_turn = time.perf_counter() + LOAD_SLICE_S
                 elif kind == 'db':
@@ -428,6 +434,8 @@ class Persistence:
         finally:
             if gc_was_on:
                 gc.enable()
+        self.load_done += len(data)
+        self.load_pos = 0
         self.load_keys_loaded = loaded
         server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
         server.log_verbose(f'Done loading RDB, keys loaded: {loaded}')
@@ -472,6 +480,27 @@ class Persistence:
             ('rdb_last_load_keys_expired', self.load_keys_expired),
             ('rdb_last_load_keys_loaded', self.load_keys_loaded),
             *self.aof.info(),
+            *(self._loading_info() if self.loading else ()),
+        ]
+
+    def _loading_info(self) -> list[tuple[str, Any]]:
+        """INFO's loading_* fields, as Redis computes them (eta from the rate so far)."""
+        total, loaded = self.load_total, self.load_done + self.load_pos
+        perc, remaining = 0.0, 1
+        if total:
+            perc = loaded / total * 100
+            remaining = total - loaded
+        elif loaded:
+            perc, remaining = 100.0, 0
+        elapsed = int(time.time() - self.load_started)
+        eta = elapsed * remaining // (loaded + 1) if elapsed else 1
+        return [
+            ('loading_start_time', int(self.load_started)),
+            ('loading_total_bytes', total),
+            ('loading_rdb_used_mem', 0),
+            ('loading_loaded_bytes', loaded),
+            ('loading_loaded_perc', f'{perc:.2f}'),
+            ('loading_eta_seconds', eta),
         ]
 
 
@@ -485,6 +514,8 @@ class _Loading:
 
     def __enter__(self) -> None:
         server = self.p.server
+        self.p.load_started = time.time()
+        self.p.load_total = self.p.load_done = self.p.load_pos = 0
         self.p.loading = server.loading = True
         server.update_gates()
         server.keyspace.set_event_flags(0, 0)

@@ -387,6 +387,9 @@ def test_a_failed_bgsave_stops_writes_with_misconf_until_a_save_works(tmp_path):
         with pytest.raises(redis.ResponseError, match='^MISCONF'):
             r.ping()
         assert r.get('a') == b'1'  # reads are served
+        with pytest.raises(redis.ResponseError, match='^MISCONF'):
+            r.eval("return redis.call('set', 'c', 3)", 0)
+        assert r.eval("return redis.call('get', 'a')", 0) == b'1'
         data.mkdir()
         r.bgsave()
         wait_until(lambda: r.info('persistence')['rdb_last_bgsave_status'] == 'ok', 'a save')

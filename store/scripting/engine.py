@@ -273,6 +273,9 @@ class LuaEngine:
             assert run is not None  # the redis API is called from a running script
             if run.read_only:
                 self._raise(b'Write commands are not allowed from read-only scripts.')
+            denied = self.server.write_denied  # -MISCONF (store/persistence/manager.py)
+            if denied is not None:
+                self._raise(denied.encode())
             run.written = True
         t0 = _perf_ns()  # the executor (command_table.call), inlined: this is per call
         try:

@@ -42,7 +42,7 @@ import anycrc
 from ..keyspace import Keyspace
 
 _CRC = anycrc.Model('CRC64-REDIS')
-STEP_S = 0.002  # serialization per loop turn: other clients wait at most about this long
+STEP_S = 0.001  # serialization per loop turn: other clients wait at most about this long
 WRITE_BUFFER = 1 << 20
 
 # Keyspace methods through which commands reach keys, each taking (db, key, ...).

@@ -56,7 +56,6 @@ class Persistence:
         self.write_commands: list[Any] | None = None  # for changes()
         self.dirty_offset = self.dirty_seen = 0
         self.dirty_at_save = 0
-        self.dirty_at_start = 0  # changes() when the running BGSAVE started
         self.last_bgsave_ok = True
         self.last_bgsave_time = -1
         self.saves = 0
@@ -362,6 +361,7 @@ class Persistence:
         # the AOF is open before the expiries, so their DELs and journal entries reach it
         self.aof.apply_config('appendonly')
         await self.expire_after_load()
+        self.dirty_at_save = self.changes()  # what was loaded is on disk already
 
     async def load_rdb(self, path: str) -> None:
         for _ in self._load_rdb_steps(path):

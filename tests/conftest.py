@@ -7,6 +7,7 @@ fixtures are marked `differential` here; `slow` and `spark` are set where they a
 `pytest -m "not slow and not spark"` is the quick run."""
 
 import inspect
+import os
 import shutil
 import socket
 import subprocess
@@ -29,6 +30,20 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if 'redis_ref' in item.fixturenames:
             item.add_marker(pytest.mark.differential)
+
+
+# What a server writes in its `dir` (default: the working directory, where pytest runs).
+# A test server must write them in a temporary directory: one left here would be loaded by
+# the next server started here, ./scripts/serve included.
+PERSISTENCE_FILES = ('dump.rdb', 'appendonlydir')
+
+
+@pytest.fixture(scope='session', autouse=True)
+def no_persistence_files_left_here():
+    before = {name for name in PERSISTENCE_FILES if os.path.exists(name)}
+    yield
+    left = {name for name in PERSISTENCE_FILES if os.path.exists(name)} - before
+    assert not left, f'a test server wrote {sorted(left)} in {os.getcwd()}: give it a tmp dir'
 
 
 def now_ms():

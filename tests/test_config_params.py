@@ -122,8 +122,10 @@ def ref(tmp_path_factory):
 
 
 @pytest.fixture(scope='module')
-def ours():
-    with EmbeddedServer(enable_debug_command='yes', save='') as srv:
+def ours(tmp_path_factory):
+    # its own dir: setting every parameter turns the AOF on, which writes there
+    data = tmp_path_factory.mktemp('data')
+    with EmbeddedServer(enable_debug_command='yes', save='', dir=str(data)) as srv:
         client = srv.client(protocol=2)
         yield client
         client.close()
@@ -461,7 +463,7 @@ def test_protected_parameters_when_enabled(tmp_path):
     (tmp_path / 'file').write_text('x')
     proc, port = spawn_redis('--dir', str(a), '--enable-protected-configs', 'yes')
     theirs = redis.Redis(port=port, protocol=2)
-    srv = EmbeddedServer(enable_protected_configs='yes', save='').start()
+    srv = EmbeddedServer(enable_protected_configs='yes', save='', dir=str(tmp_path)).start()
     mine = srv.client(protocol=2)
     try:
         commands = [
@@ -679,7 +681,7 @@ CHANGED = [
 def test_config_rewrite_round_trips_every_parameter(tmp_path):
     path = tmp_path / 'store.conf'
     path.write_text('slave-priority 1\nlatency-tracking-info-percentiles ""\n')
-    with EmbeddedServer(save='') as srv:
+    with EmbeddedServer(save='', dir=str(tmp_path)) as srv:
         srv.server.config.file = str(path)
         client = srv.client(decode_responses=True)
         for name, value in CHANGED:

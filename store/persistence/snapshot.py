@@ -110,7 +110,7 @@ class Snapshot:
     def _wrap(self) -> None:
         """Shadow the keyspace's access methods with ones that call `before` first (an
         instance attribute wins over the class's method), so nothing is paid while no
-        snapshot runs. `set_pairs` (MSET) goes through the wrapped `set` per key."""
+        snapshot runs. `set_pairs` (MSET) takes many keys: `before` runs for each."""
         ks = self.ks
         before_key = self.before_key
         for name in _WRAPPED:

@@ -7,8 +7,11 @@
 
 Options are config parameters with '_' for '-'; a value is a string, a number, a bool
 (yes/no) or a list of those (a multi-argument parameter such as `save`). The port defaults
-to 0, an ephemeral port chosen by the OS (`srv.port`). The pytest plugin
-(store/pytest_plugin.py) wraps this in the `store_server` fixture.
+to 0, an ephemeral port chosen by the OS (`srv.port`). Persistence is redis-server's: with
+the default save points, `stop()` writes dump.rdb in `dir` (the working directory unless
+given) and the next server started there loads it; `save=''` keeps nothing. The pytest
+plugin (store/pytest_plugin.py) wraps this in the `store_server` fixture, without save
+points.
 
 Threading: the server runs on its own thread's event loop; `call` is the one way to touch
 its objects from the caller's thread (it runs the function on the server's loop).

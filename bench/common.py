@@ -153,13 +153,20 @@ def send_pipelined(port, commands, batch=10000):
         for i in range(0, len(commands), batch):
             chunk = commands[i : i + batch]
             s.sendall(b''.join(chunk))
-            want = len(chunk)
-            buf = b''
-            while buf.count(b'\r\n') < want:
-                data = s.recv(1 << 20)
-                if not data:
-                    raise ConnectionError('server closed the connection')
-                buf += data
+            read_replies(s, len(chunk))
+
+
+def read_replies(sock, want, errors_ok=True):
+    """Read `want` one-line replies (+OK, :n, -ERR); with errors_ok=False an error reply
+    fails the run."""
+    buf = b''
+    while buf.count(b'\r\n') < want:
+        data = sock.recv(1 << 20)
+        if not data:
+            raise ConnectionError('server closed the connection')
+        buf += data
+    if not errors_ok and (buf.startswith(b'-') or b'\r\n-' in buf):
+        raise RuntimeError(f'error reply: {buf[:200]!r}')
 
 
 class ExpiredEvents(threading.Thread):

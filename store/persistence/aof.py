@@ -50,7 +50,7 @@ from ..types.list import List
 from ..types.set import Set
 from ..types.stream import MAX_ID, Stream, format_id
 from ..types.zset import ZSet
-from .files import fsync_dir, remove
+from .files import install, remove
 
 ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD: elements per RPUSH/SADD/... of a rewrite
 YIELD_EVERY = 1024  # commands replayed between two turns of the loop (-LOADING replies)
@@ -895,8 +895,7 @@ class Aof:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
-        fsync_dir(self.dir_path())
+        install(tmp, path)
 
     # -- wrapping the write commands ---------------------------------------------------------
 

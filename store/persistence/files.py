@@ -13,6 +13,12 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def install(tmp: str, path: str) -> None:
+    """Rename a finished, fsynced temp file over `path`, and make the rename durable."""
+    os.replace(tmp, path)
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
 def remove(path: str) -> None:
     """Delete a file if it is there."""
     try:

@@ -30,7 +30,7 @@ from .. import clock
 from ..db_slice import key_slot
 from ..resp import RedisError
 from .aof import Aof, LoadError
-from .files import fsync_dir, remove
+from .files import install, remove
 from .rdb_codec import RdbEncoder, RdbError, RdbLoader
 from .snapshot import Snapshot
 
@@ -138,8 +138,7 @@ class Persistence:
             finally:
                 snap.abort()
                 snap.out.close()
-            os.replace(tmp, final)
-            fsync_dir(os.path.dirname(os.path.abspath(final)))
+            install(tmp, final)
         except OSError as e:
             self.server.log(f'Failed saving the DB: {e.strerror or e}', '#')
             remove(tmp)
@@ -201,27 +200,23 @@ class Persistence:
 
         def done(ok: bool) -> None:
             self.last_bgsave_time = int(time.time() - self.snapshot_started)
-            self.last_bgsave_ok = ok
             if ok:
                 try:
-                    os.replace(tmp, final)
-                    fsync_dir(os.path.dirname(os.path.abspath(final)))
+                    install(tmp, final)
                 except OSError as e:
                     self.server.log(f'Error moving temp DB file on the final destination: {e}')
-                    self.last_bgsave_ok = False
-                    return
-                self.server.log('Background saving terminated with success')
-                self._saved(dirty)
+                    ok = False
+                else:
+                    self.server.log('Background saving terminated with success')
+                    self._saved(dirty)
             else:
                 remove(tmp)
                 self.server.log('Background saving error', '#')
-
-        def finished(ok: bool) -> None:
-            done(ok)
+            self.last_bgsave_ok = ok
             self.check_writes()
 
         try:
-            started = self.start_snapshot(tmp, None, finished, kind='rdb')
+            started = self.start_snapshot(tmp, None, done, kind='rdb')
         except OSError as e:  # where Redis's child would fail: reported as a failed save
             self.server.log(
                 f'Failed opening the temp RDB file {os.path.basename(tmp)} (in server root dir '

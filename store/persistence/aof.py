@@ -228,10 +228,6 @@ def _double(d: float) -> bytes:
     return b'%.17g' % d
 
 
-def _stream_id(i: int) -> bytes:
-    return format_id(i)
-
-
 class AofEncoder:
     """The snapshot encoder (protocol in snapshot.py) writing the base as commands, as
     rewriteAppendOnlyFileRio does: SELECT, then per key the commands that rebuild it (at
@@ -256,7 +252,7 @@ class AofEncoder:
         t = type(value)
         if t is bytes:
             out.append(resp_command((b'SET', key, value)))
-        elif t is List or isinstance(value, List):
+        elif isinstance(value, List):
             _batched(out, b'RPUSH', key, list(value))
         elif isinstance(value, Set):
             _batched(out, b'SADD', key, list(value))
@@ -290,7 +286,7 @@ def _stream_commands(out: list[bytes], key: bytes, s: Stream) -> None:
     XCLAIM ... FORCE JUSTID) and consumers without any."""
     if len(s):
         for i, fields in s.range(0, MAX_ID):
-            out.append(resp_command((b'XADD', key, _stream_id(i), *fields)))
+            out.append(resp_command((b'XADD', key, format_id(i), *fields)))
     else:
         out.append(resp_command((b'XADD', key, b'MAXLEN', b'0', b'0-1', b'x', b'y')))
     out.append(
@@ -298,11 +294,11 @@ def _stream_commands(out: list[bytes], key: bytes, s: Stream) -> None:
             (
                 b'XSETID',
                 key,
-                _stream_id(s.last_id),
+                format_id(s.last_id),
                 b'ENTRIESADDED',
                 b'%d' % s.entries_added,
                 b'MAXDELETEDID',
-                _stream_id(s.max_deleted),
+                format_id(s.max_deleted),
             )
         )
     )
@@ -314,7 +310,7 @@ def _stream_commands(out: list[bytes], key: bytes, s: Stream) -> None:
                     b'CREATE',
                     key,
                     name,
-                    _stream_id(g.last_id),
+                    format_id(g.last_id),
                     b'ENTRIESREAD',
                     b'%d' % g.entries_read,
                 )
@@ -333,7 +329,7 @@ def _stream_commands(out: list[bytes], key: bytes, s: Stream) -> None:
                         name,
                         cname,
                         b'0',
-                        _stream_id(i),
+                        format_id(i),
                         b'TIME',
                         b'%d' % nack.delivery_time,
                         b'RETRYCOUNT',
@@ -538,7 +534,7 @@ def _claim_commands(c: Any, key: bytes, group: bytes, ids: list[bytes]) -> list[
                 b'FORCE',
                 b'JUSTID',
                 b'LASTID',
-                _stream_id(g.last_id),
+                format_id(g.last_id),
             ]
         )
     return out

@@ -211,3 +211,91 @@ class ExpiredEvents(threading.Thread):
     def stop(self):
         self.stopped = True
         self.sock.close()
+
+
+def vm_rss_bytes(pid):
+    """The process's resident set from /proc/<pid>/status (VmRSS), in bytes."""
+    with open(f'/proc/{pid}/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f'no VmRSS for pid {pid}')
+
+
+class RssPeak(threading.Thread):
+    """Samples a process's VmRSS every `period` seconds until stop(), which returns the
+    peak; a peak between two samples is missed, so the period bounds what it can see."""
+
+    def __init__(self, pid, period=0.05):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.period = period
+        self.peak = vm_rss_bytes(pid)
+        self.samples = 1
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.wait(self.period):
+            self.peak = max(self.peak, vm_rss_bytes(self.pid))
+            self.samples += 1
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        self.peak = max(self.peak, vm_rss_bytes(self.pid))
+        return self.peak
+
+
+def info(port, section='all'):
+    """INFO <section> over a raw socket, as a dict of str to int, float or str."""
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        s.sendall(command(b'INFO', section))
+        reader = hiredis.Reader(encoding='utf-8')
+        while (reply := reader.gets()) is False:
+            reader.feed(s.recv(1 << 20))
+    fields = {}
+    for line in reply.splitlines():
+        if ':' in line and not line.startswith('#'):
+            name, value = line.split(':', 1)
+            for kind in (int, float):
+                try:
+                    value = kind(value)
+                    break
+                except ValueError:
+                    pass
+            fields[name] = value
+    return fields
+
+
+def send_all(sock, commands, max_bytes=1 << 20):
+    """Send an iterable of RESP-encoded commands over `sock` in pipelines of up to
+    `max_bytes` and read every reply, whatever its shape (bulk, array, error), with
+    hiredis; returns the number of error replies."""
+    reader = hiredis.Reader()
+    errors = 0
+
+    def flush(chunk):
+        nonlocal errors
+        sock.sendall(b''.join(chunk))
+        want = len(chunk)
+        while want:
+            reply = reader.gets()
+            if reply is False:
+                data = sock.recv(1 << 20)
+                if not data:
+                    raise ConnectionError('server closed the connection')
+                reader.feed(data)
+                continue
+            errors += isinstance(reply, hiredis.ReplyError)
+            want -= 1
+
+    chunk, size = [], 0
+    for cmd in commands:
+        chunk.append(cmd)
+        size += len(cmd)
+        if size >= max_bytes:
+            flush(chunk)
+            chunk, size = [], 0
+    if chunk:
+        flush(chunk)
+    return errors

@@ -153,3 +153,17 @@ class KeyspaceEvents:
                 self.publisher.publish_batch(b'__keyevent@%d__:expired' % db, keys)
         if self.journal_flags & EXPIRED:
             self.journal.append_many(db, b'expired', keys, now, deadlines)
+
+    def evicted_batch(self, db: int, keys: list[bytes]) -> None:
+        """The keys of one database one eviction run deleted: `evicted` events, batched as
+        `expired_batch` batches them."""
+        flags = self.publish_flags
+        if flags & EVICTED:
+            if flags & KEYSPACE:
+                publish = self.publisher.publish
+                for key in keys:
+                    publish(b'__keyspace@%d__:%s' % (db, key), b'evicted')
+            if flags & KEYEVENT:
+                self.publisher.publish_batch(b'__keyevent@%d__:evicted' % db, keys)
+        if self.journal_flags & EVICTED:
+            self.journal.append_many(db, b'evicted', keys)

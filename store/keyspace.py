@@ -20,6 +20,21 @@ transactions then fail, and the blocking-operations registry, for keys clients w
 
 Deadlines are integer milliseconds since the epoch; a key is expired once
 `deadline < now`, as in Redis's keyIsExpired.
+
+Memory: every key is charged, when written, the bytes store/memory/sizes.py estimates for
+it, and uncharged the same amount when it goes; `used` is the total (per database in
+`db_used`, so FLUSHDB and SWAPDB stay O(1)). A string's charge is a function of the string,
+so nothing is stored for it; an aggregate's charge is kept in its shard's `charged` dict,
+because aggregates change in place after the lookup that found them: `lookup` marks
+them (`dirty`) and `settle` re-estimates the marked ones, O(samples) each, before anyone
+reads `used` (the eviction gate, INFO, MEMORY). The connection runs the eviction gate
+(store/memory/eviction.py) before a command whenever `used > check_at`, which is the
+room left under `maxmemory` (infinite without one) or -1 while marked aggregates wait.
+
+Access information (OBJECT IDLETIME/FREQ, eviction) is recorded by every lookup in the
+shard's `access` dict: the LRU clock (`lru`: ms, refreshed by the server's cron, one
+shared int object per refresh so recording allocates nothing), or under an LFU policy
+(`lru` None) Redis's 8-bit logarithmic counter with its decay time (store/memory/lfu.py).
 """
 
 from __future__ import annotations
@@ -35,6 +50,8 @@ from .clock import now_ms
 from .db_slice import SLOTS, DbSlice, key_slot
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
+from .memory import lfu
+from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, value_size
 from .types import EncodingLimits
 
 CHUNK = 64  # keys taken from an index between two looks at the clock
@@ -71,6 +88,18 @@ class Keyspace:
         # deletes it (commands reach keys through methods it wraps while it runs).
         self.aof: Any = None
         self.snapshot: Any = None
+        # Memory and access information (see the module comment).
+        self.used = 0
+        self.db_used = [0] * databases
+        self.dirty: set[tuple[int, bytes]] = set()
+        self.check_at: float = float('inf')  # run the eviction gate while used > check_at
+        self.dirty_check: float = float('inf')  # check_at while aggregates wait to settle
+        self.born = int(time.time() * 1000)  # the access time of keys never looked up
+        self.lru: int | None = self.born  # the LRU clock; None under LFU and no-touch
+        self.lfu = False
+        self.no_touch = False
+        self.lfu_log_factor = 10
+        self.lfu_decay_time = 1
         events.attach(self)
         self.reset_stats()
 
@@ -100,6 +129,11 @@ class Keyspace:
             exp = s.expires[db]
             if not exp or key not in exp or exp[key] >= now_ms():
                 self.hits += 1
+                clock = self.lru
+                if clock is not None:
+                    s.access[db][key] = clock
+                else:
+                    self._access(s, db, key)
                 return v
             self._expire(s, db, key)
         self.misses += 1
@@ -107,8 +141,19 @@ class Keyspace:
             self.notify(ev.KEY_MISS, b'keymiss', db, key)
         return None
 
+    def read_notouch(self, db: int, key: bytes) -> Any:
+        """`read` without recording an access (Redis's LOOKUP_NOTOUCH: EXISTS, TYPE,
+        OBJECT, TTL)."""
+        saved = self.lru, self.no_touch
+        self.lru, self.no_touch = None, True
+        try:
+            return self.read(db, key)
+        finally:
+            self.lru, self.no_touch = saved
+
     def lookup(self, db: int, key: bytes) -> Any:
-        """Look a key up for a write command: lazy expiry only."""
+        """Look a key up for a write command: lazy expiry, and an aggregate is marked
+        for re-estimating its size (the command may change it in place)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
@@ -116,7 +161,23 @@ class Keyspace:
             if exp and key in exp and exp[key] < now_ms():
                 self._expire(s, db, key)
                 return None
+            clock = self.lru
+            if clock is not None:
+                s.access[db][key] = clock
+            else:
+                self._access(s, db, key)
+            if type(v) is not bytes:
+                self.mark(db, key)
         return v
+
+    def lookup_notouch(self, db: int, key: bytes) -> Any:
+        """`lookup` without recording an access."""
+        saved = self.lru, self.no_touch
+        self.lru, self.no_touch = None, True
+        try:
+            return self.lookup(db, key)
+        finally:
+            self.lru, self.no_touch = saved
 
     def lookup_for_update(self, db: int, key: bytes) -> tuple[Any, dict[bytes, Any]]:
         """lookup for a read-modify-write command (INCR, APPEND): returns the value (or
@@ -130,20 +191,36 @@ class Keyspace:
             if exp and key in exp and exp[key] < now_ms():
                 self._expire(s, db, key)
                 return None, data
+            clock = self.lru
+            if clock is not None:
+                s.access[db][key] = clock
+            else:
+                self._access(s, db, key)
+            if type(v) is not bytes:
+                self.mark(db, key)
         return v, data
 
     def updated(self, db: int, key: bytes) -> None:
-        """A value was changed in place (lookup_for_update, a stream, the journal): tell
-        the key's observers (WATCHers, blocked clients)."""
+        """A value was changed in place (a stream, the journal): re-estimate its size,
+        tell the key's observers (WATCHers, blocked clients)."""
+        self.mark(db, key)
+        if self.watchers:
+            self.touch(db, key)
+
+    def replaced(self, db: int, key: bytes, old: bytes, new: bytes) -> None:
+        """A string found by lookup_for_update was replaced in its dict by `new` (INCR)."""
+        n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
+        self.used += n
+        self.db_used[db] += n
         if self.watchers:
             self.touch(db, key)
 
     def exists(self, db: int, key: bytes) -> bool:
-        return self.lookup(db, key) is not None
+        return self.lookup_notouch(db, key) is not None
 
     def deadline(self, db: int, key: bytes) -> int | None:
         """The key's deadline in ms, or None when it has none (or does not exist)."""
-        if self.lookup(db, key) is None:
+        if self.lookup_notouch(db, key) is None:
             return None
         return self.shard_for(key).expires[db].get(key)
 
@@ -159,14 +236,37 @@ class Keyspace:
             # expired (counted, 'expired' event) before the new one is added.
             self._expire(s, db, key)
             old = None
-        s.data[db][key] = value
+        data = s.data[db]
+        prev = data.get(key)
+        data[key] = value
+        if type(value) is bytes:
+            size = (len(value) + 48) & -16
+        else:
+            size = 0
+            self.mark(db, key)
+        if prev is None:
+            size += ((len(key) + 48) & -16) + KEY_OVERHEAD
+        elif type(prev) is bytes:
+            size -= (len(prev) + 48) & -16
+        else:
+            size -= s.charged[db].pop(key, 0)
         if deadline is not None:
             exp[key] = s.index.add(db, key, deadline, old)
+            if old is None:
+                size += TTL_OVERHEAD
             if deadline < self.timer.next_deadline:
                 self.timer.reschedule(deadline)
         elif old is not None:
             del exp[key]
             s.index.discard()
+            size -= TTL_OVERHEAD
+        self.used += size
+        self.db_used[db] += size
+        clock = self.lru
+        if clock is not None:
+            s.access[db][key] = clock
+        else:
+            self._access(s, db, key)
         if self.watchers:
             self.touch(db, key)
 
@@ -176,13 +276,30 @@ class Keyspace:
         slot_shard = self.slot_shard
         pairs = iter(args)
         next(pairs)
+        clock = self.lru
+        size = 0
         for key, value in zip(pairs, pairs):
             s = slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
             exp = s.expires[db]
             if exp and key in exp:
                 self.set(db, key, value)  # drops (or first expires) the old TTL
+                continue
+            data = s.data[db]
+            prev = data.get(key)
+            data[key] = value
+            size += (len(value) + 48) & -16
+            if prev is None:
+                size += ((len(key) + 48) & -16) + KEY_OVERHEAD
+            elif type(prev) is bytes:
+                size -= (len(prev) + 48) & -16
             else:
-                s.data[db][key] = value
+                size -= s.charged[db].pop(key, 0)
+            if clock is not None:
+                s.access[db][key] = clock
+            else:
+                self._access(s, db, key)
+        self.used += size
+        self.db_used[db] += size
         if self.watchers:
             for i in range(1, len(args), 2):
                 self.touch(db, args[i])
@@ -190,7 +307,22 @@ class Keyspace:
     def overwrite(self, db: int, key: bytes, value: Any) -> None:
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
-        s.data[db][key] = value
+        data = s.data[db]
+        prev = data.get(key)
+        data[key] = value
+        if type(value) is bytes:
+            size = (len(value) + 48) & -16
+        else:
+            size = 0
+            self.mark(db, key)
+        if prev is None:
+            size += ((len(key) + 48) & -16) + KEY_OVERHEAD
+        elif type(prev) is bytes:
+            size -= (len(prev) + 48) & -16
+        else:
+            size -= s.charged[db].pop(key, 0)
+        self.used += size
+        self.db_used[db] += size
         if self.watchers:
             self.touch(db, key)
 
@@ -198,25 +330,45 @@ class Keyspace:
         """Delete a key; True if it existed (an expired key does not count)."""
         s = self.shard_for(key)
         data = s.data[db]
-        if key not in data:
+        v = data.get(key)
+        if v is None:
             return False
         exp = s.expires[db]
+        size = 0
         if key in exp:
             if exp[key] < now_ms():
                 self._expire(s, db, key)
                 return False
             del exp[key]
             s.index.discard()
+            size = TTL_OVERHEAD
         del data[key]
+        size += self._forget(s, db, key, v)
+        self.used -= size
+        self.db_used[db] -= size
         if self.watchers:
             self.touch(db, key)
         return True
+
+    def _forget(self, s: DbSlice, db: int, key: bytes, value: Any) -> int:
+        """A key left `s.data[db]`: drop its access and charge entries and return its
+        charge (without the TTL's)."""
+        s.access[db].pop(key, None)
+        if type(value) is bytes:
+            size = (len(value) + 48) & -16
+        else:
+            size = s.charged[db].pop(key, 0)
+        return size + ((len(key) + 48) & -16) + KEY_OVERHEAD
 
     def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
         """Give an existing key a TTL (the caller checked the key exists)."""
         s = self.shard_for(key)
         exp = s.expires[db]
-        exp[key] = s.index.add(db, key, deadline, exp.get(key))
+        old = exp.get(key)
+        exp[key] = s.index.add(db, key, deadline, old)
+        if old is None:
+            self.used += TTL_OVERHEAD
+            self.db_used[db] += TTL_OVERHEAD
         if deadline < self.timer.next_deadline:
             self.timer.reschedule(deadline)
         if self.watchers:
@@ -232,6 +384,8 @@ class Keyspace:
             return False
         del exp[key]
         s.index.discard()
+        self.used -= TTL_OVERHEAD
+        self.db_used[db] -= TTL_OVERHEAD
         if self.watchers:
             self.touch(db, key)
         return True
@@ -240,7 +394,9 @@ class Keyspace:
 
     def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
         """Lazy expiry: delete one key whose deadline passed, found by an access."""
-        del s.data[db][key]
+        size = self._forget(s, db, key, s.data[db].pop(key)) + TTL_OVERHEAD
+        self.used -= size
+        self.db_used[db] -= size
         deadline = s.expires[db].pop(key)
         s.index.discard()
         self.expired_keys += 1
@@ -283,7 +439,9 @@ class Keyspace:
                             if aof is not None:
                                 aof.expired(db, key)
                             del exp[key]
-                            del s.data[db][key]
+                            size = self._forget(s, db, key, s.data[db].pop(key)) + TTL_OVERHEAD
+                            self.used -= size
+                            self.db_used[db] -= size
                             record_lag(now - deadline)
                             batch = batches.get(db)
                             if batch is None:
@@ -355,6 +513,10 @@ class Keyspace:
             s.index.clear(db)  # reads expires[db]: before it is replaced
             s.data[db] = {}
             s.expires[db] = {}
+            s.access[db] = {}
+            s.charged[db] = {}
+        self.used -= self.db_used[db]
+        self.db_used[db] = 0
 
     def flushall(self) -> None:
         for db in range(self.databases):
@@ -364,7 +526,10 @@ class Keyspace:
         for s in self.shards:
             s.data[a], s.data[b] = s.data[b], s.data[a]
             s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
+            s.access[a], s.access[b] = s.access[b], s.access[a]
+            s.charged[a], s.charged[b] = s.charged[b], s.charged[a]
             s.index.swap(a, b)
+        self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
         if self.watchers:
             # touchAllWatchedKeysInDb: a key of either database changes in both (after
             # the swap, so observers see what each database now holds).
@@ -372,6 +537,88 @@ class Keyspace:
                 for key in s.data[a].keys() | s.data[b].keys():
                     self.touch(a, key)
                     self.touch(b, key)
+
+    # -- memory and access information --------------------------------------------------
+
+    def mark(self, db: int, key: bytes) -> None:
+        """An aggregate may change in place: re-estimate it at the next `settle`."""
+        self.dirty.add((db, key))
+        self.check_at = self.dirty_check
+
+    def settle(self) -> None:
+        """Re-estimate the aggregates marked since the last settle, so `used` is exact
+        to the size model."""
+        dirty = self.dirty
+        if not dirty:
+            return
+        self.dirty = set()
+        for db, key in dirty:
+            s = self.shard_for(key)
+            v = s.data[db].get(key)
+            if v is None or type(v) is bytes:
+                continue  # deleted or replaced since: its charge was settled then
+            charged = s.charged[db]
+            size = value_size(v)
+            n = size - charged.get(key, 0)
+            charged[key] = size
+            self.used += n
+            self.db_used[db] += n
+
+    def recount(self) -> None:
+        """Charge every key from scratch (after a load wrote the shards directly)."""
+        self.dirty = set()
+        self.used = 0
+        for db in range(self.databases):
+            total = 0
+            for s in self.shards:
+                charged = s.charged[db] = {}
+                exp = s.expires[db]
+                total += len(exp) * TTL_OVERHEAD
+                for key, v in s.data[db].items():
+                    if type(v) is bytes:
+                        total += ((len(v) + 48) & -16) + ((len(key) + 48) & -16)
+                    else:
+                        size = charged[key] = value_size(v)
+                        total += size + ((len(key) + 48) & -16)
+                total += len(s.data[db]) * KEY_OVERHEAD
+            self.db_used[db] = total
+            self.used += total
+
+    def key_size(self, db: int, key: bytes, samples: int = 5) -> int | None:
+        """MEMORY USAGE: the key's bytes (value sampled as asked), or None."""
+        v = self.lookup_notouch(db, key)
+        if v is None:
+            return None
+        size = value_size(v, samples) + ((len(key) + 48) & -16) + KEY_OVERHEAD
+        if key in self.shard_for(key).expires[db]:
+            size += TTL_OVERHEAD
+        return size
+
+    def _access(self, s: DbSlice, db: int, key: bytes) -> None:
+        """Record an access the slow way: the LFU counter, or nothing for a no-touch
+        lookup (the fast path stores the LRU clock inline)."""
+        if self.no_touch:
+            return
+        access = s.access[db]
+        access[key] = lfu.touched(access.get(key), self.lfu_log_factor, self.lfu_decay_time)
+
+    def idle_ms(self, db: int, key: bytes) -> int:
+        """OBJECT IDLETIME (in ms): time since the key's last recorded access."""
+        at = self.shard_for(key).access[db].get(key, self.born)
+        return max(0, int(time.time() * 1000) - at)
+
+    def frequency(self, db: int, key: bytes) -> int:
+        """OBJECT FREQ: the key's LFU counter, decayed to now."""
+        return lfu.decayed(self.shard_for(key).access[db].get(key), self.lfu_decay_time)
+
+    def set_access(self, db: int, key: bytes, idle_s: int | None, freq: int | None) -> None:
+        """RESTORE IDLETIME/FREQ (objectSetLRUOrLFU): the one that fits the policy."""
+        access = self.shard_for(key).access[db]
+        if self.lfu:
+            if freq is not None:
+                access[key] = lfu.packed(freq)
+        elif idle_s is not None:
+            access[key] = int(time.time() * 1000) - idle_s * 1000
 
     # -- observers of modified keys (WATCH, blocked clients) -----------------------------
 

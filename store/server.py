@@ -23,6 +23,7 @@ from .events import KeyspaceEvents
 from .expiry.active import ActiveExpiry
 from .journal import Journal
 from .keyspace import Keyspace
+from .memory.eviction import Evictor
 from .persistence.manager import LoadError, Persistence
 from .pubsub import PubSub
 from .scripting.busy import Busy
@@ -81,6 +82,8 @@ class Server:
         self.functions = Functions(self, Connection(self))
         self.busy = Busy(self)  # a script past busy-reply-threshold
         self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
+        self.evictor = Evictor(self)  # maxmemory (store/memory)
+        self.cron_hooks.append(self.evictor.refresh)
         self.apply_all()
 
     # -- configuration hooks -------------------------------------------------------------
@@ -108,6 +111,10 @@ class Server:
         elif name in ('appendonly', 'appendfsync') or name.startswith(('aof-', 'auto-aof-')):
             if not self.loading and self.loop is not None:
                 self.persistence.aof.apply_config(name)
+        elif name.startswith(('maxmemory', 'lfu-')):
+            self.evictor.configure()
+            if name == 'maxmemory' and self.loop is not None:
+                self.evictor.shrink()
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
             pass
@@ -118,6 +125,7 @@ class Server:
             'script-memory-limit',
             'notify-keyspace-events',
             'keyevent-journal-key',
+            'maxmemory-policy',
             *EncodingLimits.PARAMS,
         ):
             self.apply_config(name)

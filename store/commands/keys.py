@@ -79,8 +79,9 @@ def delete(c, args):
     summary='Determine if a key exists',
 )
 def exists(c, args):
+    """EXISTS does not count as an access (LOOKUP_NOTOUCH); TOUCH does."""
     ks, db = c.ks, c.db
-    return sum(1 for key in args[1:] if ks.read(db, key) is not None)
+    return sum(1 for key in args[1:] if ks.read_notouch(db, key) is not None)
 
 
 @COMMANDS.command(
@@ -92,7 +93,7 @@ def exists(c, args):
     summary='Determine the type stored at key',
 )
 def type_(c, args):
-    return type_name(c.ks.read(c.db, args[1]))
+    return type_name(c.ks.read_notouch(c.db, args[1]))
 
 
 @COMMANDS.command(
@@ -107,7 +108,8 @@ def type_(c, args):
     'existing keys specified.',
 )
 def touch(c, args):
-    return exists(c, args)
+    ks, db = c.ks, c.db
+    return sum(1 for key in args[1:] if ks.read(db, key) is not None)
 
 
 # -- KEYS, SCAN, RANDOMKEY --------------------------------------------------------------
@@ -438,6 +440,7 @@ def restore(c, args):
             ks.notify(events.GENERIC, b'del', db, key)
         return OK
     ks.set(db, key, value, ttl or None)
+    ks.set_access(db, key, idle, freq)
     ks.notify(events.NEW, b'new', db, key)
     ks.notify(events.GENERIC, b'restore', db, key)
     return OK

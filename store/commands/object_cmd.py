@@ -22,8 +22,6 @@ E_NOT_LFU = (
     'Please note that when switching between policies at runtime LRU and LFU data '
     'will take some time to adjust.'
 )
-LFU_INIT_VAL = 5
-
 OBJECT_HELP = [
     'OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
     'ENCODING <key>',
@@ -55,7 +53,7 @@ OBJECT = COMMANDS.container(
 def _object_lookup(c, key):
     """objectCommandLookup: counts hits/misses but raises no keymiss event."""
     ks = c.ks
-    value = ks.lookup(c.db, key)
+    value = ks.lookup_notouch(c.db, key)
     if value is None:
         ks.misses += 1
     else:
@@ -123,7 +121,7 @@ def object_idletime(c, args):
         return None
     if _lfu(c):
         raise RedisError(E_LFU_IDLE)
-    return 0  # access times are not tracked
+    return c.ks.idle_ms(c.db, args[2]) // 1000
 
 
 @OBJECT.subcommand(
@@ -142,7 +140,7 @@ def object_freq(c, args):
         return None
     if not _lfu(c):
         raise RedisError(E_NOT_LFU)
-    return LFU_INIT_VAL  # access frequencies are not tracked
+    return c.ks.frequency(c.db, args[2])
 
 
 @OBJECT.subcommand(

@@ -517,8 +517,8 @@ def _incr(c, key, by):
     n = old + by
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)
-    data[key] = b'%d' % n
-    ks.updated(db, key)
+    new = data[key] = b'%d' % n
+    ks.replaced(db, key, v, new)
     if ks.notify_flags:
         ks.notify(STRING, b'incrby', db, key)
     return n

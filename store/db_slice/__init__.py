@@ -2,10 +2,13 @@
 
 A key belongs to the Redis Cluster hash slot CRC16(key) mod 16384 (only the part inside the
 first non-empty `{...}` counts, so `{user:1}:a` and `{user:1}:b` share a slot), and a slot to
-one shard. A shard holds its part of every database: a dict key -> value and a dict
-key -> deadline (ms since the epoch) for the keys that carry a TTL, plus the deadline index
-the active expiry walks. Shards are units of ownership, not threads: the active expiry works
-shard by shard, and the same cut lets a cluster of processes own disjoint slots later.
+one shard. A shard holds its part of every database: a dict key -> value, a dict
+key -> deadline (ms since the epoch) for the keys that carry a TTL, a dict key -> access
+information (the LRU clock or the LFU counter of its last access, store/memory/eviction.py),
+a dict key -> bytes charged for the aggregates (store/memory/sizes.py; a string's charge is
+computed from the string itself), plus the deadline index the active expiry walks.
+Shards are units of ownership, not threads: the active expiry works shard by shard, and
+the same cut lets a cluster of processes own disjoint slots later.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ def key_slot(key: bytes) -> int:
 
 
 class DbSlice:
-    __slots__ = ('data', 'expires', 'index')
+    __slots__ = ('data', 'expires', 'access', 'charged', 'index')
 
     def __init__(self, databases: int) -> None:
         self.data: list[dict[bytes, Any]] = [{} for _ in range(databases)]
         self.expires: list[dict[bytes, int]] = [{} for _ in range(databases)]
+        self.access: list[dict[bytes, int]] = [{} for _ in range(databases)]
+        self.charged: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.index = DeadlineIndex(self.expires)

@@ -429,6 +429,7 @@ class Persistence:
         finally:
             if gc_was_on:
                 gc.enable()
+        ks.recount()  # the keys went into the shards directly, uncharged
         self.load_done += len(data)
         self.load_pos = 0
         self.load_keys_loaded = loaded

@@ -1,0 +1,343 @@
+"""maxmemory: the gate before commands and the eviction policies (Redis's evict.c).
+
+The keyspace charges every write (store/keyspace.py), so the test for "over the limit" is
+one comparison the connection makes before each command: `ks.used > ks.check_at`, where
+`check_at` is the room `maxmemory` leaves the keyspace after the startup figure and what
+clients and queues hold (store/memory/report.py, refreshed by the cron ten times a second),
+or -1 while aggregates wait to be re-estimated. Only then does `gate` run: it settles the
+estimates, evicts until used memory is under the limit, and refuses the command with
+Redis's -OOM reply when nothing more can be evicted and the command may grow memory (a
+`denyoom` command, any command queued in MULTI, EXEC of a transaction holding one).
+
+Eviction follows Redis's sampled approximations, with the same parameters:
+- a victim is chosen from `maxmemory-samples` keys sampled per database (from every key, or
+  from the keys with a TTL for volatile-*) through a pool of the 16 best candidates seen so
+  far (EVPOOL_SIZE), scored by idle time (LRU), 255 - the decayed LFU counter (LFU), or
+  the deadline (volatile-ttl); the random policies take a sampled key as it comes;
+- sampling needs random access, which dicts lack: each shard's keys are copied into a list
+  (`_Sampler`) that is rebuilt once a quarter of it is stale (keys gone, or the dict grew a
+  quarter past it), so a sample costs O(1) and a rebuild is amortized over the keys
+  written since;
+- the LRU clock has the cron's resolution (100 ms at hz 10), finer than Redis's 1 s;
+- `maxmemory-eviction-tenacity` bounds the time one gate spends (evictionTimeLimitUs:
+  50 us per step up to 10, growing 15% a step after, unlimited at 100); eviction that
+  does not finish continues between commands, one bounded step per loop turn, and commands
+  are not refused meanwhile, as Redis does (EVICT_RUNNING).
+
+Each evicted key is deleted as DEL would (snapshot and AOF told first), counted in INFO
+`evicted_keys`, and its `evicted` event leaves with the others of its database in one
+batch (events.evicted_batch), as the active expiry sends `expired`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from bisect import insort
+from typing import Any
+
+from . import lfu
+from .sizes import TTL_OVERHEAD
+
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
+EVPOOL_SIZE = 16
+INF = float('inf')
+
+OK, RUNNING, FAIL = 0, 1, 2
+_MULTI_OK = {b'exec', b'discard', b'quit', b'reset'}
+
+
+def time_limit_s(tenacity: int) -> float:
+    """evictionTimeLimitUs, in seconds (inf at 100)."""
+    if tenacity <= 10:
+        return 50e-6 * tenacity
+    if tenacity < 100:
+        return 500e-6 * 1.15 ** (tenacity - 10)
+    return INF
+
+
+class _Sampler:
+    """Random keys of one dict (a shard's data or expires of one database)."""
+
+    __slots__ = ('src', 'keys', 'stale')
+
+    def __init__(self, src: dict[bytes, Any]) -> None:
+        self.src = src
+        self.keys = list(src)
+        self.stale = 0
+
+    def fresh(self, src: dict[bytes, Any]) -> bool:
+        n = len(self.keys)
+        return src is self.src and self.stale * 4 <= n and len(src) * 4 <= n * 5
+
+    def sample(self, count: int) -> list[bytes]:
+        keys, src = self.keys, self.src
+        n = len(keys)
+        out = []
+        if not n:
+            return out
+        for _ in range(count):
+            key = keys[int(random.random() * n)]
+            if key in src:
+                out.append(key)
+            else:
+                self.stale += 1
+        return out
+
+
+class Evictor:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.ks = server.keyspace
+        self.maxmemory = 0
+        self.policy = 'noeviction'
+        self.samples = 5
+        self.step_s = time_limit_s(10)
+        self.overhead = 0  # startup + what clients and queues hold, refreshed by cron
+        self.pool: list[tuple[float, int, bytes]] = []
+        self.samplers: dict[tuple[int, int, bool], _Sampler] = {}
+        self.evicted_keys = 0
+        self.background: Any = None  # the loop handle of eviction continuing between commands
+        # INFO total/current_eviction_exceeded_time: how long used memory stayed over
+        self.over_since: float | None = None
+        self.over_ms = 0.0
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def configure(self) -> None:
+        """Read maxmemory and its policy parameters (startup and CONFIG SET)."""
+        cfg = self.server.config
+        ks = self.ks
+        policy = cfg['maxmemory-policy']
+        if policy != self.policy:
+            self.pool = []
+        self.maxmemory = cfg['maxmemory']
+        self.policy = policy
+        self.samples = cfg['maxmemory-samples']
+        self.step_s = time_limit_s(cfg['maxmemory-eviction-tenacity'])
+        ks.lfu = 'lfu' in policy
+        ks.lru = None if ks.lfu else int(time.time() * 1000)
+        ks.lfu_log_factor = cfg['lfu-log-factor']
+        ks.lfu_decay_time = cfg['lfu-decay-time']
+        self.refresh()
+
+    def refresh(self, now: float | None = None) -> None:
+        """Cron: advance the LRU clock and recompute the keyspace's room under the limit."""
+        ks = self.ks
+        if not ks.lfu and not ks.no_touch:
+            ks.lru = int((now or time.time()) * 1000)
+        try:  # TEMPORARY until report.py lands
+            from .report import overhead, startup
+
+            self.overhead = startup(self.server) + overhead(self.server)['total']
+        except Exception:
+            self.overhead = 0
+        if self.maxmemory:
+            limit = self.maxmemory - self.overhead
+            ks.check_at = -1 if ks.dirty else limit
+            ks.dirty_check = -1
+        else:
+            ks.check_at = ks.dirty_check = INF
+
+    def used_memory(self) -> int:
+        self.ks.settle()
+        return self.ks.used + self.overhead
+
+    def over(self) -> bool:
+        """Is used memory over maxmemory (for scripts' redis.call of denyoom commands)?"""
+        return bool(self.maxmemory) and self.used_memory() > self.maxmemory
+
+    # -- the gate ----------------------------------------------------------------------------
+
+    def gate(self, conn: Any, cmd: Any, args: list[bytes]) -> bool:
+        """Before a command while `ks.used > ks.check_at`: settle, evict; True when the
+        command was refused with -OOM (the reply is queued)."""
+        ks = self.ks
+        ks.settle()
+        if not self.maxmemory:
+            ks.check_at = INF
+            return False
+        limit = self.maxmemory - self.overhead
+        ks.check_at = limit
+        if ks.used <= limit or self.perform() != FAIL:
+            return False
+        if cmd is None or not self.denies(conn, cmd, args):
+            return False
+        conn._reject(cmd, OOM)
+        return True
+
+    @staticmethod
+    def denies(conn: Any, cmd: Any, args: list[bytes]) -> bool:
+        """Would processCommand refuse this command when out of memory?"""
+        if cmd.subcommands and len(args) > 1:
+            cmd = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower(), cmd)
+        if 'denyoom' in cmd.flags:
+            return True
+        name = args[0].lower()
+        if conn.multi is not None:
+            if name not in _MULTI_OK:
+                return True
+            if name == b'exec':
+                return any('denyoom' in queued.flags for queued, _ in conn.multi)
+        return False
+
+    # -- eviction ----------------------------------------------------------------------------
+
+    def perform(self) -> int:
+        """performEvictions: evict until under maxmemory or out of time (RUNNING: goes on
+        between commands) or out of candidates (FAIL)."""
+        ks = self.ks
+        limit = self.maxmemory - self.overhead
+        if ks.used <= limit:
+            self._under()
+            return OK
+        if self.over_since is None:
+            self.over_since = time.monotonic()
+        if self.policy == 'noeviction':
+            return FAIL
+        start = time.perf_counter()
+        stop = start + self.step_s
+        batches: dict[int, list[bytes]] = {}
+        state = OK
+        count = 0
+        while ks.used > limit:
+            victim = self.select()
+            if victim is None:
+                state = FAIL
+                break
+            db, key = victim
+            self.evict(db, key)
+            batches.setdefault(db, []).append(key)
+            count += 1
+            if not count & 15 and time.perf_counter() > stop:
+                state = RUNNING
+                break
+        if state == OK:
+            self._under()
+        self.evicted_keys += count
+        events = ks.events
+        for db, keys in batches.items():
+            events.evicted_batch(db, keys)
+        if state == RUNNING and self.background is None:
+            self.background = self.server.loop.call_soon(self._continue)
+        return state
+
+    def shrink(self) -> None:
+        """CONFIG SET maxmemory below what is used: evict down to the new limit now."""
+        used = self.used_memory()
+        if used <= self.maxmemory:
+            return
+        self.server.log(
+            f'WARNING: the new maxmemory value set via CONFIG SET ({self.maxmemory}) is '
+            f'smaller than the current memory usage ({used}). This will result in key '
+            'eviction and/or the inability to accept new write commands depending on the '
+            'maxmemory-policy.',
+            '#',
+        )
+        while self.perform() == RUNNING:
+            pass
+
+    def _under(self) -> None:
+        if self.over_since is not None:
+            self.over_ms += (time.monotonic() - self.over_since) * 1000
+            self.over_since = None
+
+    def current_exceeded_ms(self) -> int:
+        return 0 if self.over_since is None else int((time.monotonic() - self.over_since) * 1000)
+
+    def exceeded_ms(self) -> int:
+        return int(self.over_ms) + self.current_exceeded_ms()
+
+    def _continue(self) -> None:
+        """Eviction that did not finish within a command's time limit goes on, one
+        bounded step per loop turn (evictionTimeProc)."""
+        self.background = None
+        self.ks.settle()
+        if self.maxmemory:
+            self.perform()
+
+    def evict(self, db: int, key: bytes) -> None:
+        """Delete one key as DEL would, telling the snapshot and the AOF first."""
+        ks = self.ks
+        s = ks.shard_for(key)
+        if ks.snapshot is not None:
+            ks.snapshot.before(s, db, key)
+        if ks.aof is not None:
+            ks.aof.expired(db, key)  # propagated as DEL (UNLINK with lazyfree), as Redis does
+        data = s.data[db]
+        exp = s.expires[db]
+        size = 0
+        if key in exp:
+            del exp[key]
+            s.index.discard()
+            size = TTL_OVERHEAD
+        size += ks._forget(s, db, key, data.pop(key))
+        ks.used -= size
+        ks.db_used[db] -= size
+        if ks.watchers:
+            ks.touch(db, key)
+
+    def select(self) -> tuple[int, bytes] | None:
+        """The next victim (db, key) under the policy, or None when no key may go."""
+        policy = self.policy
+        volatile = policy.startswith('volatile')
+        ks = self.ks
+        dbs = [db for db, used in enumerate(ks.db_used) if used > 0]
+        if volatile:
+            dbs = [db for db in dbs if ks.volatile_count(db)]
+        if not dbs:
+            return None
+        journal = self.server.journal.key  # never evicted: the event history it holds
+        if policy.endswith('random'):
+            for _ in range(100):
+                db = random.choice(dbs)
+                keys = self._sample(db, volatile, 1)
+                if keys and (db or keys[0] != journal):
+                    return db, keys[0]
+            return None
+        pool = self.pool
+        for _ in range(100):
+            for db in dbs:
+                self._populate(db, volatile, policy)
+            while pool:
+                _, db, key = pool.pop()
+                s = ks.shard_for(key)
+                if key in (s.expires[db] if volatile else s.data[db]) and (db or key != journal):
+                    return db, key
+        return None
+
+    def _sample(self, db: int, volatile: bool, count: int) -> list[bytes]:
+        """Up to `count` random keys of a random non-empty shard of `db`."""
+        shards = self.ks.shards
+        for _ in range(8):
+            i = int(random.random() * len(shards))
+            s = shards[i]
+            src = s.expires[db] if volatile else s.data[db]
+            if not src:
+                continue
+            sampler = self.samplers.get((i, db, volatile))
+            if sampler is None or not sampler.fresh(src):
+                sampler = self.samplers[(i, db, volatile)] = _Sampler(src)
+            keys = sampler.sample(count)
+            if keys:
+                return keys
+        return []
+
+    def _populate(self, db: int, volatile: bool, policy: str) -> None:
+        """evictionPoolPopulate: score sampled keys and keep the 16 best in the pool."""
+        ks = self.ks
+        pool = self.pool
+        now = int(time.time() * 1000)
+        decay = ks.lfu_decay_time
+        for key in self._sample(db, volatile, self.samples):
+            s = ks.shard_for(key)
+            if policy == 'volatile-ttl':
+                score = -s.expires[db][key]  # the nearest deadline goes first
+            elif ks.lfu:
+                score = 255 - lfu.decayed(s.access[db].get(key), decay)
+            else:
+                score = now - s.access[db].get(key, ks.born)
+            if len(pool) < EVPOOL_SIZE or score > pool[0][0]:
+                insort(pool, (score, db, key))
+                if len(pool) > EVPOOL_SIZE:
+                    del pool[0]

@@ -143,9 +143,13 @@ class Evictor:
         self.ks.settle()
         return self.ks.used + self.overhead
 
-    def over(self) -> bool:
-        """Is used memory over maxmemory (for scripts' redis.call of denyoom commands)?"""
-        return bool(self.maxmemory) and self.used_memory() > self.maxmemory
+    def out_of_memory(self) -> bool:
+        """Over maxmemory with nothing left to evict (Redis's pre_command_oom_state, which
+        scripts read)."""
+        if not self.maxmemory:
+            return False
+        self.ks.settle()
+        return self.ks.used > self.maxmemory - self.overhead and self.perform() == FAIL
 
     # -- the gate ----------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 import lupa.lua51 as lua51
 
 from .. import clock
+from ..memory.eviction import OOM
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
 from ..version import VERSION
 from . import libs
@@ -103,6 +104,23 @@ def read_only(flags: frozenset[str] | None, ro: bool) -> bool:
     return False
 
 
+def out_of_memory(server: Any, flags: frozenset[str] | None) -> bool:
+    """scriptPrepareForRun's maxmemory rule: a script with flags that may write and lacks
+    `allow-oom` is refused while used memory is over maxmemory (and nothing can be
+    evicted). Returns the out-of-memory state a script without flags (EVAL's
+    compatibility mode) then checks at its first denyoom call (scriptVerifyOOM)."""
+    if flags is not None and ('allow-oom' in flags or 'no-writes' in flags):
+        return False
+    if not server.evictor.out_of_memory():
+        return False
+    if flags is not None:
+        raise RedisError(
+            "OOM allow-oom flag is not set on the script, can not run it when used memory > "
+            "'maxmemory'"
+        )
+    return True
+
+
 class ScriptRun:
     """The running script (Redis's scriptRunCtx)."""
 
@@ -115,6 +133,7 @@ class ScriptRun:
         'timed_out',
         'killed',
         'written',
+        'oom',
     )
 
     def __init__(self, name: bytes, caller: Any, read_only: bool, is_eval: bool) -> None:
@@ -126,6 +145,7 @@ class ScriptRun:
         self.timed_out = False  # past busy-reply-threshold: other clients get -BUSY
         self.killed: str | None = None  # 'kill' or 'shutdown' once asked to stop
         self.written = False  # a write ran: SCRIPT KILL refuses (UNKILLABLE)
+        self.oom = False  # over maxmemory at the start: no first denyoom call (no shebang)
 
 
 class LuaEngine:
@@ -276,6 +296,8 @@ class LuaEngine:
             denied = self.server.write_denied  # -MISCONF (store/persistence/manager.py)
             if denied is not None:
                 self._raise(denied.encode())
+            if run.oom and not run.written and 'denyoom' in cmd.flags:
+                self._raise(OOM.encode())
             run.written = True
         t0 = _perf_ns()  # the executor (command_table.call), inlined: this is per call
         try:

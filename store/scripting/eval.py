@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from ..resp import RedisError, split_args
-from .engine import CompileError, LuaEngine, ScriptRun, read_only
+from .engine import CompileError, LuaEngine, ScriptRun, out_of_memory, read_only
 
 # #!lua flags=... (scripts_flags_def)
 FLAGS = ('no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys')
@@ -89,4 +89,5 @@ class EvalScripts:
     def run(self, caller: Any, script: Script, keys: list[bytes], argv: list[bytes], ro: bool):
         """Run a cached script for `caller` (scriptPrepareForRun's checks first)."""
         run = ScriptRun(script.sha, caller, read_only(script.flags, ro), is_eval=True)
+        run.oom = out_of_memory(self.server, script.flags)
         return self.engine.execute_eval(run, script.function, keys, argv)

@@ -23,7 +23,7 @@ import lupa.lua51 as lua51
 
 from ..rdb import RDB_VERSION, RdbError, RdbReader, crc64, rdb_string
 from ..resp import RedisError, split_args, string2ll
-from .engine import LuaEngine, ScriptRun, lua_tostring, read_only, split_keys
+from .engine import LuaEngine, ScriptRun, lua_tostring, out_of_memory, read_only, split_keys
 from .eval import FLAGS
 
 RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
@@ -469,6 +469,7 @@ class Functions:
             raise RedisError('ERR Bad number of keys provided')
         keys, args = split_keys(argv, numkeys)
         run = ScriptRun(fn.name, caller, read_only(fn.flags, ro), is_eval=False)
+        out_of_memory(self.server, fn.flags)
         engine = self.engine
         keys, args = engine.table(keys), engine.table(args)
         self.current = (run, argv)

@@ -623,13 +623,13 @@ PARAMS = [
     Param('dynamic-hz', 'bool', True, inert=EXPIRY),
     Param('active-expire-effort', 'int', 1, 1, 10, inert=EXPIRY),
     Param('active-expire-budget-us', 'int', 1000, 10, 1000000),
-    # memory (maxmemory and its policy are reported by INFO and OBJECT, nothing is evicted)
+    # memory: the limit and eviction (store/memory)
     Param('maxmemory', 'mem', 0, 0, ULLONG_MAX),
     Param('maxmemory-policy', 'enum', 'noeviction', choices=_MAXMEMORY_POLICIES),
-    Param('maxmemory-samples', 'int', 5, 1, INT_MAX, inert=MEMORY),
-    Param('maxmemory-eviction-tenacity', 'int', 10, 0, 100, inert=MEMORY),
-    Param('lfu-log-factor', 'int', 10, 0, INT_MAX, inert=MEMORY),
-    Param('lfu-decay-time', 'int', 1, 0, INT_MAX, inert=MEMORY),
+    Param('maxmemory-samples', 'int', 5, 1, INT_MAX),
+    Param('maxmemory-eviction-tenacity', 'int', 10, 0, 100),
+    Param('lfu-log-factor', 'int', 10, 0, INT_MAX),
+    Param('lfu-decay-time', 'int', 1, 0, INT_MAX),
     Param('lazyfree-lazy-eviction', 'bool', False, inert=MEMORY),
     Param('lazyfree-lazy-expire', 'bool', False, inert=MEMORY),
     Param('lazyfree-lazy-server-del', 'bool', False, inert=MEMORY),

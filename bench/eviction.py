@@ -42,6 +42,7 @@ import os
 import random
 import shlex
 import socket
+import subprocess
 import sys
 import time
 from array import array
@@ -142,7 +143,7 @@ SHAPES = [
 WARM_KEYS = 100
 
 
-def measure_shape(kind, n, make):
+def measure_shape(kind, cmds, make):
     with start(kind) as srv, socket.create_connection(('127.0.0.1', srv.port)) as sock:
         send_all(sock, (make(b'warm', i) for i in range(WARM_KEYS)))
         warm = {b'warm:stream'} | {b'warm:%d' % i for i in range(WARM_KEYS)}
@@ -150,7 +151,7 @@ def measure_shape(kind, n, make):
         info(srv.port)  # the first INFO of a server may load code too
         used0, rss0 = used_memory(srv.port), vm_rss_bytes(srv.proc.pid)
         t0 = time.monotonic()
-        errors = send_all(sock, (make(b'k', i) for i in range(n)), max_bytes=256 << 10)
+        errors = send_all(sock, cmds, max_bytes=256 << 10)
         load_s = time.monotonic() - t0
         if errors:
             raise RuntimeError(f'{kind}: {errors} error replies while loading')
@@ -163,8 +164,10 @@ def accuracy(quick):
     for name, n, make, shrinks in SHAPES:
         n = n // 10 if quick and shrinks else n
         row = {'shape': name, 'n': n}
+        cmds = [make(b'k', i) for i in range(n)]  # built once: Python is slow at it
         for kind in KINDS:
-            row[kind] = measure_shape(kind, n, make)
+            row[kind] = measure_shape(kind, cmds, make)
+        del cmds
         rows.append(row)
         o, r = row['ours'], row['redis']
         print(
@@ -546,11 +549,17 @@ def main():
     repeat = args.repeat or (1 if q else 3)
 
     started = time.monotonic()
+    busy = test_suites_running()
+    if busy:
+        print('warning: test suites are running; the figures will be noisy:', file=sys.stderr)
+        print('  ' + '\n  '.join(busy), file=sys.stderr)
     res = {'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'parts': parts, 'quick': q}
     res['ours_root'] = OURS_ROOT
+    res['test_suites_running'] = busy
     res['redis_version'] = redis_version()
     for part in parts:
         print(f'{part} ...', file=sys.stderr)
+        t0 = time.monotonic()
         if part == 'accuracy':
             res['accuracy'] = accuracy(q)
         elif part == 'storm':
@@ -562,6 +571,8 @@ def main():
             )
         else:
             res['set'] = set_throughput(requests, repeat)
+        res[f'{part}_seconds'] = round(time.monotonic() - t0, 1)
+        print(f'  ({res[f"{part}_seconds"]} s)', file=sys.stderr)
     res['seconds'] = time.monotonic() - started
 
     print(f'redis-server {res["redis_version"]}; CPUs: {os.cpu_count()}; {res["seconds"]:.0f} s')
@@ -587,6 +598,12 @@ def main():
         argv += ['--requests', str(requests), '--repeat', str(repeat)]
     print(f'results: {os.path.relpath(path, ROOT)}')
     print('reproduce (from the repository root): ' + shlex.join(argv))
+
+
+def test_suites_running():
+    """pytest processes beside the benchmark: it needs a quiet machine."""
+    out = subprocess.run(['pgrep', '-af', 'pytest'], capture_output=True, text=True).stdout
+    return out.splitlines()
 
 
 def redis_version():

@@ -15,6 +15,7 @@ import time
 
 from ..command_table import Family
 from ..expiry.stats import expiry_info_fields
+from ..memory import report
 from ..pubsub import pubsub_info_fields
 from ..resp import Verbatim
 from ..version import VERSION
@@ -172,65 +173,65 @@ def _clients_section(server):
 
 
 def _memory_section(server):
-    rss = rss_bytes()
-    stats = server.stats
-    peak = max(getattr(stats, 'peak_memory', 0), rss)
-    stats.peak_memory = peak
+    """INFO memory, Redis 7.0's fields and formats, from store/memory/report.py (how
+    used_memory is computed and where it is approximate is said there and in
+    docs/memory.md); the allocator figures are those of a Redis built with libc malloc."""
+    f = report.figures(server)
+    used, peak, rss = f['used'], f['peak'], f['rss']
     total = system_memory()
     maxmemory = server.config['maxmemory']
-    scripts = server.scripts
-    vm_eval = scripts.engine.memory()
+    vm_eval = f['vm_eval']
     vm_functions = server.functions.engine.memory()
     functions = server.functions.ctx
-    function_bytes = sum(len(lib.code) for lib in functions.libraries.values())
+    scripts_eval, function_bytes = f['lua_caches'], f['functions_caches']
     return [
-        ('used_memory', rss),
-        ('used_memory_human', bytes_to_human(rss)),
+        ('used_memory', used),
+        ('used_memory_human', bytes_to_human(used)),
         ('used_memory_rss', rss),
         ('used_memory_rss_human', bytes_to_human(rss)),
         ('used_memory_peak', peak),
         ('used_memory_peak_human', bytes_to_human(peak)),
-        ('used_memory_peak_perc', f'{100 * rss / peak:.2f}%'),
-        ('used_memory_overhead', 0),
-        ('used_memory_startup', 0),
-        ('used_memory_dataset', rss),
-        ('used_memory_dataset_perc', '100.00%'),
-        ('allocator_allocated', rss),
-        ('allocator_active', rss),
-        ('allocator_resident', rss),
+        ('used_memory_peak_perc', f'{f["peak_perc"]:.2f}%'),
+        ('used_memory_overhead', f['overhead_total']),
+        ('used_memory_startup', f['startup']),
+        ('used_memory_dataset', f['dataset']),
+        ('used_memory_dataset_perc', f'{f["dataset_perc"]:.2f}%'),
+        ('allocator_allocated', f['allocator_allocated']),
+        ('allocator_active', f['allocator_active']),
+        ('allocator_resident', f['allocator_resident']),
         ('total_system_memory', total),
         ('total_system_memory_human', bytes_to_human(total)),
         ('used_memory_lua', vm_eval),
         ('used_memory_vm_eval', vm_eval),
         ('used_memory_lua_human', bytes_to_human(vm_eval)),
-        ('used_memory_scripts_eval', scripts.body_bytes()),
-        ('number_of_cached_scripts', len(scripts.cache)),
+        ('used_memory_scripts_eval', scripts_eval),
+        ('number_of_cached_scripts', len(server.scripts.cache)),
         ('number_of_functions', functions.n_functions),
         ('number_of_libraries', len(functions.libraries)),
         ('used_memory_vm_functions', vm_functions),
         ('used_memory_vm_total', vm_eval + vm_functions),
         ('used_memory_vm_total_human', bytes_to_human(vm_eval + vm_functions)),
         ('used_memory_functions', function_bytes),
-        ('used_memory_scripts', scripts.body_bytes() + function_bytes),
-        ('used_memory_scripts_human', bytes_to_human(scripts.body_bytes() + function_bytes)),
+        ('used_memory_scripts', scripts_eval + function_bytes),
+        ('used_memory_scripts_human', bytes_to_human(scripts_eval + function_bytes)),
         ('maxmemory', maxmemory),
         ('maxmemory_human', bytes_to_human(maxmemory)),
         ('maxmemory_policy', server.config['maxmemory-policy']),
-        ('allocator_frag_ratio', '1.00'),
-        ('allocator_frag_bytes', 0),
-        ('allocator_rss_ratio', '1.00'),
-        ('allocator_rss_bytes', 0),
-        ('rss_overhead_ratio', '1.00'),
-        ('rss_overhead_bytes', 0),
-        ('mem_fragmentation_ratio', '1.00'),
-        ('mem_fragmentation_bytes', 0),
-        ('mem_not_counted_for_evict', 0),
+        ('allocator_frag_ratio', f'{f["allocator_frag"]:.2f}'),
+        ('allocator_frag_bytes', f['allocator_frag_bytes'] % 2**64),  # %zu in Redis
+        ('allocator_rss_ratio', f'{f["allocator_rss"]:.2f}'),
+        ('allocator_rss_bytes', f['allocator_rss_bytes']),
+        ('rss_overhead_ratio', f'{f["rss_extra"]:.2f}'),
+        ('rss_overhead_bytes', f['rss_extra_bytes']),
+        ('mem_fragmentation_ratio', f'{f["total_frag"]:.2f}'),
+        ('mem_fragmentation_bytes', f['total_frag_bytes']),
+        ('mem_not_counted_for_evict', f['aof_buffer']),
         ('mem_replication_backlog', 0),
         ('mem_total_replication_buffers', 0),
         ('mem_clients_slaves', 0),
-        ('mem_clients_normal', 0),
+        ('mem_clients_normal', f['clients_normal']),
         ('mem_cluster_links', 0),
-        ('mem_aof_buffer', 0),
+        ('mem_aof_buffer', f['aof_buffer']),
         ('mem_allocator', 'libc'),
         ('active_defrag_running', 0),
         ('lazyfree_pending_objects', 0),
@@ -268,10 +269,10 @@ def _stats_section(server):
         ('expired_time_cap_reached_count', ks.expire_time_cap_reached),
         ('expire_cycle_cpu_milliseconds', int(ks.expire_cycle_ms)),
         *expiry_info_fields(server),
-        ('evicted_keys', getattr(ks, 'evicted_keys', 0)),
+        ('evicted_keys', server.evictor.evicted_keys),
         ('evicted_clients', 0),
-        ('total_eviction_exceeded_time', 0),
-        ('current_eviction_exceeded_time', 0),
+        ('total_eviction_exceeded_time', server.evictor.exceeded_ms()),
+        ('current_eviction_exceeded_time', server.evictor.current_exceeded_ms()),
         ('keyspace_hits', ks.hits),
         ('keyspace_misses', ks.misses),
         *pubsub_info_fields(server),

@@ -30,7 +30,7 @@ from typing import Any
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
-from ..types.stream import Stream
+from ..types.stream import ENCODED, Stream
 from ..types.zset import ZSet
 
 # Per-key costs beyond the key's and value's own objects, in bytes. Dict entries are 24
@@ -40,9 +40,10 @@ TTL_OVERHEAD = 60  # the entry in `expires` (deadline ints are shared) and the i
 
 # Containers and per-element costs of the aggregate types.
 DICT_ENTRY = 45  # Hash fields, ZSet scores
-SET_ENTRY = 30  # 16-byte set slots at 50-60% fill
+SET_ENTRY = 80  # 16-byte set slots: small sets grow 4x at 60% full, so 10-60% full
 LIST_SLOT = 9  # deque blocks of 64 pointers
-ZSET_ORDER = 80  # the (score, member) tuple, its float, and its SortedList slot
+ZSET_ORDER = 110  # the (score, member) tuple, its float, and its SortedList slot
+STREAM_ENTRY = 140  # the id int, the slots in three lists, the fields tuple
 CONTAINER = 200
 
 
@@ -92,11 +93,12 @@ def _stream_size(s: Stream, take: int) -> int:
         fields = s.vals[i]
         if fields is None:  # a deleted entry's tombstone
             continue
-        enc = s.enc[i]
+        sampled += STREAM_ENTRY
+        enc = s.enc[i]  # the entry's reply encoding, kept beside or instead of the fields
         if enc is not None:
-            sampled += 64 + bytes_size(len(enc))
-        else:
-            sampled += 64 + sum(bytes_size(len(f)) for f in fields)
+            sampled += bytes_size(len(enc))
+        if fields is not ENCODED:
+            sampled += sum(bytes_size(len(f)) for f in fields)
         got += 1
         if got >= take:
             break

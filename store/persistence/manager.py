@@ -401,6 +401,8 @@ class Persistence:
                         slot_data[slot][key] = value
                     else:
                         ks.set(db, key, value, deadline)
+                    if item[4] is not None or item[5] is not None:  # IDLE / FREQ opcodes
+                        ks.set_access(db, key, item[4], item[5])
                     loaded += 1
                     if delay:
                         time.sleep(delay / 1e6)

@@ -37,6 +37,7 @@ from bisect import insort
 from typing import Any
 
 from . import lfu
+from .report import overhead, startup
 from .sizes import TTL_OVERHEAD
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
@@ -126,12 +127,7 @@ class Evictor:
         ks = self.ks
         if not ks.lfu and not ks.no_touch:
             ks.lru = int((now or time.time()) * 1000)
-        try:  # TEMPORARY until report.py lands
-            from .report import overhead, startup
-
-            self.overhead = startup(self.server) + overhead(self.server)['total']
-        except Exception:
-            self.overhead = 0
+        self.overhead = startup(self.server) + overhead(self.server)['total']
         if self.maxmemory:
             limit = self.maxmemory - self.overhead
             ks.check_at = -1 if ks.dirty else limit

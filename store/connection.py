@@ -279,6 +279,7 @@ class Connection(asyncio.Protocol):
         of a known name with the right arity on an ungated connection runs inline."""
         table = self.table
         out = self.out
+        ks = self.ks
         # One clock read per command: a command's time runs from the end of the previous
         # one, so it includes the previous reply's encoding (tens of ns).
         t0 = _perf_ns()
@@ -293,6 +294,10 @@ class Connection(asyncio.Protocol):
             n, arity = len(args), cmd.arity
             if (n != arity) if arity > 0 else (n < -arity):
                 self._execute_gated(cmd, args)
+                t0 = _perf_ns()
+                continue
+            # maxmemory (store/memory/eviction.py): evict, or refuse with -OOM
+            if ks.used > ks.check_at and self.server.evictor.gate(self, cmd, args):
                 t0 = _perf_ns()
                 continue
             try:  # call(), inlined: a method call per command is measurable
@@ -417,6 +422,9 @@ class Connection(asyncio.Protocol):
         busy = self.server.busy
         if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())
+        ks = self.ks
+        if ks.used > ks.check_at and server.evictor.gate(self, cmd, args):
+            return
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
             return self._emit(QUEUED)

@@ -127,7 +127,10 @@ class Evictor:
         ks = self.ks
         if not ks.lfu and not ks.no_touch:
             ks.lru = int((now or time.time()) * 1000)
-        self.overhead = startup(self.server) + overhead(self.server)['total']
+        # what the limit is checked against: the AOF buffer is not counted, as in Redis
+        # (freeMemoryGetNotCountedMemory)
+        parts = overhead(self.server)
+        self.overhead = startup(self.server) + parts['total'] - parts['aof.buffer']
         if self.maxmemory:
             limit = self.maxmemory - self.overhead
             ks.check_at = -1 if ks.dirty else limit

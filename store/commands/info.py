@@ -3,9 +3,9 @@
 Client libraries parse INFO line by line, so the '# Section' / 'field:value' layout and the
 section selection (default, all, everything, or named sections) follow Redis 7.0. Each
 figure is read from where it is kept: connection and byte counters on `server.stats`, hits,
-misses and expiries on the keyspace, per-command calls on the Command entries. Memory
-figures come from the process's resident size; sections for what this server does not have
-(replication, AOF, modules) carry the values of a Redis that has none of it.
+misses and expiries on the keyspace, per-command calls on the Command entries, memory
+from store/memory/report.py; sections for what this server does not have (replication,
+modules) carry the values of a Redis that has none of it.
 """
 
 import os
@@ -52,14 +52,6 @@ def bytes_to_human(n):
         if n < 1024 ** (power + 1):
             return f'{n / 1024**power:.2f}{unit}'
     return f'{n}B'
-
-
-def rss_bytes():
-    try:
-        with open('/proc/self/statm') as f:
-            return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def system_memory():

@@ -535,8 +535,10 @@ def test_object_idletime_grows_and_is_reset_by_access_only(servers):
             assert idle[cmd] <= 1, (name, cmd, idle)
         for cmd in looks:
             assert idle[cmd] >= 2, (name, cmd, idle)
-    # The replies too, but DUMP's payload and MEMORY USAGE's figure (each server's own).
-    shown = [i for i, cmd in enumerate(accesses + looks) if cmd[0] not in ('DUMP', 'MEMORY')]
+    # The replies too, but DUMP's payload and MEMORY USAGE's figure (each server's own) and
+    # OBJECT IDLETIME's (the servers are a moment apart, bounded above).
+    own = {('DUMP',), ('MEMORY', 'USAGE'), ('OBJECT', 'IDLETIME')}
+    shown = [i for i, cmd in enumerate(accesses + looks) if cmd not in own]
     assert [got['ours'][1][i] for i in shown] == [got['redis'][1][i] for i in shown]
 
 
@@ -547,7 +549,8 @@ def test_ttl_commands_do_not_reset_idletime(servers):
     """ttlGenericCommand looks keys up with LOOKUP_NOTOUCH in Redis."""
     commands = [('TTL',), ('PTTL',), ('EXPIRETIME',), ('PEXPIRETIME',)]
     got = idle_after(servers(), commands)
-    assert got['redis'][0] == got['ours'][0], got
+    for name, (idle, _) in got.items():
+        assert min(idle.values()) >= 2, (name, idle)
 
 
 def test_object_freq_under_lfu(servers):

@@ -32,7 +32,7 @@ class Srv:
     def __init__(self, name, port):
         self.name = name
         self.port = port
-        self.c = redis.Redis(port=port, protocol=2)
+        self.c = redis.Redis('127.0.0.1', port, protocol=2)
         self.raw = RawConn(port)
 
     def __repr__(self):
@@ -127,7 +127,7 @@ def fill_until_error(srv, prefix, ex=None, batch=100, most=100_000):
     """Write keys `prefix:0`, `prefix:1`... until a write is refused; the keys written and
     the first error. Pipelined batches first, then one write at a time: the replies of a
     batch waiting in the output buffer count as used memory, so a refusal in a batch can
-    be followed by room once they are sent; a refused lone write is a full server."""
+    be followed by room once they are sent (and Redis's buffers move on: see make_full)."""
     written = []
     i = 0
     while i < most:
@@ -371,7 +371,7 @@ class Subscriber:
     its replies never wait in the server's output buffer) until a sentinel message."""
 
     def __init__(self, port):
-        self.client = redis.Redis(port=port, protocol=2)
+        self.client = redis.Redis('127.0.0.1', port, protocol=2)
         self.pubsub = self.client.pubsub()
         self.pubsub.psubscribe('__key*__:*')
         self.pubsub.subscribe('sentinel')

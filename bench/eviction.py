@@ -556,6 +556,7 @@ def main():
     res = {'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'parts': parts, 'quick': q}
     res['ours_root'] = OURS_ROOT
     res['test_suites_running'] = busy
+    res['loadavg_at_start'] = os.getloadavg()
     res['redis_version'] = redis_version()
     for part in parts:
         print(f'{part} ...', file=sys.stderr)
@@ -575,7 +576,11 @@ def main():
         print(f'  ({res[f"{part}_seconds"]} s)', file=sys.stderr)
     res['seconds'] = time.monotonic() - started
 
-    print(f'redis-server {res["redis_version"]}; CPUs: {os.cpu_count()}; {res["seconds"]:.0f} s')
+    load = ' '.join(f'{x:.2f}' for x in res['loadavg_at_start'])
+    print(
+        f'redis-server {res["redis_version"]}; CPUs: {os.cpu_count()}; load average at start '
+        f'{load}; {res["seconds"]:.0f} s'
+    )
     print()
     print(tables(res))
     print()

@@ -542,9 +542,6 @@ def test_object_idletime_grows_and_is_reset_by_access_only(servers):
     assert [got['ours'][1][i] for i in shown] == [got['redis'][1][i] for i in shown]
 
 
-@pytest.mark.xfail(
-    strict=True, reason='lead: TTL/PTTL/EXPIRETIME/PEXPIRETIME record an access (not NOTOUCH)'
-)
 def test_ttl_commands_do_not_reset_idletime(servers):
     """ttlGenericCommand looks keys up with LOOKUP_NOTOUCH in Redis."""
     commands = [('TTL',), ('PTTL',), ('EXPIRETIME',), ('PEXPIRETIME',)]
@@ -668,11 +665,6 @@ def test_script_denyoom_call_while_full_is_refused(servers):
         assert exists == b':0\r\n', name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead: redis.call/pcall's OOM error gets an ERR code ('-ERR OOM ...'); Redis keeps "
-    'OOM (luaPushErrorBuff of shared.oomerr): engine.py raises it with _raise',
-)
 def test_script_denyoom_call_while_full_same_error_as_redis(servers):
     got = full_replies(
         servers, [('EVAL', SCRIPT_SET, 0), ('EVAL', "return redis.pcall('set','k','v')", 0)]
@@ -699,11 +691,6 @@ def test_script_reads_and_writes_after_a_write_while_full(servers):
     assert got['ours'][-1] == b'*2\r\n$1\r\nv\r\n$1\r\nv\r\n'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='lead: EVAL of a shebang script that may write is not denyoom for the gate '
-    "(Redis's evalGetCommandFlags): ours answers the allow-oom message instead of -OOM",
-)
 def test_shebang_script_that_may_write_while_full(servers):
     got = full_replies(
         servers, [('EVAL', "#!lua\nreturn redis.call('set','k2','v')", 0), ('EXISTS', 'k2')]

@@ -139,7 +139,7 @@ def pexpireat(c, args):
 def ttl_generic(c, key, in_ms, absolute):
     """ttlGenericCommand: -2 for no key, -1 for no TTL, else the (rounded) TTL."""
     ks = c.ks
-    if ks.read(c.db, key) is None:
+    if ks.read_notouch(c.db, key) is None:  # LOOKUP_NOTOUCH: not an access
         return -2
     deadline = ks.deadline(c.db, key)
     if deadline is None:

@@ -46,6 +46,22 @@ INF = float('inf')
 
 OK, RUNNING, FAIL = 0, 1, 2
 _MULTI_OK = {b'exec', b'discard', b'quit', b'reset'}
+_SCRIPT_CALLS = {b'eval', b'evalsha', b'eval_ro', b'evalsha_ro', b'fcall', b'fcall_ro'}
+
+
+def _script_may_grow(server: Any, name: bytes, arg: bytes) -> bool:
+    """scriptFlagsToCmdFlags: EVAL of a script with a shebang, or FCALL, counts as a
+    denyoom command unless the script declares `allow-oom` or `no-writes`; a script
+    without a shebang (or one not found) does not."""
+    if name.startswith(b'fcall'):
+        fn = server.functions.ctx.functions.get(arg.lower())
+        flags = None if fn is None else fn.flags
+    elif name.startswith(b'evalsha'):
+        script = server.scripts.get(arg)
+        flags = None if script is None else script.flags
+    else:
+        flags = server.scripts.flags_of(arg)
+    return flags is not None and not ('allow-oom' in flags or 'no-writes' in flags)
 
 
 def time_limit_s(tenacity: int) -> float:
@@ -177,6 +193,8 @@ class Evictor:
         if 'denyoom' in cmd.flags:
             return True
         name = args[0].lower()
+        if name in _SCRIPT_CALLS and len(args) > 1:
+            return _script_may_grow(conn.server, name, args[1])
         if conn.multi is not None:
             if name not in _MULTI_OK:
                 return True

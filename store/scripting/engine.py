@@ -297,7 +297,7 @@ class LuaEngine:
             if denied is not None:
                 self._raise(denied.encode())
             if run.oom and not run.written and 'denyoom' in cmd.flags:
-                self._raise(OOM.encode())
+                raise lua51.LuaError(self._error_buff(b'-' + OOM.encode()))  # keeps its code
             run.written = True
         t0 = _perf_ns()  # the executor (command_table.call), inlined: this is per call
         try:

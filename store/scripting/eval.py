@@ -79,6 +79,14 @@ class EvalScripts:
     def get(self, sha: bytes) -> Script | None:
         return self.cache.get(sha.lower()) if len(sha) == 40 else None
 
+    def flags_of(self, body: bytes) -> frozenset[str] | None:
+        """The shebang flags of a script body: None without a shebang or with a bad one
+        (evalGetCommandFlags: the command then keeps its own flags)."""
+        try:
+            return shebang_flags(body)[0]
+        except RedisError:
+            return None
+
     def flush(self) -> None:
         self.cache.clear()
 

@@ -88,6 +88,10 @@ class Connection(asyncio.Protocol):
         # parked: commands held while the current one waits, and the blocking wait
         'deferred',
         'blocked',
+        # client-output-buffer-limit (store/output_limit.py): the limits while the normal
+        # class has one (else None), and when this client first went over its soft limit
+        'out_limit',
+        'obl_soft_since',
     )
 
     def __init__(self, server):
@@ -124,6 +128,8 @@ class Connection(asyncio.Protocol):
         self.deferred = None  # commands held while parked
         self.blocked = None  # the blocking.Waiter while a blocking command waits
         self.write_paused = False  # transport above its high-water mark
+        self.out_limit = server.pubsub.limits.gate()
+        self.obl_soft_since = None
         self.gated = not self.authenticated or server.loading
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -220,6 +226,8 @@ class Connection(asyncio.Protocol):
             aof.write()
         out = self.out
         if out and self.transport is not None:
+            if self.out_limit is not None and self.out_limit.check(self):
+                return  # over client-output-buffer-limit: dropped, nothing written
             data = out[0] if len(out) == 1 else b''.join(out)
             out.clear()
             self.server.stats.net_output_bytes += len(data)

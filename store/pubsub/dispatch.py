@@ -31,8 +31,10 @@ Accounting and limits
   keyspace notifications never wait (they cannot be suspended).
 - `client-output-buffer-limit pubsub <hard> <soft> <secs>` is checked against a
   subscriber's control queue plus transport buffer when a message is queued and every cron
-  tick, with Redis's rules (hard: at once; soft: when still over it after <secs>); the
-  client is then dropped like Redis's freeClientAsync (queue discarded, socket aborted).
+  tick, with Redis's rules (store/output_limit.py's `exceeded`: hard at once, soft when
+  still over it after <secs>); the client is then dropped like Redis's freeClientAsync
+  (queue discarded, socket aborted). The normal class is checked by the connection itself
+  (store/output_limit.py).
 
 Invariants: a subscriber's queue is non-empty only while it has subscriptions (fully
 unsubscribing, RESET and disconnect clear it); `queued == sum(s.qbytes)`; `buffered ==
@@ -42,6 +44,7 @@ sum(s.tbytes)`, and `buffering` holds exactly the subscribers with tbytes > 0.
 import time
 from collections import deque
 
+from ..output_limit import OutputLimits, exceeded
 from ..resp import Raw
 from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore
 
@@ -147,7 +150,8 @@ class PubSub:
         # counters for INFO
         self.messages = 0  # deliveries (receivers summed over publishes)
         self.publisher_waits = 0  # times a PUBLISH had to wait
-        self.obl_disconnections = 0
+        # client-output-buffer-limit, every class (the hub created first, connections after)
+        self.limits = OutputLimits(server)
         self.apply_config()
         server.disconnect_hooks.append(self.on_disconnect)
         server.reset_hooks.append(self.on_reset)
@@ -157,8 +161,8 @@ class PubSub:
         cfg = self.server.config
         self.quota = cfg['async-dispatch-quota']
         self.limit = cfg['publish-buffer-limit']
-        hard, soft, secs = cfg['client-output-buffer-limit']['pubsub']
-        self.obl_hard, self.obl_soft, self.obl_secs = hard, soft, secs
+        self.limits.apply_config()
+        hard, soft, _ = self.limits.pubsub
         limits = [x for x in (hard, soft) if x]
         self.obl_check = min(limits) if limits else float('inf')
 
@@ -495,17 +499,10 @@ class PubSub:
         stays valid either way)."""
         if s.doomed:
             return
-        used = s.qbytes + s.tbytes
-        hard, soft = self.obl_hard, self.obl_soft
-        over = bool(hard and used >= hard)
-        if soft and used >= soft:
-            if s.soft_since is None:
-                s.soft_since = now
-            elif now - s.soft_since > self.obl_secs:
-                over = True
+        over, s.soft_since = exceeded(s.qbytes + s.tbytes, self.limits.pubsub, s.soft_since, now)
+        if s.soft_since is not None:
             self.soft_watch.add(s)
         else:
-            s.soft_since = None
             self.soft_watch.discard(s)
         if over:
             s.doomed = True
@@ -514,19 +511,11 @@ class PubSub:
     def _disconnect(self, s):
         conn = s.conn
         self.soft_watch.discard(s)
-        self.obl_disconnections += 1
-        self.server.log(
-            f'Client {conn.describe()} scheduled to be closed ASAP for '
-            f'overcoming of output buffer limits.',
-            '#',
-        )
+        self.limits.disconnect(conn)  # logs the client as it is, then aborts its socket
         self.forget(conn)
         s.doomed = False
-        conn.closing = True
         if conn.deferred is not None:
             self.on_disconnect(conn)
-        if conn.transport is not None:
-            conn.transport.abort()
 
     # -- backpressure on publishers -------------------------------------------------------------
 
@@ -598,5 +587,5 @@ class PubSub:
             ('pubsub_blocked_publishers', len(self.blocked)),
             ('pubsub_publisher_waits', self.publisher_waits),
             ('pubsub_messages_delivered', self.messages),
-            ('client_output_buffer_limit_disconnections', self.obl_disconnections),
+            ('client_output_buffer_limit_disconnections', self.limits.disconnections),
         ]

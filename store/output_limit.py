@@ -1,0 +1,120 @@
+"""client-output-buffer-limit: dropping a client whose unread replies pile up, as Redis does.
+
+`client-output-buffer-limit <class> <hard> <soft> <secs>` bounds what one client can make the
+server hold for it: a client whose queued output reaches <hard> bytes, or stays at or over
+<soft> bytes for more than <secs> seconds, is disconnected ("scheduled to be closed ASAP for
+overcoming of output buffer limits", logged as a warning with its CLIENT LIST line). A 0
+limit is no limit. Redis's defaults: `normal 0 0 0`, `pubsub 32mb 8mb 60`.
+
+Classes: a client with subscriptions is in the pubsub class, whose queue and checks live in
+store/pubsub/dispatch.py; every other client is in the normal class, checked here. Both use
+`exceeded`, Redis's checkClientOutputBufferLimits, and `disconnect`.
+
+What is measured (normal class): the bytes the connection holds and has not written, i.e. its
+`out` list (replies of the commands just run) plus the transport's write buffer (earlier
+replies the socket did not take). Redis counts its reply list the same way, but not its 16 KB
+static reply buffer, and it rounds list nodes up to 16 KB: limits of a few tens of KB trip
+at slightly different points here and there.
+
+When it is checked: when replies are about to be written, i.e. once per batch of commands
+(Connection.flush), before they are joined and handed to the transport. Redis checks when a
+reply is added, and only then: a client that stops sending commands is not dropped however
+long it stays over the soft limit, here as there. The soft-limit clock counts whole seconds
+of the wall clock, as Redis's server.unixtime does. Checking before the write means a batch
+whose replies would cross the hard limit is dropped whole, before it is copied into one
+buffer: memory stays within the limit plus one batch's reply references (a GET's reply
+refers to the stored value, it is not a copy). Redis stops running a client's commands as
+soon as it is scheduled to close; here the rest of the batch being run still runs (their
+replies are discarded with the others).
+
+Cost: none per command. With no normal-class limit, Connection.flush tests one slot that is
+None; with one, each flush sums the lengths of the batch's reply pieces and reads the
+transport's buffer size.
+"""
+
+import time
+
+_NO_LIMIT = (0, 0, 0)
+
+
+def exceeded(used, limits, since, now):
+    """checkClientOutputBufferLimits for one class: `used` queued bytes against `limits`
+    (hard, soft, soft seconds); `since` is when the client was first seen at or over the soft
+    limit (None: it was not). Returns (over, since): over the hard limit at once, over the
+    soft one once it has stayed there for more than <secs> (the first time only starts the
+    clock); under the soft limit, the clock stops."""
+    hard, soft, secs = limits
+    over = bool(hard and used >= hard)
+    if soft and used >= soft:
+        if since is None:
+            since = now
+        elif now - since > secs:
+            over = True
+    else:
+        since = None
+    return over, since
+
+
+class OutputLimits:
+    """The limits in force, the normal class's check, and the disconnect both classes share.
+
+    Connections hold this object in `out_limit` while a normal-class limit is set, None
+    otherwise, so an unlimited server's flush tests a slot and nothing else."""
+
+    def __init__(self, server):
+        self.server = server
+        self.normal = _NO_LIMIT
+        self.normal_floor = 0  # the lower of the normal class's nonzero limits
+        self.pubsub = _NO_LIMIT
+        self.disconnections = 0  # INFO client_output_buffer_limit_disconnections
+        self.apply_config()
+
+    def apply_config(self):
+        limits = self.server.config['client-output-buffer-limit']
+        self.normal = limits['normal']
+        self.normal_floor = min([x for x in self.normal[:2] if x], default=0)
+        self.pubsub = limits['pubsub']
+        gate = self.gate()
+        for conn in self.server.clients.values():
+            conn.out_limit = gate
+            if gate is None:
+                conn.obl_soft_since = None
+
+    def gate(self):
+        """What a connection's `out_limit` is: this object while a normal limit is set."""
+        hard, soft, _ = self.normal
+        return self if hard or soft else None
+
+    def check(self, conn):
+        """Called by Connection.flush before it writes `conn.out`: True when the client went
+        over the normal class's limit and was disconnected (its replies discarded)."""
+        if conn.subscriptions:
+            return False  # the pubsub class (store/pubsub/dispatch.py)
+        used = sum(map(len, conn.out)) + conn.transport.get_write_buffer_size()
+        if used < self.normal_floor and conn.obl_soft_since is None:
+            return False  # under both limits, no soft-limit clock to stop: the usual case
+        over, conn.obl_soft_since = exceeded(
+            used, self.normal, conn.obl_soft_since, int(time.time())
+        )
+        if over:
+            self.disconnect(conn)
+        return over
+
+    def disconnect(self, conn):
+        """freeClientAsync after an output-buffer limit: log the client as it was, then drop
+        what it has queued and close the socket at once (abort: its transport buffer is not
+        written)."""
+        # imported here: store.commands imports store.pubsub, which imports this module
+        from .commands.client import client_info_line
+
+        self.disconnections += 1
+        self.server.log(
+            f'Client {client_info_line(conn)} scheduled to be closed ASAP for '
+            f'overcoming of output buffer limits.',
+            '#',
+        )
+        conn.out.clear()
+        conn.closing = conn.gated = True
+        conn.obl_soft_since = None
+        if conn.transport is not None:
+            conn.transport.abort()

@@ -12,9 +12,10 @@ store/pubsub/dispatch.py; every other client is in the normal class, checked her
 
 What is measured (normal class): the bytes the connection holds and has not written, i.e. its
 `out` list (replies of the commands just run) plus the transport's write buffer (earlier
-replies the socket did not take). Redis counts its reply list the same way, but not its 16 KB
-static reply buffer, and it rounds list nodes up to 16 KB: limits of a few tens of KB trip
-at slightly different points here and there.
+replies the socket did not take), less what Redis would keep in its 16 KB static reply
+buffer (`reply_memory`): Redis's limits count only its reply list, which CLIENT LIST shows
+as omem, and so do these. Redis rounds list nodes up to 16 KB: limits of a few tens of KB
+trip at slightly different points here and there.
 
 When it is checked: when replies are about to be written, i.e. once per batch of commands
 (Connection.flush), before they are joined and handed to the transport. Redis checks when a
@@ -35,6 +36,16 @@ transport's buffer size.
 import time
 
 _NO_LIMIT = (0, 0, 0)
+REPLY_BUFFER = 16384  # PROTO_REPLY_CHUNK_BYTES: the static reply buffer of a Redis client
+
+
+def reply_memory(unsent, buffered):
+    """Redis's view of what a client has not been sent: (obl, omem) of CLIENT LIST. Replies
+    fill the 16 KB static buffer (obl) first while nothing else waits to be written; the rest
+    (omem) is what the output-buffer limits count. `unsent`: replies not yet handed to the
+    transport; `buffered`: bytes already waiting (transport buffer, pub/sub queue)."""
+    static = min(unsent, REPLY_BUFFER) if not buffered else 0
+    return static, unsent - static + buffered
 
 
 def exceeded(used, limits, since, now):
@@ -90,7 +101,7 @@ class OutputLimits:
         over the normal class's limit and was disconnected (its replies discarded)."""
         if conn.subscriptions:
             return False  # the pubsub class (store/pubsub/dispatch.py)
-        used = sum(map(len, conn.out)) + conn.transport.get_write_buffer_size()
+        used = reply_memory(sum(map(len, conn.out)), conn.transport.get_write_buffer_size())[1]
         if used < self.normal_floor and conn.obl_soft_since is None:
             return False  # under both limits, no soft-limit clock to stop: the usual case
         over, conn.obl_soft_since = exceeded(

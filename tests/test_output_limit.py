@@ -251,3 +251,29 @@ def test_non_reader_cannot_grow_the_server_past_the_limit():
         r.close()
     finally:
         stop(proc)
+
+
+def test_limit_counts_past_the_static_reply_buffer(target):
+    """Redis's limits count its reply list, not the 16 KB static buffer replies fill first:
+    a 5000-byte reply passes a 1000-byte hard limit, a 40000-byte one does not."""
+    with redis.Redis(port=target) as admin:
+        admin.set('small', b's' * 5000)
+        admin.set('large', b'l' * 40000)
+    set_limit(target, 'normal 1000 0 0')
+    with RawConn(target) as c:
+        assert c.cmd('GET', 'small') == b'$5000\r\n' + b's' * 5000 + b'\r\n'
+        c.send(pack('GET', 'large'))
+        assert c.read_available(want=b'<EOF>') == b'<EOF>'
+
+
+def test_client_info_obl_omem_of_a_pipeline(target):
+    """Replies of the same read not yet written: the first 16 KB are obl, the rest omem
+    (which Redis counts in allocation sizes, up to a size class above the bytes)."""
+    with RawConn(target) as c:
+        c.send(pack('PING') + pack('GET', 'big') + pack('CLIENT', 'INFO'))
+        c.read_replies(2)
+        text = c.read_reply().split(b'\r\n')[1].decode()
+    info = dict(f.split('=', 1) for f in text.split())
+    rest = len(b'+PONG\r\n$100000\r\n\r\n') + VALUE - 16384
+    assert info['obl'] == '16384'
+    assert rest <= int(info['omem']) <= rest * 1.25

@@ -13,6 +13,7 @@ import time
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..command_table import Family
+from ..output_limit import reply_memory
 from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
 
 E_NAME = 'ERR Client names cannot contain spaces, newlines or special characters.'
@@ -161,7 +162,6 @@ def client_info_line(conn, current=None, args=None):
     multi_mem = 0
     if conn.multi is not None:
         multi_mem = sum(sum(len(a) for a in a_) + 16 * len(a_) for _, a_ in conn.multi)
-    obl = sum(len(b) for b in conn.out)
     pending = 0
     if transport is not None:
         try:
@@ -169,8 +169,11 @@ def client_info_line(conn, current=None, args=None):
         except (AttributeError, RuntimeError):
             pending = 0
     queued = _pubsub_queued(conn)
-    omem = pending + queued
-    oll = (1 if pending else 0) + (1 if queued else 0)
+    # obl: Redis's 16 KB static reply buffer; omem: the rest not yet written (replies of the
+    # running batch, the transport's buffer, queued pub/sub messages), as the limits count
+    unsent = sum(len(b) for b in conn.out)
+    obl, omem = reply_memory(unsent, pending + queued)
+    oll = (1 if unsent > obl else 0) + (1 if pending else 0) + (1 if queued else 0)
     rbs = 16384 if conn is current else 0
     tot_mem = 22296 + qbuf + argv_mem + multi_mem + obl + omem + rbs
     sub, psub, ssub = _sub_counts(conn)

@@ -105,9 +105,11 @@ def command_info(cmd):
     ]
 
 
-def _arg(name, type_, token=None, flags='', since=None, args=None):
+def _arg(name, type_, token=None, flags='', since=None, args=None, key_spec=None):
     """One entry of a command's documented arguments (addReplyCommandArgList)."""
     items = [(b'name', name.encode()), (b'type', type_.encode())]
+    if key_spec is not None:
+        items.append((b'key_spec_index', key_spec))
     if token:
         items.append((b'token', token.encode()))
     if since:
@@ -163,6 +165,16 @@ DOCS = {
         ],
     ),
     'debug': ('Depends on subcommand.', None),
+    'memory': ('Depends on subcommand.', None),
+    'memory|doctor': ('O(1)', None),
+    'memory|help': ('O(1)', None),
+    'memory|stats': ('O(1)', None),
+    'memory|usage': (
+        'O(N) where N is the number of samples.',
+        [_arg('key', 'key', key_spec=0), _arg('count', 'integer', 'SAMPLES', 'optional')],
+    ),
+    'memory|malloc-stats': ('Depends on how much memory is allocated, could be slow', None),
+    'memory|purge': ('Depends on how much memory is allocated, could be slow', None),
     'command': ('O(N) where N is the total number of Redis commands', None),
     'command|count': ('O(1)', None),
     'command|docs': ('O(N) where N is the number of commands to look up', _NAMES_ARG),

@@ -29,6 +29,7 @@ import time
 import hiredis
 
 from .command_table import call
+from .commands.client import client_info_line
 from .resp import (
     BULK_HEADER,
     CRLF,
@@ -451,6 +452,10 @@ class Connection(asyncio.Protocol):
         return r
 
     # -- helpers for commands ----------------------------------------------------------
+
+    def info_line(self):
+        """This client's CLIENT LIST line (for the log)."""
+        return client_info_line(self)
 
     def describe(self):
         return f'id={self.id} addr={self.addr} laddr={self.laddr} name={self.name or ""}'

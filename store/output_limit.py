@@ -115,12 +115,9 @@ class OutputLimits:
         """freeClientAsync after an output-buffer limit: log the client as it was, then drop
         what it has queued and close the socket at once (abort: its transport buffer is not
         written)."""
-        # imported here: store.commands imports store.pubsub, which imports this module
-        from .commands.client import client_info_line
-
         self.disconnections += 1
         self.server.log(
-            f'Client {client_info_line(conn)} scheduled to be closed ASAP for '
+            f'Client {conn.info_line()} scheduled to be closed ASAP for '
             f'overcoming of output buffer limits.',
             '#',
         )

@@ -349,6 +349,7 @@ class Connection(asyncio.Protocol):
             or self.server.busy.run is not None
             or self.server.loading
             or self.server.write_denied is not None
+            or self.no_touch
         )
 
     def _reject(self, cmd, message):
@@ -442,6 +443,17 @@ class Connection(asyncio.Protocol):
     def call(self, cmd, args):
         """Run a command through the executor and return its reply value (used by EXEC
         and the gated path)."""
+        if self.no_touch and cmd.name != 'touch':
+            ks = self.ks  # CLIENT NO-TOUCH: lookups record no access (store/keyspace.py)
+            saved = ks.lru, ks.no_touch
+            ks.lru, ks.no_touch = None, True
+            try:
+                return self._call(cmd, args)
+            finally:
+                ks.lru, ks.no_touch = saved
+        return self._call(cmd, args)
+
+    def _call(self, cmd, args):
         try:
             r = call(cmd, self, args)
         except RedisError as e:

@@ -697,3 +697,29 @@ def test_shebang_script_that_may_write_while_full(servers):
     )
     assert got['ours'] == got['redis']
     assert got['redis'] == [OOM, b':0\r\n']
+
+
+def test_client_no_touch_reads_without_recording_an_access(make_server):
+    """CLIENT NO-TOUCH (Redis 7.2): the client's reads leave OBJECT IDLETIME growing, its
+    TOUCH still resets it, and other clients' reads are unaffected."""
+    port = make_server().port
+    other = redis.Redis('127.0.0.1', port)
+    quiet = redis.Redis('127.0.0.1', port)
+    try:
+        other.mset({'a': 'v', 'b': 'v'})
+        time.sleep(2.2)
+        assert quiet.execute_command('CLIENT', 'NO-TOUCH', 'ON') == b'OK'
+        assert quiet.get('a') == b'v'
+        assert quiet.exists('a') == 1
+        assert other.object('idletime', 'a') >= 2
+        assert quiet.touch('a') == 1
+        assert other.object('idletime', 'a') <= 1
+        assert other.get('b') == b'v'
+        assert other.object('idletime', 'b') <= 1
+        quiet.execute_command('CLIENT', 'NO-TOUCH', 'OFF')
+        time.sleep(2.2)
+        quiet.get('a')
+        assert other.object('idletime', 'a') <= 1
+    finally:
+        other.close()
+        quiet.close()

@@ -419,7 +419,9 @@ def client_no_evict(c, args):
     'no-touch', 3, flags='noscript loading stale', categories='@slow @connection', since='7.2.0'
 )
 def client_no_touch(c, args):
+    """Redis 7.2: this client's commands (but TOUCH) do not count as accesses."""
     c.no_touch = _on_off(args)
+    c.update_gate()  # its commands take the gated path, which applies it
     return OK
 
 

@@ -5,6 +5,7 @@ Both servers run on this machine in the same run, so the ratios between them mea
 something even on a noisy shared machine; absolute numbers do not.
 """
 
+import multiprocessing
 import os
 import shutil
 import socket
@@ -299,3 +300,80 @@ def send_all(sock, commands, max_bytes=1 << 20):
     if chunk:
         flush(chunk)
     return errors
+
+
+def percentiles(lats):
+    """p50, p99 and max of latencies in seconds, as milliseconds (None when empty)."""
+    if not lats:
+        return {'n': 0, 'p50_ms': None, 'p99_ms': None, 'max_ms': None}
+    s = sorted(lats)
+    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))] * 1000  # noqa: E731
+    return {'n': len(s), 'p50_ms': pick(0.5), 'p99_ms': pick(0.99), 'max_ms': s[-1] * 1000}
+
+
+def _ping_loop(port, interval, stop, out):
+    """PingProbe's process: one PING at a time, `interval` apart; puts the samples on
+    `out` once `stop` is set, as a flat list (send time, latency, send time, ...)."""
+    samples = []
+    reader = hiredis.Reader()
+    ping = command(b'PING')
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.settimeout(120)  # a server stalled longer than this is a failed run anyway
+        while not stop.is_set():
+            t = time.time()
+            t0 = time.perf_counter()
+            s.sendall(ping)
+            while (reply := reader.gets()) is False:
+                data = s.recv(65536)
+                if not data:
+                    raise ConnectionError('server closed the PING connection')
+                reader.feed(data)
+            samples += (t, time.perf_counter() - t0)
+            if reply != b'PONG':
+                raise RuntimeError(f'PING answered {reply!r}')
+            if interval:
+                time.sleep(interval)
+    out.put(samples)
+
+
+class PingProbe:
+    """An interactive client: PINGs one at a time, `interval` seconds apart, from its own
+    process (so that the GIL of the process generating the load never delays it), and
+    records when each PING was sent and how long its reply took. window(t0, t1) gives the
+    latencies of the PINGs that were in flight at some point between t0 and t1 (time.time()
+    values): a PING sent before a stall began and answered after it counts."""
+
+    def __init__(self, port, interval=0.001):
+        ctx = multiprocessing.get_context('spawn')
+        self.stop_event, self.out = ctx.Event(), ctx.Queue()
+        self.proc = ctx.Process(
+            target=_ping_loop, args=(port, interval, self.stop_event, self.out), daemon=True
+        )
+        self.proc.start()
+        self.samples = None
+
+    def stop(self):
+        """Stops the probe and returns its samples as (send time, latency) pairs."""
+        self.stop_event.set()
+        try:
+            flat = self.out.get(timeout=150)
+        finally:
+            self.proc.join(5)
+            if self.proc.is_alive():
+                self.proc.kill()
+        self.samples = list(zip(flat[0::2], flat[1::2]))
+        return self.samples
+
+    def window(self, t0, t1):
+        return [lat for t, lat in self.samples if t <= t1 and t + lat >= t0]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.samples is None:
+            self.stop_event.set()
+            self.proc.join(5)
+            if self.proc.is_alive():
+                self.proc.kill()

@@ -1,0 +1,417 @@
+"""Fairness benchmark (issue 13): how long an interactive client waits while another client
+does something heavy, our server against redis-server 7.0.15 in the same run, both
+started with `--bind 127.0.0.1 --save '' --appendonly no` and nothing else.
+
+    .venv/bin/python bench/fairness.py [--quick] [--keys 1000000] [--value-mb 256]
+
+An interactive client (bench/common.py PingProbe: its own process, one PING at a time,
+1 ms apart) runs throughout; for each phase below, its PING latency p50/p99/max over the
+PINGs in flight during the phase is reported, for each server in turn:
+
+  baseline  nothing else runs (1,000,000 keys loaded), for 2 s;
+  (b) mset  one MSET of 1,000,001 arguments (500,000 new keys of 1 to 5 hex digits, each
+            value one byte: 9.5 MB), sent on an empty server; phase: from the first byte
+            sent to the reply, plus 0.5 s;
+  (a) gets  another client pipelines 1,000,000 GETs (26 MB) without reading any reply,
+            then closes: it sends until everything is sent or the server has read nothing
+            for 1 s (a server that stops reading a client whose replies pile up), or 20 s
+            at most; phase: from the first byte to 1 s after the close;
+  (c) keys  KEYS * over the 1,000,000 keys; its time to the first byte of the reply (the
+            command itself) and to the last (with the reply's transfer) are reported too;
+  (d) flush FLUSHALL ASYNC over the 1,000,000 keys; phase: from sending it until 1 s after
+            its reply and INFO's lazyfree_pending_objects reads 0 (at most 30 s);
+
+then (e): a fresh server of each kind, one SET of a 256 MB value; its VmRSS is sampled
+every 5 ms, and the peak growth over the RSS before the SET is reported, with the growth
+left once it is done. Before (b) the remaining 500,000 keys are loaded by pipelined MSETs
+of 1,000 pairs, so that (a), (c) and (d) see 1,000,000 keys.
+
+--quick divides every count by 10 and uses a 32 MB value (a smoke run, < 1 minute). Prints
+a Markdown table with issue 13's targets, writes the figures as JSON to bench/results/,
+and ends with the command line that reproduces the run. Every server started here is
+stopped at the end, on error too.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+
+import hiredis
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (  # noqa: E402
+    ROOT,
+    PingProbe,
+    RssPeak,
+    ServerProc,
+    command,
+    info,
+    percentiles,
+    send_all,
+    vm_rss_bytes,
+)
+
+KINDS = ('ours', 'redis')
+MB = 1 << 20
+OURS_ROOT = ROOT  # --root: run our server from another checkout (a before/after pair)
+PING_INTERVAL = 0.001
+BASELINE_S = 2.0
+TAIL_S = 0.5  # after a phase's last reply: a stall that follows it (freeing) still counts
+CLOSE_TAIL_S = 1.0  # after (a)'s close: the server frees what it queued for that client
+STUCK_S = 1.0  # (a): the server read nothing for this long: it stopped reading the client
+SEND_CAP_S = 20.0
+
+
+def start(kind, *args):
+    """A server with the options both kinds share (ServerProc gives redis-server the bind,
+    `--save ''` and `--appendonly no`, and ours `--save ''`)."""
+    extra = ('--bind', '127.0.0.1', '--appendonly', 'no') if kind == 'ours' else ()
+    return ServerProc(kind, *extra, *args, root=OURS_ROOT)
+
+
+def key(i):
+    return b'%x' % i
+
+
+def read_reply(sock, reader, first=None):
+    """The next reply on `sock`; `first`, when given, is a list that receives the time the
+    first byte of it arrived."""
+    while (reply := reader.gets()) is False:
+        data = sock.recv(4 * MB)
+        if not data:
+            raise ConnectionError('server closed the connection')
+        if first is not None and not first:
+            first.append(time.time())
+        reader.feed(data)
+    return reply
+
+
+def call(port, *args):
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        s.sendall(command(*args))
+        return read_reply(s, hiredis.Reader())
+
+
+# -- phases: each returns its figures and the window (time.time() at start and end) ------
+
+
+def phase_baseline(port, seconds):
+    t0 = time.time()
+    time.sleep(seconds)
+    return {}, (t0, time.time())
+
+
+def phase_mset(port, payload, nargs):
+    """One MSET of `nargs` arguments in one sendall; the time to its reply."""
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        t0 = time.time()
+        s.sendall(payload)
+        reply = read_reply(s, hiredis.Reader())
+        t1 = time.time()
+    if reply != b'OK':
+        raise RuntimeError(f'MSET answered {reply!r}')
+    time.sleep(TAIL_S)
+    return {'args': nargs, 'bytes': len(payload), 'reply_s': t1 - t0}, (t0, t1 + TAIL_S)
+
+
+def phase_unread_gets(port, payload, ncommands):
+    """Pipelines the GETs and never reads a reply; closes once everything is sent or the
+    server has taken nothing for STUCK_S."""
+    s = socket.create_connection(('127.0.0.1', port))
+    s.settimeout(STUCK_S)
+    view = memoryview(payload)
+    sent, stuck = 0, False
+    t0 = time.time()
+    try:
+        while sent < len(view) and time.time() - t0 < SEND_CAP_S:
+            sent += s.send(view[sent : sent + MB])
+    except TimeoutError:
+        stuck = True
+    t_sent = time.time()
+    s.close()
+    time.sleep(CLOSE_TAIL_S)
+    figures = {
+        'commands': ncommands,
+        'bytes': len(payload),
+        'sent_bytes': sent,
+        'stuck': stuck,
+        'send_s': t_sent - t0 - (STUCK_S if stuck else 0),
+    }
+    return figures, (t0, t_sent + CLOSE_TAIL_S)
+
+
+def phase_keys(port, nkeys):
+    reader = hiredis.Reader()
+    first = []
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        t0 = time.time()
+        s.sendall(command(b'KEYS', b'*'))
+        reply = read_reply(s, reader, first)
+        t1 = time.time()
+    if len(reply) != nkeys:
+        raise RuntimeError(f'KEYS * gave {len(reply)} keys, want {nkeys}')
+    del reply
+    time.sleep(TAIL_S)
+    return {'first_byte_s': first[0] - t0, 'reply_s': t1 - t0}, (t0, t1 + TAIL_S)
+
+
+def phase_flushall_async(port):
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        reader = hiredis.Reader()
+        t0 = time.time()
+        s.sendall(command(b'FLUSHALL', b'ASYNC'))
+        reply = read_reply(s, reader)
+        t1 = time.time()
+        if reply != b'OK':
+            raise RuntimeError(f'FLUSHALL ASYNC answered {reply!r}')
+        pending_at_reply = None
+        while time.time() - t1 < 30:
+            s.sendall(command(b'INFO', b'memory'))
+            text = read_reply(s, reader).decode()
+            pending = int(text.split('lazyfree_pending_objects:', 1)[1].split()[0])
+            if pending_at_reply is None:
+                pending_at_reply = pending
+            if not pending:
+                break
+            time.sleep(0.02)
+        t_freed = time.time()
+    end = max(t1, t_freed) + CLOSE_TAIL_S
+    time.sleep(max(0.0, end - time.time()))
+    figures = {
+        'reply_s': t1 - t0,
+        'freed_s': t_freed - t0,
+        'lazyfree_pending_at_reply': pending_at_reply,
+    }
+    return figures, (t0, end)
+
+
+def big_set(kind, value_bytes):
+    """(e): one SET of a `value_bytes` value on a fresh server; VmRSS sampled every 5 ms."""
+    with start(kind) as srv:
+        call(srv.port, b'PING')
+        time.sleep(0.3)
+        pre = vm_rss_bytes(srv.proc.pid)
+        sampler = RssPeak(srv.proc.pid, period=0.005)
+        sampler.start()
+        value = b'x' * value_bytes
+        with socket.create_connection(('127.0.0.1', srv.port)) as s:
+            t0 = time.time()
+            # header, value and trailer apart: the client never holds a second copy
+            s.sendall(b'*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n' % value_bytes)
+            s.sendall(value)
+            s.sendall(b'\r\n')
+            reply = read_reply(s, hiredis.Reader())
+            t1 = time.time()
+        del value
+        time.sleep(0.5)
+        peak = sampler.stop()
+        after = vm_rss_bytes(srv.proc.pid)
+        if reply != b'OK' or call(srv.port, b'STRLEN', b'big') != value_bytes:
+            raise RuntimeError(f'{kind}: the big SET answered {reply!r}')
+    return {
+        'value_bytes': value_bytes,
+        'pre_rss': pre,
+        'peak_growth': peak - pre,
+        'after_growth': after - pre,
+        'samples': sampler.samples,
+        'reply_s': t1 - t0,
+    }
+
+
+# -- one server ---------------------------------------------------------------------------
+
+
+def run_server(kind, nkeys, payloads):
+    mset_pairs = nkeys // 2
+    res = {}
+    with start(kind) as srv, PingProbe(srv.port, PING_INTERVAL) as probe:
+        windows = {}
+        res['version'] = info(srv.port, 'server')['redis_version']
+        time.sleep(0.5)  # the probe's process starts and connects
+
+        def run(name, fn, *args):
+            print(f'  {kind}: {name} ...', file=sys.stderr)
+            res[name], windows[name] = fn(srv.port, *args)
+
+        run('mset', phase_mset, payloads['mset'], 2 * mset_pairs + 1)
+        if call(srv.port, b'DBSIZE') != mset_pairs:
+            raise RuntimeError(f'{kind}: DBSIZE after the MSET is not {mset_pairs}')
+        with socket.create_connection(('127.0.0.1', srv.port)) as s:
+            errors = send_all(s, payloads['load'])
+        if errors or call(srv.port, b'DBSIZE') != nkeys:
+            raise RuntimeError(f'{kind}: loading the keys failed')
+        time.sleep(0.5)
+        run('baseline', phase_baseline, BASELINE_S)
+        run('gets', phase_unread_gets, payloads['gets'], nkeys)
+        if call(srv.port, b'DBSIZE') != nkeys:
+            raise RuntimeError(f'{kind}: keys lost after the pipelined GETs')
+        run('keys', phase_keys, nkeys)
+        run('flush', phase_flushall_async)
+        if call(srv.port, b'DBSIZE') != 0:
+            raise RuntimeError(f'{kind}: keys left after FLUSHALL ASYNC')
+        probe.stop()
+        for name, (t0, t1) in windows.items():
+            res[name]['ping'] = percentiles(probe.window(t0, t1))
+            res[name]['window_s'] = t1 - t0
+    return res
+
+
+def make_payloads(nkeys):
+    half = nkeys // 2
+    mset = command(b'MSET', *[x for i in range(half) for x in (key(i), b'v')])
+    load = [
+        command(b'MSET', *[x for i in range(j, min(j + 1000, nkeys)) for x in (key(i), b'v')])
+        for j in range(half, nkeys, 1000)
+    ]
+    get = b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n'
+    gets = b''.join(get % (len(k), k) for k in map(key, range(nkeys)))
+    return {'mset': mset, 'load': load, 'gets': gets}
+
+
+# -- report -------------------------------------------------------------------------------
+
+
+def ms(x):
+    return '-' if x is None else f'{x:.2f}' if x < 10 else f'{x:.0f}'
+
+
+def table(res):
+    o, r = res['ours'], res['redis']
+    n = res['keys']
+    labels = {
+        'baseline': 'baseline: nothing else runs',
+        'gets': f'(a) {n:,} pipelined GETs, replies never read',
+        'mset': f'(b) one MSET of {o["mset"]["args"]:,} arguments '
+        f'({o["mset"]["bytes"] / MB:.1f} MB)',
+        'keys': f'(c) KEYS * over {n:,} keys',
+        'flush': f'(d) FLUSHALL ASYNC over {n:,} keys',
+    }
+
+    def other(kind, name):
+        f = res[kind][name]
+        if name == 'gets':
+            sent = f'{f["sent_bytes"] / MB:.1f} of {f["bytes"] / MB:.1f} MB sent'
+            how = (
+                f'stopped being read after {f["send_s"]:.2f} s'
+                if f['stuck']
+                else (f'in {f["send_s"]:.2f} s')
+            )
+            return f'{sent}, {how}'
+        if name == 'mset':
+            return f'reply in {f["reply_s"] * 1000:.0f} ms'
+        if name == 'keys':
+            first, whole = f['first_byte_s'] * 1000, f['reply_s'] * 1000
+            return f'{first:.0f} ms to its 1st byte, {whole:.0f} ms to the last'
+        if name == 'flush':
+            return f'reply {f["reply_s"] * 1000:.1f} ms, freed {f["freed_s"] * 1000:.0f} ms'
+        return f'{f["window_s"]:.1f} s'
+
+    def target(name):
+        if name == 'mset':
+            ok = o['mset']['ping']['max_ms'] <= 1000
+            return f'ours max <= 1 s: {"met" if ok else "missed"}'
+        if name == 'flush':
+            ok = o['flush']['ping']['max_ms'] <= 20
+            return f'ours max <= 20 ms: {"met" if ok else "missed"}'
+        if name == 'keys':
+            ratio = o['keys']['reply_s'] / r['keys']['reply_s']
+            return f'KEYS time ours <= 1.5x: {ratio:.2f}x, {"met" if ratio <= 1.5 else "missed"}'
+        return ''
+
+    lines = [
+        '| phase | ours PING p50 / p99 / max | redis PING p50 / p99 / max '
+        '| ours: the other client | redis: the other client | target |',
+        '|---|---|---|---|---|---|',
+    ]
+    for name in ('baseline', 'gets', 'mset', 'keys', 'flush'):
+        po, pr = o[name]['ping'], r[name]['ping']
+        cells = [labels[name]]
+        cells += [' / '.join(ms(p[k]) for k in ('p50_ms', 'p99_ms', 'max_ms')) for p in (po, pr)]
+        cells += [other('ours', name), other('redis', name), target(name)]
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    lines.append('')
+    lines.append('PING latency in ms over the PINGs in flight during each phase.')
+    lines.append('')
+    bo, br = res['big_set']['ours'], res['big_set']['redis']
+    v = bo['value_bytes']
+    lines.append('| (e) one SET of a value of | ours peak RSS growth | redis peak RSS growth '
+                 '| ours after | redis after | target |')  # fmt: skip
+    lines.append('|---|---|---|---|---|---|')
+    ratio = bo['peak_growth'] / v
+    lines.append(
+        f'| {v / MB:.0f} MB | {bo["peak_growth"] / MB:.0f} MB ({ratio:.2f}x) '
+        f'| {br["peak_growth"] / MB:.0f} MB ({br["peak_growth"] / v:.2f}x) '
+        f'| {bo["after_growth"] / MB:.0f} MB | {br["after_growth"] / MB:.0f} MB '
+        f'| ours <= 1.5x the value: {"met" if ratio <= 1.5 else "missed"} |'
+    )
+    return '\n'.join(lines)
+
+
+def git_state(root):
+    def git(*args):
+        return subprocess.run(
+            ['git', '-C', root, *args], capture_output=True, text=True
+        ).stdout.strip()
+
+    head = git('rev-parse', '--short', 'HEAD') or '?'
+    dirty = [line for line in git('status', '--porcelain').splitlines() if line.strip()]
+    return f'{head} (+{len(dirty)} uncommitted files)' if dirty else head
+
+
+def main():
+    global OURS_ROOT
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--keys', type=int, default=1_000_000)
+    ap.add_argument('--value-mb', type=int, default=256, help='(e): the value SET')
+    ap.add_argument('--quick', action='store_true', help='a tenth of the keys, a 32 MB value')
+    ap.add_argument('--root', default=ROOT, help='the checkout our server runs from')
+    args = ap.parse_args()
+    OURS_ROOT = os.path.abspath(args.root)
+    nkeys = args.keys // 10 if args.quick else args.keys
+    value_mb = 32 if args.quick else args.value_mb
+
+    res = {
+        'keys': nkeys,
+        'args': vars(args),
+        'started': time.strftime('%Y-%m-%dT%H:%M:%S'),
+        'ours_at': git_state(OURS_ROOT),
+        'loadavg_at_start': os.getloadavg(),
+    }
+    print(f'building the payloads for {nkeys} keys ...', file=sys.stderr)
+    payloads = make_payloads(nkeys)
+    for kind in KINDS:
+        res[kind] = run_server(kind, nkeys, payloads)
+    del payloads
+    res['big_set'] = {}
+    for kind in KINDS:
+        print(f'  {kind}: SET of {value_mb} MB ...', file=sys.stderr)
+        res['big_set'][kind] = big_set(kind, value_mb * MB)
+    res['loadavg_at_end'] = os.getloadavg()
+
+    out = table(res)
+    la = ', '.join(f'{x:.2f}' for x in res['loadavg_at_start'])
+    print(f'ours at {res["ours_at"]}; {nkeys} keys; CPUs: {os.cpu_count()}; load at start {la}')
+    print()
+    print(out)
+    print()
+    os.makedirs(os.path.join(ROOT, 'bench', 'results'), exist_ok=True)
+    path = os.path.join(ROOT, 'bench', 'results', f'fairness-{int(time.time())}.json')
+    with open(path, 'w') as f:
+        json.dump(res, f, indent=2)
+    script = os.path.relpath(os.path.abspath(__file__), ROOT)
+    exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
+    argv = [exe, script, '--keys', str(args.keys), '--value-mb', str(args.value_mb)]
+    argv += ['--quick'] * args.quick
+    if OURS_ROOT != ROOT:
+        argv += ['--root', OURS_ROOT]
+    print(f'results: {os.path.relpath(path, ROOT)}')
+    print('reproduce (from the repository root): ' + shlex.join(argv))
+
+
+if __name__ == '__main__':
+    main()

@@ -100,6 +100,7 @@ class Keyspace:
         self.no_touch = False
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
+        self.lfu_minutes = lfu.minutes()  # LFU's minute clock, refreshed by the cron
         events.attach(self)
         self.reset_stats()
 
@@ -600,7 +601,9 @@ class Keyspace:
         if self.no_touch:
             return
         access = s.access[db]
-        access[key] = lfu.touched(access.get(key), self.lfu_log_factor, self.lfu_decay_time)
+        access[key] = lfu.touched(
+            access.get(key), self.lfu_log_factor, self.lfu_decay_time, self.lfu_minutes
+        )
 
     def idle_ms(self, db: int, key: bytes) -> int:
         """OBJECT IDLETIME (in ms): time since the key's last recorded access."""
@@ -609,7 +612,9 @@ class Keyspace:
 
     def frequency(self, db: int, key: bytes) -> int:
         """OBJECT FREQ: the key's LFU counter, decayed to now."""
-        return lfu.decayed(self.shard_for(key).access[db].get(key), self.lfu_decay_time)
+        return lfu.decayed(
+            self.shard_for(key).access[db].get(key), self.lfu_decay_time, lfu.minutes()
+        )
 
     def set_access(self, db: int, key: bytes, idle_s: int | None, freq: int | None) -> None:
         """RESTORE IDLETIME/FREQ (objectSetLRUOrLFU): the one that fits the policy."""

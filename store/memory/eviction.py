@@ -19,6 +19,9 @@ Eviction follows Redis's sampled approximations, with the same parameters:
   quarter past it), so a sample costs O(1) and a rebuild is amortized over the keys
   written since;
 - the LRU clock has the cron's resolution (100 ms at hz 10), finer than Redis's 1 s;
+- a run frees a little below the limit (0.1% of maxmemory, at most 64 KB), so a stream of
+  writes pays a run's fixed costs once per a hundred keys or so, not once per write (the
+  victims are the same ones Redis would take next);
 - `maxmemory-eviction-tenacity` bounds the time one gate spends (evictionTimeLimitUs:
   50 us per step up to 10, growing 15% a step after, unlimited at 100); eviction that
   does not finish continues between commands, one bounded step per loop turn, and commands
@@ -90,7 +93,7 @@ class _Sampler:
     def sample(self, count: int) -> list[bytes]:
         keys, src = self.keys, self.src
         n = len(keys)
-        out = []
+        out: list[bytes] = []
         if not n:
             return out
         for _ in range(count):
@@ -111,7 +114,7 @@ class Evictor:
         self.samples = 5
         self.step_s = time_limit_s(10)
         self.overhead = 0  # startup + what clients and queues hold, refreshed by cron
-        self.pool: list[tuple[float, int, bytes]] = []
+        self.pool: list[tuple[float, int, int, bytes]] = []  # (score, db, shard, key)
         self.samplers: dict[tuple[int, int, bool], _Sampler] = {}
         self.evicted_keys = 0
         self.background: Any = None  # the loop handle of eviction continuing between commands
@@ -141,8 +144,10 @@ class Evictor:
     def refresh(self, now: float | None = None) -> None:
         """Cron: advance the LRU clock and recompute the keyspace's room under the limit."""
         ks = self.ks
+        now = now or time.time()
         if not ks.lfu and not ks.no_touch:
-            ks.lru = int((now or time.time()) * 1000)
+            ks.lru = int(now * 1000)
+        ks.lfu_minutes = lfu.minutes(now)
         # what the limit is checked against: the AOF buffer is not counted, as in Redis
         # (freeMemoryGetNotCountedMemory)
         parts = overhead(self.server)
@@ -216,22 +221,31 @@ class Evictor:
             self.over_since = time.monotonic()
         if self.policy == 'noeviction':
             return FAIL
-        start = time.perf_counter()
-        stop = start + self.step_s
+        stop = time.perf_counter() + self.step_s
+        # Freed a little below the limit (0.1% of it, at most 64 KB), so a stream of writes
+        # runs this once per a hundred keys or so rather than once per write.
+        target = limit - min(self.maxmemory >> 10, 65536)
         batches: dict[int, list[bytes]] = {}
         state = OK
         count = 0
-        while ks.used > limit:
-            victim = self.select()
+        select = self.select
+        dbs = self._candidate_dbs()
+        while ks.used > target:
+            victim = select(dbs)
             if victim is None:
-                state = FAIL
+                if ks.used > limit:
+                    state = FAIL
                 break
-            db, key = victim
-            self.evict(db, key)
-            batches.setdefault(db, []).append(key)
+            s, db, key = victim
+            self.evict(s, db, key)
+            batch = batches.get(db)
+            if batch is None:
+                batch = batches[db] = []
+            batch.append(key)
             count += 1
             if not count & 15 and time.perf_counter() > stop:
-                state = RUNNING
+                if ks.used > limit:
+                    state = RUNNING
                 break
         if state == OK:
             self._under()
@@ -277,10 +291,10 @@ class Evictor:
         if self.maxmemory:
             self.perform()
 
-    def evict(self, db: int, key: bytes) -> None:
-        """Delete one key as DEL would, telling the snapshot and the AOF first."""
+    def evict(self, s: Any, db: int, key: bytes) -> None:
+        """Delete one key of shard `s` as DEL would, telling the snapshot and the AOF
+        first."""
         ks = self.ks
-        s = ks.shard_for(key)
         if ks.snapshot is not None:
             ks.snapshot.before(s, db, key)
         if ks.aof is not None:
@@ -298,37 +312,44 @@ class Evictor:
         if ks.watchers:
             ks.touch(db, key)
 
-    def select(self) -> tuple[int, bytes] | None:
-        """The next victim (db, key) under the policy, or None when no key may go."""
-        policy = self.policy
-        volatile = policy.startswith('volatile')
+    def _candidate_dbs(self) -> list[int]:
+        """The databases holding keys the policy may evict."""
         ks = self.ks
         dbs = [db for db, used in enumerate(ks.db_used) if used > 0]
-        if volatile:
+        if self.policy.startswith('volatile'):
             dbs = [db for db in dbs if ks.volatile_count(db)]
+        return dbs
+
+    def select(self, dbs: list[int]) -> tuple[Any, int, bytes] | None:
+        """The next victim (shard, db, key) among `dbs` under the policy, or None when no
+        key may go."""
         if not dbs:
             return None
+        policy = self.policy
+        volatile = policy.startswith('volatile')
         journal = self.server.journal.key  # never evicted: the event history it holds
         if policy.endswith('random'):
             for _ in range(100):
                 db = random.choice(dbs)
-                keys = self._sample(db, volatile, 1)
+                i, keys = self._sample(db, volatile, 1)
                 if keys and (db or keys[0] != journal):
-                    return db, keys[0]
+                    return self.ks.shards[i], db, keys[0]
             return None
         pool = self.pool
+        shards = self.ks.shards
         for _ in range(100):
             for db in dbs:
                 self._populate(db, volatile, policy)
             while pool:
-                _, db, key = pool.pop()
-                s = ks.shard_for(key)
+                _, db, i, key = pool.pop()
+                s = shards[i]
                 if key in (s.expires[db] if volatile else s.data[db]) and (db or key != journal):
-                    return db, key
+                    return s, db, key
         return None
 
-    def _sample(self, db: int, volatile: bool, count: int) -> list[bytes]:
-        """Up to `count` random keys of a random non-empty shard of `db`."""
+    def _sample(self, db: int, volatile: bool, count: int) -> tuple[int, list[bytes]]:
+        """A random non-empty shard of `db` (its index) and up to `count` random keys of
+        it."""
         shards = self.ks.shards
         for _ in range(8):
             i = int(random.random() * len(shards))
@@ -341,24 +362,29 @@ class Evictor:
                 sampler = self.samplers[(i, db, volatile)] = _Sampler(src)
             keys = sampler.sample(count)
             if keys:
-                return keys
-        return []
+                return i, keys
+        return 0, []
 
     def _populate(self, db: int, volatile: bool, policy: str) -> None:
-        """evictionPoolPopulate: score sampled keys and keep the 16 best in the pool."""
+        """evictionPoolPopulate: score sampled keys and keep the 16 best in the pool,
+        as (score, db, shard index, key)."""
         ks = self.ks
         pool = self.pool
-        now = int(time.time() * 1000)
-        decay = ks.lfu_decay_time
-        for key in self._sample(db, volatile, self.samples):
-            s = ks.shard_for(key)
-            if policy == 'volatile-ttl':
-                score = -s.expires[db][key]  # the nearest deadline goes first
-            elif ks.lfu:
-                score = 255 - lfu.decayed(s.access[db].get(key), decay)
-            else:
-                score = now - s.access[db].get(key, ks.born)
+        i, keys = self._sample(db, volatile, self.samples)
+        if not keys:
+            return
+        s = ks.shards[i]
+        if policy == 'volatile-ttl':
+            exp = s.expires[db]
+            scores = [-exp[key] for key in keys]  # the nearest deadline goes first
+        elif ks.lfu:
+            access, decay, now = s.access[db].get, ks.lfu_decay_time, ks.lfu_minutes
+            scores = [255 - lfu.decayed(access(key), decay, now) for key in keys]
+        else:
+            access, born, now = s.access[db].get, ks.born, int(time.time() * 1000)
+            scores = [now - access(key, born) for key in keys]
+        for score, key in zip(scores, keys):
             if len(pool) < EVPOOL_SIZE or score > pool[0][0]:
-                insort(pool, (score, db, key))
+                insort(pool, (score, db, i, key))
                 if len(pool) > EVPOOL_SIZE:
                     del pool[0]

@@ -53,7 +53,7 @@ MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
 PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, threads
 MONITORING = 'monitoring'  # no SLOWLOG, LATENCY, ACL LOG
-ACCESS = 'access'  # no ACL file, no modules, no protected mode
+ACCESS = 'access'  # no ACL file, no modules
 NETWORK = 'network'  # listeners and sockets options this server does not apply
 TRACKING = 'tracking'  # CLIENT TRACKING answers as with tracking off: no tracking table
 EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adapt
@@ -590,7 +590,7 @@ PARAMS = [
     # network and clients
     Param('port', 'int', 6379, 0, 65535, mutable=False),
     Param('bind', 'special', '127.0.0.1', multi=True, mutable=False),
-    Param('protected-mode', 'bool', True, inert=ACCESS),
+    Param('protected-mode', 'bool', True),
     Param('tcp-backlog', 'int', 511, 0, INT_MAX, mutable=False),
     Param('tcp-keepalive', 'int', 300, 0, INT_MAX, inert=NETWORK),
     Param('socket-mark-id', 'int', 0, 0, UINT_MAX, mutable=False, inert=NETWORK),

@@ -46,6 +46,23 @@ from .resp import (
 
 _perf_ns = time.perf_counter_ns
 
+# What Redis 7.0 sends a non-loopback client in protected mode, word for word.
+PROTECTED_MODE_DENIED = (
+    b'-DENIED Redis is running in protected mode because protected mode is enabled and no '
+    b'password is set for the default user. In this mode connections are only accepted from '
+    b'the loopback interface. If you want to connect from external computers to Redis you '
+    b'may adopt one of the following solutions: 1) Just disable protected mode sending the '
+    b"command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
+    b'Redis from the same host the server is running, however MAKE SURE Redis is not '
+    b'publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change '
+    b'permanent. 2) Alternatively you can just disable the protected mode by editing the '
+    b"Redis configuration file, and setting the protected mode option to 'no', and then "
+    b"restarting the server. 3) If you started the server manually just for testing, restart "
+    b"it with the '--protected-mode no' option. 4) Setup a an authentication password for "
+    b'the default user. NOTE: You only need to do one of the above things in order for the '
+    b'server to start accepting connections from the outside.\r\n'
+)
+
 
 class Connection(asyncio.Protocol):
     __slots__ = (
@@ -150,6 +167,22 @@ class Connection(asyncio.Protocol):
         if len(server.clients) >= server.config['maxclients']:
             server.stats.rejected_connections += 1
             transport.write(b'-ERR max number of clients reached\r\n')
+            transport.close()
+            self.closing = True
+            return
+        cfg = server.config
+        if (
+            cfg['protected-mode']
+            and not cfg['requirepass']
+            and peer
+            and peer[0] not in ('127.0.0.1', '::1')
+        ):
+            # clientAcceptHandler: the client was created (its id is spent) but is neither
+            # counted as a connection nor listed; Redis 7.0 compares the peer address with
+            # these two exactly, so 127.0.0.2 is not local.
+            server.next_client_id += 1
+            server.stats.rejected_connections += 1
+            transport.write(PROTECTED_MODE_DENIED)
             transport.close()
             self.closing = True
             return

@@ -7,8 +7,10 @@ closes idle clients when `timeout` is set; expiry has its own deadline timer.
 """
 
 import asyncio
+import errno
 import logging
 import os
+import resource
 import socket
 import sys
 import time
@@ -186,6 +188,7 @@ class Server:
         self.loop = asyncio.get_running_loop()
         self.closed = asyncio.Event()
         cfg = self.config
+        adjust_open_files_limit(self)
         hosts = [
             '0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
             for h in cfg['bind'].split()
@@ -198,7 +201,7 @@ class Server:
             self.listeners.append(server)
             if port == 0:  # ephemeral: every address shares the first one's port
                 port = server.sockets[0].getsockname()[1]
-        self.port = port
+        self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
         self.log(f'Ready to accept connections tcp on {" ".join(hosts)}:{port}')
         try:
             await self.persistence.load()
@@ -214,10 +217,16 @@ class Server:
         self.clock = now = time.time()
         timeout = self.config['timeout']
         if timeout:
+            # clientsCronHandleTimeout: in whole seconds, as Redis keeps them; subscribers
+            # and clients waiting in a command (a blocking read, a held PUBLISH: parked)
+            # are spared, a blocking command's own timeout is what ends its wait.
+            idle_since = int(now) - timeout
             for conn in list(self.clients.values()):
                 if (
-                    now - conn.last_interaction > timeout
+                    int(conn.last_interaction) < idle_since
                     and not conn.subscriptions
+                    and conn.deferred is None
+                    and conn.blocked is None
                     and not conn.closing
                 ):
                     self.log_verbose(f'Closing idle client {conn.describe()}')
@@ -259,6 +268,85 @@ class Server:
             await server.wait_closed()
         self.listeners = []
         self.log('Redis is now ready to exit, bye bye...', '#')
+
+
+MIN_RESERVED_FDS = 32  # Redis's CONFIG_MIN_RESERVED_FDS: listeners, log, persistence files
+
+
+def adjust_open_files_limit(server):
+    """Redis's adjustOpenFilesLimit: raise the open-file limit to maxclients + 32, or,
+    when the OS refuses, lower maxclients to what the limit allows, with Redis's warnings.
+    Then every client over maxclients is accepted and refused with -ERR max number of
+    clients reached (Connection.connection_made), instead of accept() failing for want of
+    a descriptor, which leaves the client with nothing to read. Raises LoadError (the
+    server exits, as Redis does) when the limit leaves no room for a single client.
+
+    Unlike Redis, a hard limit above the one needed is kept, not lowered to it: an
+    embedding process keeps its own."""
+    cfg = server.config
+    maxclients = cfg['maxclients']
+    maxfiles = maxclients + MIN_RESERVED_FDS
+    try:
+        oldlimit, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError) as e:
+        server.log(
+            f'Unable to obtain the current NOFILE limit ({e}), assuming 1024 and setting the '
+            'max clients configuration accordingly.',
+            '#',
+        )
+        cfg.values['maxclients'] = 1024 - MIN_RESERVED_FDS
+        return
+    if oldlimit == resource.RLIM_INFINITY or oldlimit >= maxfiles:
+        return
+    # Try maxfiles, then less and less, 16 at a time, down to the current limit.
+    bestlimit = maxfiles
+    error = 0
+    while bestlimit > oldlimit:
+        keep_hard = hard == resource.RLIM_INFINITY or hard > bestlimit
+        try:
+            resource.setrlimit(
+                resource.RLIMIT_NOFILE, (bestlimit, hard if keep_hard else bestlimit)
+            )
+            break
+        except ValueError as e:  # Python's words for EPERM and EINVAL
+            error = errno.EPERM if 'not allowed' in str(e) else errno.EINVAL
+        except OSError as e:
+            error = e.errno or errno.EPERM
+        if bestlimit < 16:
+            bestlimit = oldlimit
+            break
+        bestlimit -= 16
+    bestlimit = max(bestlimit, oldlimit)
+    if bestlimit >= maxfiles:
+        server.log(
+            f'Increased maximum number of open files to {maxfiles} '
+            f'(it was originally set to {oldlimit}).'
+        )
+        return
+    if bestlimit <= MIN_RESERVED_FDS:
+        message = (
+            f"Your current 'ulimit -n' of {oldlimit} is not enough for the server to start. "
+            f'Please increase your open file limit to at least {maxfiles}. Exiting.'
+        )
+        server.log(message, '#')
+        raise LoadError(message)  # logged: the command line exits with status 1
+    cfg.values['maxclients'] = bestlimit - MIN_RESERVED_FDS
+    server.log(
+        f'You requested maxclients of {maxclients} requiring at least {maxfiles} max file '
+        'descriptors.',
+        '#',
+    )
+    server.log(
+        f"Server can't set maximum open files to {maxfiles} because of OS error: "
+        f'{os.strerror(error)}.',
+        '#',
+    )
+    server.log(
+        f'Current maximum open files is {bestlimit}. maxclients has been reduced to '
+        f"{bestlimit - MIN_RESERVED_FDS} to compensate for low ulimit. If you need higher "
+        "maxclients increase 'ulimit -n'.",
+        '#',
+    )
 
 
 def new_event_loop():

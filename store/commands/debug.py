@@ -244,8 +244,9 @@ def debug(c, args):
         server.log(f'DEBUG LOG: {as_text(args[2])}', '#')
         return OK
     if sub == 'error' and n == 3:
-        msg = as_text(args[2])
-        raise RedisError(msg[1:] if msg.startswith('-') else 'ERR ' + msg)
+        # The argument is the whole error line, code included (Redis sends '-' + it, CR and
+        # LF as spaces): DEBUG ERROR "LOADING x" replies -LOADING x, "-x" replies --x.
+        raise RedisError(as_text(args[2]).replace('\r', ' ').replace('\n', ' '))
     if sub == 'digest' and n == 2:
         return debug_digest(c.ks)
     if sub == 'digest-value' and n >= 2:

@@ -45,7 +45,7 @@ import time
 from collections import deque
 
 from ..output_limit import OutputLimits, exceeded
-from ..resp import Raw
+from ..resp import NO_REPLY, Raw
 from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore
 
 DRAIN_BATCH_BYTES = 256 * 1024
@@ -131,6 +131,21 @@ def _bulk(b):
     return b'$%d\r\n%s\r\n' % (len(b), b)
 
 
+_SILENT = ('off', 'skip')  # CLIENT REPLY modes in which the current command sends no reply
+
+
+def _push(conn, frames):
+    """(Un)subscribe confirmations as a command's reply. They are push messages: Redis
+    sends them even while CLIENT REPLY OFF or SKIP silences the command's replies
+    (networking.c's CLIENT_PUSHING), in RESP2 as in RESP3, so they go straight to the
+    output; a RESP3 subscriber with replies off would otherwise wait for them forever.
+    Published messages already bypass replies (the queue writes to the transport)."""
+    if conn.reply_mode in _SILENT:
+        conn.out.append(frames)
+        return NO_REPLY
+    return Raw(frames)
+
+
 class PubSub:
     """The server's pub/sub hub: ChannelStore + dispatch + backpressure."""
 
@@ -204,7 +219,7 @@ class PubSub:
         if updater is not None:
             updater.apply()
         self._set_total(conn, sub)
-        return Raw(b''.join(frames))
+        return _push(conn, b''.join(frames))
 
     def unsubscribe(self, conn, kind, keys, notify=True):
         """(P|S)UNSUBSCRIBE; keys None means all of this kind. With nothing to unsubscribe
@@ -219,7 +234,9 @@ class PubSub:
                 null = b'$-1\r\n' if conn.proto == 2 else b'_\r\n'
                 head = b'*3\r\n' if conn.proto == 2 else b'>3\r\n'
                 count = self._count(sub, kind) if sub is not None else 0
-                return Raw(b'%s%s%s:%d\r\n' % (head, _bulk(_UNSUB_NAMES[kind]), null, count))
+                return _push(
+                    conn, b'%s%s%s:%d\r\n' % (head, _bulk(_UNSUB_NAMES[kind]), null, count)
+                )
         head = (b'*3\r\n' if conn.proto == 2 else b'>3\r\n') + _bulk(_UNSUB_NAMES[kind])
         updater = None
         frames = []
@@ -238,7 +255,7 @@ class PubSub:
             updater.apply()
         if sub is not None:
             self._set_total(conn, sub)
-        return Raw(b''.join(frames)) if notify else None
+        return _push(conn, b''.join(frames)) if notify else None
 
     def forget(self, conn):
         """Leave no trace of `conn` (RESET, disconnect): cost is what it holds."""
@@ -353,6 +370,9 @@ class PubSub:
         n = self._send(channel, args[2], kind, origin, subs, pats)
         self.origin_out = None
         if mine:  # Redis writes a client's own messages before its PUBLISH reply
+            if conn.reply_mode in _SILENT:  # ... and the messages even when it sends no reply
+                conn.out.append(b''.join(mine))
+                return n
             mine.append(b':%d\r\n' % n)
             return Raw(b''.join(mine))
         return n

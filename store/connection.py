@@ -476,14 +476,8 @@ class Connection(asyncio.Protocol):
     def call(self, cmd, args):
         """Run a command through the executor and return its reply value (used by EXEC
         and the gated path)."""
-        if self.no_touch and cmd.name != 'touch':
-            ks = self.ks  # CLIENT NO-TOUCH: lookups record no access (store/keyspace.py)
-            saved = ks.lru, ks.no_touch
-            ks.lru, ks.no_touch = None, True
-            try:
-                return self._call(cmd, args)
-            finally:
-                ks.lru, ks.no_touch = saved
+        if self.no_touch and cmd.name != 'touch':  # CLIENT NO-TOUCH
+            return self.ks.untouched(self._call, cmd, args)
         return self._call(cmd, args)
 
     def _call(self, cmd, args):

@@ -142,15 +142,19 @@ class Keyspace:
             self.notify(ev.KEY_MISS, b'keymiss', db, key)
         return None
 
-    def read_notouch(self, db: int, key: bytes) -> Any:
-        """`read` without recording an access (Redis's LOOKUP_NOTOUCH: EXISTS, TYPE,
-        OBJECT, TTL)."""
+    def untouched(self, fn: Any, *args: Any) -> Any:
+        """fn(*args) with no access recorded by its lookups (Redis's LOOKUP_NOTOUCH, and
+        CLIENT NO-TOUCH)."""
         saved = self.lru, self.no_touch
         self.lru, self.no_touch = None, True
         try:
-            return self.read(db, key)
+            return fn(*args)
         finally:
             self.lru, self.no_touch = saved
+
+    def read_notouch(self, db: int, key: bytes) -> Any:
+        """`read` for EXISTS, TYPE, OBJECT, TTL: not an access."""
+        return self.untouched(self.read, db, key)
 
     def lookup(self, db: int, key: bytes) -> Any:
         """Look a key up for a write command: lazy expiry, and an aggregate is marked
@@ -173,12 +177,7 @@ class Keyspace:
 
     def lookup_notouch(self, db: int, key: bytes) -> Any:
         """`lookup` without recording an access."""
-        saved = self.lru, self.no_touch
-        self.lru, self.no_touch = None, True
-        try:
-            return self.lookup(db, key)
-        finally:
-            self.lru, self.no_touch = saved
+        return self.untouched(self.lookup, db, key)
 
     def lookup_for_update(self, db: int, key: bytes) -> tuple[Any, dict[bytes, Any]]:
         """lookup for a read-modify-write command (INCR, APPEND): returns the value (or

@@ -7,6 +7,7 @@ something even on a noisy shared machine; absolute numbers do not.
 
 import multiprocessing
 import os
+import queue
 import shutil
 import socket
 import subprocess
@@ -357,7 +358,13 @@ class PingProbe:
         """Stops the probe and returns its samples as (send time, latency) pairs."""
         self.stop_event.set()
         try:
-            flat = self.out.get(timeout=150)
+            while True:  # the samples, or the probe's death (its error is on stderr)
+                try:
+                    flat = self.out.get(timeout=1)
+                    break
+                except queue.Empty:
+                    if not self.proc.is_alive():
+                        raise RuntimeError('the PING probe died') from None
         finally:
             self.proc.join(5)
             if self.proc.is_alive():

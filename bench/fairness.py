@@ -9,9 +9,12 @@ An interactive client (bench/common.py PingProbe: its own process, one PING at a
 PINGs in flight during the phase is reported, for each server in turn:
 
   baseline  nothing else runs (1,000,000 keys loaded), for 2 s;
-  (b) mset  one MSET of 1,000,001 arguments (500,000 new keys of 1 to 5 hex digits, each
-            value one byte: 9.5 MB), sent on an empty server; phase: from the first byte
-            sent to the reply, plus 0.5 s;
+  (b) mset  one MSET of 1,000,001 one-byte arguments (`MSET k v k v ...`, 7 MB: issue 13's
+            probe, where the cost is the arguments, not the keyspace), sent on an empty
+            server; phase: from the first byte sent to the reply, plus 0.5 s;
+  (b') mset of new keys: one MSET of 1,000,001 arguments again, now 500,000 distinct new
+            keys of 1 to 5 hex digits with one-byte values (8.5 MB), on an empty server:
+            the arguments and 500,000 insertions (a growing hash table);
   (a) gets  another client pipelines 1,000,000 GETs (26 MB) without reading any reply,
             then closes: it sends until everything is sent or the server has read nothing
             for 1 s (a server that stops reading a client whose replies pile up), or 20 s
@@ -239,6 +242,10 @@ def run_server(kind, nkeys, payloads):
             res[name], windows[name] = fn(srv.port, *args)
 
         run('mset', phase_mset, payloads['mset'], 2 * mset_pairs + 1)
+        if call(srv.port, b'DEL', b'k') != 1 or call(srv.port, b'DBSIZE') != 0:
+            raise RuntimeError(f'{kind}: the MSET did not set k alone')
+        time.sleep(0.3)
+        run('mset_keys', phase_mset, payloads['mset_keys'], 2 * mset_pairs + 1)
         if call(srv.port, b'DBSIZE') != mset_pairs:
             raise RuntimeError(f'{kind}: DBSIZE after the MSET is not {mset_pairs}')
         with socket.create_connection(('127.0.0.1', srv.port)) as s:
@@ -257,20 +264,25 @@ def run_server(kind, nkeys, payloads):
         probe.stop()
         for name, (t0, t1) in windows.items():
             res[name]['ping'] = percentiles(probe.window(t0, t1))
+            # when the worst PING was sent, from the phase's start: tells a stall of the
+            # phase's own command from one of the freeing after it
+            worst = max((lat, t) for t, lat in probe.samples if t <= t1 and t + lat >= t0)
+            res[name]['ping']['max_sent_at_s'] = worst[1] - t0
             res[name]['window_s'] = t1 - t0
     return res
 
 
 def make_payloads(nkeys):
     half = nkeys // 2
-    mset = command(b'MSET', *[x for i in range(half) for x in (key(i), b'v')])
+    mset = command(b'MSET', *[b'k', b'v'] * half)
+    mset_keys = command(b'MSET', *[x for i in range(half) for x in (key(i), b'v')])
     load = [
         command(b'MSET', *[x for i in range(j, min(j + 1000, nkeys)) for x in (key(i), b'v')])
         for j in range(half, nkeys, 1000)
     ]
     get = b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n'
     gets = b''.join(get % (len(k), k) for k in map(key, range(nkeys)))
-    return {'mset': mset, 'load': load, 'gets': gets}
+    return {'mset': mset, 'mset_keys': mset_keys, 'load': load, 'gets': gets}
 
 
 # -- report -------------------------------------------------------------------------------
@@ -286,8 +298,10 @@ def table(res):
     labels = {
         'baseline': 'baseline: nothing else runs',
         'gets': f'(a) {n:,} pipelined GETs, replies never read',
-        'mset': f'(b) one MSET of {o["mset"]["args"]:,} arguments '
+        'mset': f'(b) one MSET of {o["mset"]["args"]:,} one-byte arguments '
         f'({o["mset"]["bytes"] / MB:.1f} MB)',
+        'mset_keys': f"(b') one MSET of {o['mset_keys']['args'] // 2:,} new keys "
+        f'({o["mset_keys"]["bytes"] / MB:.1f} MB)',
         'keys': f'(c) KEYS * over {n:,} keys',
         'flush': f'(d) FLUSHALL ASYNC over {n:,} keys',
     }
@@ -302,7 +316,7 @@ def table(res):
                 else (f'in {f["send_s"]:.2f} s')
             )
             return f'{sent}, {how}'
-        if name == 'mset':
+        if name in ('mset', 'mset_keys'):
             return f'reply in {f["reply_s"] * 1000:.0f} ms'
         if name == 'keys':
             first, whole = f['first_byte_s'] * 1000, f['reply_s'] * 1000
@@ -328,7 +342,7 @@ def table(res):
         '| ours: the other client | redis: the other client | target |',
         '|---|---|---|---|---|---|',
     ]
-    for name in ('baseline', 'gets', 'mset', 'keys', 'flush'):
+    for name in ('baseline', 'gets', 'mset', 'mset_keys', 'keys', 'flush'):
         po, pr = o[name]['ping'], r[name]['ping']
         cells = [labels[name]]
         cells += [' / '.join(ms(p[k]) for k in ('p50_ms', 'p99_ms', 'max_ms')) for p in (po, pr)]
@@ -358,7 +372,9 @@ def git_state(root):
             ['git', '-C', root, *args], capture_output=True, text=True
         ).stdout.strip()
 
-    head = git('rev-parse', '--short', 'HEAD') or '?'
+    head = git('rev-parse', '--short', 'HEAD')
+    if not head:  # a copy made with git archive, say
+        return root
     dirty = [line for line in git('status', '--porcelain').splitlines() if line.strip()]
     return f'{head} (+{len(dirty)} uncommitted files)' if dirty else head
 

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import redis
@@ -175,9 +176,10 @@ def test_accept_failing_for_want_of_descriptors_never_hangs_a_client():
 
 @pytest.fixture
 def timeout_pair(make_server):
-    """(our port, redis-server's port), both with `timeout 1`."""
-    ours = make_server(timeout=1)
-    proc, port = spawn_redis('--timeout', '1')
+    """(our port, redis-server's port), both with `timeout 1`, and housekeeping 100 times
+    a second (hz), so an idle check follows any moment within 10 ms."""
+    ours = make_server(timeout=1, hz=100)
+    proc, port = spawn_redis('--timeout', '1', '--hz', '100')
     yield ours.port, port
     stop(proc)
 
@@ -230,13 +232,16 @@ def test_idle_timeout_spares_blocked_and_subscribed_clients(timeout_pair):
 
 
 def unblocked_then_ping(port):
-    """A client blocked past the idle timeout, served, then sending PING well within the
-    timeout of that reply (Redis counts a write to the client as an interaction)."""
-    with RawConn(port) as blocked, RawConn(port) as idle, RawConn(port) as feeder:
+    """A client blocked past the idle timeout, served, then sending PING 0.1 s after that
+    reply, when several idle checks have passed but far from the timeout of 1 s (Redis
+    counts a write to the client as an interaction)."""
+    with RawConn(port) as blocked, RawConn(port) as idle:
         blocked.send(pack('BLPOP', 'uq', 0))
         assert idle.closed_by_peer()  # the timeout has passed for `blocked` too
-        feeder.cmd('RPUSH', 'uq', 'x')
+        with RawConn(port) as feeder:
+            feeder.cmd('RPUSH', 'uq', 'x')
         reply = blocked.read_reply()
+        time.sleep(0.1)
         blocked.send(pack('PING'))
         return reply, blocked.read_available(want=b'+PONG\r\n')
 

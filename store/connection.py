@@ -302,6 +302,7 @@ class Connection(asyncio.Protocol):
         if self.closing or self.transport is None:
             return
         if reply is not None:
+            self.last_interaction = self.server.clock  # a reply written is activity
             self._emit(reply)
         if deferred:
             server = self.server

@@ -245,10 +245,6 @@ def unblocked_then_ping(port):
         return reply, blocked.read_available(want=b'+PONG\r\n')
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='needs Connection.resume to refresh last_interaction when it delivers the reply',
-)
 def test_unblocked_client_is_not_idle_at_once(timeout_pair):
     ours, theirs = (unblocked_then_ping(port) for port in timeout_pair)
     assert theirs == (b'*2\r\n$2\r\nuq\r\n$1\r\nx\r\n', b'+PONG\r\n')
@@ -454,7 +450,4 @@ def test_config_get_and_info_never_disagree(started_with_settings):
     for port in (theirs, ours):
         with redis.Redis(port=port, decode_responses=True) as c:
             found = config_info_scene(c)
-        if port == ours:  # what INFO still hard-codes (store/commands/info.py)
-            if len(found) == 1 and found[0][0] == 'repl-backlog-size 2mb':  # set last
-                pytest.xfail('INFO repl_backlog_size is a constant: it ignores CONFIG SET')
         assert found == [], port

@@ -14,7 +14,10 @@ import sys
 import time
 
 from ..command_table import Family
+from ..config import render_percentile
 from ..expiry.stats import expiry_info_fields
+from ..latency import monitor as latency_monitor
+from ..latency import percentile_us
 from ..memory import report
 from ..pubsub import pubsub_info_fields
 from ..resp import Verbatim
@@ -303,7 +306,7 @@ def _replication_section(server):
         ('master_repl_offset', 0),
         ('second_repl_offset', -1),
         ('repl_backlog_active', 0),
-        ('repl_backlog_size', 1048576),
+        ('repl_backlog_size', server.config['repl-backlog-size']),
         ('repl_backlog_first_byte_offset', 0),
         ('repl_backlog_histlen', 0),
     ]
@@ -375,6 +378,26 @@ def _keyspace_section(server):
     return out
 
 
+def _latencystats_section(server):
+    """Each command's latency percentiles (latency-tracking-info-percentiles), in us,
+    for the commands that have a histogram; nothing while latency-tracking is off."""
+    mon = latency_monitor(server)
+    mon.sync()
+    if not mon.tracking:
+        return []
+    percentiles = server.config['latency-tracking-info-percentiles']
+    out = []
+    for cmd in unique_commands(server):
+        for each in cmd.all():
+            hist = mon.histogram(each)
+            if hist is not None:
+                values = ','.join(
+                    f'p{render_percentile(p)}={percentile_us(hist, p):.3f}' for p in percentiles
+                )
+                out.append((f'latency_percentiles_usec_{each.name}', values))
+    return out
+
+
 # (section name in the request, header, fields)
 _SECTIONS = [
     ('server', 'Server', _server_section),
@@ -387,8 +410,12 @@ _SECTIONS = [
     ('module_list', 'Modules', lambda server: []),
     ('commandstats', 'Commandstats', _commandstats_section),
     ('errorstats', 'Errorstats', lambda server: []),
-    ('latencystats', 'Latencystats', lambda server: []),
-    ('cluster', 'Cluster', lambda server: [('cluster_enabled', 0)]),
+    ('latencystats', 'Latencystats', _latencystats_section),
+    (
+        'cluster',
+        'Cluster',
+        lambda server: [('cluster_enabled', int(server.config['cluster-enabled']))],
+    ),
     ('keyspace', 'Keyspace', _keyspace_section),
 ]
 

@@ -2,37 +2,42 @@
 does something heavy, our server against redis-server 7.0.15 in the same run, both
 started with `--bind 127.0.0.1 --save '' --appendonly no` and nothing else.
 
-    .venv/bin/python bench/fairness.py [--quick] [--keys 1000000] [--value-mb 256]
+    .venv/bin/python bench/fairness.py [--quick] [--repeat 3] [--keys 1000000]
+        [--value-mb 256] [--root CHECKOUT]
 
 An interactive client (bench/common.py PingProbe: its own process, one PING at a time,
 1 ms apart) runs throughout; for each phase below, its PING latency p50/p99/max over the
-PINGs in flight during the phase is reported, for each server in turn:
+PINGs in flight at some point of the phase is reported. Each server in turn, in this order:
 
-  baseline  nothing else runs (1,000,000 keys loaded), for 2 s;
-  (b) mset  one MSET of 1,000,001 one-byte arguments (`MSET k v k v ...`, 7 MB: issue 13's
-            probe, where the cost is the arguments, not the keyspace), sent on an empty
-            server; phase: from the first byte sent to the reply, plus 0.5 s;
-  (b') mset of new keys: one MSET of 1,000,001 arguments again, now 500,000 distinct new
-            keys of 1 to 5 hex digits with one-byte values (8.5 MB), on an empty server:
-            the arguments and 500,000 insertions (a growing hash table);
-  (a) gets  another client pipelines 1,000,000 GETs (26 MB) without reading any reply,
-            then closes: it sends until everything is sent or the server has read nothing
-            for 1 s (a server that stops reading a client whose replies pile up), or 20 s
-            at most; phase: from the first byte to 1 s after the close;
-  (c) keys  KEYS * over the 1,000,000 keys; its time to the first byte of the reply (the
-            command itself) and to the last (with the reply's transfer) are reported too;
-  (d) flush FLUSHALL ASYNC over the 1,000,000 keys; phase: from sending it until 1 s after
-            its reply and INFO's lazyfree_pending_objects reads 0 (at most 30 s);
+  (b)  one MSET of 1,000,001 one-byte arguments (`MSET k v k v ...`, 7 MB: issue 13's
+       probe, where the cost is the arguments, not the keyspace) on the empty server;
+       phase: from its first byte sent to its reply, plus 0.5 s;
+  (b') one MSET of 1,000,001 arguments again, now 500,000 distinct new keys of 1 to 5 hex
+       digits with one-byte values (8.5 MB), on the empty server (after DEL k): the
+       arguments and 500,000 insertions into a growing hash table; the same phase;
+  then the other 500,000 keys are loaded by pipelined MSETs of 1,000 pairs;
+  baseline: nothing else runs (1,000,000 keys loaded), for 2 s;
+  (a)  another client pipelines 1,000,000 GETs (23 MB) without reading any reply, then
+       closes: it sends until everything is sent or the server has taken nothing for 1 s
+       (a server that stops reading a client whose replies pile up), or 20 s at most;
+       phase: from its first byte to 1 s after the close;
+  (c)  KEYS * over the 1,000,000 keys; its time to the first byte of the reply (the command
+       itself) and to the last (with the reply's transfer) are reported too; phase: from
+       sending it to the end of the reply, plus 0.5 s;
+  (d)  FLUSHALL ASYNC; phase: from sending it until 1 s after both its reply and INFO's
+       lazyfree_pending_objects reading 0 (polled every 20 ms, at most 30 s);
 
 then (e): a fresh server of each kind, one SET of a 256 MB value; its VmRSS is sampled
 every 5 ms, and the peak growth over the RSS before the SET is reported, with the growth
-left once it is done. Before (b) the remaining 500,000 keys are loaded by pipelined MSETs
-of 1,000 pairs, so that (a), (c) and (d) see 1,000,000 keys.
+left once it is done.
 
---quick divides every count by 10 and uses a 32 MB value (a smoke run, < 1 minute). Prints
-a Markdown table with issue 13's targets, writes the figures as JSON to bench/results/,
-and ends with the command line that reproduces the run. Every server started here is
-stopped at the end, on error too.
+Everything above runs --repeat times (3), the servers alternating, and each figure is the
+median of the runs (all of them are in the JSON). --quick divides every count by 10, uses a
+32 MB value and runs once (a smoke run, < 1 minute). --root runs our server from another
+checkout (a copy of an older commit: the before of a before/after pair). Prints a Markdown
+table with issue 13's targets, writes the figures as JSON to bench/results/, and ends with
+the command line that reproduces the run. Every server started here is stopped at the end,
+on error too.
 """
 
 import argparse
@@ -40,6 +45,7 @@ import json
 import os
 import shlex
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -285,6 +291,16 @@ def make_payloads(nkeys):
     return {'mset': mset, 'mset_keys': mset_keys, 'load': load, 'gets': gets}
 
 
+def median_of(runs):
+    """One result with, for each figure, the median over the runs (same-shaped dicts)."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {k: median_of([r[k] for r in runs]) for k in first}
+    if isinstance(first, (int, float)) and all(x is not None for x in runs):
+        return statistics.median_low(runs)  # a figure one run had, never an average
+    return first
+
+
 # -- report -------------------------------------------------------------------------------
 
 
@@ -386,7 +402,9 @@ def main():
     ap.add_argument('--value-mb', type=int, default=256, help='(e): the value SET')
     ap.add_argument('--quick', action='store_true', help='a tenth of the keys, a 32 MB value')
     ap.add_argument('--root', default=ROOT, help='the checkout our server runs from')
+    ap.add_argument('--repeat', type=int, help='runs per server (3; 1 with --quick); medians')
     args = ap.parse_args()
+    args.repeat = args.repeat or (1 if args.quick else 3)
     OURS_ROOT = os.path.abspath(args.root)
     nkeys = args.keys // 10 if args.quick else args.keys
     value_mb = 32 if args.quick else args.value_mb
@@ -400,18 +418,28 @@ def main():
     }
     print(f'building the payloads for {nkeys} keys ...', file=sys.stderr)
     payloads = make_payloads(nkeys)
-    for kind in KINDS:
-        res[kind] = run_server(kind, nkeys, payloads)
+    runs = {kind: [] for kind in KINDS}
+    big = {kind: [] for kind in KINDS}
+    for i in range(args.repeat):  # servers alternate, so that a noisy minute hits both
+        print(f'run {i + 1} of {args.repeat}', file=sys.stderr)
+        for kind in KINDS:
+            runs[kind].append(run_server(kind, nkeys, payloads))
+        for kind in KINDS:
+            print(f'  {kind}: SET of {value_mb} MB ...', file=sys.stderr)
+            big[kind].append(big_set(kind, value_mb * MB))
     del payloads
-    res['big_set'] = {}
+    res['runs'] = {'phases': runs, 'big_set': big}
     for kind in KINDS:
-        print(f'  {kind}: SET of {value_mb} MB ...', file=sys.stderr)
-        res['big_set'][kind] = big_set(kind, value_mb * MB)
+        res[kind] = median_of(runs[kind])
+    res['big_set'] = {kind: median_of(big[kind]) for kind in KINDS}
     res['loadavg_at_end'] = os.getloadavg()
 
     out = table(res)
     la = ', '.join(f'{x:.2f}' for x in res['loadavg_at_start'])
-    print(f'ours at {res["ours_at"]}; {nkeys} keys; CPUs: {os.cpu_count()}; load at start {la}')
+    print(
+        f'ours at {res["ours_at"]}; {nkeys} keys; CPUs: {os.cpu_count()}; load at start {la}; '
+        f'each figure the median of {args.repeat} runs'
+    )
     print()
     print(out)
     print()
@@ -422,7 +450,7 @@ def main():
     script = os.path.relpath(os.path.abspath(__file__), ROOT)
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
     argv = [exe, script, '--keys', str(args.keys), '--value-mb', str(args.value_mb)]
-    argv += ['--quick'] * args.quick
+    argv += ['--repeat', str(args.repeat)] + ['--quick'] * args.quick
     if OURS_ROOT != ROOT:
         argv += ['--root', OURS_ROOT]
     print(f'results: {os.path.relpath(path, ROOT)}')

@@ -50,6 +50,7 @@ from .clock import now_ms
 from .db_slice import SLOTS, DbSlice, key_slot
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
+from .lazyfree import DATA, REFS, LazyFree
 from .memory import lfu
 from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, value_size
 from .types import EncodingLimits
@@ -101,6 +102,7 @@ class Keyspace:
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
         self.lfu_minutes = lfu.minutes()  # LFU's minute clock, refreshed by the cron
+        self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
         events.attach(self)
         self.reset_stats()
 
@@ -110,6 +112,7 @@ class Keyspace:
         self.expire_lag = LagStats()
         self.expire_cycle_ms = 0.0  # time spent in active-expiry steps
         self.expire_time_cap_reached = 0  # steps that ran out of budget
+        self.lazyfree.reset_stats()  # lazyfreed_objects
 
     # -- routing ---------------------------------------------------------------------
 
@@ -250,6 +253,8 @@ class Keyspace:
             size -= (len(prev) + 48) & -16
         else:
             size -= s.charged[db].pop(key, 0)
+            if prev is not value:
+                self.lazyfree.replaced(prev)
         if deadline is not None:
             exp[key] = s.index.add(db, key, deadline, old)
             if old is None:
@@ -294,6 +299,7 @@ class Keyspace:
                 size -= (len(prev) + 48) & -16
             else:
                 size -= s.charged[db].pop(key, 0)
+                self.lazyfree.replaced(prev)
             if clock is not None:
                 s.access[db][key] = clock
             else:
@@ -321,13 +327,18 @@ class Keyspace:
             size -= (len(prev) + 48) & -16
         else:
             size -= s.charged[db].pop(key, 0)
+            if prev is not value:
+                self.lazyfree.replaced(prev)
         self.used += size
         self.db_used[db] += size
         if self.watchers:
             self.touch(db, key)
 
-    def delete(self, db: int, key: bytes) -> bool:
-        """Delete a key; True if it existed (an expired key does not count)."""
+    def delete(self, db: int, key: bytes, lazy: bool | str | None = None) -> bool:
+        """Delete a key; True if it existed (an expired key does not count). `lazy`: True
+        frees a big value in steps (UNLINK), a lazyfree-lazy-* name ('user-del') does when
+        that parameter is on; None frees it now (a server-side delete, where the value
+        may live on under another key: RENAME, MOVE)."""
         s = self.shard_for(key)
         data = s.data[db]
         v = data.get(key)
@@ -343,21 +354,26 @@ class Keyspace:
             s.index.discard()
             size = TTL_OVERHEAD
         del data[key]
-        size += self._forget(s, db, key, v)
+        size += self._forget(s, db, key, v, lazy)
         self.used -= size
         self.db_used[db] -= size
         if self.watchers:
             self.touch(db, key)
         return True
 
-    def _forget(self, s: DbSlice, db: int, key: bytes, value: Any) -> int:
+    def _forget(
+        self, s: DbSlice, db: int, key: bytes, value: Any, lazy: bool | str | None = None
+    ) -> int:
         """A key left `s.data[db]`: drop its access and charge entries and return its
-        charge (without the TTL's)."""
+        charge (without the TTL's). `lazy` as for `delete`: whether a big value is freed
+        in steps (store/lazyfree.py) rather than when the caller drops it."""
         s.access[db].pop(key, None)
         if type(value) is bytes:
             size = (len(value) + 48) & -16
         else:
             size = s.charged[db].pop(key, 0)
+            if lazy is True or (isinstance(lazy, str) and self.lazyfree.enabled(lazy)):
+                self.lazyfree.free_value(value)
         return size + ((len(key) + 48) & -16) + KEY_OVERHEAD
 
     def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
@@ -394,7 +410,7 @@ class Keyspace:
 
     def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
         """Lazy expiry: delete one key whose deadline passed, found by an access."""
-        size = self._forget(s, db, key, s.data[db].pop(key)) + TTL_OVERHEAD
+        size = self._forget(s, db, key, s.data[db].pop(key), 'expire') + TTL_OVERHEAD
         self.used -= size
         self.db_used[db] -= size
         deadline = s.expires[db].pop(key)
@@ -439,7 +455,8 @@ class Keyspace:
                             if aof is not None:
                                 aof.expired(db, key)
                             del exp[key]
-                            size = self._forget(s, db, key, s.data[db].pop(key)) + TTL_OVERHEAD
+                            value = s.data[db].pop(key)
+                            size = self._forget(s, db, key, value, 'expire') + TTL_OVERHEAD
                             self.used -= size
                             self.db_used[db] -= size
                             record_lag(now - deadline)
@@ -504,23 +521,35 @@ class Keyspace:
                 return key
         return None
 
-    def flushdb(self, db: int) -> None:
+    def flushdb(self, db: int, lazy: bool = False) -> None:
+        """Empty a database: its dicts are replaced by empty ones, so the keys are gone
+        for every client at once. With `lazy` (FLUSHDB ASYNC, emptyDbAsync) the old dicts
+        are freed in steps between commands (store/lazyfree.py), else when dropped here.
+        Observers hear of the keys that existed (touchAllWatchedKeysInDb walks the
+        watched keys, not the database)."""
         if self.watchers:
-            for s in self.shards:
-                for key in s.data[db]:
+            for wdb, key in list(self.watchers):
+                if wdb == db and key in self.shard_for(key).data[db]:
                     self.touch(db, key)
         for s in self.shards:
-            s.index.clear(db)  # reads expires[db]: before it is replaced
+            index = s.index
+            far, near = index.far[db], index.near[db]
+            index.clear(db)  # reads expires[db]: before it is replaced
+            data, expires, access, charged = s.data[db], s.expires[db], s.access[db], s.charged[db]
             s.data[db] = {}
             s.expires[db] = {}
             s.access[db] = {}
             s.charged[db] = {}
+            if lazy and data:
+                # drained from the end: index buckets and expires first, keys last
+                parts = [(data, DATA), (charged, REFS), (access, REFS), (expires, REFS)]
+                self.lazyfree.free_db([*parts, (near, REFS), (far, REFS)], len(data), data)
         self.used -= self.db_used[db]
         self.db_used[db] = 0
 
-    def flushall(self) -> None:
+    def flushall(self, lazy: bool = False) -> None:
         for db in range(self.databases):
-            self.flushdb(db)
+            self.flushdb(db, lazy)
 
     def swapdb(self, a: int, b: int) -> None:
         for s in self.shards:

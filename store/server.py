@@ -78,6 +78,7 @@ class Server:
         self.events = KeyspaceEvents(self.pubsub, self.journal)
         self.expiry = ActiveExpiry(cfg['active-expire-budget-us'] / 1000.0)
         self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
+        self.keyspace.lazyfree.config = cfg  # lazyfree-lazy-* (store/lazyfree.py)
         self.blocking = BlockingRegistry(self)
         # Scripts run their commands on a connection of their own, with no socket.
         self.scripts = EvalScripts(self, Connection(self))

@@ -62,12 +62,17 @@ def unique_commands(server):
 # -- keyspace and lifecycle ------------------------------------------------------------------
 
 
-def _flush_mode(args):
-    """getFlushCommandFlags: no argument, ASYNC or SYNC (both act at once here)."""
-    if len(args) == 2 and lower(args[1]) in ('sync', 'async'):
-        return
+def _flush_lazy(c, args):
+    """getFlushCommandFlags: True for ASYNC (the keys go at once, their memory is freed
+    in steps: store/lazyfree.py), False for SYNC, lazyfree-lazy-user-flush without
+    either."""
+    if len(args) == 2:
+        mode = lower(args[1])
+        if mode in ('sync', 'async'):
+            return mode == 'async'
     if len(args) != 1:
         raise RedisError(E_SYNTAX)
+    return bool(c.server.config['lazyfree-lazy-user-flush'])
 
 
 @COMMANDS.command(
@@ -79,8 +84,7 @@ def _flush_mode(args):
     summary='Remove all keys from all databases',
 )
 def flushall(c, args):
-    _flush_mode(args)
-    c.ks.flushall()
+    c.ks.flushall(_flush_lazy(c, args))
     c.server.persistence.flushed_all()
     return OK
 
@@ -94,8 +98,7 @@ def flushall(c, args):
     summary='Remove all keys from the current database',
 )
 def flushdb(c, args):
-    _flush_mode(args)
-    c.ks.flushdb(c.db)
+    c.ks.flushdb(c.db, _flush_lazy(c, args))
     return OK
 
 

@@ -42,6 +42,20 @@ COMMANDS = Family('generic')
 
 
 @COMMANDS.command(
+    'del',
+    -2,
+    flags='write',
+    keys=(1, -1, 1),
+    categories='@keyspace @write @slow',
+    tips='request_policy:multi_shard response_policy:agg_sum',
+    summary='Delete a key',
+)
+def delete(c, args):
+    """DEL frees a big value lazily only with lazyfree-lazy-user-del (store/lazyfree.py)."""
+    return _delete(c, args, 'user-del')
+
+
+@COMMANDS.command(
     'unlink',
     -2,
     flags='write fast',
@@ -52,20 +66,16 @@ COMMANDS = Family('generic')
     summary='Delete a key asynchronously in another thread. Otherwise it is just as '
     'DEL, but non blocking.',
 )
-@COMMANDS.command(
-    'del',
-    -2,
-    flags='write',
-    keys=(1, -1, 1),
-    categories='@keyspace @write @slow',
-    tips='request_policy:multi_shard response_policy:agg_sum',
-    summary='Delete a key',
-)
-def delete(c, args):
+def unlink(c, args):
+    """UNLINK: the keys go at once, a big value's memory is freed in steps."""
+    return _delete(c, args, True)
+
+
+def _delete(c, args, lazy):
     ks, db = c.ks, c.db
     n = 0
     for key in args[1:]:
-        if ks.delete(db, key):
+        if ks.delete(db, key, lazy):
             ks.notify(events.GENERIC, b'del', db, key)
             n += 1
     return n

@@ -257,6 +257,8 @@ def figures(server: Any) -> dict[str, Any]:
         'rss_extra_bytes': process_rss - resident,
         'total_frag': _f32(process_rss / allocated),
         'total_frag_bytes': process_rss - used,
+        'lazyfree_pending_objects': ks.lazyfree.pending,  # store/lazyfree.py
+        'lazyfreed_objects': ks.lazyfree.freed,
     }
 
 

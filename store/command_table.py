@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .cnum import atoi, c_int
+from .latency import new_histogram, observe
 from .resp import Map, RedisError, Set, error_arg, string2ll
 
 Handler = Callable[[Any, list[bytes]], Any]
@@ -71,6 +72,7 @@ class Command:
         'group',
         'calls',
         'ns',
+        'hist',
         'failed',
         'rejected',
         'no_auth',
@@ -121,6 +123,8 @@ class Command:
 
     def reset_stats(self) -> None:
         self.calls = self.ns = self.failed = self.rejected = 0  # ns: time in the handler
+        # calls by duration, log2 buckets of ns (store/latency.py: LATENCY HISTOGRAM)
+        self.hist = new_histogram()
 
     def arity_ok(self, n: int) -> bool:
         a = self.arity
@@ -178,7 +182,9 @@ class Command:
 
 def call(cmd: Command, c: Any, args: list[bytes]) -> Any:
     """The executor: run `cmd`'s handler, count the call and its time; a RedisError is
-    counted as failed and propagates to the caller, which replies with it."""
+    counted as failed and propagates to the caller, which replies with it. A command at
+    least `slow_ns` long goes to the slowlog and latency monitor (store/latency.py), once:
+    a subcommand is seen through its container's call, which has its full argv."""
     t0 = _perf_ns()
     try:
         return cmd.handler(c, args)
@@ -186,8 +192,12 @@ def call(cmd: Command, c: Any, args: list[bytes]) -> Any:
         cmd.failed += 1
         raise
     finally:
+        took = _perf_ns() - t0
         cmd.calls += 1
-        cmd.ns += _perf_ns() - t0
+        cmd.ns += took
+        cmd.hist[took.bit_length()] += 1
+        if took >= c.server.config.slow_ns and cmd.container is None:
+            observe(c, cmd, args, took)
 
 
 class Family(list[Command]):

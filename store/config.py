@@ -52,7 +52,7 @@ TLS = 'tls'  # plain TCP only
 MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
 PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, threads
-MONITORING = 'monitoring'  # no SLOWLOG, LATENCY, ACL LOG
+MONITORING = 'monitoring'  # no ACL LOG
 ACCESS = 'access'  # no ACL file, no modules
 NETWORK = 'network'  # listeners and sockets options this server does not apply
 TRACKING = 'tracking'  # CLIENT TRACKING answers as with tracking off: no tracking table
@@ -376,6 +376,20 @@ def _watchdog_period(value, config):
     return max(value, 1000 // config['hz'] * 2) if value else 0
 
 
+# Parameters the hot path's one comparison depends on (Config.slow_ns).
+MONITOR_PARAMS = frozenset(
+    ('slowlog-log-slower-than', 'slowlog-max-len', 'latency-monitor-threshold', 'latency-tracking')
+)
+
+
+def _monitor_changed(value, config):
+    """A slowlog or latency-monitor parameter changes: the next command (this CONFIG SET
+    itself) takes the slow path, which derives `slow_ns` from the stored values
+    (store/latency.py), so a CONFIG SET that fails later leaves nothing stale."""
+    config.slow_ns = 0
+    return value
+
+
 # -- special parameters: a parser (args, current value) -> value, and a renderer ------------
 
 
@@ -495,7 +509,7 @@ def _parse_percentiles(args, current):
     return tuple(values)
 
 
-def _render_percentile(value):
+def render_percentile(value):
     """'%f' with trailing zeros (and a trailing point) trimmed, as trimDoubleString does."""
     text = '%f' % value
     return text.rstrip('0').rstrip('.') if '.' in text else text
@@ -562,7 +576,7 @@ RENDERERS = {
     'bind': str,
     'replicaof': str,
     'oom-score-adj-values': lambda values: ' '.join(str(v) for v in values),
-    'latency-tracking-info-percentiles': lambda values: ' '.join(map(_render_percentile, values)),
+    'latency-tracking-info-percentiles': lambda values: ' '.join(map(render_percentile, values)),
     'shutdown-on-sigint': str,
     'shutdown-on-sigterm': str,
     'dir': os.path.realpath,  # '.' until CONFIG SET dir: the working directory
@@ -911,18 +925,12 @@ PARAMS = [
     Param('ignore-warnings', 'str', '', inert=PROCESS),
     Param('enable-debug-command', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
     Param('enable-protected-configs', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
-    # monitoring
-    Param('slowlog-log-slower-than', 'int', 10000, -1, LLONG_MAX, inert=MONITORING),
-    Param('slowlog-max-len', 'int', 128, 0, LLONG_MAX, inert=MONITORING),
-    Param('latency-monitor-threshold', 'int', 0, 0, LLONG_MAX, inert=MONITORING),
-    Param('latency-tracking', 'bool', True, inert=MONITORING),
-    Param(
-        'latency-tracking-info-percentiles',
-        'special',
-        (50.0, 99.0, 99.9),
-        multi=True,
-        inert=MONITORING,
-    ),
+    # monitoring: the slowlog and the latency monitor (store/latency.py)
+    Param('slowlog-log-slower-than', 'int', 10000, -1, LLONG_MAX, on_set=_monitor_changed),
+    Param('slowlog-max-len', 'int', 128, 0, LLONG_MAX, on_set=_monitor_changed),
+    Param('latency-monitor-threshold', 'int', 0, 0, LLONG_MAX, on_set=_monitor_changed),
+    Param('latency-tracking', 'bool', True, on_set=_monitor_changed),
+    Param('latency-tracking-info-percentiles', 'special', (50.0, 99.0, 99.9), multi=True),
     Param('acllog-max-len', 'int', 128, 0, LLONG_MAX, inert=MONITORING),
     # scripting
     Param('busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, alias='lua-time-limit'),
@@ -948,6 +956,9 @@ class Config:
 
     def __init__(self):
         self.values = {p.name: p.default for p in PARAMS}
+        # The least command duration (ns) the slowlog or the latency monitor wants to see;
+        # 0 until the first command derives it (store/latency.py, LatencyMonitor.sync).
+        self.slow_ns = 0
         self.file = None  # absolute path of the config file, if any
         self.save_loaded = False  # a 'save' line was read: later ones add points
 
@@ -972,6 +983,8 @@ class Config:
                 value = f'{self.values["save"]} {value}'.strip()
             self.save_loaded = True
         self.values[param.name] = value
+        if param.name in MONITOR_PARAMS:
+            self.slow_ns = 0
         return param
 
     def load_file(self, path):

@@ -19,7 +19,9 @@ continuation is queued), and only this object writes it.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
+from typing import Any
 
 from ..clock import now_ms
 
@@ -35,6 +37,8 @@ class ActiveExpiry:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.expire_due: Callable[[float], bool] | None = None
         self.earliest: Callable[[], int | None] | None = None
+        # the latency monitor, once it exists: each step is an `expire-cycle` sample
+        self.latency: Any = None
 
     def start(
         self,
@@ -84,7 +88,11 @@ class ActiveExpiry:
         self.next_deadline = INF
         if not self.enabled or self.expire_due is None or self.loop is None:
             return
-        if self.expire_due(self.budget):
+        started = time.perf_counter()
+        more = self.expire_due(self.budget)
+        if self.latency is not None:
+            self.latency.timed('expire-cycle', started)
+        if more:
             # Work remains: yield one loop turn to clients, then continue.
             self.next_deadline = 0
             self.timer = self.loop.call_soon(self.step)

@@ -221,7 +221,8 @@ class Evictor:
             self.over_since = time.monotonic()
         if self.policy == 'noeviction':
             return FAIL
-        stop = time.perf_counter() + self.step_s
+        start = time.perf_counter()
+        stop = start + self.step_s
         # Freed a little below the limit (0.1% of it, at most 64 KB), so a stream of writes
         # runs this once per a hundred keys or so rather than once per write.
         target = limit - min(self.maxmemory >> 10, 65536)
@@ -255,6 +256,9 @@ class Evictor:
             events.evicted_batch(db, keys)
         if state == RUNNING and self.background is None:
             self.background = self.server.loop.call_soon(self._continue)
+        latency = self.server.__dict__.get('latency')  # store/latency.py, once it exists
+        if latency is not None:
+            latency.timed('eviction-cycle', start)
         return state
 
     def shrink(self) -> None:

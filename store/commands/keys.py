@@ -15,6 +15,7 @@ Why it is built this way:
 """
 
 import re
+from bisect import bisect_left
 
 from .. import events
 from ..args import SYNTAX, int_arg
@@ -24,7 +25,7 @@ from ..glob import compile_glob
 from ..resp import OK, RedisError
 from ..types import copy_value, type_name
 from ..types.dump import dump_value, load_value, verify_payload
-from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
+from .cursor import POS_BITS, POS_MASK, parse_cursor, parse_scan_options
 
 LLONG_MAX = 2**63 - 1
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -187,18 +188,19 @@ def key_filter(pattern):
 class ScanViews:
     """Disposable per-keyspace cache of each (db, shard)'s keys sorted by hash.
 
-    A cursor is `shard << 56 | h`: continue with the keys of `shard` whose 56-bit hash is
-    >= h. Hash order is fixed for the life of the process, so the cursor alone says where
-    an iteration is; the sorted view is only a cache to find that place in O(log n).
-    A view must never be older than the start of any iteration using it, or a key added
-    between the view and the iteration start could be missed; so every SCAN 0 on a db starts
-    a new epoch and views from older epochs are rebuilt on use. Any view rebuilt at any
-    later time is correct, which is why the cache may be dropped freely.
+    A cursor is `shard << 56 | h`: continue with the keys of `shard` whose position (the
+    top 56 bits of their 64-bit hash, made unsigned) is >= h. Hash order is fixed for the
+    life of the process, so the cursor alone says where an iteration is; the sorted view
+    is only a cache to find that place in O(log n). A view must never be older than the
+    start of any iteration using it, or a key added between the view and the iteration
+    start could be missed; so every SCAN 0 on a db starts a new epoch and views from older
+    epochs are rebuilt on use. Any view rebuilt at any later time is correct, which is why
+    the cache may be dropped freely.
     """
 
     def __init__(self):
         self.epoch = {}  # db -> epoch number
-        self.views = {}  # (db, shard) -> (epoch, hashes, keys)
+        self.views = {}  # (db, shard) -> (epoch, _KeyOrder)
 
     def start(self, db):
         self.epoch[db] = self.epoch.get(db, 0) + 1
@@ -207,11 +209,43 @@ class ScanViews:
         epoch = self.epoch.get(db, 0)
         view = self.views.get((db, i))
         if view is None or view[0] != epoch:
-            view = self.views[(db, i)] = (epoch, HashOrder(ks.shards[i].data[db]))
+            view = self.views[(db, i)] = (epoch, _KeyOrder(ks.shards[i].data[db]))
         return view[1]
 
     def drop(self, db, i):
         self.views.pop((db, i), None)
+
+
+class _KeyOrder:
+    """A shard's keys sorted by hash: `take` walks them from a cursor position, as
+    cursor.HashOrder does, but the view is one `sorted(keys, key=hash)` (the builtin as
+    the key function, ints compared in C) and a key's position is computed only where a
+    bisection or a cursor needs it, so a view of a million keys costs one sort and no
+    per-key Python work."""
+
+    __slots__ = ('items',)
+
+    def __init__(self, keys):
+        self.items = sorted(keys, key=hash)
+
+    def take(self, pos, count):
+        """Up to `count` keys from position `pos` (more when several share the last
+        one's position, so equal positions are never split across two calls), and the
+        position to continue from, or None at the end."""
+        items = self.items
+        n = len(items)
+        lo = bisect_left(items, pos, key=_position)
+        hi = min(lo + count, n)
+        if hi < n:
+            last = _position(items[hi - 1]) if hi > lo else -1
+            while hi < n and _position(items[hi]) == last:
+                hi += 1
+        return items[lo:hi], (_position(items[hi]) if hi < n else None)
+
+
+def _position(key):
+    """A key's place in SCAN order: the top 56 bits of its hash, made unsigned."""
+    return (hash(key) + (1 << 63)) >> 8
 
 
 @COMMANDS.command(
@@ -232,6 +266,11 @@ def scan(c, args):
     or expired. Several iterations may run at once. COUNT is the number of keys examined
     (before MATCH and TYPE filtering), so a call may return fewer keys, even none, with a
     nonzero cursor. Cursors are only meaningful to the server process that issued them.
+
+    The examined keys are filtered as scanGenericCommand filters them, in its order: still
+    there, MATCH, TYPE (a lookup that is not an access), then expired keys, which are
+    deleted; each filter is a C-level pass over one shard's examined keys, and a key is
+    looked up in the keyspace only for TYPE or when it carries an expired deadline.
     """
     cursor = parse_cursor(args[1])
     count, pattern, typename = parse_scan_options(args, 2, True)
@@ -242,33 +281,39 @@ def scan(c, args):
         views = ks.scan_views = ScanViews()
     if cursor == 0:
         views.start(db)
+    match = None
+    if pattern is not None and pattern != b'*':
+        match = key_filter(pattern)
     shard, pos = cursor >> POS_BITS, cursor & POS_MASK
     nshards = len(ks.shards)
-    examined = []
-    while shard < nshards and len(examined) < count:
-        taken, pos = views.get(ks, db, shard).take(pos, count - len(examined))
-        examined.extend(taken)
+    examined = 0
+    found = []
+    now = now_ms()
+    while shard < nshards and examined < count:
+        taken, pos = views.get(ks, db, shard).take(pos, count - examined)
+        examined += len(taken)
+        s = ks.shards[shard]
+        keys = list(filter(s.data[db].__contains__, taken))
+        if match is not None:
+            keys = list(filter(match, keys))
+        if typename is not None:
+            keys = [k for k in keys if type_name(ks.read_notouch(db, k)) == typename]
+        exp = s.expires[db]
+        if exp and keys:
+            keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]
+        found += keys
         if pos is not None:
             break
         views.drop(db, shard)
         shard, pos = shard + 1, 0
     next_cursor = 0 if shard >= nshards else shard << POS_BITS | pos
-
-    match = None
-    if pattern is not None and pattern != b'*':
-        match = compile_glob(pattern).match
-    found = []
-    for key in examined:
-        if key not in ks.shard_for(key).data[db]:
-            continue
-        if match is not None and not match(key):
-            continue
-        if typename is not None and type_name(ks.read(db, key)) != typename:
-            continue
-        if ks.lookup(db, key) is None:
-            continue
-        found.append(key)
     return [b'%d' % next_cursor, found]
+
+
+def _expired(ks, db, key):
+    """expireIfNeeded for a key whose deadline passed: the keyspace deletes it (with its
+    event) on a lookup that is not an access; True when it is gone."""
+    return ks.lookup_notouch(db, key) is None
 
 
 @COMMANDS.command(

@@ -625,7 +625,7 @@ PARAMS = [
         },
         multi=True,
     ),
-    Param('maxmemory-clients', 'mem%', 0, -100, LLONG_MAX, inert=MEMORY),
+    Param('maxmemory-clients', 'mem%', 0, -100, LLONG_MAX),
     Param('tracking-table-max-keys', 'int', 1000000, 0, LLONG_MAX, inert=TRACKING),
     Param('io-threads', 'int', 1, 1, 128, mutable=False, inert=PROCESS),
     Param('io-threads-do-reads', 'bool', False, mutable=False, inert=PROCESS),

@@ -121,8 +121,4 @@ class OutputLimits:
             f'overcoming of output buffer limits.',
             '#',
         )
-        conn.out.clear()
-        conn.closing = conn.gated = True
-        conn.obl_soft_since = None
-        if conn.transport is not None:
-            conn.transport.abort()
+        conn.abort()

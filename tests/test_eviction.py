@@ -723,3 +723,28 @@ def test_client_no_touch_reads_without_recording_an_access(make_server):
     finally:
         other.close()
         quiet.close()
+
+
+def test_maxmemory_clients_drops_the_biggest_client(make_server):
+    """maxmemory-clients: a client holding 2 MB of an unfinished request is dropped once the
+    clients together use more than 1 MB; a small client and a CLIENT NO-EVICT one holding
+    0.4 MB stay (its memory counts, as in Redis, but then the rest fit)."""
+    port = make_server(maxmemory_clients='1mb').port
+    small = redis.Redis('127.0.0.1', port)
+    spared = RawConn(port)
+    hog = RawConn(port)
+    try:
+        assert spared.cmd('CLIENT', 'NO-EVICT', 'ON') == b'+OK\r\n'
+        spared.send(b'*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$400000\r\n' + b'x' * 200_000)
+        hog.send(b'*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5000000\r\n' + b'x' * 2_000_000)
+        wait_until(lambda: small.info('stats')['evicted_clients'] == 1)
+        assert hog.closed_by_peer()  # closed without a reply, as Redis frees it
+        assert small.ping()
+        spared.send(b'x' * 200_000 + b'\r\n')
+        assert spared.read_available(want=b'+OK\r\n') == b'+OK\r\n'
+        assert small.strlen('k') == 400_000
+        assert small.info('stats')['evicted_clients'] == 1
+    finally:
+        small.close()
+        spared.close()
+        hog.close()

@@ -265,7 +265,7 @@ def _stats_section(server):
         ('expire_cycle_cpu_milliseconds', int(ks.expire_cycle_ms)),
         *expiry_info_fields(server),
         ('evicted_keys', server.evictor.evicted_keys),
-        ('evicted_clients', 0),
+        ('evicted_clients', server.evictor.evicted_clients),
         ('total_eviction_exceeded_time', server.evictor.exceeded_ms()),
         ('current_eviction_exceeded_time', server.evictor.current_exceeded_ms()),
         ('keyspace_hits', ks.hits),

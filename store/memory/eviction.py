@@ -40,7 +40,7 @@ from bisect import insort
 from typing import Any
 
 from . import lfu
-from .report import overhead, startup
+from .report import client_memory, overhead, startup
 from .sizes import TTL_OVERHEAD
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
@@ -117,6 +117,8 @@ class Evictor:
         self.pool: list[tuple[float, int, int, bytes]] = []  # (score, db, shard, key)
         self.samplers: dict[tuple[int, int, bool], _Sampler] = {}
         self.evicted_keys = 0
+        self.evicted_clients = 0
+        self.clients_limit = 0  # maxmemory-clients in bytes (0: clients are not evicted)
         self.background: Any = None  # the loop handle of eviction continuing between commands
         # INFO total/current_eviction_exceeded_time: how long used memory stayed over
         self.over_since: float | None = None
@@ -137,6 +139,8 @@ class Evictor:
         self.step_s = time_limit_s(cfg['maxmemory-eviction-tenacity'])
         ks.lfu = 'lfu' in policy
         ks.lru = None if ks.lfu else int(time.time() * 1000)
+        limit = cfg['maxmemory-clients']  # negative: a percentage of maxmemory
+        self.clients_limit = self.maxmemory * -limit // 100 if limit < 0 else limit
         ks.lfu_log_factor = cfg['lfu-log-factor']
         ks.lfu_decay_time = cfg['lfu-decay-time']
         self.refresh()
@@ -152,6 +156,8 @@ class Evictor:
         # (freeMemoryGetNotCountedMemory)
         parts = overhead(self.server)
         self.overhead = startup(self.server) + parts['total'] - parts['aof.buffer']
+        if self.clients_limit and parts['clients.normal'] > self.clients_limit:
+            self.evict_clients()
         if self.maxmemory:
             limit = self.maxmemory - self.overhead
             ks.check_at = -1 if ks.dirty else limit
@@ -206,6 +212,30 @@ class Evictor:
             if name == b'exec':
                 return any('denyoom' in queued.flags for queued, _ in conn.multi)
         return False
+
+    # -- clients ------------------------------------------------------------------------------
+
+    def evict_clients(self) -> None:
+        """maxmemory-clients (Redis 7.0's evictClients): while the clients together use
+        more than the limit, drop the one using the most, sparing CLIENT NO-EVICT ones.
+        Checked by the cron, ten times a second."""
+        server = self.server
+        sizes = sorted(
+            ((client_memory(c), c.id, c) for c in server.clients.values() if not c.closing),
+            reverse=True,
+        )
+        total = sum(size for size, _, _ in sizes)
+        for size, _, conn in sizes:
+            if total < self.clients_limit:
+                return
+            if conn.no_evict:
+                continue  # spared, though its memory counts, as in Redis
+            server.log_verbose(f'Evicting client: {conn.info_line()}')
+            conn.abort()
+            self.evicted_clients += 1
+            total -= size
+        if total >= self.clients_limit:
+            server.log('Over client maxmemory after evicting all evictable clients', '#')
 
     # -- eviction ----------------------------------------------------------------------------
 

@@ -142,7 +142,7 @@ def _buffers(conn: Any) -> int:
         except AttributeError:  # a socket accepted while a script was busy (busy.py)
             pass
     if conn.parser is not None:
-        n += len(conn.parser.buf)
+        n += conn.parser.pending()  # the query buffer, a big argument being read included
     if conn.pubsub is not None:
         n += conn.pubsub.qbytes
     return n

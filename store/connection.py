@@ -30,6 +30,7 @@ import hiredis
 
 from .command_table import call
 from .commands.client import client_info_line
+from .latency import observe
 from .resp import (
     BULK_HEADER,
     CRLF,
@@ -323,6 +324,7 @@ class Connection(asyncio.Protocol):
         table = self.table
         out = self.out
         ks = self.ks
+        config = self.server.config
         # One clock read per command: a command's time runs from the end of the previous
         # one, so it includes the previous reply's encoding (tens of ns).
         t0 = _perf_ns()
@@ -351,9 +353,14 @@ class Connection(asyncio.Protocol):
             except Exception as e:  # a bug must not take the server down
                 r = self._internal_error(cmd, e)
             t1 = _perf_ns()
+            took = t1 - t0
             cmd.calls += 1
-            cmd.ns += t1 - t0
+            cmd.ns += took
+            cmd.hist[took.bit_length()] += 1  # LATENCY HISTOGRAM (store/latency.py)
             t0 = t1
+            if took >= config.slow_ns:  # SLOWLOG, LATENCY events (past any took when off)
+                observe(self, cmd, args, took)
+                t0 = _perf_ns()
             self.last_cmd = cmd
             if r is OK:
                 out.append(b'+OK\r\n')
@@ -492,15 +499,6 @@ class Connection(asyncio.Protocol):
         return r
 
     # -- helpers for commands ----------------------------------------------------------
-
-    def abort(self):
-        """freeClient for a client the server drops (output-buffer limits, client
-        eviction): discard what it has queued and close its socket at once."""
-        self.out.clear()
-        self.closing = self.gated = True
-        self.obl_soft_since = None
-        if self.transport is not None:
-            self.transport.abort()
 
     def info_line(self):
         """This client's CLIENT LIST line (for the log)."""

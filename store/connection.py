@@ -500,6 +500,15 @@ class Connection(asyncio.Protocol):
 
     # -- helpers for commands ----------------------------------------------------------
 
+    def abort(self):
+        """freeClient for a client the server drops (output-buffer limits, client
+        eviction): discard what it has queued and close its socket at once."""
+        self.out.clear()
+        self.closing = self.gated = True
+        self.obl_soft_since = None
+        if self.transport is not None:
+            self.transport.abort()
+
     def info_line(self):
         """This client's CLIENT LIST line (for the log)."""
         return client_info_line(self)

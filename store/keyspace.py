@@ -289,17 +289,7 @@ class Keyspace:
             if exp and key in exp:
                 self.set(db, key, value)  # drops (or first expires) the old TTL
                 continue
-            data = s.data[db]
-            prev = data.get(key)
-            data[key] = value
-            size += (len(value) + 48) & -16
-            if prev is None:
-                size += ((len(key) + 48) & -16) + KEY_OVERHEAD
-            elif type(prev) is bytes:
-                size -= (len(prev) + 48) & -16
-            else:
-                size -= s.charged[db].pop(key, 0)
-                self.lazyfree.replaced(prev)
+            size += self._store(s, db, key, value)
             if clock is not None:
                 s.access[db][key] = clock
             else:
@@ -313,6 +303,16 @@ class Keyspace:
     def overwrite(self, db: int, key: bytes, value: Any) -> None:
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        size = self._store(s, db, key, value)
+        self.used += size
+        self.db_used[db] += size
+        if self.watchers:
+            self.touch(db, key)
+
+    def _store(self, s: DbSlice, db: int, key: bytes, value: Any) -> int:
+        """Put `value` under `key` in shard `s`; the change of the key's charge (without
+        the TTL's), for the caller to add. An aggregate is marked for settling, and one it
+        replaces goes to the lazy-free queue. (`set` has this inline: SET's hot path.)"""
         data = s.data[db]
         prev = data.get(key)
         data[key] = value
@@ -322,17 +322,12 @@ class Keyspace:
             size = 0
             self.mark(db, key)
         if prev is None:
-            size += ((len(key) + 48) & -16) + KEY_OVERHEAD
-        elif type(prev) is bytes:
-            size -= (len(prev) + 48) & -16
-        else:
-            size -= s.charged[db].pop(key, 0)
-            if prev is not value:
-                self.lazyfree.replaced(prev)
-        self.used += size
-        self.db_used[db] += size
-        if self.watchers:
-            self.touch(db, key)
+            return size + ((len(key) + 48) & -16) + KEY_OVERHEAD
+        if type(prev) is bytes:
+            return size - ((len(prev) + 48) & -16)
+        if prev is not value:
+            self.lazyfree.replaced(prev)
+        return size - s.charged[db].pop(key, 0)
 
     def delete(self, db: int, key: bytes, lazy: bool | str | None = None) -> bool:
         """Delete a key; True if it existed (an expired key does not count). `lazy`: True

@@ -156,8 +156,8 @@ class LatencyMonitor:
         if cmd.subcommands:
             return None
         hist = cmd.hist
-        if hist is self.scratch:
-            hist = self.frozen.get(cmd)
+        if not self.tracking:  # frozen; reset by CONFIG RESETSTAT if it is not the scratch
+            hist = self.frozen.get(cmd) if hist is self.scratch else None
         if hist is None or not any(hist):
             return None
         return hist

@@ -440,8 +440,16 @@ def test_latency_tracking_off_freezes_the_histograms(ports):
             c.cmd('CONFIG', 'SET', 'latency-tracking', 'yes')
             c.cmd('SET', 'k', 'v')
             again = parse(c.cmd('LATENCY', 'HISTOGRAM', 'set'))
-            calls.append((off, frozen[1][1], again[1][1]))
-    assert calls[0] == calls[1] == ([], 1, 2)
+            # CONFIG RESETSTAT while off: no histogram until a call with tracking on
+            c.cmd('CONFIG', 'SET', 'latency-tracking', 'no')
+            c.cmd('CONFIG', 'RESETSTAT')
+            c.cmd('SET', 'k', 'v')
+            reset = parse(c.cmd('LATENCY', 'HISTOGRAM', 'set'))
+            c.cmd('CONFIG', 'SET', 'latency-tracking', 'yes')
+            c.cmd('SET', 'k', 'v')
+            after = parse(c.cmd('LATENCY', 'HISTOGRAM', 'set'))
+            calls.append((off, frozen[1][1], again[1][1], reset, after[1][1]))
+    assert calls[0] == calls[1] == ([], 1, 2, [], 1)
 
 
 # -- the table --------------------------------------------------------------------------------

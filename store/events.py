@@ -6,11 +6,11 @@ set back exactly as redis-server does.
 
 The sink is where everything that wants to hear about keys hangs: pub/sub notifications
 (`__keyspace@N__:key` / `__keyevent@N__:event`) and the journal (store/journal.py) today,
-client-tracking invalidations and evictions next. The keyspace is built with it and calls
-`notify(cls, event, db, key)` for one event and `expired_batch` for the keys one active-expiry
-step deleted in a database. Commands test `Keyspace.notify_flags` (the union of what the
-publisher and the journal want, kept equal to `flags` here) before building an event, so
-events cost nothing while nobody listens.
+client-tracking invalidations next. The keyspace is built with it and calls
+`notify(cls, event, db, key)` for one event and `batch` for the keys one active-expiry
+step (or one eviction run) deleted in a database. Commands test `Keyspace.notify_flags`
+(the union of what the publisher and the journal want, kept equal to `flags` here) before
+building an event, so events cost nothing while nobody listens.
 """
 
 from __future__ import annotations
@@ -139,31 +139,26 @@ class KeyspaceEvents:
         if self.journal_flags & cls:
             self.journal.append(db, event, key, None, deadline)
 
-    def expired_batch(self, db: int, keys: list[bytes], deadlines: list[int], now: int) -> None:
-        """The keys of one database one active-expiry step deleted: their `expired`
-        events leave as one batch, a single coalesced dispatch on
-        __keyevent@db__:expired, and one journal append."""
+    def batch(
+        self,
+        cls: int,
+        event: bytes,
+        db: int,
+        keys: list[bytes],
+        now: int | None = None,
+        deadlines: list[int] | None = None,
+    ) -> None:
+        """The keys of one database that one active-expiry step (`expired`, with their
+        deadlines) or one eviction run (`evicted`) deleted: their events leave as one
+        batch, a single coalesced dispatch on __keyevent@db__:<event>, and one journal
+        append."""
         flags = self.publish_flags
-        if flags & EXPIRED:
+        if flags & cls:
             if flags & KEYSPACE:
                 publish = self.publisher.publish
                 for key in keys:
-                    publish(b'__keyspace@%d__:%s' % (db, key), b'expired')
+                    publish(b'__keyspace@%d__:%s' % (db, key), event)
             if flags & KEYEVENT:
-                self.publisher.publish_batch(b'__keyevent@%d__:expired' % db, keys)
-        if self.journal_flags & EXPIRED:
-            self.journal.append_many(db, b'expired', keys, now, deadlines)
-
-    def evicted_batch(self, db: int, keys: list[bytes]) -> None:
-        """The keys of one database one eviction run deleted: `evicted` events, batched as
-        `expired_batch` batches them."""
-        flags = self.publish_flags
-        if flags & EVICTED:
-            if flags & KEYSPACE:
-                publish = self.publisher.publish
-                for key in keys:
-                    publish(b'__keyspace@%d__:%s' % (db, key), b'evicted')
-            if flags & KEYEVENT:
-                self.publisher.publish_batch(b'__keyevent@%d__:evicted' % db, keys)
-        if self.journal_flags & EVICTED:
-            self.journal.append_many(db, b'evicted', keys)
+                self.publisher.publish_batch(b'__keyevent@%d__:%s' % (db, event), keys)
+        if self.journal_flags & cls:
+            self.journal.append_many(db, event, keys, now, deadlines)

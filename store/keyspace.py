@@ -422,7 +422,7 @@ class Keyspace:
     def expire_due(self, budget_s: float) -> bool:
         """Active expiry: delete due keys, shard by shard, until none is left or `budget_s`
         seconds are spent; True if due keys remain. The keys of each database expired in
-        one call leave as one batch (`events.expired_batch`: one coalesced dispatch on
+        one call leave as one batch (`events.batch`: one coalesced dispatch on
         __keyevent@db__:expired). A shard that ran out of budget is where the next call
         starts, so no shard starves during a mass expiry."""
         start = time.perf_counter()
@@ -473,7 +473,7 @@ class Keyspace:
             if self.watchers:
                 for key in keys:
                     self.touch(db, key)
-            self.events.expired_batch(db, keys, deadlines, now)
+            self.events.batch(ev.EXPIRED, b'expired', db, keys, now, deadlines)
         self.expire_cycle_ms += (time.perf_counter() - start) * 1000
         if more:
             self.expire_time_cap_reached += 1

@@ -29,7 +29,7 @@ Eviction follows Redis's sampled approximations, with the same parameters:
 
 Each evicted key is deleted as DEL would (snapshot and AOF told first), counted in INFO
 `evicted_keys`, and its `evicted` event leaves with the others of its database in one
-batch (events.evicted_batch), as the active expiry sends `expired`.
+batch (events.batch), as the active expiry sends `expired`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import time
 from bisect import insort
 from typing import Any
 
+from ..events import EVICTED
 from . import lfu
 from .report import client_memory, overhead, startup
 from .sizes import TTL_OVERHEAD
@@ -247,6 +248,8 @@ class Evictor:
         if ks.used <= limit:
             self._under()
             return OK
+        if self.server.pause.active():
+            return OK  # isSafeToPerformEvictions: the dataset stays as it is while paused
         if self.over_since is None:
             self.over_since = time.monotonic()
         if self.policy == 'noeviction':
@@ -283,7 +286,7 @@ class Evictor:
         self.evicted_keys += count
         events = ks.events
         for db, keys in batches.items():
-            events.evicted_batch(db, keys)
+            events.batch(EVICTED, b'evicted', db, keys)
         if state == RUNNING and self.background is None:
             self.background = self.server.loop.call_soon(self._continue)
         latency = self.server.__dict__.get('latency')  # store/latency.py, once it exists

@@ -42,6 +42,7 @@ from itertools import islice, repeat, starmap
 from operator import itemgetter
 from typing import Any
 
+from .resp import string2ll
 from .types.hash import Hash
 from .types.list import List
 from .types.set import Set
@@ -53,7 +54,7 @@ STEP_S = 0.002  # freeing per event-loop turn
 CHUNK = 1024  # elements freed between two looks at the clock
 CLEAR_MAX = 65536  # a REFS dict this small is cleared at once (1-2 ms)
 WAIT_S = 0.01  # how soon to look again while every job waits for the snapshot
-QUICKLIST_NODE = 8192  # list-max-listpack-size -2: a quicklist node holds up to 8 KB
+QUICKLIST_NODE = 8185  # list-max-listpack-size -2: 8 KB listpacks (7 bytes of header)
 STREAM_NODE = 100  # stream-node-max-entries
 
 # How a container is drained (see `_drain`): DATA is a keyspace data dict, REFS a dict
@@ -83,8 +84,8 @@ def free_effort(value: Any) -> int:
         if not n:
             return 1
         sample = list(islice(value, 5))
-        entry = sum(len(e) for e in sample) // len(sample) + 3  # listpack entry overhead
-        return max(1, -(-n * entry // QUICKLIST_NODE))
+        entry = sum(map(_listpack_entry, sample)) / len(sample)
+        return max(1, -int(-n * entry // QUICKLIST_NODE))
     if t is Stream:
         nodes = 2 * -(-value.length // STREAM_NODE) + 1  # leaves and inner radix nodes
         if value.groups:
@@ -92,6 +93,29 @@ def free_effort(value: Any) -> int:
             nodes += len(value.groups) * (1 + len(first.pel))
         return nodes
     return 1
+
+
+def _listpack_entry(e: bytes) -> int:
+    """The bytes of one listpack entry holding `e` (lpEncodeBacklen and friends): an
+    integer in its smallest encoding, a string after its length header, plus the
+    back-length byte(s)."""
+    n = len(e)
+    v = string2ll(e) if n <= 20 else None
+    if v is not None:
+        if 0 <= v < 128:
+            return 2
+        for size, limit in _LP_INTS:
+            if -limit <= v < limit:
+                return size
+        return 10
+    if n < 64:
+        return n + 2
+    if n < 4096:
+        return n + 2 + (1 if n + 2 < 128 else 2)
+    return n + 5 + 3
+
+
+_LP_INTS = ((3, 1 << 12), (4, 1 << 15), (5, 1 << 23), (6, 1 << 31))  # size, bound
 
 
 def _parts(value: Any) -> list[tuple[Any, int]]:

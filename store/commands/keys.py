@@ -196,11 +196,21 @@ class ScanViews:
     start could be missed; so every SCAN 0 on a db starts a new epoch and views from older
     epochs are rebuilt on use. Any view rebuilt at any later time is correct, which is why
     the cache may be dropped freely.
+
+    Sorting a shard's keys at once takes tens of ms in a keyspace of millions of keys.
+    So while an iteration walks shard i, each of its calls also does a bounded unit of
+    shard i+1's view (`advance`): take its keys, then sort a run of RUN of them per call;
+    the view is then one sort of those runs, which timsort merges in about a third of the
+    time a sort from scratch takes. The keys are taken after the epoch started, which is
+    all a view needs.
     """
+
+    RUN = 8192
 
     def __init__(self):
         self.epoch = {}  # db -> epoch number
         self.views = {}  # (db, shard) -> (epoch, _KeyOrder)
+        self.building = {}  # (db, shard) -> (epoch, keys not yet in a run, sorted runs)
 
     def start(self, db):
         self.epoch[db] = self.epoch.get(db, 0) + 1
@@ -209,8 +219,33 @@ class ScanViews:
         epoch = self.epoch.get(db, 0)
         view = self.views.get((db, i))
         if view is None or view[0] != epoch:
-            view = self.views[(db, i)] = (epoch, _KeyOrder(ks.shards[i].data[db]))
+            view = self.views[(db, i)] = (epoch, self._build(ks, db, i, epoch))
         return view[1]
+
+    def _build(self, ks, db, i, epoch):
+        work = self.building.pop((db, i), None)
+        if work is None or work[0] != epoch:
+            return _KeyOrder(ks.shards[i].data[db])
+        _, keys, runs = work
+        return _KeyOrder([key for run in runs for key in run] + keys)
+
+    def advance(self, ks, db, i):
+        """One bounded unit of work toward shard i's view for the current epoch."""
+        epoch = self.epoch.get(db, 0)
+        if i >= len(ks.shards):
+            return
+        view = self.views.get((db, i))
+        if view is not None and view[0] == epoch:
+            return
+        work = self.building.get((db, i))
+        if work is None or work[0] != epoch:
+            self.building[(db, i)] = (epoch, list(ks.shards[i].data[db]), [])
+        elif work[1]:
+            keys = work[1]
+            work[2].append(sorted(keys[-self.RUN :], key=hash))
+            del keys[-self.RUN :]
+        else:
+            self.views[(db, i)] = (epoch, self._build(ks, db, i, epoch))
 
     def drop(self, db, i):
         self.views.pop((db, i), None)
@@ -303,6 +338,7 @@ def scan(c, args):
             keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]
         found += keys
         if pos is not None:
+            views.advance(ks, db, shard + 1)  # see ScanViews
             break
         views.drop(db, shard)
         shard, pos = shard + 1, 0

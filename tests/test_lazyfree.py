@@ -12,12 +12,6 @@ import redis
 
 from conftest import assert_same, spawn_redis, spawn_store, stop, wait_until
 
-# INFO memory prints the two lazyfree figures as 0 until store/commands/info.py reads them
-# from the memory report (report.figures has them): strict, so the markers go once it does.
-NEEDS_INFO = pytest.mark.xfail(
-    strict=True, reason='INFO lazyfree_pending_objects/lazyfreed_objects not yet wired'
-)
-
 LAZY_PARAMS = (
     'lazyfree-lazy-eviction',
     'lazyfree-lazy-expire',
@@ -84,7 +78,6 @@ def test_lazyfree_parameters_match_redis(both, lazy_config):
     assert ours.config_get('lazyfree-*') == theirs.config_get('lazyfree-*')
 
 
-@NEEDS_INFO
 def test_flushall_async_counts_every_key_as_redis_does(both):
     """lazyfree_pending_objects drains to 0 and lazyfreed_objects grows by the number of
     keys flushed, in every database (emptyDbAsync counts the keys of each)."""
@@ -99,7 +92,6 @@ def test_flushall_async_counts_every_key_as_redis_does(both):
         assert drained(c) - start == 3500
 
 
-@NEEDS_INFO
 def test_unlink_counts_big_values_only_as_redis_does(both):
     """A value is freed lazily (and counted) when its free effort exceeds 64: a hash in
     its hashtable encoding with 1000 fields is, a listpack hash, a string and a small
@@ -115,7 +107,6 @@ def test_unlink_counts_big_values_only_as_redis_does(both):
         assert drained(c) - start == 1
 
 
-@NEEDS_INFO
 def test_lazy_user_del_server_del_and_expire_as_redis(both, lazy_config):
     """DEL frees lazily only with lazyfree-lazy-user-del; an aggregate overwritten by SET
     with lazyfree-lazy-server-del; an expired one with lazyfree-lazy-expire; FLUSHDB
@@ -184,7 +175,6 @@ def own_server():
     stop(proc)
 
 
-@NEEDS_INFO
 def test_ping_is_answered_while_a_big_flush_is_still_being_freed(own_server):
     """Ordering, not speed: another client's PING gets its PONG while the flushed
     database is still being freed (lazyfree_pending_objects > 0 right after it)."""
@@ -199,7 +189,6 @@ def test_ping_is_answered_while_a_big_flush_is_still_being_freed(own_server):
     assert drained(b) == 300_001
 
 
-@NEEDS_INFO
 def test_unlinked_big_value_is_freed_in_steps(own_server):
     """A hash of 300,000 fields goes at once for every client; its memory is freed
     between other clients' commands."""
@@ -214,7 +203,6 @@ def test_unlinked_big_value_is_freed_in_steps(own_server):
     assert drained(b) == 1
 
 
-@NEEDS_INFO
 def test_flushdb_async_during_bgsave_still_saves_the_data_as_it_was(tmp_path):
     """The snapshot still reads the flushed dicts: they are freed only once it has
     written them (a slowed-down BGSAVE, then FLUSHDB ASYNC while it runs)."""
@@ -248,7 +236,6 @@ def test_flushdb_async_during_bgsave_still_saves_the_data_as_it_was(tmp_path):
         stop(rproc)
 
 
-@NEEDS_INFO
 @pytest.mark.parametrize(
     'kind, small, big',
     [('list', 5000, 5500), ('stream', 2500, 3200)],

@@ -229,8 +229,8 @@ def _memory_section(server):
         ('mem_aof_buffer', f['aof_buffer']),
         ('mem_allocator', 'libc'),
         ('active_defrag_running', 0),
-        ('lazyfree_pending_objects', 0),
-        ('lazyfreed_objects', 0),
+        ('lazyfree_pending_objects', f['lazyfree_pending_objects']),
+        ('lazyfreed_objects', f['lazyfreed_objects']),
     ]
 
 

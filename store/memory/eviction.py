@@ -343,7 +343,7 @@ class Evictor:
             del exp[key]
             s.index.discard()
             size = TTL_OVERHEAD
-        size += ks._forget(s, db, key, data.pop(key))
+        size += ks._forget(s, db, key, data.pop(key), 'eviction')  # lazyfree-lazy-eviction
         ks.used -= size
         ks.db_used[db] -= size
         if ks.watchers:

@@ -175,6 +175,33 @@ class LatencyMonitor:
             self.add_sample('fast-command' if 'fast' in real.flags else 'command', took // 10**6)
         if self.slower_than < 0 or 'skip_slowlog' in real.flags:
             return
+        if conn.blocked is not None:
+            self._when_served(conn, args, took)
+            return
+        self._log(conn, args, took)
+
+    def _when_served(self, conn: Any, args: list[bytes], took: int) -> None:
+        """A command that blocked is logged when a write serves it, with the time of its
+        first run plus the time serving took, as Redis 7.0's updateStatsOnUnblock logs it;
+        a wait that ends otherwise (timeout, CLIENT UNBLOCK, disconnect) is never logged,
+        as in Redis 7.0. The waiter's serve function (store/blocking.py) is wrapped to see
+        that moment."""
+        waiter = conn.blocked
+        serve = waiter.serve
+
+        def serve_and_log(db: int, key: bytes) -> Any:
+            t0 = time.perf_counter_ns()
+            reply = serve(db, key)
+            if reply is not None:
+                self.sync()
+                if self.slower_than >= 0:
+                    self._log(conn, args, took + time.perf_counter_ns() - t0)
+            return reply
+
+        waiter.serve = serve_and_log
+
+    def _log(self, conn: Any, args: list[bytes], took: int) -> None:
+        """slowlogPushEntryIfNeeded: log if at least the threshold, then trim."""
         if took // 1000 >= self.slower_than:
             self.push(conn, args, took // 1000)
         slowlog = self.slowlog

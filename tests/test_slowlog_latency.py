@@ -175,6 +175,33 @@ def test_script_commands_come_from_the_script_client(pair):
     assert got[1:3] == [([b'get', b'k'], b'?:0', b''), ([b'set', b'k', b'v'], b'?:0', b'')]
 
 
+def _blocked(conn):
+    return int(re.search(rb'blocked_clients:(\d+)', conn.cmd('INFO', 'clients')).group(1))
+
+
+def test_blocked_commands_are_logged_when_served(ports):
+    """As Redis 7.0: a command that blocks is logged when a write serves it (after that
+    write), and not at all when its timeout ends the wait."""
+    got = []
+    for p in ports:
+        with RawConn(p) as a, RawConn(p) as b:
+            a.cmd('DEL', 'list', 'nolist')
+            a.cmd('CONFIG', 'SET', 'slowlog-log-slower-than', '0')
+            a.cmd('SLOWLOG', 'RESET')
+            assert parse(a.cmd('BLPOP', 'nolist', '0.05')) is None
+            before = _blocked(b)
+            a.send(pack_all(('BLPOP', 'list', '0')))
+            wait_until(lambda b=b, n=before: _blocked(b) > n, 'BLPOP to block')
+            b.cmd('RPUSH', 'list', 'x')
+            assert parse(a.read_reply()) == [b'list', b'x']
+            got.append([row[0] for row in entries(a) if row[0][0] != b'INFO'])
+    assert (
+        got[0]
+        == got[1]
+        == [[b'BLPOP', b'list', b'0'], [b'RPUSH', b'list', b'x'], [b'SLOWLOG', b'RESET']]
+    )
+
+
 def test_a_pipelined_config_set_applies_to_the_next_command(ports):
     """The threshold is read per command: a CONFIG SET in the same read as later commands
     governs them (and itself)."""

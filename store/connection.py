@@ -5,15 +5,25 @@ frame and ends with CRLF; it accepts hiredis's frames only when resp.parse_bulk_
 proves the read held whole, well-formed frames of bulk strings. Anything else (inline
 commands, frames split across reads, non-bulk elements, oversized arguments,
 unauthenticated clients) goes to the exact parser in resp.py, which reproduces Redis's
-errors, limits and close points; the connection returns to the fast path once the exact
-parser's buffer is empty.
+errors, limits and close points (and itself has hiredis parse the stretches it can prove
+well-formed: a pipeline cut across reads, a command of a million arguments); the
+connection returns to the fast path once the exact parser's buffer is empty.
 
-Commands from one read run in order and their replies leave in one write. The common case
-(authenticated, not in MULTI or subscribe mode, replies on) runs inline in `run`; every
-special state sets `self.gated`, which routes commands through `_execute_gated`
-where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live. A key signalled for
-blocked clients gates the running connection too, so they are served before its next
-command (store/blocking.py).
+Turns (fair processing). A connection runs at most about TURN_NS of commands per turn of
+the event loop: a read of more than SLICE commands runs in slices of SLICE, and once the
+turn's time is spent the rest (frames, or unparsed bytes in the exact parser's 16 KB reads)
+waits in `backlog` for the next turn (call_soon). Reading is paused meanwhile and later reads
+queue behind the backlog, so order holds whoever resumes reading. A client whose unread
+replies exceed OUT_PAUSE_BYTES in the transport is not read, nor its backlog run, until
+they drain (resume_writing): TCP backpressure bounds what it makes the server hold. A
+parked connection keeps its own rules (`park` below).
+
+Commands from one read (or slice) run in order and their replies leave in one write. The
+common case (authenticated, not in MULTI or subscribe mode, replies on) runs inline in
+`run`; every special state sets `self.gated`, which routes commands through
+`_execute_gated` where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live. A key
+signalled for blocked clients gates the running connection too, so they are served before
+its next command (store/blocking.py).
 
 A connection is parked (`park`) while its current command waits: a blocking read
 (store/blocking.py) or a PUBLISH held by publisher backpressure (store/pubsub). Later
@@ -25,6 +35,7 @@ it; other modules read and write these fields but add none.
 
 import asyncio
 import time
+from collections import deque
 
 import hiredis
 
@@ -46,6 +57,20 @@ from .resp import (
 )
 
 _perf_ns = time.perf_counter_ns
+
+# Fair processing (issue 13): a connection runs at most about TURN_NS of commands per turn of
+# the event loop, in slices of SLICE commands (a read of SLICE or fewer commands, the -P 16
+# case, runs whole, as before); the rest waits in `backlog` for the next turn (call_soon),
+# reading paused meanwhile so the order holds. Redis runs one 16 KB read per client per turn.
+TURN_NS = 1_000_000
+SLICE = 256
+# A client stops being read while more than this many bytes of its replies wait in the
+# transport (it does not read them), and is read again once they drain (resume_writing).
+# Not the transport's 64 KB high-water mark itself: a client that sends a whole pipeline
+# before reading any reply (redis-py's pipelines do) would then deadlock as soon as the
+# replies outgrow the socket buffers, where Redis buffers them; this bounds the memory one
+# client holds all the same.
+OUT_PAUSE_BYTES = 16 * 1024 * 1024
 
 # What Redis 7.0 sends a non-loopback client in protected mode, word for word.
 PROTECTED_MODE_DENIED = (
@@ -77,6 +102,12 @@ class Connection(asyncio.Protocol):
         'out',
         'closing',
         'write_paused',
+        # fair processing (data_received): input left for later turns, the call_soon handle
+        # of the next turn, replies over OUT_PAUSE_BYTES unread, reading paused for these
+        'backlog',
+        'turn_handle',
+        'out_full',
+        'read_paused',
         # identity (CLIENT LIST, CLIENT SETNAME)
         'id',
         'name',
@@ -147,6 +178,10 @@ class Connection(asyncio.Protocol):
         self.deferred = None  # commands held while parked
         self.blocked = None  # the blocking.Waiter while a blocking command waits
         self.write_paused = False  # transport above its high-water mark
+        self.backlog = None  # deque of reads (bytes) and [frames, next index], in order
+        self.turn_handle = None
+        self.out_full = False
+        self.read_paused = False
         self.out_limit = server.pubsub.limits.gate()
         self.obl_soft_since = None
         self.gated = not self.authenticated or server.loading
@@ -197,9 +232,18 @@ class Connection(asyncio.Protocol):
         if self.closing:
             return
         server = self.server
-        server.current_client = self
         self.last_interaction = server.clock
         server.stats.net_input_bytes += len(data)
+        if self.backlog is not None:  # earlier input waits for its turn: this goes after it
+            self.backlog.append(data)
+            self._pause_reading()  # someone else may have resumed it (store/pubsub)
+            return
+        server.current_client = self
+        self._consume(data, 0)
+
+    def _consume(self, data, deadline):
+        """Parse and run one read. What the turn's budget (`deadline`, 0: from now) leaves
+        goes to the front of the backlog; True then."""
         if self.pubsub is not None and self.pubsub.queue:
             self.pubsub.drain_before_commands()  # queued messages first, up to the quota
         if (
@@ -211,19 +255,46 @@ class Connection(asyncio.Protocol):
         ):
             frames = parse_bulk_arrays(self.reader, data)
             if frames is not None:
+                if len(frames) > SLICE:
+                    return self._run_slices(frames, 0, deadline)
                 self.run(frames)
                 self.flush()
-                return
+                return False
             self.reader = hiredis.Reader()
-        self._parse_exact(data)
+        return self._parse_exact(data, deadline)
 
-    def _parse_exact(self, data):
+    def _run_slices(self, frames, i, deadline):
+        """Run frames[i:] in slices until the turn's budget is spent or the client's unread
+        replies are over OUT_PAUSE_BYTES; the rest goes to the backlog (True)."""
+        if not deadline:
+            deadline = _perf_ns() + TURN_NS
+        n = len(frames)
+        while i < n:
+            # the client is not reading (its transport is above its high-water mark): small
+            # slices, so what one slice adds before out_full is checked stays small
+            step = SLICE if not self.write_paused else SLICE // 16
+            self.run(frames[i : i + step])
+            i += step
+            self.flush()
+            if self.closing:
+                return False
+            if i < n and (self.out_full or _perf_ns() > deadline) and self._may_yield():
+                self._hold([frames, i])
+                return True
+        return False
+
+    def _parse_exact(self, data, deadline):
         parser = self.parser
         if parser is None:
             parser = self.parser = RequestParser()
         limit = self.server.config['client-query-buffer-limit']
+        if not deadline:
+            deadline = _perf_ns() + TURN_NS
+        held = False
+        done = 0
         # redis-server's limits apply per read(2) of at most 16 KB: replay those reads
         for chunk in parser.reads(data):
+            done += len(chunk)
             parser.feed(chunk)
             if parser.pending() > limit:
                 # checked before parsing; replies of earlier reads still go out
@@ -249,9 +320,90 @@ class Connection(asyncio.Protocol):
                 break
             if self.closing:
                 break
+            if done < len(data):  # the rest is what redis-server would read next: a turn ends
+                self.flush()
+                if (self.out_full or _perf_ns() > deadline) and self._may_yield():
+                    self._hold(data[done:])
+                    held = True
+                    break
         if not parser.buf and not parser.multibulklen:  # not mid-request (args may be [])
             self.parser = None
         self.flush()
+        return held
+
+    # -- turns: fair processing ----------------------------------------------------------
+
+    def _may_yield(self):
+        """Whether the rest may wait for a later turn: not while a script is busy, whose
+        poll feeds reads to be answered now (-BUSY), not after it ends (scripting/busy.py)."""
+        server = self.server
+        return server.busy.run is None and server.loop is not None and self.transport is not None
+
+    def _hold(self, item):
+        """Put `item` (unparsed bytes, or [frames, next index]) first in the backlog, stop
+        reading, and schedule the next turn (unless unread replies hold it: resume_writing)."""
+        if self.backlog is None:
+            self.backlog = deque()
+        self.backlog.appendleft(item)
+        self._pause_reading()
+        if not self.out_full:
+            self._schedule_turn()
+
+    def _schedule_turn(self):
+        if self.turn_handle is None:
+            self.turn_handle = self.server.loop.call_soon(self._next_turn)
+
+    def _next_turn(self):
+        """Run the backlog, in order, for one turn's budget."""
+        self.turn_handle = None
+        backlog = self.backlog
+        if backlog is None:
+            return
+        if self.closing or self.transport is None:
+            self.backlog = None
+            return
+        if self.out_full:
+            return  # resume_writing schedules the next turn
+        server = self.server
+        server.current_client = self
+        deadline = _perf_ns() + TURN_NS
+        while backlog:
+            item = backlog.popleft()
+            if type(item) is list:
+                held = self._run_slices(item[0], item[1], deadline)
+            else:
+                held = self._consume(item, deadline)
+            if held:
+                return
+            if self.closing:
+                self.backlog = None
+                return
+            if backlog and (self.out_full or _perf_ns() > deadline):
+                if not self.out_full:
+                    self._schedule_turn()
+                return
+        self.backlog = None
+        self._resume_reading()
+
+    def _pause_reading(self):
+        """Stop reading (again: store/pubsub may have resumed it meanwhile; uvloop's
+        pause_reading does nothing when reading is paused)."""
+        self.read_paused = True
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.pause_reading()
+
+    def _resume_reading(self):
+        """Read again once nothing of ours holds it: no backlog, replies drained. A PUBLISH
+        parked by publisher backpressure keeps it paused: store/pubsub resumes it."""
+        if not self.read_paused or self.backlog is not None or self.out_full:
+            return
+        if self.deferred is not None and self.blocked is None:
+            return
+        self.read_paused = False
+        transport = self.transport
+        if transport is not None and not transport.is_closing() and not self.closing:
+            transport.resume_reading()
 
     # -- output ------------------------------------------------------------------------
 
@@ -267,14 +419,29 @@ class Connection(asyncio.Protocol):
             out.clear()
             self.server.stats.net_output_bytes += len(data)
             self.transport.write(data)
+            if self.write_paused and not self.out_full:
+                self._check_out_full()
             if self.closing:
                 self.transport.close()
+
+    def _check_out_full(self):
+        """Over OUT_PAUSE_BYTES of unread replies: read no more until they drain."""
+        transport = self.transport
+        if transport.get_write_buffer_size() > OUT_PAUSE_BYTES and not transport.is_closing():
+            self.out_full = True
+            self._pause_reading()
 
     def pause_writing(self):
         self.write_paused = True
 
     def resume_writing(self):
         self.write_paused = False
+        if self.out_full:  # the client read its replies: go on with its input
+            self.out_full = False
+            if self.backlog is not None:
+                self._schedule_turn()
+            else:
+                self._resume_reading()
         if self.pubsub is not None:
             self.pubsub.resume()  # move queued messages on (store/pubsub/dispatch.py)
 

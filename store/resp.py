@@ -25,7 +25,10 @@ type checker cannot follow through the local `t`; the table above is the contrac
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Iterator
+from itertools import accumulate, chain
+from operator import add
 from typing import Any, Final
 
 import hiredis
@@ -376,6 +379,24 @@ def parse_bulk_arrays(reader: hiredis.Reader, data: bytes) -> list[list[bytes]] 
     return frames if pos == len(data) else None
 
 
+# Canonical wire sizes, for the hiredis runs below: a bulk argument of n bytes takes
+# n + ARG_EXTRA[n] bytes ('$<n>\r\n' ... '\r\n'), a '*<n>\r\n' header FRAME_EXTRA[n]. Tables
+# (bytes, 32 KB each) so whole runs are sized by C-level map/sum; longer arguments are
+# MBULK_BIG_ARG or more and take the Python path.
+ARG_EXTRA: Final = bytes(len(b'%d' % n) + 5 for n in range(MBULK_BIG_ARG))
+FRAME_EXTRA: Final = bytes(len(b'%d' % n) + 3 for n in range(MBULK_BIG_ARG))
+RUN_MIN = 16  # arguments (or bytes / 8 of frames) below which the Python loop is cheaper
+_TYPE_BYTES: Final = b'+=(|~>'  # what hiredis turns into bytes or lists besides '*' and '$'
+
+
+def _prefix_below(lens: list[int], limit: int) -> int:
+    """How many of `lens`, from the start, are below `limit`."""
+    for i, n in enumerate(lens):
+        if n >= limit:
+            return i
+    return len(lens)
+
+
 class RequestParser:
     """Incremental exact parser over a growing buffer.
 
@@ -392,6 +413,27 @@ class RequestParser:
     `reads(data)` cuts a network read into the reads redis-server would make from a socket
     holding it (16 KB, or the rest of a big bulk argument), since its limits are checked
     per read: feed each one, check `pending()` against client-query-buffer-limit, parse.
+
+    Speed. The Python loop below is the reference; two shortcuts hand it stretches that
+    hiredis parses in C, and keep them only when they provably are what the loop would
+    have parsed (complete lists of bulk strings in the canonical layout: see
+    parse_bulk_arrays for why that is Redis's parse), so errors, limits and close points
+    stay the loop's:
+    - `_hiredis_frames`: the complete multibulk frames from a frame boundary on (a
+      pipeline cut across reads, which the connection's fast path cannot take);
+    - `_hiredis_args`: inside a command with many arguments (MSET of a million), the
+      complete arguments buffered, parsed by hiredis behind a made-up '*<k>' header.
+    Each run is sized from its arguments' lengths (ARG_EXTRA), checked with six memchr
+    scans for the type bytes hiredis would also accept, and, when one occurs (binary
+    payloads), by checking that every argument starts with '$' where the canonical layout
+    puts it. A run that fails the checks is left to the loop, once per `parse` call.
+    Unauthenticated clients (smaller limits) always take the loop.
+
+    Big arguments (MBULK_BIG_ARG and more, as Redis's PROTO_MBULK_BIG_ARG) are not
+    collected in `buf`: their bytes go straight into a BytesIO of their own (`big`), whose
+    getvalue() hands over its internal bytes object as the value (CPython's BytesIO only
+    trims it to size: no copy while no buffer view is exported). A 256 MB SET thus holds
+    the value once, plus one network read, where `buf` slices held it three times.
     """
 
     buf: bytearray
@@ -400,6 +442,8 @@ class RequestParser:
     bulklen: int  # length of the argument being read, -1 before its header
     args: list[bytes]  # the current command's arguments so far
     ready: list[list[bytes]]  # complete commands of the last `parse`
+    big: io.BytesIO | None  # the big argument being collected
+    big_left: int  # its bytes still to come (its CRLF then comes through `buf`)
 
     def __init__(self) -> None:
         self.buf = bytearray()
@@ -408,11 +452,16 @@ class RequestParser:
         self.bulklen = -1
         self.args = []
         self.ready = []
+        self.big = None
+        self.big_left = 0
 
     def pending(self) -> int:
         """Bytes buffered but not yet parsed: redis-server's query buffer (arguments of a
-        partial command already parsed have left it)."""
-        return len(self.buf) - self.pos
+        partial command already parsed have left it; a big argument being read is in it)."""
+        n = len(self.buf) - self.pos
+        if self.big is not None:
+            n += self.bulklen - self.big_left
+        return n
 
     def reads(self, data: bytes) -> Iterator[bytes]:
         """Yield `data` in the pieces redis-server's readQueryFromClient would read it."""
@@ -420,7 +469,7 @@ class RequestParser:
         while off < end:
             readlen = IOBUF_LEN
             if self.multibulklen and self.bulklen >= MBULK_BIG_ARG:
-                remaining = self.bulklen + 2 - (len(self.buf) - self.pos)
+                remaining = self.bulklen + 2 - self.pending()
                 if remaining > 0:
                     readlen = remaining
             if off == 0 and readlen >= end:
@@ -438,17 +487,36 @@ class RequestParser:
         return i
 
     def feed(self, data: bytes) -> None:
+        left = self.big_left
+        if left:  # `buf` is empty meanwhile: the argument's bytes go to its own buffer
+            big = self.big
+            assert big is not None
+            if len(data) <= left:
+                big.write(data)
+                self.big_left = left - len(data)
+                return
+            with memoryview(data) as view:
+                big.write(view[:left])
+            self.big_left = 0
+            data = data[left:]
         self.buf += data
 
     def parse(self, max_bulk: int, authenticated: bool = True) -> list[list[bytes]]:
         buf = self.buf
         ready = self.ready = []
+        frames = authenticated  # hiredis runs of frames, until one fails in this call
         try:
             while self.pos < len(buf):
-                if self.multibulklen == 0 and buf[self.pos] != 42:  # not '*': inline
-                    if not self._inline():
-                        break
-                elif not self._multibulk(max_bulk, authenticated):
+                if self.multibulklen == 0:
+                    if buf[self.pos] != 42:  # not '*': inline
+                        if not self._inline():
+                            break
+                        continue
+                    if frames and len(buf) - self.pos >= 8 * RUN_MIN:
+                        if self._hiredis_frames():
+                            continue
+                        frames = False
+                if not self._multibulk(max_bulk, authenticated):
                     break
         finally:
             if self.pos:
@@ -476,6 +544,7 @@ class RequestParser:
 
     def _multibulk(self, max_bulk: int, authenticated: bool) -> bool:
         buf = self.buf
+        runs = authenticated  # hiredis runs of arguments, until one fails in this call
         if self.multibulklen == 0:
             cr = self._find(13)
             if cr < 0:
@@ -496,6 +565,10 @@ class RequestParser:
             self.args = []
         while self.multibulklen:
             if self.bulklen == -1:
+                if runs and self.multibulklen >= RUN_MIN:
+                    if self._hiredis_args():
+                        continue
+                    runs = False
                 cr = self._find(13)
                 if cr < 0:
                     if len(buf) - self.pos > INLINE_MAX_SIZE:
@@ -517,12 +590,136 @@ class RequestParser:
                     raise ProtocolError('unauthenticated bulk length')
                 self.pos = cr + 2
                 self.bulklen = ll
-            if len(buf) - self.pos < self.bulklen + 2:
-                return False
-            self.args.append(bytes(buf[self.pos : self.pos + self.bulklen]))
-            self.pos += self.bulklen + 2
+                if ll >= MBULK_BIG_ARG:
+                    self._start_big(ll)
+            big = self.big
+            if big is not None:
+                if self.big_left or len(buf) - self.pos < 2:
+                    return False
+                self.big = None
+                self.args.append(big.getvalue())  # its own buffer: exactly full, no copy
+                self.pos += 2
+            else:
+                if len(buf) - self.pos < self.bulklen + 2:
+                    return False
+                self.args.append(bytes(buf[self.pos : self.pos + self.bulklen]))
+                self.pos += self.bulklen + 2
             self.bulklen = -1
             self.multibulklen -= 1
         self.ready.append(self.args)
         self.args = []
         return True
+
+    def _start_big(self, n: int) -> None:
+        """Collect an argument of n bytes in a buffer of its own, and move there what of it
+        `buf` already holds. The BytesIO grows as bytes arrive, by realloc (mremap for big
+        blocks: no copy), rather than being sized up front: that would zero-fill all of it
+        at once, a stall of a few hundred ms for 256 MB."""
+        big = self.big = io.BytesIO()
+        buf, pos = self.buf, self.pos
+        k = min(n, len(buf) - pos)
+        if k:
+            with memoryview(buf) as view, view[pos : pos + k] as part:
+                big.write(part)
+            self.pos = pos + k
+        self.big_left = n - k
+
+    def _hiredis_frames(self) -> bool:
+        """Move the complete canonical multibulk frames at `pos` to `ready`, parsed by
+        hiredis. False when there was none (the loop then parses what is there)."""
+        buf, pos = self.buf, self.pos
+        reader = hiredis.Reader()
+        reader.feed(buf, pos)  # type: ignore[arg-type]  # its C code takes any buffer
+        frames: list[Any] = []
+        try:
+            frame = reader.gets()
+            while frame is not False:
+                frames.append(frame)
+                frame = reader.gets()
+        except hiredis.ProtocolError:
+            pass  # the frames before the error stand; the loop meets the error
+        if not frames:
+            return False
+        end = -1
+        try:
+            if set(map(type, frames)) == {list}:
+                args = list(chain.from_iterable(frames))
+                if not args or set(map(type, args)) == {bytes}:
+                    lens = list(map(len, args))
+                    end = (
+                        pos
+                        + sum(lens)
+                        + sum(map(ARG_EXTRA.__getitem__, lens))
+                        + sum(map(FRAME_EXTRA.__getitem__, map(len, frames)))
+                    )
+        except IndexError:  # an argument or a count of MBULK_BIG_ARG or more
+            end = -1
+        if end < 0 or any(buf.find(c, pos, end) >= 0 for c in _TYPE_BYTES):
+            n, end = _walk_frames(buf, pos, frames)
+            if not n:
+                return False
+            del frames[n:]
+        self.ready += filter(None, frames)  # '*0' frames are skipped, as the loop skips them
+        self.pos = end
+        return True
+
+    def _hiredis_args(self) -> bool:
+        """Inside a command of many arguments, at an argument boundary: append the complete
+        arguments buffered, parsed by hiredis as the elements of a '*<k>' frame. False when
+        that did not work out (the loop then parses the next argument)."""
+        buf, pos = self.buf, self.pos
+        # each complete argument holds at least two CRLFs: at most this many are complete
+        k = min(self.multibulklen, buf.count(b'\r\n', pos) >> 1)
+        while k >= RUN_MIN:
+            reader = hiredis.Reader()
+            reader.feed(b'*%d\r\n' % k)
+            reader.feed(buf, pos)  # type: ignore[arg-type]
+            try:
+                got = reader.gets()
+            except hiredis.ProtocolError:
+                return False
+            if got is not False:
+                break
+            k >>= 1  # payloads with CRLFs: fewer arguments are complete
+        else:
+            return False
+        if type(got) is not list or set(map(type, got)) != {bytes}:
+            return False
+        lens = list(map(len, got))
+        n = _prefix_below(lens, MBULK_BIG_ARG) if max(lens) >= MBULK_BIG_ARG else k
+        if n < k:
+            if n < RUN_MIN:
+                return False
+            del got[n:], lens[n:]
+        sizes = list(map(add, lens, map(ARG_EXTRA.__getitem__, lens)))
+        end = pos + sum(sizes)
+        if any(buf.find(c, pos, end) >= 0 for c in _TYPE_BYTES):
+            starts = bytes(map(buf.__getitem__, accumulate(sizes[:-1], initial=pos)))
+            if starts.count(36) != n:  # every argument starts with '$' where it should
+                return False
+        self.args += got
+        self.pos = end
+        self.multibulklen -= n
+        return True
+
+
+def _walk_frames(buf: bytearray, pos: int, frames: list[Any]) -> tuple[int, int]:
+    """How many of hiredis's `frames` from `pos` are canonical lists of bulk strings (each
+    shorter than MBULK_BIG_ARG), and where they end: the loop of parse_bulk_arrays."""
+    done, end = 0, pos
+    try:
+        for f in frames:
+            if type(f) is not list or buf[pos] != 42:
+                break
+            n = len(f)
+            pos += len(b'%d' % n) + 3
+            for a in f:
+                if type(a) is not bytes or buf[pos] != 36 or len(a) >= MBULK_BIG_ARG:
+                    return done, end
+                n = len(a)
+                pos += n + len(b'%d' % n) + 5
+            done += 1
+            end = pos
+    except IndexError:
+        pass
+    return done, end

@@ -166,6 +166,8 @@ class LatencyMonitor:
 
     def command(self, conn: Any, cmd: Any, args: list[bytes], took: int) -> None:
         self.sync()
+        if conn.transport is None and self.server.loading:
+            return  # the AOF's commands being replayed (and scripts they run): not calls
         real = cmd
         if cmd.subcommands:
             real = cmd.subcommands.get(args[1].decode('latin-1').lower())

@@ -14,7 +14,7 @@ import time
 import hiredis
 import pytest
 
-from conftest import raw_same, wait_until
+from conftest import raw_same, spawn_redis, spawn_store, stop, wait_until
 from rawconn import RawConn, pack_all
 
 DEFAULTS = [
@@ -200,6 +200,35 @@ def test_blocked_commands_are_logged_when_served(ports):
         == got[1]
         == [[b'BLPOP', b'list', b'0'], [b'RPUSH', b'list', b'x'], [b'SLOWLOG', b'RESET']]
     )
+
+
+def test_commands_replayed_from_the_aof_are_not_logged(tmp_path):
+    """Loading the AOF runs its commands (and the scripts they hold) without logging
+    them, as Redis's call() does for the AOF client; a client's commands after it are."""
+    script = "return redis.call('set', 'b', '2')"
+    got = []
+    for kind, spawn in (('store', spawn_store), ('redis', spawn_redis)):
+        d = tmp_path / kind
+        d.mkdir()
+        args = ('--appendonly', 'yes', '--dir', str(d), '--slowlog-log-slower-than', '0')
+        proc, port = spawn(*args)
+        try:
+            with RawConn(port) as c:
+                c.send(pack_all(('MULTI',), ('SET', 'a', '1'), ('EXEC',)))
+                c.read_replies(3)
+                c.cmd('EVAL', script, '0')
+        finally:
+            stop(proc)
+        proc, port = spawn(*args)
+        try:
+            with RawConn(port) as c:
+                wait_until(lambda c=c: b'loading:0' in c.cmd('INFO', 'persistence'), 'loading')
+                assert c.cmd('MGET', 'a', 'b') == b'*2\r\n$1\r\n1\r\n$1\r\n2\r\n', kind
+                rows = entries(c)
+        finally:
+            stop(proc)
+        got.append([row[:2] for row in rows if row[0][0] != b'INFO'])
+    assert got[0] == got[1] == [([b'MGET', b'a', b'b'], b'peer')]
 
 
 def test_a_pipelined_config_set_applies_to_the_next_command(ports):

@@ -41,6 +41,7 @@ import hiredis
 
 from .command_table import call
 from .commands.client import client_info_line
+from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
 from .latency import observe
 from .resp import (
     BULK_HEADER,
@@ -558,6 +559,8 @@ class Connection(asyncio.Protocol):
             or self.server.loading
             or self.server.write_denied is not None
             or self.no_touch
+            or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
+            or self.server.pause.kind is not None  # CLIENT PAUSE: held on the gated path
         )
 
     def _reject(self, cmd, message):
@@ -603,7 +606,14 @@ class Connection(asyncio.Protocol):
         if cmd is None:
             cmd = self.table.get(name.lower())
         if name.lower() == b'quit':  # Redis 7.0 handles QUIT before anything else
+            server = self.server
+            if server.pause.kind is not None and server.pause.holds(self, cmd, args):
+                return server.pause.hold(self, cmd, args)  # but CLIENT PAUSE ALL holds it
             self._emit(OK)
+            if server.monitors:
+                server.monitors.feed(self, args)
+                self.out += server.monitors.after_reply  # a monitor's own QUIT
+                server.monitors.after_reply.clear()
             self.close_after_reply()
             return
         if cmd is None:
@@ -643,10 +653,18 @@ class Connection(asyncio.Protocol):
         ks = self.ks
         if ks.used > ks.check_at and server.evictor.gate(self, cmd, args):
             return
+        if server.monitors and self in server.monitors and touches_keyspace(cmd, shown):
+            return self._reject(cmd, E_REPLICA)  # a monitor is a replica for Redis
+        pause = server.pause
+        if pause.kind is not None and pause.holds(self, cmd, args):
+            return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
             return self._emit(QUEUED)
         self._emit(self.call(cmd, args))
+        if server.monitors and server.monitors.after_reply:  # a monitor's own command
+            self.out += server.monitors.after_reply
+            server.monitors.after_reply.clear()
 
     def call(self, cmd, args):
         """Run a command through the executor and return its reply value (used by EXEC
@@ -656,6 +674,9 @@ class Connection(asyncio.Protocol):
         return self._call(cmd, args)
 
     def _call(self, cmd, args):
+        monitors = self.server.monitors
+        if monitors and cmd.name in SCRIPT_CALLS:
+            monitors.feed(self, args)  # before the commands its script runs (evalCommand)
         try:
             r = call(cmd, self, args)
         except RedisError as e:
@@ -663,6 +684,12 @@ class Connection(asyncio.Protocol):
         except Exception as e:
             r = self._internal_error(cmd, e)
         self.last_cmd = cmd
+        if monitors:
+            shown = cmd
+            if cmd.subcommands and len(args) > 1:
+                shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower(), cmd)
+            if monitors.shows(shown):
+                monitors.feed(self, args)  # once it has run, as call() feeds
         return r
 
     # -- helpers for commands ----------------------------------------------------------

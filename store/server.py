@@ -19,6 +19,8 @@ import traceback
 from .blocking import BlockingRegistry
 from .command_table import build_table
 from .commands import MODULES
+from .commands.client import ClientPause
+from .commands.monitor import Monitors
 from .config import Config
 from .connection import Connection
 from .events import KeyspaceEvents
@@ -86,6 +88,9 @@ class Server:
         self.busy = Busy(self)  # a script past busy-reply-threshold
         self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
         self.evictor = Evictor(self)  # maxmemory (store/memory)
+        # Both gate every connection while they are on, so the hot path never checks them.
+        self.monitors = Monitors(self)  # MONITOR clients (store/commands/monitor.py)
+        self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client.py)
         self.cron_hooks.append(self.evictor.refresh)
         self.apply_all()
 
@@ -164,6 +169,8 @@ class Server:
         self.next_client_id += 1
         self.clients[conn.id] = conn
         self.stats.total_connections_received += 1
+        if self.monitors or self.pause.kind is not None:
+            conn.update_gate()  # a new client's commands are fed to monitors / held too
         sock = conn.transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -6,12 +6,13 @@ UNBLOCK, GETREDIR, TRACKING, TRACKINGINFO, CACHING, HELP. The server keeps its c
 
 Client-side caching is not supported: TRACKING ON replies with an error, TRACKING OFF,
 GETREDIR, TRACKINGINFO and CACHING answer as Redis does for a client with tracking off.
-PAUSE validates its arguments and replies OK without pausing anyone.
+PAUSE/UNPAUSE: `ClientPause` below, one per server (server.pause).
 """
 
 import time
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
+from ..clock import now_ms
 from ..command_table import Family
 from ..output_limit import reply_memory
 from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
@@ -84,6 +85,152 @@ CLIENT_TYPES = {
 
 COMMANDS = Family('connection', since='2.4.0')
 
+# Commands that may replicate without the write flag (CMD_MAY_REPLICATE in Redis 7.0):
+# CLIENT PAUSE WRITE holds them too.
+MAY_REPLICATE = frozenset(('eval', 'evalsha', 'fcall', 'publish', 'spublish', 'pfcount'))
+_SCRIPT_CALLS = frozenset(('eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'))
+
+
+def _script_flags(server, name, arg):
+    """The flags a script declares (its shebang, or its function's), None when it has none
+    or is not found (evalGetCommandFlags / fcallGetCommandFlags)."""
+    if name.startswith('fcall'):
+        fn = server.functions.ctx.functions.get(arg.lower())
+        return None if fn is None else fn.flags
+    if name.startswith('evalsha'):
+        script = server.scripts.get(arg)
+        return None if script is None else script.flags
+    return server.scripts.flags_of(arg)
+
+
+def may_replicate(server, cmd, args):
+    """Would this command write or replicate (processCommand's is_may_replicate_command,
+    with getCommandFlags' script flags)? A script that declares flags writes unless it
+    says no-writes; one without (or not found) keeps its command's flags."""
+    name = cmd.name
+    if name in _SCRIPT_CALLS:
+        flags = _script_flags(server, name, args[1])
+        if flags is not None:
+            return 'no-writes' not in flags
+        return name in MAY_REPLICATE
+    if 'write' in cmd.flags or name in MAY_REPLICATE:
+        return True
+    if cmd.subcommands and len(args) > 1:
+        sub = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower())
+        return sub is not None and 'write' in sub.flags
+    return False
+
+
+class ClientPause:
+    """CLIENT PAUSE (Redis 7.0's pauseClients): while `kind` is 'write' or 'all', the
+    gated path holds the commands it covers (`holds`): the connection is parked with the
+    command, in the order clients were held, and unpausing (CLIENT UNPAUSE, or the timeout)
+    resumes them in that order. Every connection takes the gated path while a pause is on
+    (Connection.update_gate), so the hot path pays nothing for this.
+
+    While paused the dataset stays as it is: active expiry is stopped, eviction does not
+    run (store/memory/eviction.py asks `active()`), and lazy expiry answers as if an
+    expired key were gone without deleting it (Keyspace.expire_paused)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.kind = None  # 'write' or 'all' while paused
+        self.end = 0  # ms since the epoch
+        self.held = []  # parked connections, first held first resumed
+        self.timer = None
+        self.expiry_was = True  # active expiry's state before the pause
+        server.disconnect_hooks.append(self.forget)
+
+    def pause(self, end, kind):
+        """pauseClients: a pause never weakens nor shortens one in force."""
+        server = self.server
+        first = self.kind is None
+        if first or kind == 'all':
+            self.kind = kind
+        self.end = max(self.end, end)
+        if self.timer is not None:
+            self.timer.cancel()
+        if server.loop is not None:
+            self.timer = server.loop.call_later(
+                max(self.end - now_ms(), 0) / 1000 + 0.001, self.check
+            )
+        if first:
+            expiry = server.expiry
+            self.expiry_was = expiry.enabled
+            expiry.set_enabled(False)
+            ks = server.keyspace
+            if hasattr(ks, 'expire_paused'):
+                ks.expire_paused = True
+            server.update_gates()
+
+    def unpause(self):
+        """unpauseClients: end the pause and run the held commands, in order."""
+        if self.kind is None:
+            return
+        server = self.server
+        self.kind = None
+        self.end = 0
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        ks = server.keyspace
+        if hasattr(ks, 'expire_paused'):
+            ks.expire_paused = False
+        server.expiry.set_enabled(self.expiry_was)
+        server.update_gates()
+        held, self.held = self.held, []
+        for conn in held:
+            if self.kind is not None:  # a held command paused again: the rest wait on
+                self.held.append(conn)
+                continue
+            if not conn.closing and conn.transport is not None:
+                conn.resume(None)
+            else:
+                conn.deferred = None
+                conn.update_gate()
+
+    def check(self):
+        """The pause's timer: unpause once its end has passed."""
+        self.timer = None
+        self.active()
+        if self.kind is not None and self.timer is None and self.server.loop is not None:
+            self.timer = self.server.loop.call_later(
+                max(self.end - now_ms(), 0) / 1000 + 0.001, self.check
+            )
+
+    def active(self):
+        """checkClientPauseTimeoutAndReturnIfPaused."""
+        if self.kind is not None and self.end < now_ms():
+            self.unpause()
+        return self.kind is not None
+
+    def holds(self, conn, cmd, args):
+        """Whether `cmd` must wait (processCommand's pause test): everything under ALL,
+        write and may-replicate commands (and EXEC of such) under WRITE; monitors, which
+        are replicas for Redis, are never held."""
+        if not self.active() or conn in self.server.monitors:
+            return False
+        if self.kind == 'all':
+            return True
+        if cmd.name == 'exec' and conn.multi is not None:
+            return any(may_replicate(self.server, c_, a_) for c_, a_ in conn.multi)
+        return may_replicate(self.server, cmd, args)
+
+    def hold(self, conn, cmd, args):
+        """Park `conn` with `args` until the pause ends (blockPostponeClient); CLIENT
+        LIST shows the command as its last one already, as Redis does."""
+        conn.last_cmd = cmd
+        conn.park([args])
+        self.held.append(conn)
+
+    def forget(self, conn):
+        if conn in self.held:
+            self.held.remove(conn)
+
+    def blocked(self):
+        """Held clients, which INFO counts in blocked_clients."""
+        return len(self.held)
+
 
 def _syntax_error(args):
     """addReplySubcommandSyntaxError: right arity for the table, wrong for the form."""
@@ -120,10 +267,14 @@ def _pubsub_queued(conn):
 
 def _flags(conn):
     f = ''
+    if conn in conn.server.monitors:
+        f += 'O'
     if conn.subscriptions:
         f += 'P'
     if conn.multi is not None:
         f += 'x'
+    if conn.blocked is not None or conn in conn.server.pause.held:
+        f += 'b'
     if conn.dirty_cas:
         f += 'd'
     if conn.closing:
@@ -444,6 +595,8 @@ def client_pause(c, args):
         raise RedisError('ERR timeout is negative')
     if ms > LONG_MAX - int(time.time() * 1000):
         raise RedisError('ERR timeout is out of range')
+    kind = lower(args[3]) if len(args) == 4 else 'all'
+    c.server.pause.pause(now_ms() + ms, kind)
     return OK
 
 
@@ -455,6 +608,7 @@ def client_pause(c, args):
     since='6.2.0',
 )
 def client_unpause(c, args):
+    c.server.pause.unpause()
     return OK
 
 

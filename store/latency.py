@@ -55,8 +55,12 @@ def monitor(server: Any) -> LatencyMonitor:
 
 def observe(conn: Any, cmd: Any, args: list[bytes], took: int) -> None:
     """A command ran for `took` ns, at least `Config.slow_ns`: feed the slowlog and the
-    `command` / `fast-command` events as Redis's call() does."""
-    monitor(conn.server).command(conn, cmd, args, took)
+    `command` / `fast-command` events as Redis's call() does. A bug here must not cost
+    the command its reply (the hot path calls this between running it and replying)."""
+    try:
+        monitor(conn.server).command(conn, cmd, args, took)
+    except Exception as e:
+        conn.server.log_exception(f'Error logging {cmd.name} in the slowlog', e)
 
 
 class Series:

@@ -396,10 +396,11 @@ class Connection(asyncio.Protocol):
 
     def _resume_reading(self):
         """Read again once nothing of ours holds it: no backlog, replies drained. A PUBLISH
-        parked by publisher backpressure keeps it paused: store/pubsub resumes it."""
+        parked by publisher backpressure keeps it paused: store/pubsub resumes it. (Other
+        parked connections, blocked or held by CLIENT PAUSE, read on as they always did.)"""
         if not self.read_paused or self.backlog is not None or self.out_full:
             return
-        if self.deferred is not None and self.blocked is None:
+        if self.deferred is not None and self in self.server.pubsub.blocked:
             return
         self.read_paused = False
         transport = self.transport
@@ -660,6 +661,7 @@ class Connection(asyncio.Protocol):
             return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
+            self.last_cmd, self.last_sub = cmd, shown  # CLIENT LIST cmd=, as Redis's lastcmd
             return self._emit(QUEUED)
         self._emit(self.call(cmd, args))
         if server.monitors and server.monitors.after_reply:  # a monitor's own command

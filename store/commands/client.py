@@ -296,6 +296,29 @@ def _cmd_name(conn):
     return cmd.name
 
 
+# The part of a client's memory that is not its buffers (zmalloc_size of Redis 7.0's client).
+CLIENT_STRUCT = 768
+
+
+def _alloc_size(n):
+    """jemalloc's size class for an allocation of n bytes (small classes, then four per
+    doubling), as zmalloc_size reports it."""
+    if n <= 8:
+        return 8
+    if n <= 128:
+        return (n + 15) & ~15
+    step = 1 << (n - 1).bit_length() - 3
+    return (n + step - 1) // step * step
+
+
+def _dict_slots(n):
+    """Buckets of a dict holding n entries (power of two, at least 4)."""
+    size = 4
+    while size < n:
+        size *= 2
+    return size
+
+
 def client_info_line(conn, current=None, args=None):
     """catClientInfoString: one CLIENT LIST line (without the newline). `current` is the
     connection running the command, whose in-flight command and arguments show."""
@@ -308,11 +331,30 @@ def client_info_line(conn, current=None, args=None):
         fd = -1
     parser = conn.parser
     qbuf = parser.pending() if parser is not None else 0
-    qbuf_free = 20474 - qbuf if 0 < qbuf < 20474 else 0
-    argv_mem = sum(len(a) for a in args) if conn is current and args else 0
-    multi_mem = 0
-    if conn.multi is not None:
-        multi_mem = sum(sum(len(a) for a in a_) + 16 * len(a_) for _, a_ in conn.multi)
+    if conn is current and args:  # Redis trims the query buffer once the command has run
+        qbuf += len(b'*%d\r\n' % len(args))
+        qbuf += sum(len(b'$%d\r\n' % len(a)) + len(a) + 2 for a in args)
+    elif conn.deferred and conn in conn.server.pause.held:
+        args = conn.deferred[0]  # a command held by CLIENT PAUSE keeps its arguments
+    fresh = conn.last_cmd is None and not qbuf and conn.last_interaction == conn.created
+    idle_s = now - conn.last_interaction
+    # qbuf-free is what Redis's query buffer has allocated beyond qbuf: a new client's empty
+    # buffer (4), the 20474 free bytes of a buffer grown for a 16 KB read, or none once the
+    # cron has trimmed the buffer of a client idle for more than 2 s.
+    if fresh:
+        qbuf_free = 4
+    elif int(idle_s) > 2:
+        qbuf_free = 0
+    else:
+        qbuf_free = max(20474 - qbuf, 0)
+    qbuf_alloc = _alloc_size(qbuf + qbuf_free + (5 if qbuf + qbuf_free > 255 else 3) + 1)
+    running = args and (conn is current or (conn.deferred and conn in conn.server.pause.held))
+    argv_mem = sum(len(a) for a in args) if running else 0
+    argc = len(args) if running else 0
+    multi_mem = multi_cmds = 0
+    if conn.multi is not None:  # argv_len_sums: argument bytes and an 8-byte pointer each
+        multi_mem = sum(sum(len(a) for a in a_) + 8 * len(a_) for _, a_ in conn.multi)
+        multi_cmds = len(conn.multi)
     pending = 0
     if transport is not None:
         try:
@@ -325,9 +367,27 @@ def client_info_line(conn, current=None, args=None):
     unsent = sum(len(b) for b in conn.out)
     obl, omem = reply_memory(unsent, pending + queued)
     oll = (1 if unsent > obl else 0) + (1 if pending else 0) + (1 if queued else 0)
-    rbs = 16384 if conn is current else 0
-    tot_mem = 22296 + qbuf + argv_mem + multi_mem + obl + omem + rbs
+    # rbs/rbp: the reply buffer is created at 16 KB and the cron shrinks it to 1 KB within a
+    # few of its ticks when replies stay small (clientsCronResizeOutputBuffer)
+    young = now - conn.created < 0.15
+    rbs = 16384 if young else 1024
+    rbp = rbs if young and conn.last_cmd is not None else 0
     sub, psub, ssub = _sub_counts(conn)
+    # getClientMemoryUsage: the client structure, both buffers, the arguments being run,
+    # MULTI's queue, pub/sub and WATCH bookkeeping, and replies waiting beyond obl
+    tot_mem = (
+        CLIENT_STRUCT
+        + rbs
+        + qbuf_alloc
+        + argv_mem
+        + 8 * argc
+        + multi_mem
+        + 24 * multi_cmds
+        + (24 * sub + 8 * _dict_slots(sub) if sub else 0)
+        + 24 * psub
+        + 56 * len(conn.watched)
+        + omem
+    )
     if conn is current:
         cmd = f'client|{args[1].decode("latin-1").lower()}' if args else _cmd_name(conn)
         idle = 0
@@ -343,7 +403,7 @@ def client_info_line(conn, current=None, args=None):
         f'flags={_flags(conn)} db={conn.db} sub={sub} psub={psub} ssub={ssub} '
         f'multi={len(conn.multi) if conn.multi is not None else -1} '
         f'qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} '
-        f'rbs={rbs} rbp={rbs} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
+        f'rbs={rbs} rbp={rbp} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
         f'events={events} cmd={cmd} user=default redir=-1 resp={conn.proto}'
     )
 

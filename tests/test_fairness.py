@@ -268,7 +268,8 @@ def mixed_commands(n):
 
 def test_many_commands_in_one_read_keep_order(raw_pair):
     """15,000 commands in one write (many slices, several reads), then the same cut at odd
-    offsets: the same replies in the same order as redis-server."""
+    offsets, then in writes of whole commands: the same replies in the same order as
+    redis-server."""
     cmds = mixed_commands(3000)
     data = pack_all(*cmds)
     ours, theirs = both_ways(raw_pair, data, len(cmds))
@@ -276,6 +277,10 @@ def test_many_commands_in_one_read_keep_order(raw_pair):
     rng = random.Random(13)
     cuts = sorted(rng.sample(range(1, len(data)), 40))
     pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+    ours, theirs = both_ways(raw_pair, data, len(cmds), pieces)
+    assert ours == theirs
+    # writes of 2500 whole commands (a read each, mostly: the fast path, sliced)
+    pieces = [pack_all(*cmds[i : i + 2500]) for i in range(0, len(cmds), 2500)]
     ours, theirs = both_ways(raw_pair, data, len(cmds), pieces)
     assert ours == theirs
 
@@ -291,9 +296,9 @@ def test_multi_exec_across_slices(raw_pair):
 
 
 def test_blocking_command_in_a_pipeline(raw_pair):
-    """600 commands, BLPOP (blocks), 600 more, in one write: the first 600 replies come,
-    then nothing until another client pushes; then the BLPOP reply and the rest, in order,
-    as redis-server sends them."""
+    """600 commands, BLPOP (blocks), 600 more, in one write, and one more command later:
+    the first 600 replies come, then nothing until another client pushes; then the BLPOP
+    reply and the rest, in order, as redis-server sends them."""
     cmds = [('INCR', 'o:c')] * 600 + [('BLPOP', 'o:q', '0')] + [('INCR', 'o:c')] * 600
     data = pack_all(*cmds)
     ours, theirs = raw_pair()
@@ -306,13 +311,15 @@ def test_blocking_command_in_a_pipeline(raw_pair):
         results.append((first, quiet))
     assert results[0] == results[1]
     assert results[0][1] == b''
+    for c in (ours, theirs):  # sent while it waits: still read, and queued behind it
+        c.send(pack('INCR', 'o:c'))
     pushers = raw_pair()
     for pusher in pushers:
         assert pusher.cmd('RPUSH', 'o:q', 'item') == b':1\r\n'
-    rest = [c.read_replies(601) for c in (ours, theirs)]
+    rest = [c.read_replies(602) for c in (ours, theirs)]
     assert rest[0] == rest[1]
     assert rest[0].startswith(b'*2\r\n$3\r\no:q\r\n$4\r\nitem\r\n:601\r\n')
-    assert rest[0].endswith(b':1200\r\n')
+    assert rest[0].endswith(b':1200\r\n:1201\r\n')
 
 
 def random_arg(rng, big=0.02):

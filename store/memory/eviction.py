@@ -141,7 +141,9 @@ class Evictor:
         ks.lfu = 'lfu' in policy
         ks.lru = None if ks.lfu else int(time.time() * 1000)
         limit = cfg['maxmemory-clients']  # negative: a percentage of maxmemory
-        self.clients_limit = self.maxmemory * -limit // 100 if limit < 0 else limit
+        limit = self.maxmemory * -limit // 100 if limit < 0 else limit
+        # getClientEvictionLimit: never under 128 KB, so a bad setting cannot lock all out
+        self.clients_limit = max(limit, 128 * 1024) if limit else 0
         ks.lfu_log_factor = cfg['lfu-log-factor']
         ks.lfu_decay_time = cfg['lfu-decay-time']
         self.refresh()

@@ -661,6 +661,7 @@ class Connection(asyncio.Protocol):
             return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
+            self.last_cmd, self.last_sub = cmd, shown  # CLIENT LIST cmd=, as Redis's lastcmd
             return self._emit(QUEUED)
         self._emit(self.call(cmd, args))
         if server.monitors and server.monitors.after_reply:  # a monitor's own command

@@ -164,11 +164,6 @@ def test_exec_logs_its_commands(pair):
     assert [row[0][0] for row in got] == [b'GET', b'SET', b'MULTI', b'SLOWLOG']
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='scripting/engine.py runs redis.call commands with its own inline executor, '
-    'which does not feed the slowlog and histograms yet',
-)
 def test_script_commands_come_from_the_script_client(pair):
     script = "redis.call('set', KEYS[1], 'v'); return redis.call('get', KEYS[1])"
     got = run_logged(pair, [('EVAL', script, '1', 'k')])

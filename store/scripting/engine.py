@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 import lupa.lua51 as lua51
 
 from .. import clock
+from ..latency import observe
 from ..memory.eviction import OOM
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
 from ..version import VERSION
@@ -310,8 +311,12 @@ class LuaEngine:
             self.server.log_exception(f'Error running {cmd.name} from a script', e)
             self._raise(f'internal error while running {cmd.name}'.encode())
         finally:
+            took = _perf_ns() - t0
             top.calls += 1
-            top.ns += _perf_ns() - t0
+            top.ns += took
+            top.hist[took.bit_length()] += 1
+            if took >= self.server.config.slow_ns:
+                observe(self.client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
         t = type(r)
         if t is bytes or t is int:
             return r

@@ -282,3 +282,40 @@ def test_paused_clients_count_as_blocked(ports):
             finally:
                 admin.cmd('CLIENT', 'UNPAUSE')  # the next tests must not find it paused
             assert c.read_reply() == b'+OK\r\n'
+
+
+# -- CLIENT LIST --------------------------------------------------------------------------------
+
+_TIMING = ('id', 'addr', 'laddr', 'fd', 'age', 'idle', 'rbs', 'rbp')
+
+
+def client_states(port):
+    """CLIENT LIST fields of clients in various states, minus those that depend on timing or
+    identity; tot-mem without rbs (the reply buffer shrinks on the cron's schedule)."""
+    conns = [RawConn(port) for _ in range(7)]
+    fresh, used, multi, sub, psub, partial, watch = conns
+    used.cmd('PING')
+    multi.cmd('MULTI')
+    multi.cmd('SET', 'k', 'v')
+    multi.cmd('GET', 'k')
+    sub.cmd('SUBSCRIBE', 'x', 'y')
+    psub.cmd('PSUBSCRIBE', 'p*')
+    partial.sock.sendall(pack('SET', 'k', 'v')[:-5])
+    watch.cmd('WATCH', 'a', 'b')
+    with RawConn(port) as admin:
+        wait_until(lambda: b'qbuf=2 ' in admin.cmd('CLIENT', 'LIST'), 'the partial command')
+        listing = [x for x in admin.cmd('CLIENT', 'LIST').decode().split('\n') if 'id=' in x]
+    for c in conns:
+        c.close()
+    out = []
+    for line in listing:
+        fields = [f.split('=', 1) for f in line.split(' ')]
+        d = dict(fields)
+        tot = int(d['tot-mem']) - int(d['rbs'])
+        out.append([(k, v) for k, v in fields if k not in _TIMING and k != 'tot-mem'] + [tot])
+    return out
+
+
+def test_client_list_fields_as_redis(ports):
+    ours, theirs = (client_states(p) for p in ports)
+    assert ours == theirs

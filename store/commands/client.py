@@ -349,6 +349,8 @@ def client_info_line(conn, current=None, args=None):
         qbuf_free = max(20474 - qbuf, 0)
     qbuf_alloc = _alloc_size(qbuf + qbuf_free + (5 if qbuf + qbuf_free > 255 else 3) + 1)
     running = args and (conn is current or (conn.deferred and conn in conn.server.pause.held))
+    if not running and parser is not None and parser.args:  # a partial command's parsed part
+        args, running = parser.args, True
     argv_mem = sum(len(a) for a in args) if running else 0
     argc = len(args) if running else 0
     multi_mem = multi_cmds = 0

@@ -13,12 +13,16 @@ import pytest
 from conftest import WAIT, wait_until
 from rawconn import RawConn, pack
 
-_STAMP = re.compile(rb'\+\d+\.\d{6} \[(\d+) (?:[\d.:]+|lua)\]')
+_STAMP = re.compile(rb'\+\d+\.\d{6} \[(\d+) ([\d.:]+|lua)\]')
 
 
 def normalize(data):
     """A monitor's output with each line's time and address replaced."""
-    return _STAMP.sub(lambda m: b'+T [' + m.group(1) + b' addr]', data)
+
+    def stamp(m):
+        return b'+T [' + m.group(1) + (b' lua]' if m.group(2) == b'lua' else b' addr]')
+
+    return _STAMP.sub(stamp, data)
 
 
 def lines_until(mon, marker):

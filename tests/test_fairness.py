@@ -322,6 +322,34 @@ def test_blocking_command_in_a_pipeline(raw_pair):
     assert rest[0].endswith(b':1200\r\n:1201\r\n')
 
 
+def test_client_pause_in_a_pipeline(raw_pair):
+    """CLIENT PAUSE WRITE, then 600 reads, 600 INCRs (held from the first) and 600 reads in
+    one write, and one more command later: the first 600 replies come, nothing more until
+    CLIENT UNPAUSE, then the rest in order, as redis-server sends them."""
+    cmds = [('GET', 'o:c')] * 600 + [('INCR', 'o:c')] * 600 + [('GET', 'o:c')] * 600
+    data = pack_all(*cmds)
+    ours, theirs = raw_pair()
+    admins = raw_pair()
+    results = []
+    try:
+        for c, admin in zip((ours, theirs), admins):
+            c.cmd('FLUSHALL')
+            assert admin.cmd('CLIENT', 'PAUSE', '60000', 'WRITE') == b'+OK\r\n'
+            c.send(data)
+            first = c.read_replies(600)
+            quiet = c.read_available(wait=0.3)
+            c.send(pack('ECHO', 'later'))
+            quiet += c.read_available(wait=0.3)
+            assert admin.cmd('CLIENT', 'UNPAUSE') == b'+OK\r\n'
+            results.append((first, quiet, c.read_replies(1201)))
+    finally:
+        for admin in admins:
+            admin.cmd('CLIENT', 'UNPAUSE')
+    assert results[0] == results[1]
+    assert results[0][1] == b''
+    assert results[0][2].endswith(b'$3\r\n600\r\n$5\r\nlater\r\n')
+
+
 def random_arg(rng, big=0.02):
     r = rng.random()
     if r < big:

@@ -179,8 +179,14 @@ class ClientPause:
         server.expiry.set_enabled(self.expiry_was)
         server.update_gates()
         held, self.held = self.held, []
+        if server.loop is not None:  # as Redis reprocesses them, after the current command
+            server.loop.call_soon(self._resume, held)
+        else:
+            self._resume(held)
+
+    def _resume(self, held):
         for conn in held:
-            if self.kind is not None:  # a held command paused again: the rest wait on
+            if self.kind is not None:  # paused again meanwhile: the rest wait on, in order
                 self.held.append(conn)
                 continue
             if not conn.closing and conn.transport is not None:

@@ -99,6 +99,7 @@ class Monitors(list):
         # A monitor's own command shows after its reply: the lines wait here until the
         # gated path has queued the reply (Connection._execute_gated).
         self.after_reply = []
+        self.flush_handle = None  # one write per monitor per loop turn, not one per line
         server.disconnect_hooks.append(self.detach)
         server.reset_hooks.append(self.detach)
 
@@ -130,8 +131,15 @@ class Monitors(list):
                 self.after_reply.append(line)
             elif not m.closing:
                 m.out.append(line)
-                if m is not server.current_client:
-                    m.flush()
+        if self.flush_handle is None and server.loop is not None:
+            self.flush_handle = server.loop.call_soon(self.flush)
+
+    def flush(self):
+        """Write the lines fed during the last loop turn (Redis writes in beforeSleep)."""
+        self.flush_handle = None
+        for m in self:
+            if m.out and not m.closing:
+                m.flush()
 
     def shows(self, cmd):
         """Whether call() feeds this command (not admin, not skip_monitor)."""

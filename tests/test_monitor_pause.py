@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import WAIT, wait_until
+from conftest import WAIT, assert_same, wait_until
 from rawconn import RawConn, pack
 
 _STAMP = re.compile(rb'\+\d+\.\d{6} \[(\d+) ([\d.:]+|lua)\]')
@@ -323,3 +323,19 @@ def client_states(port):
 def test_client_list_fields_as_redis(ports):
     ours, theirs = (client_states(p) for p in ports)
     assert ours == theirs
+
+
+def test_client_pause_arguments(both):
+    assert_same(
+        both,
+        [
+            ('CLIENT', 'PAUSE', '-1'),
+            ('CLIENT', 'PAUSE', 'abc'),
+            ('CLIENT', 'PAUSE', '10', 'read'),
+            ('CLIENT', 'PAUSE', '10', 'write', 'x'),
+            ('CLIENT', 'PAUSE', '9223372036854775000'),  # the end wraps: no pause at all
+            ('PING',),
+            ('CLIENT', 'UNPAUSE'),
+            ('CLIENT', 'UNPAUSE'),
+        ],
+    )

@@ -121,6 +121,11 @@ def may_replicate(server, cmd, args):
     return False
 
 
+def _delay(end):
+    """Seconds until `end` (ms), capped at a day: `check` re-arms for a longer pause."""
+    return min(max(end - now_ms(), 0) / 1000 + 0.001, 86400.0)
+
+
 class ClientPause:
     """CLIENT PAUSE (Redis 7.0's pauseClients): while `kind` is 'write' or 'all', the
     gated path holds the commands it covers (`holds`): the connection is parked with the
@@ -151,9 +156,7 @@ class ClientPause:
         if self.timer is not None:
             self.timer.cancel()
         if server.loop is not None:
-            self.timer = server.loop.call_later(
-                max(self.end - now_ms(), 0) / 1000 + 0.001, self.check
-            )
+            self.timer = server.loop.call_later(_delay(self.end), self.check)
         if first:
             expiry = server.expiry
             self.expiry_was = expiry.enabled
@@ -200,9 +203,7 @@ class ClientPause:
         self.timer = None
         self.active()
         if self.kind is not None and self.timer is None and self.server.loop is not None:
-            self.timer = self.server.loop.call_later(
-                max(self.end - now_ms(), 0) / 1000 + 0.001, self.check
-            )
+            self.timer = self.server.loop.call_later(_delay(self.end), self.check)
 
     def active(self):
         """checkClientPauseTimeoutAndReturnIfPaused."""
@@ -661,10 +662,11 @@ def client_pause(c, args):
         raise RedisError('ERR timeout is not an integer or out of range')
     if ms < 0:
         raise RedisError('ERR timeout is negative')
-    if ms > LONG_MAX - int(time.time() * 1000):
-        raise RedisError('ERR timeout is out of range')
     kind = lower(args[3]) if len(args) == 4 else 'all'
-    c.server.pause.pause(now_ms() + ms, kind)
+    end = now_ms() + ms
+    if end > LONG_MAX:  # 7.0.15 adds without a range check: the end wraps into the past
+        end -= 2**64
+    c.server.pause.pause(end, kind)
     return OK
 
 

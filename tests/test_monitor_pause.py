@@ -60,6 +60,10 @@ def test_monitor_lines_as_redis(ports):
         ('HELLO', '2', 'AUTH', 'default', 'x'),
         ('HELLO', '3', 'SETNAME', 'foo'),
         ('HELLO', '2'),
+        ('HELLO',),
+        ('HELLO', '4', 'AUTH', 'a', 'b'),  # checked before its options: not redacted
+        ('HELLO', '2', 'FOO', 'AUTH', 'a', 'b'),
+        ('auth', 'a', 'b', 'c'),  # a syntax error: not redacted
         ('CLIENT', 'LIST'),  # admin: not shown
         ('CONFIG', 'GET', 'port'),  # admin: not shown
         ('CLIENT', 'ID'),

@@ -60,9 +60,11 @@ def redacted(args):
     """The arguments as shown, with the secrets Redis redacts (redactClientCommandArgument
     in AUTH, HELLO and MIGRATE) replaced."""
     name = args[0].lower()
-    if name == b'auth':
-        return [args[0]] + [b'(redacted)'] * (len(args) - 1)
+    if name == b'auth':  # redacted once past its syntax check (2 or 3 arguments)
+        return [args[0]] + [b'(redacted)'] * (len(args) - 1) if len(args) <= 3 else args
     if name == b'hello':
+        if len(args) < 3 or args[1] not in (b'2', b'3'):  # a bad version: shown as is
+            return args
         out = list(args)
         i = 2
         while i < len(out):

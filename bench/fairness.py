@@ -20,7 +20,11 @@ PINGs in flight at some point of the phase is reported. Each server in turn, in 
   (a)  another client pipelines 1,000,000 GETs (23 MB) without reading any reply, then
        closes: it sends until everything is sent or the server has taken nothing for 1 s
        (a server that stops reading a client whose replies pile up), or 20 s at most;
-       phase: from its first byte to 1 s after the close;
+       phase: from its first byte to 1 s after the close; the server's peak VmRSS growth
+       (sampled every 10 ms) is reported too;
+  (a') the same with 1,000,000 GETs of one key holding a 100-byte value (SET before, DEL
+       after): 102 MB of replies, which redis-server buffers (no output-buffer limit for
+       normal clients by default) and a server with backpressure stops reading for;
   (c)  KEYS * over the 1,000,000 keys; its time to the first byte of the reply (the command
        itself) and to the last (with the reply's transfer) are reported too; phase: from
        sending it to the end of the reply, plus 0.5 s;
@@ -75,6 +79,7 @@ TAIL_S = 0.5  # after a phase's last reply: a stall that follows it (freeing) st
 CLOSE_TAIL_S = 1.0  # after (a)'s close: the server frees what it queued for that client
 STUCK_S = 1.0  # (a): the server read nothing for this long: it stopped reading the client
 SEND_CAP_S = 20.0
+GET_VALUE = 100  # (a'): the value each GET fetches
 FLUSH_MIN_S = 3.0  # (d)'s phase lasts at least this long: a server may free in steps
 
 
@@ -130,9 +135,13 @@ def phase_mset(port, payload, nargs):
     return {'args': nargs, 'bytes': len(payload), 'reply_s': t1 - t0}, (t0, t1 + TAIL_S)
 
 
-def phase_unread_gets(port, payload, ncommands):
+def phase_unread_gets(port, payload, ncommands, pid):
     """Pipelines the GETs and never reads a reply; closes once everything is sent or the
-    server has taken nothing for STUCK_S."""
+    server has taken nothing for STUCK_S. The server's VmRSS is sampled meanwhile: what it
+    holds for a client that does not read."""
+    sampler = RssPeak(pid, period=0.01)
+    pre = sampler.peak
+    sampler.start()
     s = socket.create_connection(('127.0.0.1', port))
     s.settimeout(STUCK_S)
     view = memoryview(payload)
@@ -146,7 +155,9 @@ def phase_unread_gets(port, payload, ncommands):
     t_sent = time.time()
     s.close()
     time.sleep(CLOSE_TAIL_S)
+    peak = sampler.stop()
     figures = {
+        'peak_rss_growth': peak - pre,
         'commands': ncommands,
         'bytes': len(payload),
         'sent_bytes': sent,
@@ -262,9 +273,14 @@ def run_server(kind, nkeys, payloads):
             raise RuntimeError(f'{kind}: loading the keys failed')
         time.sleep(0.5)
         run('baseline', phase_baseline, BASELINE_S)
-        run('gets', phase_unread_gets, payloads['gets'], nkeys)
+        run('gets', phase_unread_gets, payloads['gets'], nkeys, srv.proc.pid)
         if call(srv.port, b'DBSIZE') != nkeys:
             raise RuntimeError(f'{kind}: keys lost after the pipelined GETs')
+        call(srv.port, b'SET', b'r', b'r' * GET_VALUE)
+        time.sleep(0.3)
+        run('gets_big', phase_unread_gets, payloads['gets_big'], nkeys, srv.proc.pid)
+        if call(srv.port, b'DEL', b'r') != 1 or call(srv.port, b'DBSIZE') != nkeys:
+            raise RuntimeError(f'{kind}: keys lost after the pipelined GETs of r')
         run('keys', phase_keys, nkeys)
         run('flush', phase_flushall_async)
         if call(srv.port, b'DBSIZE') != 0:
@@ -290,7 +306,14 @@ def make_payloads(nkeys):
     ]
     get = b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n'
     gets = b''.join(get % (len(k), k) for k in map(key, range(nkeys)))
-    return {'mset': mset, 'mset_keys': mset_keys, 'load': load, 'gets': gets}
+    gets_big = b'*2\r\n$3\r\nGET\r\n$1\r\nr\r\n' * nkeys
+    return {
+        'mset': mset,
+        'mset_keys': mset_keys,
+        'load': load,
+        'gets': gets,
+        'gets_big': gets_big,
+    }
 
 
 def median_of(runs):
@@ -315,7 +338,8 @@ def table(res):
     n = res['keys']
     labels = {
         'baseline': 'baseline: nothing else runs',
-        'gets': f'(a) {n:,} pipelined GETs, replies never read',
+        'gets': f'(a) {n:,} pipelined GETs of 1-byte values, replies never read',
+        'gets_big': f"(a') {n:,} pipelined GETs of a {GET_VALUE}-byte value, never read",
         'mset': f'(b) one MSET of {o["mset"]["args"]:,} one-byte arguments '
         f'({o["mset"]["bytes"] / MB:.1f} MB)',
         'mset_keys': f"(b') one MSET of {o['mset_keys']['args'] // 2:,} new keys "
@@ -326,14 +350,14 @@ def table(res):
 
     def other(kind, name):
         f = res[kind][name]
-        if name == 'gets':
+        if name in ('gets', 'gets_big'):
             sent = f'{f["sent_bytes"] / MB:.1f} of {f["bytes"] / MB:.1f} MB sent'
             how = (
                 f'stopped being read after {f["send_s"]:.2f} s'
                 if f['stuck']
                 else (f'in {f["send_s"]:.2f} s')
             )
-            return f'{sent}, {how}'
+            return f'{sent}, {how}; server RSS +{f["peak_rss_growth"] / MB:.0f} MB at most'
         if name in ('mset', 'mset_keys'):
             return f'reply in {f["reply_s"] * 1000:.0f} ms'
         if name == 'keys':
@@ -362,7 +386,7 @@ def table(res):
         '| ours: the other client | redis: the other client | target |',
         '|---|---|---|---|---|---|',
     ]
-    for name in ('baseline', 'gets', 'mset', 'mset_keys', 'keys', 'flush'):
+    for name in ('baseline', 'gets', 'gets_big', 'mset', 'mset_keys', 'keys', 'flush'):
         po, pr = o[name]['ping'], r[name]['ping']
         cells = [labels[name]]
         cells += [' / '.join(ms(p[k]) for k in ('p50_ms', 'p99_ms', 'max_ms')) for p in (po, pr)]

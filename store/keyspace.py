@@ -102,6 +102,8 @@ class Keyspace:
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
         self.lfu_minutes = lfu.minutes()  # LFU's minute clock, refreshed by the cron
+        # CLIENT PAUSE: a key past its deadline reads as missing but is not deleted
+        self.expire_paused = False
         self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
         events.attach(self)
         self.reset_stats()
@@ -238,7 +240,7 @@ class Keyspace:
             # Redis's setKey looks the key up first: an expired old value is
             # expired (counted, 'expired' event) before the new one is added.
             self._expire(s, db, key)
-            old = None
+            old = exp.get(key)  # None, unless paused clients keep the key (see _expire)
         data = s.data[db]
         prev = data.get(key)
         data[key] = value
@@ -404,7 +406,10 @@ class Keyspace:
     # -- expiry: the one place keys are deleted at their deadline -------------------------
 
     def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
-        """Lazy expiry: delete one key whose deadline passed, found by an access."""
+        """Lazy expiry: delete one key whose deadline passed, found by an access (not
+        while clients are paused: the caller then treats it as missing all the same)."""
+        if self.expire_paused:
+            return
         size = self._forget(s, db, key, s.data[db].pop(key), 'expire') + TTL_OVERHEAD
         self.used -= size
         self.db_used[db] -= size

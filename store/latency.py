@@ -174,6 +174,8 @@ class LatencyMonitor:
             return  # the AOF's commands being replayed (and scripts they run): not calls
         real = cmd
         if cmd.subcommands:
+            if len(args) < 2:
+                return  # a container without its subcommand: rejected, not a call
             real = cmd.subcommands.get(args[1].decode('latin-1').lower())
             if real is None or not real.arity_ok(len(args)):
                 return  # Redis rejects it before running anything: not a call

@@ -236,6 +236,7 @@ class Server:
                     and conn.deferred is None
                     and conn.blocked is None
                     and not conn.closing
+                    and conn not in self.monitors
                 ):
                     self.log_verbose(f'Closing idle client {conn.describe()}')
                     conn.close_after_reply()

@@ -8,8 +8,6 @@ has no reply while the pause lasts, and gets it, in order, once the pause ends.
 import re
 import time
 
-import pytest
-
 from conftest import WAIT, assert_same, wait_until
 from rawconn import RawConn, pack
 
@@ -92,10 +90,6 @@ def test_monitor_lines_as_redis(ports):
     assert b'+T [3 addr] "SET" "x" "y"' in ours
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='needs the feed in scripting/engine.py _redis_call (see tests docstring / report)',
-)
 def test_monitor_shows_script_commands_as_lua(ports):
     """EVAL and FCALL are shown before the commands their script runs, `[db lua]`."""
     commands = [
@@ -238,7 +232,6 @@ def test_pause_all_holds_everything_until_timeout(server):
         assert time.monotonic() - start >= 1.49
 
 
-@pytest.mark.xfail(strict=True, reason='needs Keyspace.expire_paused in store/keyspace.py')
 def test_pause_keeps_expired_keys_until_it_ends(ports):
     """During a pause a key past its deadline reads as gone but is deleted neither on access
     nor by active expiry (DBSIZE still counts it), and is once the pause ends."""
@@ -278,7 +271,6 @@ def test_paused_client_in_client_list(ports):
     assert got[0] == got[1] == ['flags=b', 'argv-mem=5', 'cmd=set']
 
 
-@pytest.mark.xfail(strict=True, reason='needs the held count in INFO blocked_clients')
 def test_paused_clients_count_as_blocked(ports):
     for port in ports:
         with RawConn(port) as admin, RawConn(port) as c:

@@ -161,9 +161,7 @@ class ClientPause:
             expiry = server.expiry
             self.expiry_was = expiry.enabled
             expiry.set_enabled(False)
-            ks = server.keyspace
-            if hasattr(ks, 'expire_paused'):
-                ks.expire_paused = True
+            server.keyspace.expire_paused = True
             server.update_gates()
 
     def unpause(self):
@@ -176,9 +174,7 @@ class ClientPause:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        ks = server.keyspace
-        if hasattr(ks, 'expire_paused'):
-            ks.expire_paused = False
+        server.keyspace.expire_paused = False
         server.expiry.set_enabled(self.expiry_was)
         server.update_gates()
         held, self.held = self.held, []

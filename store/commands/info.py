@@ -161,7 +161,7 @@ def _clients_section(server):
         ('maxclients', server.config['maxclients']),
         ('client_recent_max_input_buffer', max_in),
         ('client_recent_max_output_buffer', 0),
-        ('blocked_clients', server.blocking.blocked_clients()),
+        ('blocked_clients', server.blocking.blocked_clients() + server.pause.blocked()),
         ('tracking_clients', 0),
         ('clients_in_timeout_table', 0),
     ]

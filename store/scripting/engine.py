@@ -317,6 +317,9 @@ class LuaEngine:
             top.hist[took.bit_length()] += 1
             if took >= self.server.config.slow_ns:
                 observe(self.client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
+            monitors = self.server.monitors
+            if monitors and monitors.shows(cmd):
+                monitors.feed(self.client, argv)  # MONITOR's [db lua] lines
         t = type(r)
         if t is bytes or t is int:
             return r

@@ -41,7 +41,7 @@ import hiredis
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, ServerProc, command, read_replies, redis_benchmark  # noqa: E402
+from common import ROOT, ServerProc, command, percentiles, read_replies, redis_benchmark  # noqa: E402
 
 BATCH = 10_000  # keys per pipeline chunk while loading
 SAMPLE_S = 0.010  # memory sampling period during a save
@@ -192,14 +192,6 @@ def memory_sample(pid):
 
 
 # -- phases -----------------------------------------------------------------------------
-
-
-def percentiles(lats):
-    if not lats:
-        return {'n': 0, 'p50_ms': None, 'p99_ms': None, 'max_ms': None}
-    s = sorted(lats)
-    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))] * 1000  # noqa: E731
-    return {'n': len(s), 'p50_ms': pick(0.5), 'p99_ms': pick(0.99), 'max_ms': s[-1] * 1000}
 
 
 def bgsave_under_load(srv, nkeys, rate, interval):

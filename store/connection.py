@@ -225,6 +225,11 @@ class Connection(asyncio.Protocol):
             return
         server.register(self)
 
+    def eof_received(self):
+        """The client closed its side: what it was answered this turn leaves before the
+        transport closes (Server.flush_pending would find it closed)."""
+        self.flush()
+
     def connection_lost(self, exc):
         self.closing = True
         self.server.unregister(self)
@@ -259,7 +264,7 @@ class Connection(asyncio.Protocol):
                 if len(frames) > SLICE:
                     return self._run_slices(frames, 0, deadline)
                 self.run(frames)
-                self.flush()
+                self.flush_later()
                 return False
             self.reader = hiredis.Reader()
         return self._parse_exact(data, deadline)
@@ -409,22 +414,36 @@ class Connection(asyncio.Protocol):
 
     # -- output ------------------------------------------------------------------------
 
+    def flush_later(self):
+        """Leave the replies queued for the end of the loop turn, when they are written
+        with every other client's (Server.flush_pending), as Redis writes them in
+        beforeSleep."""
+        server = self.server
+        pending = server.pending_flush
+        if not pending:
+            server.loop.call_soon(server.flush_pending)
+        pending.append(self)
+
     def flush(self):
+        """Write the queued replies; a closing connection closes once they are written."""
         aof = self.ks.aof  # appendfsync always: written and fsynced before replies leave
         if aof is not None and aof.always and aof.buf:
             aof.write()
         out = self.out
-        if out and self.transport is not None:
+        transport = self.transport
+        if transport is None:
+            return
+        if out:
             if self.out_limit is not None and self.out_limit.check(self):
                 return  # over client-output-buffer-limit: dropped, nothing written
             data = out[0] if len(out) == 1 else b''.join(out)
             out.clear()
             self.server.stats.net_output_bytes += len(data)
-            self.transport.write(data)
+            transport.write(data)
             if self.write_paused and not self.out_full:
                 self._check_out_full()
-            if self.closing:
-                self.transport.close()
+        if self.closing:
+            transport.close()
 
     def _check_out_full(self):
         """Over OUT_PAUSE_BYTES of unread replies: read no more until they drain."""

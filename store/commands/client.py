@@ -503,9 +503,8 @@ def close_after_this_reply(c):
     written (the connection's flush closes the transport after writing it), and nothing
     after this command runs."""
     c.closing = c.gated = True
-    transport = c.transport
-    if transport is not None:
-        c.server.loop.call_soon(transport.close)  # in case no reply is written
+    if c.transport is not None:
+        c.flush_later()  # closes it, whether or not a reply is written
 
 
 @CLIENT.subcommand(

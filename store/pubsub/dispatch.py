@@ -484,6 +484,8 @@ class PubSub:
             if not conn.subscriptions:
                 self.clear_queue(s)
                 continue
+            if conn.out:  # its replies still wait for Server.flush_pending: they go first
+                conn.flush()
             data = _take(q, quota)
             n = len(data)
             s.qbytes -= n

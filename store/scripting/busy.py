@@ -132,6 +132,8 @@ class Busy:
                     conn.transport.close()
                 continue
             conn.data_received(data)
+        if self.server.pending_flush:  # the loop that would write them waits for the script
+            self.server.flush_pending()
         self.server.current_client = current
 
     def _accept(self, listener: socket.socket) -> None:

@@ -253,6 +253,8 @@ class LuaEngine:
             t = type(r)
             if t is bytes or t is int:
                 return r
+            if t is bool and self.resp == 2:
+                return 1 if r else None  # true -> :1, false -> the caller's null
             return Raw(self._reply(r, caller.proto, self.resp))  # built in Lua (sandbox.lua)
         return self.error_reply(r, run.name)
 

@@ -3,7 +3,7 @@ does something heavy, our server against redis-server 7.0.15 in the same run, bo
 started with `--bind 127.0.0.1 --save '' --appendonly no` and nothing else.
 
     .venv/bin/python bench/fairness.py [--quick] [--repeat 3] [--keys 1000000]
-        [--value-mb 256] [--root CHECKOUT]
+        [--value-mb 256] [--root CHECKOUT] [--phases scan,keys,...]
 
 An interactive client (bench/common.py PingProbe: its own process, one PING at a time,
 1 ms apart) runs throughout; for each phase below, its PING latency p50/p99/max over the
@@ -28,6 +28,13 @@ PINGs in flight at some point of the phase is reported. Each server in turn, in 
   (c)  KEYS * over the 1,000,000 keys; its time to the first byte of the reply (the command
        itself) and to the last (with the reply's transfer) are reported too; phase: from
        sending it to the end of the reply, plus 0.5 s;
+  (c') a full SCAN of the 1,000,000 keys with the default COUNT (10): one client sends
+       SCAN from cursor 0 until the cursor comes back 0, one call at a time (the next
+       once the reply is in, as clients iterate); the walk's time, its number of calls,
+       and the server's CPU time during it (from /proc: less noisy than the time on a
+       shared machine) are reported, and the keys returned are checked (each of the
+       1,000,000 at least once); phase: the walk, plus 0.5 s;
+  (c'') the same with COUNT 1000;
   (d)  FLUSHALL ASYNC; phase: from sending it until 1 s after INFO's
        lazyfree_pending_objects reads 0 (polled every 20 ms, at most 30 s), and at least
        3 s after its reply (a server may free in steps without saying so in INFO);
@@ -37,7 +44,10 @@ every 5 ms, and the peak growth over the RSS before the SET is reported, with th
 left once it is done.
 
 Everything above runs --repeat times (3), the servers alternating, and each figure is the
-median of the runs (all of them are in the JSON). --quick divides every count by 10, uses a
+median of the runs (all of them are in the JSON). --phases runs only the phases named
+(mset, mset_keys, baseline, gets, gets_big, keys, scan, scan_1000, flush, big_set), for
+iterating on one of them: without the MSET phases all the keys are loaded by pipelined MSETs,
+and `--phases scan,scan_1000` is a SCAN-only run. --quick divides every count by 10, uses a
 32 MB value and runs once (a smoke run, < 1 minute). --root runs our server from another
 checkout (a copy of an older commit: the before of a before/after pair). Prints a Markdown
 table with issue 13's targets, writes the figures as JSON to bench/results/, and ends with
@@ -81,6 +91,9 @@ STUCK_S = 1.0  # (a): the server read nothing for this long: it stopped reading 
 SEND_CAP_S = 20.0
 GET_VALUE = 100  # (a'): the value each GET fetches
 FLUSH_MIN_S = 3.0  # (d)'s phase lasts at least this long: a server may free in steps
+# the phases in table order (big_set, (e), last); --phases picks some
+PHASES = ('baseline', 'gets', 'gets_big', 'mset', 'mset_keys', 'keys', 'scan', 'scan_1000')
+PHASES += ('flush', 'big_set')
 
 
 def start(kind, *args):
@@ -182,6 +195,43 @@ def phase_keys(port, nkeys):
     return {'first_byte_s': first[0] - t0, 'reply_s': t1 - t0}, (t0, t1 + TAIL_S)
 
 
+def phase_scan(port, nkeys, count, pid):
+    """A full SCAN walk, one call at a time; COUNT sent only when not the default."""
+    reader = hiredis.Reader()
+    opts = () if count == 10 else (b'COUNT', b'%d' % count)
+    seen = set()
+    calls, returned = 0, 0
+    with socket.create_connection(('127.0.0.1', port)) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        cpu0 = cpu_seconds(pid)
+        t0 = time.time()
+        cursor = b'0'
+        while True:
+            s.sendall(command(b'SCAN', cursor, *opts))
+            cursor, batch = read_reply(s, reader)
+            calls += 1
+            returned += len(batch)
+            seen.update(batch)
+            if cursor == b'0':
+                break
+        t1 = time.time()
+        cpu = cpu_seconds(pid) - cpu0
+    if len(seen) != nkeys:
+        raise RuntimeError(f'SCAN COUNT {count} returned {len(seen)} distinct keys, want {nkeys}')
+    del seen
+    time.sleep(TAIL_S)
+    figures = {'count': count, 'calls': calls, 'returned': returned, 'reply_s': t1 - t0}
+    figures['server_cpu_s'] = cpu
+    return figures, (t0, t1 + TAIL_S)
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` so far, from /proc/<pid>/stat."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
 def phase_flushall_async(port):
     with socket.create_connection(('127.0.0.1', port)) as s:
         reader = hiredis.Reader()
@@ -248,7 +298,7 @@ def big_set(kind, value_bytes):
 # -- one server ---------------------------------------------------------------------------
 
 
-def run_server(kind, nkeys, payloads):
+def run_server(kind, nkeys, payloads, phases):
     mset_pairs = nkeys // 2
     res = {}
     with start(kind) as srv, PingProbe(srv.port, PING_INTERVAL) as probe:
@@ -257,33 +307,41 @@ def run_server(kind, nkeys, payloads):
         time.sleep(0.5)  # the probe's process starts and connects
 
         def run(name, fn, *args):
+            if name not in phases:
+                return
             print(f'  {kind}: {name} ...', file=sys.stderr)
             res[name], windows[name] = fn(srv.port, *args)
 
-        run('mset', phase_mset, payloads['mset'], 2 * mset_pairs + 1)
-        if call(srv.port, b'DEL', b'k') != 1 or call(srv.port, b'DBSIZE') != 0:
-            raise RuntimeError(f'{kind}: the MSET did not set k alone')
-        time.sleep(0.3)
-        run('mset_keys', phase_mset, payloads['mset_keys'], 2 * mset_pairs + 1)
-        if call(srv.port, b'DBSIZE') != mset_pairs:
+        run('mset', phase_mset, payloads.get('mset'), 2 * mset_pairs + 1)
+        if 'mset' in phases:
+            if call(srv.port, b'DEL', b'k') != 1 or call(srv.port, b'DBSIZE') != 0:
+                raise RuntimeError(f'{kind}: the MSET did not set k alone')
+            time.sleep(0.3)
+        run('mset_keys', phase_mset, payloads.get('mset_keys'), 2 * mset_pairs + 1)
+        if 'mset_keys' in phases and call(srv.port, b'DBSIZE') != mset_pairs:
             raise RuntimeError(f'{kind}: DBSIZE after the MSET is not {mset_pairs}')
         with socket.create_connection(('127.0.0.1', srv.port)) as s:
             errors = send_all(s, payloads['load'])
+            if 'mset_keys' not in phases:  # the keys that MSET would have set
+                errors += send_all(s, payloads['load_first'])
         if errors or call(srv.port, b'DBSIZE') != nkeys:
             raise RuntimeError(f'{kind}: loading the keys failed')
         time.sleep(0.5)
         run('baseline', phase_baseline, BASELINE_S)
-        run('gets', phase_unread_gets, payloads['gets'], nkeys, srv.proc.pid)
+        run('gets', phase_unread_gets, payloads.get('gets'), nkeys, srv.proc.pid)
         if call(srv.port, b'DBSIZE') != nkeys:
             raise RuntimeError(f'{kind}: keys lost after the pipelined GETs')
-        call(srv.port, b'SET', b'r', b'r' * GET_VALUE)
-        time.sleep(0.3)
-        run('gets_big', phase_unread_gets, payloads['gets_big'], nkeys, srv.proc.pid)
-        if call(srv.port, b'DEL', b'r') != 1 or call(srv.port, b'DBSIZE') != nkeys:
-            raise RuntimeError(f'{kind}: keys lost after the pipelined GETs of r')
+        if 'gets_big' in phases:
+            call(srv.port, b'SET', b'r', b'r' * GET_VALUE)
+            time.sleep(0.3)
+            run('gets_big', phase_unread_gets, payloads['gets_big'], nkeys, srv.proc.pid)
+            if call(srv.port, b'DEL', b'r') != 1 or call(srv.port, b'DBSIZE') != nkeys:
+                raise RuntimeError(f'{kind}: keys lost after the pipelined GETs of r')
         run('keys', phase_keys, nkeys)
+        run('scan', phase_scan, nkeys, 10, srv.proc.pid)
+        run('scan_1000', phase_scan, nkeys, 1000, srv.proc.pid)
         run('flush', phase_flushall_async)
-        if call(srv.port, b'DBSIZE') != 0:
+        if 'flush' in phases and call(srv.port, b'DBSIZE') != 0:
             raise RuntimeError(f'{kind}: keys left after FLUSHALL ASYNC')
         probe.stop()
         for name, (t0, t1) in windows.items():
@@ -296,24 +354,28 @@ def run_server(kind, nkeys, payloads):
     return res
 
 
-def make_payloads(nkeys):
+def make_payloads(nkeys, phases):
     half = nkeys // 2
-    mset = command(b'MSET', *[b'k', b'v'] * half)
-    mset_keys = command(b'MSET', *[x for i in range(half) for x in (key(i), b'v')])
-    load = [
-        command(b'MSET', *[x for i in range(j, min(j + 1000, nkeys)) for x in (key(i), b'v')])
-        for j in range(half, nkeys, 1000)
-    ]
-    get = b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n'
-    gets = b''.join(get % (len(k), k) for k in map(key, range(nkeys)))
-    gets_big = b'*2\r\n$3\r\nGET\r\n$1\r\nr\r\n' * nkeys
-    return {
-        'mset': mset,
-        'mset_keys': mset_keys,
-        'load': load,
-        'gets': gets,
-        'gets_big': gets_big,
-    }
+
+    def load(lo, hi):
+        return [
+            command(b'MSET', *[x for i in range(j, min(j + 1000, hi)) for x in (key(i), b'v')])
+            for j in range(lo, hi, 1000)
+        ]
+
+    payloads = {'load': load(half, nkeys)}
+    if 'mset' in phases:
+        payloads['mset'] = command(b'MSET', *[b'k', b'v'] * half)
+    if 'mset_keys' in phases:
+        payloads['mset_keys'] = command(b'MSET', *[x for i in range(half) for x in (key(i), b'v')])
+    else:
+        payloads['load_first'] = load(0, half)
+    if 'gets' in phases:
+        get = b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n'
+        payloads['gets'] = b''.join(get % (len(k), k) for k in map(key, range(nkeys)))
+    if 'gets_big' in phases:
+        payloads['gets_big'] = b'*2\r\n$3\r\nGET\r\n$1\r\nr\r\n' * nkeys
+    return payloads
 
 
 def median_of(runs):
@@ -336,17 +398,23 @@ def ms(x):
 def table(res):
     o, r = res['ours'], res['redis']
     n = res['keys']
-    labels = {
-        'baseline': 'baseline: nothing else runs',
-        'gets': f'(a) {n:,} pipelined GETs of 1-byte values, replies never read',
-        'gets_big': f"(a') {n:,} pipelined GETs of a {GET_VALUE}-byte value, never read",
-        'mset': f'(b) one MSET of {o["mset"]["args"]:,} one-byte arguments '
-        f'({o["mset"]["bytes"] / MB:.1f} MB)',
-        'mset_keys': f"(b') one MSET of {o['mset_keys']['args'] // 2:,} new keys "
-        f'({o["mset_keys"]["bytes"] / MB:.1f} MB)',
-        'keys': f'(c) KEYS * over {n:,} keys',
-        'flush': f'(d) FLUSHALL ASYNC over {n:,} keys',
-    }
+
+    def label(name):
+        if name == 'mset':
+            f = o['mset']
+            return f'(b) one MSET of {f["args"]:,} one-byte arguments ({f["bytes"] / MB:.1f} MB)'
+        if name == 'mset_keys':
+            f = o['mset_keys']
+            return f"(b') one MSET of {f['args'] // 2:,} new keys ({f['bytes'] / MB:.1f} MB)"
+        return {
+            'baseline': 'baseline: nothing else runs',
+            'gets': f'(a) {n:,} pipelined GETs of 1-byte values, replies never read',
+            'gets_big': f"(a') {n:,} pipelined GETs of a {GET_VALUE}-byte value, never read",
+            'keys': f'(c) KEYS * over {n:,} keys',
+            'scan': f"(c') a full SCAN of {n:,} keys, COUNT 10 (the default)",
+            'scan_1000': f"(c'') a full SCAN of {n:,} keys, COUNT 1000",
+            'flush': f'(d) FLUSHALL ASYNC over {n:,} keys',
+        }[name]
 
     def other(kind, name):
         f = res[kind][name]
@@ -363,6 +431,11 @@ def table(res):
         if name == 'keys':
             first, whole = f['first_byte_s'] * 1000, f['reply_s'] * 1000
             return f'{first:.0f} ms to its 1st byte, {whole:.0f} ms to the last'
+        if name in ('scan', 'scan_1000'):
+            return (
+                f'{f["calls"]:,} calls in {f["reply_s"]:.2f} s; '
+                f'server CPU {f["server_cpu_s"]:.2f} s'
+            )
         if name == 'flush':
             if not f['lazyfree_pending_at_reply']:
                 return f'reply {f["reply_s"] * 1000:.1f} ms; INFO: nothing pending'
@@ -379,6 +452,11 @@ def table(res):
         if name == 'keys':
             ratio = o['keys']['reply_s'] / r['keys']['reply_s']
             return f'KEYS time ours <= 1.5x: {ratio:.2f}x, {"met" if ratio <= 1.5 else "missed"}'
+        if name in ('scan', 'scan_1000'):
+            ratio = o[name]['reply_s'] / r[name]['reply_s']
+            cpu = o[name]['server_cpu_s'] / r[name]['server_cpu_s']
+            met = 'met' if ratio <= 1.5 else 'missed'
+            return f'SCAN time ours <= 1.5x: {ratio:.2f}x, {met} (server CPU {cpu:.2f}x)'
         return ''
 
     lines = [
@@ -386,15 +464,19 @@ def table(res):
         '| ours: the other client | redis: the other client | target |',
         '|---|---|---|---|---|---|',
     ]
-    for name in ('baseline', 'gets', 'gets_big', 'mset', 'mset_keys', 'keys', 'flush'):
+    for name in PHASES[:-1]:
+        if name not in o:
+            continue
         po, pr = o[name]['ping'], r[name]['ping']
-        cells = [labels[name]]
+        cells = [label(name)]
         cells += [' / '.join(ms(p[k]) for k in ('p50_ms', 'p99_ms', 'max_ms')) for p in (po, pr)]
         cells += [other('ours', name), other('redis', name), target(name)]
         lines.append('| ' + ' | '.join(cells) + ' |')
     lines.append('')
     lines.append('PING latency in ms over the PINGs in flight during each phase.')
     lines.append('')
+    if not res['big_set']['ours']:
+        return '\n'.join(lines)
     bo, br = res['big_set']['ours'], res['big_set']['redis']
     v = bo['value_bytes']
     lines.append('| (e) one SET of a value of | ours peak RSS growth | redis peak RSS growth '
@@ -431,7 +513,13 @@ def main():
     ap.add_argument('--quick', action='store_true', help='a tenth of the keys, a 32 MB value')
     ap.add_argument('--root', default=ROOT, help='the checkout our server runs from')
     ap.add_argument('--repeat', type=int, help='runs per server (3; 1 with --quick); medians')
+    ap.add_argument(
+        '--phases', default=','.join(PHASES), help='comma-separated phases to run (all)'
+    )
     args = ap.parse_args()
+    phases = args.phases.split(',')
+    if unknown := set(phases) - set(PHASES):
+        ap.error(f'unknown phases: {", ".join(sorted(unknown))}; known: {", ".join(PHASES)}')
     args.repeat = args.repeat or (1 if args.quick else 3)
     OURS_ROOT = os.path.abspath(args.root)
     nkeys = args.keys // 10 if args.quick else args.keys
@@ -445,21 +533,23 @@ def main():
         'loadavg_at_start': os.getloadavg(),
     }
     print(f'building the payloads for {nkeys} keys ...', file=sys.stderr)
-    payloads = make_payloads(nkeys)
+    payloads = make_payloads(nkeys, phases)
     runs = {kind: [] for kind in KINDS}
     big = {kind: [] for kind in KINDS}
     for i in range(args.repeat):  # servers alternate, so that a noisy minute hits both
         print(f'run {i + 1} of {args.repeat}', file=sys.stderr)
         for kind in KINDS:
-            runs[kind].append(run_server(kind, nkeys, payloads))
+            runs[kind].append(run_server(kind, nkeys, payloads, phases))
         for kind in KINDS:
+            if 'big_set' not in phases:
+                break
             print(f'  {kind}: SET of {value_mb} MB ...', file=sys.stderr)
             big[kind].append(big_set(kind, value_mb * MB))
     del payloads
     res['runs'] = {'phases': runs, 'big_set': big}
     for kind in KINDS:
         res[kind] = median_of(runs[kind])
-    res['big_set'] = {kind: median_of(big[kind]) for kind in KINDS}
+    res['big_set'] = {kind: big[kind] and median_of(big[kind]) for kind in KINDS}
     res['loadavg_at_end'] = os.getloadavg()
 
     out = table(res)
@@ -479,6 +569,8 @@ def main():
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
     argv = [exe, script, '--keys', str(args.keys), '--value-mb', str(args.value_mb)]
     argv += ['--repeat', str(args.repeat)] + ['--quick'] * args.quick
+    if phases != list(PHASES):
+        argv += ['--phases', args.phases]
     if OURS_ROOT != ROOT:
         argv += ['--root', OURS_ROOT]
     print(f'results: {os.path.relpath(path, ROOT)}')

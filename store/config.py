@@ -35,6 +35,7 @@ import stat
 from . import events
 from .cnum import string2d
 from .resp import split_args, string2ll
+from .version import VERSION
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -55,7 +56,6 @@ PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, thr
 MONITORING = 'monitoring'  # no ACL LOG
 ACCESS = 'access'  # no ACL file, no modules
 NETWORK = 'network'  # listeners and sockets options this server does not apply
-TRACKING = 'tracking'  # CLIENT TRACKING answers as with tracking off: no tracking table
 EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adapt
 
 
@@ -299,6 +299,13 @@ def _valid_appenddirname(value):
         raise ConfigError("appenddirname can't be empty")
     if '/' in value or '\\' in value:
         raise ConfigError("appenddirname can't be a path, just a dirname")
+
+
+def _valid_version(value):
+    """announce-redis-version: MAJOR.MINOR.PATCH, as clients parse it."""
+    parts = value.split('.')
+    if len(parts) != 3 or not all(p.isdigit() and p.isascii() and len(p) < 6 for p in parts):
+        raise ConfigError('argument must be a version of the form MAJOR.MINOR.PATCH')
 
 
 def _valid_hostname(value):
@@ -626,7 +633,7 @@ PARAMS = [
         multi=True,
     ),
     Param('maxmemory-clients', 'mem%', 0, -100, LLONG_MAX),
-    Param('tracking-table-max-keys', 'int', 1000000, 0, LLONG_MAX, inert=TRACKING),
+    Param('tracking-table-max-keys', 'int', 1000000, 0, LLONG_MAX),
     Param('io-threads', 'int', 1, 1, 128, mutable=False, inert=PROCESS),
     Param('io-threads-do-reads', 'bool', False, mutable=False, inert=PROCESS),
     # keyspace
@@ -686,6 +693,8 @@ PARAMS = [
     # pub/sub
     Param('async-dispatch-quota', 'int', 100, 1, INT_MAX),
     Param('publish-buffer-limit', 'mem', 128 * 1024**2, 0, LLONG_MAX),
+    # the Redis version HELLO and INFO announce (docs/tracking.md)
+    Param('announce-redis-version', 'str', VERSION, valid=_valid_version),
     # persistence (store/persistence); the inert ones tune what forking or rewriting
     # with a child process would need
     Param('save', 'special', '3600 1 300 100 60 10000', multi=True),

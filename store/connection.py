@@ -136,6 +136,8 @@ class Connection(asyncio.Protocol):
         # pub/sub (store/pubsub): subscription count and the Subscriber with its queue
         'subscriptions',
         'pubsub',
+        # CLIENT TRACKING (store/tracking.py): its ClientTracking while tracking is on
+        'tracking',
         # parked: commands held while the current one waits, and the blocking wait
         'deferred',
         'blocked',
@@ -176,6 +178,7 @@ class Connection(asyncio.Protocol):
         # pub/sub state, owned by store/pubsub
         self.subscriptions = 0
         self.pubsub = None  # store.pubsub Subscriber, from the first subscribe
+        self.tracking = None  # store.tracking ClientTracking while tracking is on
         self.deferred = None  # commands held while parked
         self.blocked = None  # the blocking.Waiter while a blocking command waits
         self.write_paused = False  # transport above its high-water mark
@@ -579,6 +582,7 @@ class Connection(asyncio.Protocol):
             or self.server.loading
             or self.server.write_denied is not None
             or self.no_touch
+            or self.tracking is not None  # its reads are remembered on the gated path
             or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
             or self.server.pause.kind is not None  # CLIENT PAUSE: held on the gated path
         )
@@ -686,6 +690,11 @@ class Connection(asyncio.Protocol):
         if server.monitors and server.monitors.after_reply:  # a monitor's own command
             self.out += server.monitors.after_reply
             server.monitors.after_reply.clear()
+        tracking = server.tracking
+        if self.tracking is not None:
+            tracking.command_done(self, cmd)
+        if tracking.pending or tracking.bcast_dirty:
+            tracking.flush(self)  # invalidations this command caused, after its reply
 
     def call(self, cmd, args):
         """Run a command through the executor and return its reply value (used by EXEC
@@ -705,6 +714,8 @@ class Connection(asyncio.Protocol):
         except Exception as e:
             r = self._internal_error(cmd, e)
         self.last_cmd = cmd
+        if self.tracking is not None:  # CLIENT TRACKING: remember the keys it read
+            self.server.tracking.remember(self, cmd, args)
         if monitors:
             shown = cmd
             if cmd.subcommands and len(args) > 1:

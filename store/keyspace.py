@@ -79,6 +79,7 @@ class Keyspace:
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
         self.watchers: dict[tuple[int, bytes], set[Observer]] = {}  # observers per key
         self.events = events
+        self.tracking: Any = None  # store/tracking.py while clients track keys
         self.notify = events.notify  # notifyKeyspaceEvent
         self.notify_flags = events.flags
         self.timer = timer
@@ -473,12 +474,19 @@ class Keyspace:
             if more:
                 self.next_shard = (self.next_shard + i) % n
                 break
+        tracking = self.tracking
+        if tracking is not None:
+            tracking.expiring = True  # no client caused these (NOLOOP)
         for db, (keys, deadlines) in batches.items():
             self.expired_keys += len(keys)
             if self.watchers:
                 for key in keys:
                     self.touch(db, key)
             self.events.batch(ev.EXPIRED, b'expired', db, keys, now, deadlines)
+        if tracking is not None:
+            # the invalidations leave with the batch's `expired` events
+            tracking.expiring = False
+            tracking.flush()
         self.expire_cycle_ms += (time.perf_counter() - start) * 1000
         if more:
             self.expire_time_cap_reached += 1
@@ -546,10 +554,18 @@ class Keyspace:
                 self.lazyfree.free_db([*parts, (near, REFS), (far, REFS)], len(data), data)
         self.used -= self.db_used[db]
         self.db_used[db] = 0
+        if self.tracking is not None:
+            self.tracking.flushed()  # a null invalidation to every tracking client
 
     def flushall(self, lazy: bool = False) -> None:
-        for db in range(self.databases):
-            self.flushdb(db, lazy)
+        tracking, self.tracking = self.tracking, None
+        try:
+            for db in range(self.databases):
+                self.flushdb(db, lazy)
+        finally:
+            self.tracking = tracking
+        if tracking is not None:
+            tracking.flushed()  # one null invalidation per tracking client
 
     def swapdb(self, a: int, b: int) -> None:
         for s in self.shards:
@@ -674,6 +690,9 @@ class Keyspace:
         if observers:
             for o in list(observers):
                 o.key_modified(db, key)
+        tracking = self.tracking
+        if tracking is not None:  # client tracking's invalidations (store/tracking.py)
+            tracking.key_modified(key)
 
     # -- keyspace events -------------------------------------------------------------
 

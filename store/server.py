@@ -33,6 +33,7 @@ from .pubsub import PubSub
 from .scripting.busy import Busy
 from .scripting.eval import EvalScripts
 from .scripting.functions import Functions
+from .tracking import Tracking
 from .types import EncodingLimits
 
 
@@ -83,6 +84,7 @@ class Server:
         self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
         self.keyspace.lazyfree.config = cfg  # lazyfree-lazy-* (store/lazyfree.py)
         self.blocking = BlockingRegistry(self)
+        self.tracking = Tracking(self)  # CLIENT TRACKING's tables and invalidations
         # Scripts run their commands on a connection of their own, with no socket.
         self.scripts = EvalScripts(self, Connection(self))
         self.functions = Functions(self, Connection(self))

@@ -162,12 +162,6 @@ def test_errors_and_help_match_redis(both):
     )
 
 
-def test_tracking_on_is_an_error(r):
-    with pytest.raises(redis.ResponseError):
-        r.execute_command('CLIENT', 'TRACKING', 'on')
-    assert r.execute_command('CLIENT', 'GETREDIR') == -1
-
-
 def test_list_field_set_and_order_match_redis(server, redis_ref):
     ours = RawConn(server.port)
     theirs = RawConn(redis_ref[1])

@@ -34,6 +34,7 @@ OUR_OWN = {
     'keyevent-journal-key',
     'keyevent-journal-maxlen',
     'script-memory-limit',
+    'announce-redis-version',
 }
 
 # Test-only parameters Redis hides from CONFIG GET patterns (an exact name still works).

@@ -4,8 +4,8 @@ ID, SETNAME, GETNAME, LIST, INFO, KILL, REPLY, NO-EVICT, NO-TOUCH (7.2), PAUSE, 
 UNBLOCK, GETREDIR, TRACKING, TRACKINGINFO, CACHING, HELP. The server keeps its clients in
 `server.clients` (id -> Connection, in connection order), which LIST and KILL walk.
 
-Client-side caching is not supported: TRACKING ON replies with an error, TRACKING OFF,
-GETREDIR, TRACKINGINFO and CACHING answer as Redis does for a client with tracking off.
+TRACKING, CACHING, GETREDIR and TRACKINGINFO parse and answer as Redis 7.0 does; the
+tables and the invalidations are store/tracking.py's (server.tracking).
 PAUSE/UNPAUSE: `ClientPause` below, one per server (server.pause).
 """
 
@@ -16,6 +16,7 @@ from ..clock import now_ms
 from ..command_table import Family
 from ..output_limit import reply_memory
 from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
+from ..tracking import E_REDIRECT_MISSING
 
 E_NAME = 'ERR Client names cannot contain spaces, newlines or special characters.'
 E_NO_CLIENT = 'ERR No such client'
@@ -278,6 +279,13 @@ def _flags(conn):
         f += 'x'
     if conn.blocked is not None or conn in conn.server.pause.held:
         f += 'b'
+    t = conn.tracking
+    if t is not None:
+        f += 't'
+        if t.broken:
+            f += 'R'
+        if t.bcast:
+            f += 'B'
     if conn.dirty_cas:
         f += 'd'
     if conn.closing:
@@ -409,7 +417,8 @@ def client_info_line(conn, current=None, args=None):
         f'multi={len(conn.multi) if conn.multi is not None else -1} '
         f'qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} '
         f'rbs={rbs} rbp={rbp} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
-        f'events={events} cmd={cmd} user=default redir=-1 resp={conn.proto}'
+        f'events={events} cmd={cmd} user=default '
+        f'redir={conn.tracking.redirect if conn.tracking is not None else -1} resp={conn.proto}'
     )
 
 
@@ -703,38 +712,134 @@ def client_unblock(c, args):
     'tracking', -3, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
 )
 def client_tracking(c, args):
+    """CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT]
+    [NOLOOP], parsed and checked in Redis 7.0's order (store/tracking.py does the rest)."""
+    redirect = 0
+    bcast = optin = optout = noloop = False
+    prefixes = []
+    j = 3
+    n = len(args)
+    while j < n:
+        opt = lower(args[j])
+        more = j + 1 < n
+        if opt == 'redirect' and more:
+            j += 1
+            if redirect:
+                raise RedisError('ERR A client can only redirect to a single other client')
+            redirect = string2ll(args[j])
+            if redirect is None:
+                raise RedisError(E_NOT_INT)
+            if redirect not in c.server.clients:
+                raise RedisError(E_REDIRECT_MISSING)
+        elif opt == 'bcast':
+            bcast = True
+        elif opt == 'optin':
+            optin = True
+        elif opt == 'optout':
+            optout = True
+        elif opt == 'noloop':
+            noloop = True
+        elif opt == 'prefix' and more:
+            j += 1
+            prefixes.append(args[j])
+        else:
+            raise RedisError(E_SYNTAX)
+        j += 1
     mode = lower(args[2])
+    tracking = c.server.tracking
     if mode == 'on':
-        raise RedisError(
-            'ERR client side caching (CLIENT TRACKING) is not supported by this server'
-        )
-    if mode == 'off':
-        return OK
-    raise RedisError(E_SYNTAX)
+        t = c.tracking
+        if not bcast and prefixes:
+            raise RedisError('ERR PREFIX option requires BCAST mode to be enabled')
+        if t is not None and t.bcast != bcast:
+            raise RedisError(
+                "ERR You can't switch BCAST mode on/off before disabling tracking for this "
+                'client, and then re-enabling it with a different mode.'
+            )
+        if bcast and (optin or optout):
+            raise RedisError('ERR OPTIN and OPTOUT are not compatible with BCAST')
+        if optin and optout:
+            raise RedisError("ERR You can't specify both OPTIN mode and OPTOUT mode")
+        if t is not None and ((optin and t.optout) or (optout and t.optin)):
+            raise RedisError(
+                "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this "
+                'client, and then re-enabling it with a different mode.'
+            )
+        if bcast:
+            _check_prefixes(t.prefixes if t is not None else [], prefixes)
+        tracking.enable(c, redirect, bcast, optin, optout, noloop, prefixes)
+    elif mode == 'off':
+        tracking.disable(c)
+    else:
+        raise RedisError(E_SYNTAX)
+    return OK
+
+
+def _c_string(b):
+    """A prefix as Redis's %s prints it: up to its first NUL byte."""
+    return b.split(b'\0', 1)[0].decode('utf-8', 'surrogateescape')
+
+
+def _check_prefixes(existing, prefixes):
+    """checkPrefixCollisionsOrReply: no prefix may be a prefix of another, among those
+    the client has and those given."""
+    for i, p in enumerate(prefixes):
+        for old in existing:
+            if old.startswith(p) or p.startswith(old):
+                raise RedisError(
+                    f"ERR Prefix '{_c_string(p)}' overlaps with an existing prefix "
+                    f"'{_c_string(old)}'. Prefixes for a single client must not overlap."
+                )
+        for q in prefixes[i + 1 :]:
+            if q.startswith(p) or p.startswith(q):
+                raise RedisError(
+                    f"ERR Prefix '{_c_string(p)}' overlaps with another provided prefix "
+                    f"'{_c_string(q)}'. Prefixes for a single client must not overlap."
+                )
 
 
 @CLIENT.subcommand(
     'trackinginfo', 2, flags='noscript loading stale', categories='@slow @connection', since='6.2.0'
 )
 def client_trackinginfo(c, args):
-    return Map([(b'flags', Set([b'off'])), (b'redirect', -1), (b'prefixes', [])])
+    t = c.tracking
+    if t is None:
+        return Map([(b'flags', Set([b'off'])), (b'redirect', -1), (b'prefixes', [])])
+    return Map([(b'flags', Set(t.flags())), (b'redirect', t.redirect), (b'prefixes', t.prefixes)])
 
 
 @CLIENT.subcommand(
     'getredir', 2, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
 )
 def client_getredir(c, args):
-    return -1
+    return c.tracking.redirect if c.tracking is not None else -1
 
 
 @CLIENT.subcommand(
     'caching', 3, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
 )
 def client_caching(c, args):
-    raise RedisError(
-        'ERR CLIENT CACHING can be called only when the client is in tracking '
-        'mode with OPTIN or OPTOUT mode enabled'
-    )
+    t = c.tracking
+    if t is None:
+        raise RedisError(
+            'ERR CLIENT CACHING can be called only when the client is in tracking '
+            'mode with OPTIN or OPTOUT mode enabled'
+        )
+    opt = lower(args[2])
+    if opt == 'yes':
+        if not t.optin:
+            raise RedisError(
+                'ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.'
+            )
+    elif opt == 'no':
+        if not t.optout:
+            raise RedisError(
+                'ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.'
+            )
+    else:
+        raise RedisError(E_SYNTAX)
+    t.caching = True
+    return OK
 
 
 @CLIENT.subcommand('help', 2, flags='loading stale', categories='@slow @connection', since='5.0.0')

@@ -21,7 +21,6 @@ from ..latency import percentile_us
 from ..memory import report
 from ..pubsub import pubsub_info_fields
 from ..resp import Verbatim
-from ..version import VERSION
 from .admin import as_text, unique_commands
 
 COMMANDS = Family('server')
@@ -125,7 +124,7 @@ def _server_section(server):
     uname = os.uname()
     cfg = server.config
     return [
-        ('redis_version', VERSION),
+        ('redis_version', cfg['announce-redis-version']),
         ('redis_git_sha1', '00000000'),
         ('redis_git_dirty', 0),
         ('redis_build_id', '0'),
@@ -162,7 +161,7 @@ def _clients_section(server):
         ('client_recent_max_input_buffer', max_in),
         ('client_recent_max_output_buffer', 0),
         ('blocked_clients', server.blocking.blocked_clients() + server.pause.blocked()),
-        ('tracking_clients', 0),
+        ('tracking_clients', server.tracking.clients),
         ('clients_in_timeout_table', 0),
     ]
 
@@ -281,9 +280,7 @@ def _stats_section(server):
         ('active_defrag_key_misses', 0),
         ('total_active_defrag_time', 0),
         ('current_active_defrag_time', 0),
-        ('tracking_total_keys', 0),
-        ('tracking_total_items', 0),
-        ('tracking_total_prefixes', 0),
+        *server.tracking.info_fields(),  # tracking_total_keys, _items, _prefixes
         ('unexpected_error_replies', 0),
         ('total_error_replies', sum(cmd.failed + cmd.rejected for cmd in commands)),
         ('dump_payload_sanitizations', 0),

@@ -4,7 +4,6 @@ module, client.py)."""
 from ..args import E_DB_RANGE, E_NOT_INT, lower
 from ..command_table import Family
 from ..resp import OK, PONG, Map, RedisError, string2ll
-from ..version import VERSION
 from .client import close_after_this_reply
 
 E_WRONGPASS = 'WRONGPASS invalid username-password pair or user is disabled.'
@@ -134,7 +133,7 @@ def hello(c, args):
     return Map(
         [
             (b'server', b'redis'),
-            (b'version', VERSION.encode()),
+            (b'version', c.server.config['announce-redis-version'].encode()),
             (b'proto', c.proto),
             (b'id', c.id),
             (b'mode', b'standalone'),

@@ -37,7 +37,8 @@ Accounting and limits
   (store/output_limit.py).
 
 Invariants: a subscriber's queue is non-empty only while it has subscriptions (fully
-unsubscribing, RESET and disconnect clear it); `queued == sum(s.qbytes)`; `buffered ==
+unsubscribing, RESET and disconnect clear it) or receives client-tracking invalidations
+(`push`, `pushes`); `queued == sum(s.qbytes)`; `buffered ==
 sum(s.tbytes)`, and `buffering` holds exactly the subscribers with tbytes > 0.
 """
 
@@ -64,7 +65,17 @@ class Subscriber:
     `sets[kind]` are insertion-ordered dicts used as sets (Redis 7.0 keeps patterns in
     subscription order; UNSUBSCRIBE-all replies in that order)."""
 
-    __slots__ = ('hub', 'conn', 'sets', 'queue', 'qbytes', 'tbytes', 'soft_since', 'doomed')
+    __slots__ = (
+        'hub',
+        'conn',
+        'sets',
+        'queue',
+        'qbytes',
+        'tbytes',
+        'soft_since',
+        'doomed',
+        'pushes',
+    )
 
     def __init__(self, hub, conn):
         self.hub = hub
@@ -75,6 +86,7 @@ class Subscriber:
         self.tbytes = 0  # sampled transport write-buffer size
         self.soft_since = None  # when the soft output limit was first seen exceeded
         self.doomed = False  # scheduled for an output-buffer-limit disconnect
+        self.pushes = False  # receives client-tracking invalidations (`PubSub.push`)
 
     def total(self):
         s = self.sets
@@ -85,7 +97,7 @@ class Subscriber:
         dispatch quota of queued messages into its output, ahead of the replies."""
         hub = self.hub
         q = self.queue
-        if not self.conn.subscriptions:
+        if not self.conn.subscriptions and not self.pushes:
             hub.clear_queue(self)
             return
         data = _take(q, hub.quota)
@@ -199,7 +211,7 @@ class PubSub:
         conn.subscriptions = total
         if bool(was) != bool(total):
             conn.update_gate()
-        if not total:
+        if not total and not sub.pushes:
             self.clear_queue(sub)
 
     def subscribe(self, conn, kind, keys):
@@ -339,6 +351,25 @@ class PubSub:
                 n += len(e.subs)
         self._after_fanout()
         return n * len(messages)
+
+    def push(self, conn, frame):
+        """Queue one message for one connection outside any subscription: a client
+        tracking invalidation (store/tracking.py), which takes the same control queue,
+        dispatch quota, backpressure and output-buffer limits as published messages. Its
+        queue then survives having no subscriptions (`pushes`)."""
+        s = self.subscriber(conn)
+        s.pushes = True
+        q = s.queue
+        if not q:
+            self.dirty.append(s)
+        q.append(frame)
+        n = len(frame)
+        self.queued += n
+        b = s.qbytes = s.qbytes + n
+        if b + s.tbytes > self.obl_check:
+            self._check_output_limit(s, time.time())
+        self.messages += 1
+        self._after_fanout()
 
     def publish_command(self, conn, args, kind):
         """PUBLISH / SPUBLISH from a client: may wait for publish-buffer-limit. One lookup
@@ -481,7 +512,7 @@ class PubSub:
             transport = conn.transport
             if conn.write_paused or transport is None or conn.closing:
                 continue  # resume_writing (or disconnect) takes it from here
-            if not conn.subscriptions:
+            if not conn.subscriptions and not s.pushes:
                 self.clear_queue(s)
                 continue
             if conn.out:  # its replies still wait for Server.flush_pending: they go first

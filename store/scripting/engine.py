@@ -322,6 +322,10 @@ class LuaEngine:
             monitors = self.server.monitors
             if monitors and monitors.shows(cmd):
                 monitors.feed(self.client, argv)  # MONITOR's [db lua] lines
+        run = self.run
+        if run is not None and getattr(run.caller, 'tracking', None) is not None:
+            # CLIENT TRACKING: the keys a script's read-only command read are the caller's
+            self.server.tracking.remember(run.caller, top, argv)
         t = type(r)
         if t is bytes or t is int:
             return r

@@ -1,0 +1,422 @@
+"""Server-assisted client-side caching (Redis 7.0's tracking.c): the tables behind CLIENT
+TRACKING and the invalidation messages they produce.
+
+Two modes, as in Redis:
+- Default: a read-only command run by a tracking client remembers its keys in `table`
+  (key name -> ids of the clients that read it; not per database, as Redis keys it by
+  name). When a key changes (the keyspace's `touch`, Redis's signalModifiedKey: a write,
+  DEL, RESTORE, an expiry, an eviction; SWAPDB touches the keys of both databases, where
+  Redis 7.0 sends nothing and leaves cached values stale), its entry is dropped and each client that
+  read it is sent the key once. OPTIN/OPTOUT gate the remembering with CLIENT CACHING;
+  NOLOOP skips a client's own writes. `tracking-table-max-keys` bounds the table: past it,
+  keys are dropped with an invalidation (trackingLimitUsedSlots).
+- BCAST: a client registers prefixes and hears of every key written under them. `prefixes`
+  maps a prefix to its clients and the keys written since the last flush; `lengths` holds
+  the distinct prefix lengths, so a write looks up only key[:L] for each length L: the cost
+  per write is the number of distinct lengths, whatever the number of prefixes that do not
+  match (Redis walks every registered prefix).
+
+Batching and delivery. Invalidations collect in `pending` (per client, in order; None is
+a flush's null) and in the BCAST states, and leave in `flush`: after each command of a
+gated (tracking) connection, so its own invalidation follows its reply as in Redis; at
+the end of an active-expiry step, in the same loop turn as that step's `expired` batch;
+otherwise on the next loop turn (call_soon), which covers writers on the hot path. Each
+client gets one message per flush listing all its keys (Redis 7.0 sends one per key). A
+message goes through the pub/sub hub's control queue of the receiving connection
+(PubSub.push): the same dispatch quota, backpressure and output-buffer limits as
+published messages. RESP3: an `invalidate` push; RESP2: a `message` on
+`__redis__:invalidate` to the REDIRECT client, sent only while it is subscribed to
+something (CLIENT_PUBSUB), as Redis does.
+
+Costs: nothing while no client tracks. The keyspace calls `touch` only while its
+`watchers` dict is non-empty; the first tracking client puts a sentinel entry there
+(`SENTINEL`), so every write then reaches `key_modified`: one dict pop, plus one slice
+and lookup per distinct prefix length in BCAST. A tracking connection is gated, so the
+remembering happens on the gated path (Connection._call) and the hot path pays nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import islice
+from typing import Any
+
+from .args import lower
+
+SENTINEL = (-1, b'')  # the keyspace's watchers entry that routes touch() here
+
+PUSH_HEAD = b'>2\r\n$10\r\ninvalidate\r\n'
+MESSAGE_HEAD = b'*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n'
+# A client's own read-only scripts are followed through the commands they run.
+_NOT_REMEMBERED = frozenset(('eval_ro', 'evalsha_ro', 'fcall_ro'))
+
+E_REDIRECT_MISSING = 'ERR The client ID you want redirect to does not exist'
+
+
+class ClientTracking:
+    """One connection's CLIENT TRACKING state (Connection.tracking while it is on)."""
+
+    __slots__ = ('bcast', 'optin', 'optout', 'noloop', 'caching', 'redirect', 'broken', 'prefixes')
+
+    def __init__(self) -> None:
+        self.bcast = self.optin = self.optout = self.noloop = False
+        self.caching = False  # CLIENT CACHING given for the next command (or transaction)
+        self.redirect = 0  # client id, 0: none
+        self.broken = False  # the redirect client went away (flag R)
+        self.prefixes: list[bytes] = []  # BCAST prefixes, sorted
+
+    def flags(self) -> list[bytes]:
+        """CLIENT TRACKINGINFO's flags, in Redis's order."""
+        out = [b'on']
+        if self.bcast:
+            out.append(b'bcast')
+        if self.optin:
+            out.append(b'optin')
+            if self.caching:
+                out.append(b'caching-yes')
+        if self.optout:
+            out.append(b'optout')
+            if self.caching:
+                out.append(b'caching-no')
+        if self.noloop:
+            out.append(b'noloop')
+        if self.broken:
+            out.append(b'broken_redirect')
+        return out
+
+
+class BcastState:
+    """A registered prefix: its clients, and the keys written under it since the last
+    flush with the connection that wrote each first (for NOLOOP)."""
+
+    __slots__ = ('prefix', 'clients', 'keys')
+
+    def __init__(self, prefix: bytes) -> None:
+        self.prefix = prefix
+        self.clients: dict[Any, None] = {}
+        self.keys: dict[bytes, Any] = {}
+
+
+def _keys_body(keys: list[bytes]) -> bytes:
+    return b'*%d\r\n%s' % (
+        len(keys),
+        b''.join([b'$%d\r\n%s\r\n' % (len(k), k) for k in keys]),
+    )
+
+
+class Tracking:
+    """The server's tracking tables (server.tracking)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.table: dict[bytes, set[int]] = {}
+        self.items = 0  # client ids summed over the table (tracking_total_items)
+        self.clients = 0  # connections with tracking on (tracking_clients)
+        self.prefixes: dict[bytes, BcastState] = {}
+        self.lengths: list[int] = []  # distinct prefix lengths, ascending
+        self.pending: dict[Any, list[bytes | None]] = {}
+        self.bcast_dirty: list[BcastState] = []
+        self.handle: Any = None  # the call_soon flush
+        self.expiring = False  # active expiry runs: no client caused these changes
+        self.remembers: dict[Any, bool] = {}  # Command -> are its keys remembered
+        self.over_limit_runs = 0  # trackingLimitUsedSlots' timeout_counter
+        self.active = False
+        server.disconnect_hooks.append(self.disable)
+        server.reset_hooks.append(self.disable)
+
+    # -- on and off ---------------------------------------------------------------------
+
+    def _activate(self) -> None:
+        if not self.active:
+            self.active = True
+            ks = self.server.keyspace
+            ks.tracking = self
+            ks.watchers.setdefault(SENTINEL, set())
+
+    def _maybe_deactivate(self) -> None:
+        if self.active and not self.clients and not self.table and not self.prefixes:
+            self.active = False
+            ks = self.server.keyspace
+            ks.tracking = None
+            if not ks.watchers.get(SENTINEL, True):
+                del ks.watchers[SENTINEL]
+
+    def enable(
+        self,
+        conn: Any,
+        redirect: int,
+        bcast: bool,
+        optin: bool,
+        optout: bool,
+        noloop: bool,
+        prefixes: list[bytes],
+    ) -> None:
+        """enableTracking: the options were checked by CLIENT TRACKING."""
+        t = conn.tracking
+        if t is None:
+            t = conn.tracking = ClientTracking()
+            self.clients += 1
+            conn.update_gate()
+        t.broken = False
+        t.redirect = redirect
+        t.optin, t.optout, t.noloop = optin, optout, noloop
+        self._activate()
+        if bcast:
+            t.bcast = True
+            for p in prefixes or [b'']:
+                self._add_prefix(conn, t, p)
+
+    def disable(self, conn: Any) -> None:
+        """disableTracking (also on disconnect and RESET). The client's entries in the
+        table stay until their keys change, as in Redis."""
+        t = conn.tracking
+        if t is None:
+            return
+        for p in t.prefixes:
+            state = self.prefixes.get(p)
+            if state is not None:
+                state.clients.pop(conn, None)
+                if not state.clients:
+                    del self.prefixes[p]
+                    if state in self.bcast_dirty:
+                        self.bcast_dirty.remove(state)
+        if t.prefixes:
+            self.lengths = sorted({len(p) for p in self.prefixes})
+        conn.tracking = None
+        self.clients -= 1
+        self.pending.pop(conn, None)
+        conn.update_gate()
+        self._maybe_deactivate()
+
+    def _add_prefix(self, conn: Any, t: ClientTracking, prefix: bytes) -> None:
+        if prefix in t.prefixes:
+            return
+        state = self.prefixes.get(prefix)
+        if state is None:
+            state = self.prefixes[prefix] = BcastState(prefix)
+            if len(prefix) not in self.lengths:
+                self.lengths = sorted([*self.lengths, len(prefix)])
+        state.clients[conn] = None
+        t.prefixes.append(prefix)
+        t.prefixes.sort()
+
+    # -- remembering reads ----------------------------------------------------------------
+
+    def remember(self, conn: Any, cmd: Any, args: list[bytes]) -> None:
+        """trackingRememberKeys: after a read-only command of tracking client `conn` (or a
+        command its script ran) in default mode, remember the keys it read."""
+        t = conn.tracking
+        if t is None or t.bcast:
+            return
+        if (t.optin and not t.caching) or (t.optout and t.caching):
+            return
+        if cmd.subcommands and len(args) > 1:
+            cmd = cmd.subcommands.get(lower(args[1]), cmd)
+        known = self.remembers.get(cmd)
+        if known is None:
+            known = self.remembers[cmd] = (
+                'readonly' in cmd.flags
+                and 'pubsub' not in cmd.flags
+                and cmd.name not in _NOT_REMEMBERED
+            )
+        if not known:
+            return
+        try:
+            positions = cmd.key_positions(args)
+        except Exception:
+            return
+        table = self.table
+        cid = conn.id
+        for i in positions:
+            if i >= len(args):
+                continue
+            key = args[i]
+            ids = table.get(key)
+            if ids is None:
+                ids = table[key] = set()
+            if cid not in ids:
+                ids.add(cid)
+                self.items += 1
+        self.limit()
+
+    def command_done(self, conn: Any, cmd: Any) -> None:
+        """resetClient: CLIENT CACHING covers the next command, or the next transaction
+        (not cleared inside MULTI, nor by another CLIENT subcommand)."""
+        t = conn.tracking
+        if t is not None and t.caching and conn.multi is None:
+            if cmd is None or cmd.name != 'client':
+                t.caching = False
+
+    def limit(self) -> None:
+        """trackingLimitUsedSlots: over tracking-table-max-keys, drop keys (each with its
+        invalidation), up to an effort that grows while the table stays over the limit.
+        The keys are picked at random among the oldest entries (Redis walks its radix
+        tree at random)."""
+        table = self.table
+        max_keys = self.server.config['tracking-table-max-keys']
+        if not max_keys or len(table) <= max_keys:
+            self.over_limit_runs = 0
+            return
+        effort = 100 * (self.over_limit_runs + 1)
+        while effort > 0 and table:
+            effort -= 1
+            key = next(islice(table, random.randrange(min(len(table), 64)), None))
+            self._invalidate(key, None)
+            if len(table) <= max_keys:
+                self.over_limit_runs = 0
+                return
+        self.over_limit_runs += 1
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def key_modified(self, key: bytes) -> None:
+        """trackingInvalidateKey, from the keyspace's touch (signalModifiedKey)."""
+        origin = None if self.expiring else self.server.current_client
+        if self.lengths:
+            self._bcast(key, origin)
+        if key in self.table:
+            self._invalidate(key, origin)
+
+    def _invalidate(self, key: bytes, origin: Any) -> None:
+        ids = self.table.pop(key)
+        self.items -= len(ids)
+        clients = self.server.clients
+        pending = self.pending
+        for cid in ids:
+            c = clients.get(cid)
+            if c is None:
+                continue
+            t = c.tracking
+            if t is None or t.bcast or (t.noloop and c is origin):
+                continue
+            items = pending.get(c)
+            if items is None:
+                items = pending[c] = []
+            items.append(key)
+        if pending:
+            self._schedule()
+        if not self.table and not self.clients:
+            self._maybe_deactivate()
+
+    def _bcast(self, key: bytes, origin: Any) -> None:
+        prefixes = self.prefixes
+        n = len(key)
+        for length in self.lengths:
+            if length > n:
+                break
+            state = prefixes.get(key[:length])
+            if state is not None:
+                if not state.keys:
+                    self.bcast_dirty.append(state)
+                    self._schedule()
+                state.keys.setdefault(key, origin)
+
+    def flushed(self) -> None:
+        """trackingInvalidateKeysOnFlush (FLUSHDB, FLUSHALL): a null invalidation to every
+        tracking client, BCAST ones included, and the table emptied."""
+        pending = self.pending
+        for c in self.server.clients.values():
+            if c.tracking is not None:
+                items = pending.get(c)
+                if items is None:
+                    items = pending[c] = []
+                items.append(None)
+        if pending:
+            self._schedule()
+        self.table = {}
+        self.items = 0
+
+    # -- delivery ---------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        if self.handle is None:
+            loop = self.server.loop
+            if loop is not None:
+                self.handle = loop.call_soon(self.flush)
+
+    def flush(self, current: Any = None) -> None:
+        """Send what is pending: one message per client per run of keys (a null between
+        runs for a flush), then each BCAST prefix's keys to its clients, prefixes in
+        order and keys sorted as Redis's radix trees give them. `current`: the connection
+        whose command just ran; its messages follow its reply in its output."""
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+        pending = self.pending
+        if pending:
+            self.pending = {}
+            for c, items in pending.items():
+                run: list[bytes] = []
+                for k in items:
+                    if k is None:
+                        if run:
+                            self._send(c, _keys_body(run), current)
+                            run = []
+                        self._send(c, b'_\r\n' if c.proto == 3 else b'$-1\r\n', current)
+                    else:
+                        run.append(k)
+                if run:
+                    self._send(c, _keys_body(run), current)
+        if self.bcast_dirty:
+            states, self.bcast_dirty = self.bcast_dirty, []
+            states.sort(key=lambda st: st.prefix)
+            for state in states:
+                keys, state.keys = state.keys, {}
+                if not keys:
+                    continue
+                names = sorted(keys)
+                body = _keys_body(names)
+                for c in list(state.clients):
+                    t = c.tracking
+                    if t is None:
+                        continue
+                    if t.noloop:
+                        mine = [k for k in names if keys[k] is not c]
+                        if mine:
+                            self._send(c, _keys_body(mine), current)
+                    else:
+                        self._send(c, body, current)
+
+    def _send(self, c: Any, body: bytes, current: Any) -> None:
+        """sendTrackingMessage: to the client itself (RESP3) or its REDIRECT client."""
+        t = c.tracking
+        if t is None:
+            return
+        if t.redirect:
+            target = self.server.clients.get(t.redirect)
+            if target is None or target.closing:
+                t.broken = True
+                if c.proto == 3:
+                    self._deliver(
+                        c, b'>2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n' % t.redirect, current
+                    )
+                return
+            if target.proto == 3:
+                frame = PUSH_HEAD + body
+            elif target.subscriptions:
+                frame = MESSAGE_HEAD + body
+            else:
+                return
+        else:
+            if c.proto != 3:
+                return
+            target, frame = c, PUSH_HEAD + body
+        self._deliver(target, frame, current)
+
+    def _deliver(self, target: Any, frame: bytes, current: Any) -> None:
+        if target.closing or target.transport is None:
+            return
+        sub = target.pubsub
+        if target is current and (sub is None or not sub.queue):
+            target.out.append(frame)  # after the reply already there
+            return
+        self.server.pubsub.push(target, frame)
+
+    # -- introspection ----------------------------------------------------------------------
+
+    def info_fields(self) -> list[tuple[str, int]]:
+        return [
+            ('tracking_total_keys', len(self.table)),
+            ('tracking_total_items', self.items),
+            ('tracking_total_prefixes', len(self.prefixes)),
+        ]

@@ -163,8 +163,16 @@ class Tracking:
         self._activate()
         if bcast:
             t.bcast = True
-            for p in prefixes or [b'']:
-                self._add_prefix(conn, t, p)
+            have = set(t.prefixes)
+            added = [p for p in dict.fromkeys(prefixes or [b'']) if p not in have]
+            for p in added:
+                state = self.prefixes.get(p)
+                if state is None:
+                    state = self.prefixes[p] = BcastState(p)
+                state.clients[conn] = None
+            if added:
+                t.prefixes = sorted(have.union(added))
+                self.lengths = sorted({*self.lengths, *map(len, added)})
 
     def disable(self, conn: Any) -> None:
         """disableTracking (also on disconnect and RESET). The client's entries in the
@@ -187,18 +195,6 @@ class Tracking:
         self.pending.pop(conn, None)
         conn.update_gate()
         self._maybe_deactivate()
-
-    def _add_prefix(self, conn: Any, t: ClientTracking, prefix: bytes) -> None:
-        if prefix in t.prefixes:
-            return
-        state = self.prefixes.get(prefix)
-        if state is None:
-            state = self.prefixes[prefix] = BcastState(prefix)
-            if len(prefix) not in self.lengths:
-                self.lengths = sorted([*self.lengths, len(prefix)])
-        state.clients[conn] = None
-        t.prefixes.append(prefix)
-        t.prefixes.sort()
 
     # -- remembering reads ----------------------------------------------------------------
 

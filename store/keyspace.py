@@ -103,6 +103,7 @@ class Keyspace:
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
         self.lfu_minutes = lfu.minutes()  # LFU's minute clock, refreshed by the cron
+        self.lfu_tick = lfu.tick()  # and its tick (tenths of a second), refreshed with it
         # CLIENT PAUSE: a key past its deadline reads as missing but is not deleted
         self.expire_paused = False
         self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
@@ -646,7 +647,11 @@ class Keyspace:
             return
         access = s.access[db]
         access[key] = lfu.touched(
-            access.get(key), self.lfu_log_factor, self.lfu_decay_time, self.lfu_minutes
+            access.get(key),
+            self.lfu_log_factor,
+            self.lfu_decay_time,
+            self.lfu_minutes,
+            self.lfu_tick,
         )
 
     def idle_ms(self, db: int, key: bytes) -> int:
@@ -665,7 +670,7 @@ class Keyspace:
         access = self.shard_for(key).access[db]
         if self.lfu:
             if freq is not None:
-                access[key] = lfu.packed(freq)
+                access[key] = lfu.packed(freq, self.lfu_log_factor)
         elif idle_s is not None:
             access[key] = int(time.time() * 1000) - idle_s * 1000
 

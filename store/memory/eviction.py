@@ -155,6 +155,7 @@ class Evictor:
         if not ks.lfu and not ks.no_touch:
             ks.lru = int(now * 1000)
         ks.lfu_minutes = lfu.minutes(now)
+        ks.lfu_tick = lfu.tick(now)
         # what the limit is checked against: the AOF buffer is not counted, as in Redis
         # (freeMemoryGetNotCountedMemory)
         parts = overhead(self.server)
@@ -417,8 +418,10 @@ class Evictor:
             exp = s.expires[db]
             scores = [-exp[key] for key in keys]  # the nearest deadline goes first
         elif ks.lfu:
-            access, decay, now = s.access[db].get, ks.lfu_decay_time, ks.lfu_minutes
-            scores = [255 - lfu.decayed(access(key), decay, now) for key in keys]
+            # the fewest hits first, the least recent among equals (store/memory/lfu.py)
+            access, score = s.access[db].get, lfu.score
+            decay, now, at = ks.lfu_decay_time, ks.lfu_minutes, ks.lfu_tick
+            scores = [score(access(key), decay, now, at) for key in keys]
         else:
             access, born, now = s.access[db].get, ks.born, int(time.time() * 1000)
             scores = [now - access(key, born) for key in keys]

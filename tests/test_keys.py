@@ -292,6 +292,89 @@ def test_scan_skips_expired_and_foreign_cursors(r):
     assert r.execute_command('SCAN', '-1') == (0, [])
 
 
+def test_scan_reply_bytes_as_redis(server, redis_ref):
+    """SCAN's reply is encoded by SCAN itself: the bytes are Redis's in RESP2 and RESP3,
+    for a short key, a key of 2,000 bytes, a binary key and no key; and inside MULTI/EXEC
+    and a script, which see the same values."""
+    long_key = b'L' * 2000
+    commands = [
+        ('SCAN', '0'),
+        ('SET', 'k', 'v'),
+        ('SCAN', '0'),
+        ('DEL', 'k'),
+        ('SET', long_key, 'v'),
+        ('SCAN', '0', 'COUNT', '100'),
+        ('DEL', long_key),
+        ('SET', b'\x00\r\n\xff', 'v'),
+        ('SCAN', '0', 'MATCH', '*'),
+        ('MULTI',),
+        ('SCAN', '0'),
+        ('EXEC',),
+        ('EVAL', "return redis.call('SCAN', '0')", '0'),
+        ('SCAN', '0', 'MATCH', 'nomatch'),
+    ]
+    for proto in (2, 3):
+        got = []
+        for port in (server.port, redis_ref[1]):
+            with RawConn(port) as c:
+                c.cmd('HELLO', str(proto))
+                c.cmd('FLUSHALL')
+                got.append([c.cmd(*cmd) for cmd in commands])
+                c.cmd('FLUSHALL')
+        assert got[0] == got[1], proto
+
+
+def test_scan_guarantee_while_views_are_built(r):
+    """Over 200,000 keys (more than a view is built of in one step, so the next shard's
+    view is built in runs during the walk): keys present for the whole walk come back
+    exactly once, with keys deleted and added between calls everywhere in the keyspace
+    and another client's SCAN 0 (a new epoch, views rebuilt) in the middle; a key is
+    never returned once deleted; and with COUNT 10 the walk examines about 10 keys per
+    call."""
+    n = 200_000
+    pipe = r.pipeline(transaction=False)
+    for j in range(0, n, 5000):
+        pipe.mset({b'big:%d' % i: b'v' for i in range(j, j + 5000)})
+    pipe.execute()
+    doomed = [b'big:%d' % i for i in range(0, n, 7)]  # deleted during the walk
+    stable = {b'big:%d' % i for i in range(n) if i % 7}
+    other = r.connection_pool.get_connection()  # another client
+    cursor, seen, step, deleted = 0, [], 0, set()
+    while True:
+        cursor, batch = r.scan(cursor, count=1000)
+        assert not deleted & set(batch)
+        seen += batch
+        chunk = doomed[step * 300 : step * 300 + 300]
+        if chunk:
+            r.delete(*chunk)
+            deleted.update(chunk)
+        r.mset({b'new:%d:%d' % (step, i): b'v' for i in range(50)})
+        if step == 60:
+            other.send_command('SCAN', '0')
+            other.read_response()
+        step += 1
+        if cursor == 0:
+            break
+    r.connection_pool.release(other)
+    counts = {}
+    for k in seen:
+        counts[k] = counts.get(k, 0) + 1
+    assert {k for k in stable if counts.get(k) != 1} == set()
+    assert max(counts.values()) == 1
+    # COUNT 10 over the same keyspace: calls return about 10 keys, never fewer than 10
+    # but at the end (all keys match), and the walk ends
+    r.delete(*[k for k in r.scan_iter(match='new:*', count=1000)])
+    cursor, calls, total = 0, 0, 0
+    while True:
+        cursor, batch = r.scan(cursor)
+        calls += 1
+        total += len(batch)
+        assert 10 <= len(batch) <= 12 or cursor == 0
+        if cursor == 0:
+            break
+    assert total == len(stable) and calls <= len(stable) // 10 + 16
+
+
 def test_randomkey(r):
     assert r.randomkey() is None
     keys = {f'k{i}'.encode() for i in range(20)}

@@ -16,13 +16,14 @@ Why it is built this way:
 
 import re
 from bisect import bisect_left
+from itertools import chain
 
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
 from ..command_table import Family
 from ..glob import compile_glob
-from ..resp import OK, RedisError
+from ..resp import BULK_PREFIX, CRLF, OK, Raw, RedisError, encode
 from ..types import copy_value, type_name
 from ..types.dump import dump_value, load_value, verify_payload
 from .cursor import POS_BITS, POS_MASK, parse_cursor, parse_scan_options
@@ -188,8 +189,8 @@ def key_filter(pattern):
 class ScanViews:
     """Disposable per-keyspace cache of each (db, shard)'s keys sorted by hash.
 
-    A cursor is `shard << 56 | h`: continue with the keys of `shard` whose position (the
-    top 56 bits of their 64-bit hash, made unsigned) is >= h. Hash order is fixed for the
+    A cursor is `shard << 56 | p`: continue with the keys of `shard` whose position (the
+    top 56 bits of their 64-bit hash, made unsigned) is >= p. Hash order is fixed for the
     life of the process, so the cursor alone says where an iteration is; the sorted view
     is only a cache to find that place in O(log n). A view must never be older than the
     start of any iteration using it, or a key added between the view and the iteration
@@ -227,13 +228,14 @@ class ScanViews:
         if work is None or work[0] != epoch:
             return _KeyOrder(ks.shards[i].data[db])
         _, keys, runs = work
-        return _KeyOrder([key for run in runs for key in run] + keys)
+        runs.append(keys)
+        return _KeyOrder(list(chain.from_iterable(runs)))
 
     def advance(self, ks, db, i):
         """One bounded unit of work toward shard i's view for the current epoch."""
-        epoch = self.epoch.get(db, 0)
         if i >= len(ks.shards):
             return
+        epoch = self.epoch.get(db, 0)
         view = self.views.get((db, i))
         if view is not None and view[0] == epoch:
             return
@@ -251,17 +253,25 @@ class ScanViews:
         self.views.pop((db, i), None)
 
 
+# A key's position (its place in SCAN order) is the top 56 bits of its hash made unsigned:
+# (hash + 2**63) >> 8, which is (hash >> 8) + _POS0, as 2**63 is a multiple of 256. So
+# positions compare as hashes do, and `hash >> 8` groups the keys of one position.
+_POS0 = 1 << (POS_BITS - 1)
+
+
 class _KeyOrder:
     """A shard's keys sorted by hash: `take` walks them from a cursor position, as
     cursor.HashOrder does, but the view is one `sorted(keys, key=hash)` (the builtin as
-    the key function, ints compared in C) and a key's position is computed only where a
-    bisection or a cursor needs it, so a view of a million keys costs one sort and no
-    per-key Python work."""
+    the key function, ints compared in C), and `take` bisects it with the builtin hash as
+    its key too: a view of a million keys costs one sort and no per-key Python work. The
+    place where the last call stopped is remembered, so the next call of a walk (the
+    usual case: one client iterating) starts there without a bisection."""
 
-    __slots__ = ('items',)
+    __slots__ = ('items', 'last')
 
     def __init__(self, keys):
         self.items = sorted(keys, key=hash)
+        self.last = (-1, 0)  # (position, index) where the last take stopped
 
     def take(self, pos, count):
         """Up to `count` keys from position `pos` (more when several share the last
@@ -269,18 +279,24 @@ class _KeyOrder:
         position to continue from, or None at the end."""
         items = self.items
         n = len(items)
-        lo = bisect_left(items, pos, key=_position)
-        hi = min(lo + count, n)
-        if hi < n:
-            last = _position(items[hi - 1]) if hi > lo else -1
-            while hi < n and _position(items[hi]) == last:
+        if not pos:
+            lo = 0
+        elif self.last[0] == pos:
+            lo = self.last[1]
+        else:  # the first key whose hash is at least the smallest of position `pos`
+            lo = bisect_left(items, (pos - _POS0) << 8, key=hash)
+        hi = lo + count
+        if hi >= n:
+            return items[lo:], None
+        following = hash(items[hi]) >> 8
+        if following == hash(items[hi - 1]) >> 8:  # rare: a position shared across hi
+            while hi < n and hash(items[hi]) >> 8 == following:
                 hi += 1
-        return items[lo:hi], (_position(items[hi]) if hi < n else None)
-
-
-def _position(key):
-    """A key's place in SCAN order: the top 56 bits of its hash, made unsigned."""
-    return (hash(key) + (1 << 63)) >> 8
+            if hi == n:
+                return items[lo:], None
+            following = hash(items[hi]) >> 8
+        self.last = (following + _POS0, hi)
+        return items[lo:hi], following + _POS0
 
 
 @COMMANDS.command(
@@ -305,10 +321,17 @@ def scan(c, args):
     The examined keys are filtered as scanGenericCommand filters them, in its order: still
     there, MATCH, TYPE (a lookup that is not an access), then expired keys, which are
     deleted; each filter is a C-level pass over one shard's examined keys, and a key is
-    looked up in the keyspace only for TYPE or when it carries an expired deadline.
+    looked up in the keyspace only for TYPE or when it carries an expired deadline. The
+    reply is encoded here, in a few C-level steps (it is the same in RESP2 and RESP3): a
+    walk with the default COUNT is a hundred thousand calls over a million keys, each
+    one's cost counts.
     """
     cursor = parse_cursor(args[1])
-    count, pattern, typename = parse_scan_options(args, 2, True)
+    if len(args) == 2:
+        count, match, typename = 10, None, None
+    else:
+        count, pattern, typename = parse_scan_options(args, 2, True)
+        match = None if pattern is None or pattern == b'*' else key_filter(pattern)
 
     ks, db = c.ks, c.db
     views = getattr(ks, 'scan_views', None)
@@ -316,18 +339,15 @@ def scan(c, args):
         views = ks.scan_views = ScanViews()
     if cursor == 0:
         views.start(db)
-    match = None
-    if pattern is not None and pattern != b'*':
-        match = key_filter(pattern)
     shard, pos = cursor >> POS_BITS, cursor & POS_MASK
-    nshards = len(ks.shards)
+    shards = ks.shards
+    nshards = len(shards)
     examined = 0
     found = []
-    now = now_ms()
     while shard < nshards and examined < count:
         taken, pos = views.get(ks, db, shard).take(pos, count - examined)
         examined += len(taken)
-        s = ks.shards[shard]
+        s = shards[shard]
         keys = list(filter(s.data[db].__contains__, taken))
         if match is not None:
             keys = list(filter(match, keys))
@@ -335,6 +355,7 @@ def scan(c, args):
             keys = [k for k in keys if type_name(ks.read_notouch(db, k)) == typename]
         exp = s.expires[db]
         if exp and keys:
+            now = now_ms()
             keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]
         found += keys
         if pos is not None:
@@ -342,8 +363,24 @@ def scan(c, args):
             break
         views.drop(db, shard)
         shard, pos = shard + 1, 0
-    next_cursor = 0 if shard >= nshards else shard << POS_BITS | pos
-    return [b'%d' % next_cursor, found]
+    next_cursor = b'%d' % (0 if shard >= nshards else shard << POS_BITS | pos)
+    return Raw(_scan_reply(next_cursor, found))
+
+
+def _scan_reply(cursor, keys):
+    """[cursor, [key, ...]] in RESP: the bulk strings of short keys (the common case) as
+    one join over their headers and the keys, as resp._encode_many does; any other way
+    through the encoder."""
+    head = b'*2\r\n$%d\r\n%s\r\n*%d\r\n' % (len(cursor), cursor, len(keys))
+    if not keys:
+        return head
+    pieces = [b''] * (2 * len(keys) + 1)
+    try:
+        pieces[0:-1:2] = map(BULK_PREFIX.__getitem__, map(len, keys))
+    except IndexError:  # a key of 1024 bytes or more
+        return head + b''.join(encode(keys, 2, [])[1:])
+    pieces[1::2] = keys
+    return head + CRLF.join(pieces)
 
 
 def _expired(ks, db, key):

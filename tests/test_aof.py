@@ -350,6 +350,54 @@ def test_blocked_commands_written_when_served(tmp_path):
     p.stop()
 
 
+def test_one_pipeline_written_in_order(tmp_path):
+    """Plain writes of a loop turn are queued unencoded and encoded together when written:
+    mixed with rewritten commands, expiry DELs and SELECTs, the file holds them in the
+    order they ran, byte for byte as sent."""
+    p = store(tmp_path)
+    c = p.client
+    c.execute_command('SET', 'gone', '1', 'PX', '20')
+    c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+    time.sleep(0.05)
+    pipe = c.pipeline(transaction=False)
+    pipe.execute_command('SET', 'a', 'x' * 70)
+    pipe.execute_command('set', 'b', '')
+    pipe.execute_command('GET', 'gone')  # expired: DEL between the writes
+    pipe.execute_command('SET', 'c', '%s%d', 'EX', '100')
+    pipe.execute_command('RPUSH', 'l', *[str(i) for i in range(20)])  # 22 arguments
+    pipe.execute_command('SELECT', '2')
+    pipe.execute_command('SET', 'd', 'v')
+    pipe.execute_command('INCR', 'n')
+    pipe.execute()
+    c.execute_command('SELECT', '0')  # the pipeline left the connection in db 2
+    dl = c.execute_command('PEXPIRETIME', 'c')
+    p.stop()
+    with open(incr_path(tmp_path), 'rb') as f:
+        data = f.read()
+
+    def resp(*args):
+        return b'*%d\r\n' % len(args) + b''.join(b'$%d\r\n%s\r\n' % (len(a), a) for a in args)
+
+    expected = b''.join(
+        [
+            resp(b'SET', b'a', b'x' * 70),
+            resp(b'set', b'b', b''),
+            resp(b'DEL', b'gone'),
+            resp(b'SET', b'c', b'%s%d', b'PXAT', b'%d' % dl),
+            resp(b'RPUSH', b'l', *[b'%d' % i for i in range(20)]),
+            resp(b'SELECT', b'2'),
+            resp(b'SET', b'd', b'v'),
+            resp(b'INCR', b'n'),
+        ]
+    )
+    assert expected in data
+    p = store(tmp_path)
+    assert p.client.get('a') == b'x' * 70 and p.client.llen('l') == 20
+    p.client.execute_command('SELECT', '2')
+    assert p.client.get('d') == b'v' and p.client.get('n') == b'1'
+    p.stop()
+
+
 def test_expired_keys_written_as_del(tmp_path):
     p = store(tmp_path)
     c = p.client

@@ -265,6 +265,37 @@ def test_keys_expired_while_down_are_expired_at_start_with_their_events(tmp_path
         stop(proc)
 
 
+def test_loaded_deadlines_expire_on_time_and_memory_is_recounted(tmp_path):
+    """Keys are loaded into the shards in bulk and their deadline index built at the end:
+    a loaded TTL still fires by itself (active expiry, no read), a hash-tagged key lands
+    in its slot, and used_memory after DEBUG RELOAD is what it was before."""
+    proc, port = spawn_store('--dir', str(tmp_path), '--enable-debug-command', 'yes')
+    try:
+        r = client(port)
+        p = r.pipeline(transaction=False)
+        for i in range(3000):
+            p.set(f'k{i}', 'v' * (i % 90))
+            p.hset(f'h{i}', mapping={'f': i, 'g': 'x' * (i % 30)})
+        p.execute()
+        r.set('{tag}a', 'v', px=600_000)
+        deadline = int(time.time() * 1000) + 8000  # a slow CI machine restarts in time
+        r.set('soon', 'v', pxat=deadline)
+        r.save()
+        stop(proc)
+        proc, _ = spawn_store('--dir', str(tmp_path), '--enable-debug-command', 'yes', port=port)
+        r = client(port)
+        assert r.dbsize() == 6002
+        assert r.pexpiretime('soon') == deadline
+        assert r.get('{tag}a') == b'v' and r.ttl('{tag}a') > 500  # found in its slot
+        used = r.info('memory')['used_memory']
+        assert r.execute_command('DEBUG', 'RELOAD', 'NOSAVE')
+        assert r.info('memory')['used_memory'] == used
+        wait_until(lambda: r.dbsize() == 6001, 'the loaded TTL to fire')
+        assert r.exists('soon') == 0 and r.info('stats')['expired_keys'] >= 1
+    finally:
+        stop(proc)
+
+
 def test_loading_replies_loading_until_the_file_is_in(tmp_path):
     proc, port = spawn_store('--dir', str(tmp_path))
     try:

@@ -380,10 +380,17 @@ class Persistence:
         cfg = server.config
         loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'])
         db = 0
-        slot_data = [s.data[0] for s in ks.slot_shard]
-        slot_expires = [s.expires[0] for s in ks.slot_shard]
+        slot_shard = ks.slot_shard
+        slot_data = [s.data[0] for s in slot_shard]
+        # Into an empty keyspace (start-up, DEBUG RELOAD) keys go straight into the
+        # shards' dicts, deadlines too (the deadline indexes are rebuilt once at the end);
+        # DEBUG RELOAD NOFLUSH/MERGE loads over existing keys, which ks.set replaces.
+        fresh = not any(ks.dbsize(n) for n in range(ks.databases))
+        earliest = None  # the earliest deadline loaded, for the expiry timer
         loaded = 0
         delay = cfg['key-load-delay']
+        if delay:
+            loader.batch = 1  # a pause per key, and a turn of the loop between any two
         next_turn = time.perf_counter() + LOAD_SLICE_S
         # Millions of new objects would trigger the cyclic collector again and again,
         # each pass walking everything loaded so far: off while loading (R measured the
@@ -391,22 +398,31 @@ class Persistence:
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            for item in loader:
+            for item in loader.batches():
                 kind = item[0]
-                if kind == 'key':
-                    key, value, deadline = item[1], item[2], item[3]
-                    # a key without TTL goes straight into its shard (ks.set, inlined)
-                    slot = key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383
-                    if deadline is None and key not in slot_expires[slot]:
-                        slot_data[slot][key] = value
+                if kind == 'keys':
+                    keys, values, extras = item[1], item[2], item[3]
+                    if not fresh:
+                        self._load_over(db, keys, values, extras)
+                    elif 123 in b''.join(keys):  # a '{': some key has a hash tag
+                        for key, value in zip(keys, values):
+                            slot_data[key_slot(key)][key] = value
                     else:
-                        ks.set(db, key, value, deadline)
-                    if item[4] is not None or item[5] is not None:  # IDLE / FREQ opcodes
-                        ks.set_access(db, key, item[4], item[5])
-                    loaded += 1
+                        for key, value in zip(keys, values):
+                            slot_data[crc_hqx(key, 0) & 16383][key] = value
+                    if fresh:
+                        for i, deadline, idle, freq in extras:
+                            key = keys[i]
+                            if deadline is not None:
+                                ks.shard_for(key).expires[db][key] = deadline
+                                if earliest is None or deadline < earliest:
+                                    earliest = deadline
+                            if idle is not None or freq is not None:  # IDLE / FREQ opcodes
+                                ks.set_access(db, key, idle, freq)
+                    loaded += len(keys)
                     if delay:
                         time.sleep(delay / 1e6)
-                    if not loaded & 255 and time.perf_counter() > next_turn:
+                    if time.perf_counter() > next_turn:
                         self.load_pos = loader.pos
                         yield
                         next_turn = time.perf_counter() + LOAD_SLICE_S
@@ -417,13 +433,18 @@ class Persistence:
                             f'FATAL: Data file was created with a Redis server configured '
                             f'to handle more than {ks.databases} databases. Exiting'
                         )
-                    slot_data = [s.data[db] for s in ks.slot_shard]  # slot -> its dict
-                    slot_expires = [s.expires[db] for s in ks.slot_shard]
+                    slot_data = [s.data[db] for s in slot_shard]  # slot -> its dict
                 elif kind == 'function':
                     try:
                         server.functions.create(item[1], False)
                     except RedisError as e:
                         raise LoadError(f'Failed loading library: {e}') from None
+            if earliest is not None:  # deadlines went into `expires` directly
+                for shard in ks.shards:
+                    shard.index.rebuild()
+                if earliest < ks.timer.next_deadline:
+                    ks.timer.reschedule(earliest)
+            ks.recount()  # the keys went into the shards directly, uncharged
         except RdbError as e:
             raise LoadError(
                 f'Short read or OOM loading DB. Unrecoverable error, aborting now. ({path}: {e})'
@@ -431,12 +452,27 @@ class Persistence:
         finally:
             if gc_was_on:
                 gc.enable()
-        ks.recount()  # the keys went into the shards directly, uncharged
         self.load_done += len(data)
         self.load_pos = 0
         self.load_keys_loaded = loaded
         server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
         server.log_verbose(f'Done loading RDB, keys loaded: {loaded}')
+
+    def _load_over(self, db: int, keys: list[bytes], values: list[Any], extras: list) -> None:
+        """Loaded keys into a keyspace that has keys already (DEBUG RELOAD NOFLUSH or
+        MERGE): a key without a TTL over one without a TTL goes into its shard's dict
+        (charged by the recount after the load), anything else through ks.set."""
+        ks = self.server.keyspace
+        more = {e[0]: e for e in extras}
+        for i, key in enumerate(keys):
+            e = more.get(i)
+            s = ks.shard_for(key)
+            if e is None and key not in s.expires[db]:
+                s.data[db][key] = values[i]
+            else:
+                ks.set(db, key, values[i], None if e is None else e[1])
+            if e is not None and (e[2] is not None or e[3] is not None):
+                ks.set_access(db, key, e[2], e[3])
 
     def loading_state(self) -> Any:
         return _Loading(self)

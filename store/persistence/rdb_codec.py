@@ -86,6 +86,7 @@ QUICKLIST_NODE_BYTES = 8192  # list-max-listpack-size -2, the default
 STREAM_DELETED = 1  # stream entry flags
 STREAM_SAMEFIELDS = 2
 U64 = (1 << 64) - 1
+LOAD_BATCH = 1024  # keys per ('keys', ...) batch of RdbLoader.batches
 
 _I64 = struct.Struct('<q')
 _U32 = struct.Struct('<I')
@@ -608,8 +609,28 @@ class RdbLoader:
         self.pos = 0
         self.version = 0
         self.checksum_disabled = False
+        self.batch = LOAD_BATCH  # keys per batch (batches())
 
     def __iter__(self) -> Iterator[tuple]:
+        for rec in self.batches():
+            if rec[0] == 'keys':
+                _, keys, values, extras = rec
+                more = {e[0]: e for e in extras}
+                for i, key in enumerate(keys):
+                    e = more.get(i)
+                    if e is None:
+                        yield ('key', key, values[i], None, None, None)
+                    else:
+                        yield ('key', key, values[i], e[1], e[2], e[3])
+            else:
+                yield rec
+
+    def batches(self) -> Iterator[tuple]:
+        """The records with the keys in batches, for a loader that inserts them in bulk:
+        ('keys', keys, values, extras) in place of runs of ('key', ...) records, with
+        `extras` the (index in keys, deadline, lru_idle, lfu_freq) of the keys that had
+        any of those. The other records come as `__iter__` gives them, never inside a
+        batch's run (a batch ends before each of them)."""
         try:
             yield from self._records()
         except RdbError:
@@ -710,45 +731,98 @@ class RdbLoader:
         if not 1 <= version <= RDB_VERSION or not data[5:9].isdigit():
             raise self._fail(f"Can't handle RDB format version {data[5:9].decode('latin-1')}")
         self.version = version
-        self.pos = 9
+        self.pos = p = 9
+        end = self.end
         deadline = lru_idle = lfu_freq = None
-        read_str, read_len = self._str, self._len
+        extra = False  # an EXPIRETIME, IDLE or FREQ opcode came before this key
+        keys: list[bytes] = []
+        values: list[Any] = []
+        extras: list[tuple] = []
+        read_str, read_len, value_of = self._str, self._len, self._value
+        batch = self.batch
         while True:
-            if self.pos >= self.end:
+            # `p` is the offset reached; self.pos is kept in step wherever a method reads
+            # or an error may be raised (it names the offset of a truncated record)
+            if p >= end:
+                self.pos = end
                 raise self._fail('Short read loading RDB (no EOF)')
-            op = data[self.pos]
-            self.pos += 1
-            if op < OP_FUNCTION2:  # a key: most records, so tested first
-                start = self.pos - 1
+            op = data[p]
+            if op == T_STRING:
+                # most records: a string key and value, both with 6-bit lengths, read
+                # here without a call (one Python step per key is the loader's floor)
+                c = data[p + 1]
+                if c < 64:
+                    e = p + 2 + c
+                    key = data[p + 2 : e]
+                    c = data[e]
+                    if c < 64:
+                        self.pos = e + 1 + c
+                        value = data[e + 1 : self.pos]
+                    else:
+                        self.pos = e
+                        value = read_str()
+                else:
+                    self.pos = p + 1
+                    key = read_str()
+                    value = read_str()
+                if self.pos > end:  # the slices stopped at the end of the data
+                    self.pos = p
+                    raise self._fail('Short read loading RDB')
+                p = self.pos
+            elif op < OP_FUNCTION2:
+                self.pos = p + 1
                 key = read_str()
-                value = read_str() if op == T_STRING else self._value(op, start)
-                if value is not None:
-                    yield ('key', key, value, deadline, lru_idle, lfu_freq)
+                value = value_of(op, p)
+                p = self.pos
+                if value is None:  # an empty aggregate, skipped as Redis does
+                    deadline = lru_idle = lfu_freq = None
+                    extra = False
+                    continue
+            else:
+                self.pos = p + 1
+                if op == OP_EXPIRETIME_MS:
+                    deadline = _I64.unpack(self._read(8))[0]
+                    extra = True
+                elif op == OP_EXPIRETIME:
+                    deadline = int.from_bytes(self._read(4), 'little', signed=True) * 1000
+                    extra = True
+                elif op == OP_FREQ:
+                    lfu_freq = self._read(1)[0]
+                    extra = True
+                elif op == OP_IDLE:
+                    lru_idle = read_len()
+                    extra = True
+                else:
+                    if keys:  # the batch ends before any other record
+                        yield ('keys', keys, values, extras)
+                        keys, values, extras = [], [], []
+                    if op == OP_EOF:
+                        break
+                    if op == OP_SELECTDB:
+                        yield ('db', read_len())
+                    elif op == OP_RESIZEDB:
+                        size = read_len()
+                        yield ('resize', size, read_len())
+                    elif op == OP_AUX:
+                        name = read_str()
+                        yield ('aux', name, read_str())
+                    elif op == OP_MODULE_AUX:
+                        raise self._fail("The RDB file contains AUX module data I can't load")
+                    elif op == OP_FUNCTION_PRE_GA:
+                        raise self._fail('Pre-release function format not supported.')
+                    elif op == OP_FUNCTION2:
+                        yield ('function', read_str())
+                p = self.pos
+                continue
+            keys.append(key)
+            values.append(value)
+            if extra:
+                extras.append((len(keys) - 1, deadline, lru_idle, lfu_freq))
                 deadline = lru_idle = lfu_freq = None
-            elif op == OP_EXPIRETIME_MS:
-                deadline = _I64.unpack(self._read(8))[0]
-            elif op == OP_EXPIRETIME:
-                deadline = int.from_bytes(self._read(4), 'little', signed=True) * 1000
-            elif op == OP_FREQ:
-                lfu_freq = self._read(1)[0]
-            elif op == OP_IDLE:
-                lru_idle = read_len()
-            elif op == OP_EOF:
-                break
-            elif op == OP_SELECTDB:
-                yield ('db', read_len())
-            elif op == OP_RESIZEDB:
-                size = read_len()
-                yield ('resize', size, read_len())
-            elif op == OP_AUX:
-                name = read_str()
-                yield ('aux', name, read_str())
-            elif op == OP_MODULE_AUX:
-                raise self._fail("The RDB file contains AUX module data I can't load")
-            elif op == OP_FUNCTION_PRE_GA:
-                raise self._fail('Pre-release function format not supported.')
-            elif op == OP_FUNCTION2:
-                yield ('function', read_str())
+                extra = False
+            if len(keys) >= batch:
+                yield ('keys', keys, values, extras)
+                keys, values, extras = [], [], []
         eof_end = self.pos
         if version >= 5:
             stored = int.from_bytes(self._read(8), 'little')

@@ -505,6 +505,47 @@ def table(res):
     return '\n'.join(lines)
 
 
+def only(args, nkeys):
+    """--only load|aof: one part of the run, with its figures printed as table rows."""
+    with contextlib.ExitStack() as stack:
+        if args.only == 'aof':
+            rows = set_throughput(args.requests, args.repeat, stack)
+            for label, best in rows.items():
+                o, r = best['ours'], best['redis']
+                print(
+                    f'| SET -P 1, {label} | {o["rps"]:.0f} / {r["rps"]:.0f} req/s | '
+                    f'{o["rps"] / r["rps"]:.2f}x | CPU {o["cpu_us"]:.2f} / {r["cpu_us"]:.2f} '
+                    f'us/req | {o["cpu_us"] / r["cpu_us"]:.2f}x |'
+                )
+            return
+        dirs = {
+            kind: stack.enter_context(tempfile.TemporaryDirectory(prefix=f'bench-rdb-{kind}-'))
+            for kind in ('ours', 'redis')
+        }
+        servers = [stack.enter_context(ServerProc(k, '--dir', dirs[k])) for k in dirs]
+        print(f'loading {nkeys} keys into both servers ...', file=sys.stderr)
+        load_keys(servers, nkeys)
+        for s in servers:
+            c = redis.Redis('127.0.0.1', s.port)
+            c.bgsave()
+            while c.info('persistence')['rdb_bgsave_in_progress']:
+                time.sleep(0.05)
+            s.stop()
+        times = {'ours': [], 'redis': []}
+        for _ in range(args.repeat):
+            for kind, d in dirs.items():
+                r = load_time(kind, d, stack)
+                if r['dbsize'] != nkeys:
+                    raise RuntimeError(f'{kind}: DBSIZE {r["dbsize"]} after load')
+                times[kind].append(r['ready_s'])
+                print(f'  {kind}: ready in {r["ready_s"]:.2f} s', file=sys.stderr)
+        o, r = min(times['ours']), min(times['redis'])
+        print(
+            f'| start-up load, spawn to first non-LOADING reply (best of {args.repeat}) '
+            f'| {o:.2f} s | {r:.2f} s | {o / r:.2f}x |'
+        )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--keys', type=int, default=1_000_000)
@@ -513,8 +554,16 @@ def main():
     ap.add_argument('--get-interval-ms', type=float, default=1.0, help="reader's pause")
     ap.add_argument('--requests', type=int, default=200_000, help='redis-benchmark -n')
     ap.add_argument('--repeat', type=int, default=1, help='SET runs per cell; best is kept')
+    ap.add_argument(
+        '--only',
+        choices=('load', 'aof'),
+        help='one part, to iterate on it: load (SAVE instead of the BGSAVE part, then the '
+        'start-up loads, alternating --repeat times) or aof (the SET part)',
+    )
     args = ap.parse_args()
     nkeys = 100_000 if args.quick else args.keys
+    if args.only:
+        return only(args, nkeys)
 
     res = {'keys': nkeys, 'args': vars(args), 'started': time.strftime('%Y-%m-%dT%H:%M:%S')}
     with contextlib.ExitStack() as stack:

@@ -384,3 +384,12 @@ class PingProbe:
             self.proc.join(5)
             if self.proc.is_alive():
                 self.proc.kill()
+
+
+def schedstat(pid):
+    """(seconds on a CPU, seconds waiting on a run queue) of the process's main thread, from
+    /proc/<pid>/schedstat: nanosecond counters, where /proc/<pid>/stat counts in 10 ms ticks;
+    the wait says how much of a latency was the machine's other load, not the server."""
+    with open(f'/proc/{pid}/schedstat') as f:
+        on_cpu, waiting = f.read().split()[:2]
+    return int(on_cpu) / 1e9, int(waiting) / 1e9

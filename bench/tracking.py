@@ -66,6 +66,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import resource
 import shlex
 import shutil
@@ -570,6 +571,14 @@ def git_state(root, rev=None):
     return f'{head} (+{len(dirty)} uncommitted files)' if dirty else head
 
 
+def dump_json(res):
+    """Indented JSON with each list of numbers (the lags) on one line."""
+    text = json.dumps(res, indent=1)
+    return re.sub(
+        r'\[\s+([-\d.e,\s]+?)\s+\]', lambda m: '[' + ' '.join(m.group(1).split()) + ']', text
+    )
+
+
 OURS_ROOT = ROOT
 
 
@@ -665,7 +674,7 @@ def main():
     os.makedirs(os.path.join(ROOT, 'bench', 'results'), exist_ok=True)
     path = os.path.join(ROOT, 'bench', 'results', f'tracking-{int(time.time())}.json')
     with open(path, 'w') as f:
-        json.dump(res, f, indent=1)
+        f.write(dump_json(res))
     script = os.path.relpath(os.path.abspath(__file__), ROOT)
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
     argv = [exe, script, '--repeat', str(opts.repeat), '--resp', str(opts.resp)]

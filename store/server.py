@@ -126,6 +126,8 @@ class Server:
             self.evictor.configure()
             if name == 'maxmemory' and self.loop is not None:
                 self.evictor.shrink()
+        elif name == 'tracking-table-max-keys':
+            self.tracking.limit()  # Redis enforces it before the next command
         elif name == 'requirepass':
             # Redis keeps existing connections authenticated; new ones must AUTH.
             pass

@@ -480,6 +480,8 @@ def test_info_fields_and_table_limit(server, redis_ref):
                 ]
 
             before = fields()
+            w.cmd('CONFIG', 'SET', 'tracking-table-max-keys', '2')
+            assert fields()[1] == 2  # enforced before the next command (INFO) runs
             w.cmd('CONFIG', 'SET', 'tracking-table-max-keys', '1')
             try:
                 t.cmd('GET', 'k4')

@@ -190,8 +190,9 @@ class _Bad(Exception):
     """A malformed blob (listpack, ziplist, intset, zipmap): the loader names the offset."""
 
 
-def lp_decode(b: bytes) -> list[Any]:
-    """The entries of a listpack: ints for integer entries, bytes for strings. Checks the
+def lp_decode(b: bytes, as_bytes: bool = False) -> list[Any]:
+    """The entries of a listpack: ints for integer entries (their digits with `as_bytes`,
+    for a hash or list, so no second pass converts them), bytes for strings. Checks the
     header, every entry's bounds, the count and the terminator."""
     n = len(b)
     if n < 7 or _U32.unpack_from(b)[0] != n or b[-1] != 0xFF:
@@ -202,16 +203,17 @@ def lp_decode(b: bytes) -> list[Any]:
     p, end = 6, n - 1
     while p < end:
         c = b[p]
-        if c < 0x80:
-            append(c)
-            p += 2
-        elif c < 0xC0:
+        if 0x80 <= c < 0xC0:  # a short string: most entries, tested first
             ln = c & 0x3F
             append(b[p + 1 : p + 1 + ln])
             p += ln + 2
+        elif c < 0x80:
+            append(b'%d' % c if as_bytes else c)
+            p += 2
         elif c < 0xE0:
             v = ((c & 0x1F) << 8) | b[p + 1]
-            append(v - 8192 if v >= 4096 else v)
+            v = v - 8192 if v >= 4096 else v
+            append(b'%d' % v if as_bytes else v)
             p += 3
         elif c < 0xF0:
             ln = ((c & 0x0F) << 8) | b[p + 1]
@@ -222,22 +224,30 @@ def lp_decode(b: bytes) -> list[Any]:
             append(b[p + 5 : p + 5 + ln])
             p += 5 + ln + _backlen_size(ln + 5)
         elif c == 0xF1:
-            append(int.from_bytes(b[p + 1 : p + 3], 'little', signed=True))
+            v = int.from_bytes(b[p + 1 : p + 3], 'little', signed=True)
+            append(b'%d' % v if as_bytes else v)
             p += 4
         elif c == 0xF2:
-            append(int.from_bytes(b[p + 1 : p + 4], 'little', signed=True))
+            v = int.from_bytes(b[p + 1 : p + 4], 'little', signed=True)
+            append(b'%d' % v if as_bytes else v)
             p += 5
         elif c == 0xF3:
-            append(int.from_bytes(b[p + 1 : p + 5], 'little', signed=True))
+            v = int.from_bytes(b[p + 1 : p + 5], 'little', signed=True)
+            append(b'%d' % v if as_bytes else v)
             p += 6
         elif c == 0xF4:
-            append(int.from_bytes(b[p + 1 : p + 9], 'little', signed=True))
+            v = int.from_bytes(b[p + 1 : p + 9], 'little', signed=True)
+            append(b'%d' % v if as_bytes else v)
             p += 10
         else:
             raise _Bad('listpack entry encoding')
     if p != end or (count != 65535 and count != len(out)):
         raise _Bad('listpack entries')
     return out
+
+
+def _lp_decode_bytes(b: bytes) -> list[Any]:
+    return lp_decode(b, True)
 
 
 def _as_bytes(items: list[Any]) -> list[bytes]:
@@ -840,7 +850,7 @@ class RdbLoader:
         limits = self.limits
         # the encodings Redis 7.0 writes for small values first: they are most keys
         if t == T_HASH_LISTPACK:
-            return self._compact_hash(_as_bytes(self._blob('Hash', lp_decode)), False)
+            return self._compact_hash(self._blob('Hash', _lp_decode_bytes), False)
         if t == T_ZSET_LISTPACK:
             return self._compact_zset(self._blob('Zset', lp_decode))
         if t == T_SET_INTSET:
@@ -986,7 +996,7 @@ class RdbLoader:
                     continue
                 if container != QUICKLIST_PACKED:
                     raise self._fail('Quicklist integrity check failed.')
-                items += _as_bytes(self._blob('Listpack', lp_decode))
+                items += self._blob('Listpack', _lp_decode_bytes)
             else:
                 items += _as_bytes(self._blob('Ziplist', ziplist_decode))
         return List(items) if items else None

@@ -362,8 +362,8 @@ def test_allkeys_lfu_evicts_keys_read_once_before_keys_read_three_times(ours_onl
     """Ours orders LFU victims by the accesses counted one by one (store/memory/lfu.py):
     1000 keys read three times outlive 1000 read once, interleaved with them, when a
     third of the keys must go. (Redis's counter is 6 for all of them, 5 + 1 for the first
-    read, or 7 for a sixth of those read three times, so it evicts from both about alike:
-    not compared.)"""
+    read, or 7 (rarely 8) for a sixth of those read three times, so it evicts from both
+    about alike: not compared.)"""
     s = ours_only(maxmemory_policy='allkeys-lfu')
     often = [f'often:{i}' for i in range(1000)]
     once = [f'once:{i}' for i in range(1000)]
@@ -375,8 +375,8 @@ def test_allkeys_lfu_evicts_keys_read_once_before_keys_read_three_times(ours_onl
     kept = existing(s, often)
     assert len(kept) >= 950
     assert len(existing(s, once)) <= 400
-    for k in sorted(kept)[:20]:  # Redis's counter, as OBJECT FREQ shows: 6, or 7 by chance
-        assert s.c.object('freq', k) in (6, 7)
+    for k in sorted(kept)[:20]:  # Redis's counter, as OBJECT FREQ shows: 6, or more by chance
+        assert 6 <= s.c.object('freq', k) <= 8
 
 
 def test_allkeys_lfu_evicts_the_least_recent_of_equally_used_keys(ours_only):

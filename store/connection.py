@@ -516,6 +516,7 @@ class Connection(asyncio.Protocol):
         out = self.out
         ks = self.ks
         config = self.server.config
+        tracking = self.server.tracking
         # One clock read per command: a command's time runs from the end of the previous
         # one, so it includes the previous reply's encoding (tens of ns).
         t0 = _perf_ns()
@@ -551,6 +552,9 @@ class Connection(asyncio.Protocol):
             t0 = t1
             if took >= config.slow_ns:  # SLOWLOG, LATENCY events (past any took when off)
                 observe(self, cmd, args, took)
+                t0 = _perf_ns()
+            if tracking.handle is not None:  # CLIENT TRACKING: this command's invalidations
+                tracking.flush()
                 t0 = _perf_ns()
             self.last_cmd = cmd
             if r is OK:
@@ -693,7 +697,7 @@ class Connection(asyncio.Protocol):
         tracking = server.tracking
         if self.tracking is not None:
             tracking.command_done(self, cmd)
-        if tracking.pending or tracking.bcast_dirty:
+        if tracking.handle is not None:
             tracking.flush(self)  # invalidations this command caused, after its reply
 
     def call(self, cmd, args):

@@ -16,23 +16,26 @@ Two modes, as in Redis:
   per write is the number of distinct lengths, whatever the number of prefixes that do not
   match (Redis walks every registered prefix).
 
-Batching and delivery. Invalidations collect in `pending` (per client, in order; None is
-a flush's null) and in the BCAST states, and leave in `flush`: after each command of a
-gated (tracking) connection, so its own invalidation follows its reply as in Redis; at
-the end of an active-expiry step, in the same loop turn as that step's `expired` batch;
-otherwise on the next loop turn (call_soon), which covers writers on the hot path. Each
-client gets one message per flush listing all its keys (Redis 7.0 sends one per key). A
-message goes through the pub/sub hub's control queue of the receiving connection
-(PubSub.push): the same dispatch quota, backpressure and output-buffer limits as
-published messages. RESP3: an `invalidate` push; RESP2: a `message` on
-`__redis__:invalidate` to the REDIRECT client, sent only while it is subscribed to
-something (CLIENT_PUBSUB), as Redis does.
+Batching and delivery. Invalidated keys collect in `groups`, by the set of clients that
+read them (all clients usually read the same keys: a key then costs one frozenset and an
+append, and each group's keys are encoded once for all its clients), flushes' nulls in
+`pending`, BCAST keys in their prefixes' states. `handle` is set while anything waits, and
+everything leaves in `flush`: after each command, on the hot path (Connection.run) and on
+the gated one, where a tracking client's own invalidation follows its reply as in Redis;
+at the end of each active-expiry step, in the same loop turn as that step's `expired`
+batch. Each client gets one message per command (or expiry step) listing all its keys
+(Redis 7.0 sends one per key). A message goes through the pub/sub hub's control queue of
+the receiving connection (PubSub.push): the same dispatch quota, backpressure and
+output-buffer limits as published messages. RESP3: an `invalidate` push; RESP2: a
+`message` on `__redis__:invalidate` to the REDIRECT client, sent only while it is
+subscribed to something (CLIENT_PUBSUB), as Redis does.
 
 Costs: nothing while no client tracks. The keyspace calls `touch` only while its
 `watchers` dict is non-empty; the first tracking client puts a sentinel entry there
 (`SENTINEL`), so every write then reaches `key_modified`: one dict pop, plus one slice
 and lookup per distinct prefix length in BCAST. A tracking connection is gated, so the
-remembering happens on the gated path (Connection._call) and the hot path pays nothing.
+remembering happens on the gated path (Connection._call); the hot path pays one test of
+`handle` per command.
 """
 
 from __future__ import annotations
@@ -98,10 +101,11 @@ class BcastState:
 
 
 def _keys_body(keys: list[bytes]) -> bytes:
-    return b'*%d\r\n%s' % (
-        len(keys),
-        b''.join([b'$%d\r\n%s\r\n' % (len(k), k) for k in keys]),
-    )
+    return b'*%d\r\n%s' % (len(keys), _bulks(keys))
+
+
+def _bulks(keys: list[bytes]) -> bytes:
+    return b''.join([b'$%d\r\n%s\r\n' % (len(k), k) for k in keys])
 
 
 class Tracking:
@@ -114,9 +118,14 @@ class Tracking:
         self.clients = 0  # connections with tracking on (tracking_clients)
         self.prefixes: dict[bytes, BcastState] = {}
         self.lengths: list[int] = []  # distinct prefix lengths, ascending
-        self.pending: dict[Any, list[bytes | None]] = {}
+        # Invalidated keys by the clients that read them: (ids, origin) -> keys. A key's
+        # clients are usually those of many others (all read the same keys), so a batch
+        # costs O(keys + groups x clients), each group's keys encoded once.
+        self.groups: dict[tuple[frozenset[int], Any], list[bytes]] = {}
+        # Per client, in order: (encoded keys, count) or None (a flush's null).
+        self.pending: dict[Any, list[tuple[bytes, int] | None]] = {}
         self.bcast_dirty: list[BcastState] = []
-        self.handle: Any = None  # the call_soon flush
+        self.handle: Any = None  # the call_soon flush: set while anything waits
         self.expiring = False  # active expiry runs: no client caused these changes
         self.remembers: dict[Any, bool] = {}  # Command -> are its keys remembered
         self.over_limit_runs = 0  # trackingLimitUsedSlots' timeout_counter
@@ -276,23 +285,35 @@ class Tracking:
     def _invalidate(self, key: bytes, origin: Any) -> None:
         ids = self.table.pop(key)
         self.items -= len(ids)
-        clients = self.server.clients
-        pending = self.pending
-        for cid in ids:
-            c = clients.get(cid)
-            if c is None:
-                continue
-            t = c.tracking
-            if t is None or t.bcast or (t.noloop and c is origin):
-                continue
-            items = pending.get(c)
-            if items is None:
-                items = pending[c] = []
-            items.append(key)
-        if pending:
+        group = (frozenset(ids), origin)
+        keys = self.groups.get(group)
+        if keys is None:
+            keys = self.groups[group] = []
             self._schedule()
+        keys.append(key)
         if not self.table and not self.clients:
             self._maybe_deactivate()
+
+    def _collect(self) -> None:
+        """Hand the grouped keys to their clients' pending lists, each group's keys
+        encoded once (NOLOOP and tracking state read now: a client that turned tracking
+        off meanwhile gets nothing)."""
+        groups, self.groups = self.groups, {}
+        clients = self.server.clients
+        pending = self.pending
+        for (ids, origin), keys in groups.items():
+            item = (_bulks(keys), len(keys))
+            for cid in ids:
+                c = clients.get(cid)
+                if c is None:
+                    continue
+                t = c.tracking
+                if t is None or t.bcast or (t.noloop and c is origin):
+                    continue
+                items = pending.get(c)
+                if items is None:
+                    items = pending[c] = []
+                items.append(item)
 
     def _bcast(self, key: bytes, origin: Any) -> None:
         prefixes = self.prefixes
@@ -310,6 +331,8 @@ class Tracking:
     def flushed(self) -> None:
         """trackingInvalidateKeysOnFlush (FLUSHDB, FLUSHALL): a null invalidation to every
         tracking client, BCAST ones included, and the table emptied."""
+        if self.groups:
+            self._collect()  # keys invalidated before the flush go first
         pending = self.pending
         for c in self.server.clients.values():
             if c.tracking is not None:
@@ -338,21 +361,25 @@ class Tracking:
         if self.handle is not None:
             self.handle.cancel()
             self.handle = None
+        if self.groups:
+            self._collect()
         pending = self.pending
         if pending:
             self.pending = {}
             for c, items in pending.items():
-                run: list[bytes] = []
-                for k in items:
-                    if k is None:
-                        if run:
-                            self._send(c, _keys_body(run), current)
-                            run = []
+                chunks: list[bytes] = []
+                n = 0
+                for item in items:
+                    if item is None:
+                        if n:
+                            self._send(c, b'*%d\r\n%s' % (n, b''.join(chunks)), current)
+                            chunks, n = [], 0
                         self._send(c, b'_\r\n' if c.proto == 3 else b'$-1\r\n', current)
                     else:
-                        run.append(k)
-                if run:
-                    self._send(c, _keys_body(run), current)
+                        chunks.append(item[0])
+                        n += item[1]
+                if n:
+                    self._send(c, b'*%d\r\n%s' % (n, b''.join(chunks)), current)
         if self.bcast_dirty:
             states, self.bcast_dirty = self.bcast_dirty, []
             states.sort(key=lambda st: st.prefix)

@@ -177,6 +177,20 @@ def test_invalidation_only_once_until_read_again(pair):
     assert both_do(sides, [], [('GET', 'k')], [('DEL', 'k')]) == push(b'k')
 
 
+def test_pipelined_writes_are_invalidated_one_message_per_command(pair):
+    # a plain writer's commands run on the hot path: each still gets its own message,
+    # as redis-server sends them, not one for the whole pipeline
+    got = []
+    for t, w in pair():
+        w.cmd('MSET', 'a', '0', 'b', '0')
+        t.cmd('GET', 'a')
+        t.cmd('GET', 'b')
+        w.send_commands(('SET', 'a', '1'), ('SET', 'b', '2'))
+        assert w.sync().startswith(b'+OK\r\n+OK\r\n')
+        got.append(strip_sync(t.sync()))
+    assert got[0] == got[1] == push(b'a') + push(b'b')
+
+
 def test_key_name_is_tracked_across_databases(pair):
     sides = pair()
     change = [('SELECT', '1'), ('SET', 'k', 'x'), ('SELECT', '0')]

@@ -436,7 +436,6 @@ class Keyspace:
         stop = start + budget_s
         now = now_ms()
         batches: dict[int, tuple[list[bytes], list[int]]] = {}
-        record_lag = self.expire_lag.record
         snapshot, aof = self.snapshot, self.aof
         shards = self.shards
         n = len(shards)
@@ -461,7 +460,6 @@ class Keyspace:
                             size = self._forget(s, db, key, value, 'expire') + TTL_OVERHEAD
                             self.used -= size
                             self.db_used[db] -= size
-                            record_lag(now - deadline)
                             batch = batches.get(db)
                             if batch is None:
                                 batch = batches[db] = ([], [])
@@ -476,18 +474,21 @@ class Keyspace:
                 self.next_shard = (self.next_shard + i) % n
                 break
         tracking = self.tracking
-        if tracking is not None:
-            tracking.expiring = True  # no client caused these (NOLOOP)
         for db, (keys, deadlines) in batches.items():
             self.expired_keys += len(keys)
-            if self.watchers:
+            self.expire_lag.record_many(now, deadlines)
+            if tracking is not None:
+                tracking.keys_modified(keys)  # no client caused these (NOLOOP)
+            if len(self.watchers) > (tracking is not None):  # more than tracking's SENTINEL
+                watchers = self.watchers
                 for key in keys:
-                    self.touch(db, key)
+                    observers = watchers.get((db, key))
+                    if observers:
+                        for o in list(observers):
+                            o.key_modified(db, key)
             self.events.batch(ev.EXPIRED, b'expired', db, keys, now, deadlines)
         if tracking is not None:
-            # the invalidations leave with the batch's `expired` events
-            tracking.expiring = False
-            tracking.flush()
+            tracking.flush()  # the invalidations leave with the batch's `expired` events
         self.expire_cycle_ms += (time.perf_counter() - start) * 1000
         if more:
             self.expire_time_cap_reached += 1

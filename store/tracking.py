@@ -126,7 +126,6 @@ class Tracking:
         self.pending: dict[Any, list[tuple[bytes, int] | None]] = {}
         self.bcast_dirty: list[BcastState] = []
         self.handle: Any = None  # the call_soon flush: set while anything waits
-        self.expiring = False  # active expiry runs: no client caused these changes
         self.remembers: dict[Any, bool] = {}  # Command -> are its keys remembered
         self.over_limit_runs = 0  # trackingLimitUsedSlots' timeout_counter
         self.active = False
@@ -276,11 +275,40 @@ class Tracking:
 
     def key_modified(self, key: bytes) -> None:
         """trackingInvalidateKey, from the keyspace's touch (signalModifiedKey)."""
-        origin = None if self.expiring else self.server.current_client
+        origin = self.server.current_client
         if self.lengths:
             self._bcast(key, origin)
         if key in self.table:
             self._invalidate(key, origin)
+
+    def keys_modified(self, keys: list[bytes]) -> None:
+        """key_modified for the keys of one active-expiry batch (no client caused
+        them), in one loop: consecutive keys read by the same clients share a group
+        without building its frozenset again."""
+        if self.lengths:
+            for key in keys:
+                self._bcast(key, None)
+        table = self.table
+        groups = self.groups
+        last: Any = None
+        group_keys: list[bytes] = []
+        for key in keys:
+            ids = table.pop(key, None)
+            if ids is None:
+                continue
+            self.items -= len(ids)
+            if ids != last:
+                last = ids
+                group = (frozenset(ids), None)
+                found = groups.get(group)
+                if found is None:
+                    found = groups[group] = []
+                group_keys = found
+            group_keys.append(key)
+        if groups:
+            self._schedule()
+        if not table and not self.clients:
+            self._maybe_deactivate()
 
     def _invalidate(self, key: bytes, origin: Any) -> None:
         ids = self.table.pop(key)

@@ -193,12 +193,17 @@ class DeadlineIndex:
             bucket = self.far[db].get(window)
             if bucket is not None:
                 exp = self.expires[db]
+                near = self.near[db]
                 while bucket and done < limit:
                     key = bucket.pop()
                     done += 1
                     deadline = exp.get(key)
                     if deadline is not None and deadline // COARSE_MS == window:
-                        self._file_near(db, key, deadline)
+                        keys = near.get(deadline)  # _file_near, inline: once per key
+                        if keys is None:
+                            keys = near[deadline] = []
+                            heapq.heappush(self.near_heap, (deadline, db))
+                        keys.append(key)
                     else:
                         self.entries -= 1
                         self.stale -= 1

@@ -99,11 +99,23 @@ KINDS = ('ours', 'redis')
 PUSH = hiredis.PushNotification  # a list subclass: replies are plain lists
 
 
+_inbox = []  # (conn, time read, bytes) of this loop turn's reads, parsed after them
+
+
+def _parse_inbox():
+    reads = _inbox[:]
+    _inbox.clear()
+    for conn, now, data in reads:
+        conn.parse(now, data)
+
+
 class Conn(asyncio.Protocol):
     """A raw RESP connection. Replies are counted (and kept when `keep`); an invalidation
     (a RESP3 `invalidate` push, or a RESP2 `message` on __redis__:invalidate) goes to
     `on_push(now, keys)`, with `now` the time.time() at which its bytes were read and
-    `keys` None for a flush."""
+    `keys` None for a flush. A read is only timestamped when it arrives; the loop turn's
+    reads are parsed after all of them (`_parse_inbox`), so the time this process spends
+    parsing one client's keys does not count as lag of the clients read after it."""
 
     def __init__(self, on_push=None, on_reply=None):
         self.reader = hiredis.Reader()
@@ -127,7 +139,11 @@ class Conn(asyncio.Protocol):
             self.idle.set_exception(self.lost)
 
     def data_received(self, data):
-        now = time.time()
+        if not _inbox:
+            asyncio.get_running_loop().call_soon(_parse_inbox)
+        _inbox.append((self, time.time(), data))
+
+    def parse(self, now, data):
         self.reader.feed(data)
         while (reply := self.reader.gets()) is not False:
             if type(reply) is PUSH:  # RESP3: [invalidate, keys]

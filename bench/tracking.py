@@ -300,6 +300,7 @@ async def stale_window(srv, opts):
         'before_deadline': early + sum(lag < 0 for lag in lags),
         'spurious': spurious[0],
         'reads_done_before_t_ms': t_ms - read_by * 1000,
+        'deadline_ms': t_ms,  # t, to line the server's own timings up with the arrivals
         'messages': messages[0],
         # the server's main thread from t - 20 ms to the last arrival (or the wait's end)
         'server_cpu_ms': (cpu1 - cpu0) * 1000,

@@ -431,12 +431,18 @@ class Keyspace:
         seconds are spent; True if due keys remain. The keys of each database expired in
         one call leave as one batch (`events.batch`: one coalesced dispatch on
         __keyevent@db__:expired). A shard that ran out of budget is where the next call
-        starts, so no shard starves during a mass expiry."""
+        starts, so no shard starves during a mass expiry.
+
+        The index hands out due keys in runs sharing a database and a deadline
+        (`pop_due_runs`), so the per-key work is four dict operations and a size sum
+        (~1 us a key, against ~2.3 us when each key was a triple handled on its own);
+        memory, lag and stale counts are settled once per run."""
         start = time.perf_counter()
         stop = start + budget_s
         now = now_ms()
-        batches: dict[int, tuple[list[bytes], list[int]]] = {}
-        snapshot, aof = self.snapshot, self.aof
+        # per database: the expired keys, and (deadline, count) per run for the lag
+        batches: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
+        hooked = self.snapshot is not None or self.aof is not None
         shards = self.shards
         n = len(shards)
         more = False
@@ -445,28 +451,26 @@ class Keyspace:
             index = s.index
             while True:
                 if not index.promote(now, CHUNK):
-                    due = index.pop_due(now, CHUNK)
+                    due = index.pop_due_runs(now, CHUNK)
                     if not due:
                         break
-                    for db, key, deadline in due:
-                        exp = s.expires[db]
-                        if exp.get(key) == deadline:
-                            if snapshot is not None:
-                                snapshot.before(s, db, key)
-                            if aof is not None:
-                                aof.expired(db, key)
-                            del exp[key]
-                            value = s.data[db].pop(key)
-                            size = self._forget(s, db, key, value, 'expire') + TTL_OVERHEAD
-                            self.used -= size
-                            self.db_used[db] -= size
-                            batch = batches.get(db)
-                            if batch is None:
-                                batch = batches[db] = ([], [])
-                            batch[0].append(key)
-                            batch[1].append(deadline)
+                    for db, deadline, keys in due:
+                        batch = batches.get(db)
+                        if batch is None:
+                            batch = batches[db] = ([], [])
+                        out = batch[0]
+                        before = len(out)
+                        if hooked:
+                            freed = self._expire_hooked(s, db, deadline, keys, out)
                         else:
-                            index.stale -= 1
+                            freed = self._expire_run(s, db, deadline, keys, out)
+                        done = len(out) - before
+                        index.stale -= len(keys) - done
+                        if done:
+                            freed += done * (KEY_OVERHEAD + TTL_OVERHEAD)
+                            self.used -= freed
+                            self.db_used[db] -= freed
+                            batch[1].append((deadline, done))
                 if time.perf_counter() > stop:
                     more = True
                     break
@@ -474,9 +478,14 @@ class Keyspace:
                 self.next_shard = (self.next_shard + i) % n
                 break
         tracking = self.tracking
-        for db, (keys, deadlines) in batches.items():
+        journal_deadlines = self.events.journal_flags & ev.EXPIRED
+        for db, (keys, counts) in batches.items():
+            if not keys:
+                continue
             self.expired_keys += len(keys)
-            self.expire_lag.record_many(now, deadlines)
+            lag = self.expire_lag
+            for deadline, count in counts:
+                lag.record(now - deadline, count)
             if tracking is not None:
                 tracking.keys_modified(keys)  # no client caused these (NOLOOP)
             if len(self.watchers) > (tracking is not None):  # more than tracking's SENTINEL
@@ -486,6 +495,9 @@ class Keyspace:
                     if observers:
                         for o in list(observers):
                             o.key_modified(db, key)
+            deadlines = None
+            if journal_deadlines:
+                deadlines = [d for d, count in counts for _ in range(count)]
             self.events.batch(ev.EXPIRED, b'expired', db, keys, now, deadlines)
         if tracking is not None:
             tracking.flush()  # the invalidations leave with the batch's `expired` events
@@ -493,6 +505,47 @@ class Keyspace:
         if more:
             self.expire_time_cap_reached += 1
         return more
+
+    def _expire_run(
+        self, s: DbSlice, db: int, deadline: int, keys: list[bytes], out: list[bytes]
+    ) -> int:
+        """expire_due's loop over one run of keys filed under `deadline`: each key still
+        due then (not re-timed, persisted or deleted since) is deleted and appended to
+        `out`. Returns the bytes freed without the per-key overheads."""
+        exp, data, access = s.expires[db], s.data[db], s.access[db]
+        freed = 0
+        for key in keys:
+            if exp.get(key) == deadline:
+                del exp[key]
+                value = data.pop(key)
+                access.pop(key, None)
+                if type(value) is bytes:
+                    freed += ((len(value) + 48) & -16) + ((len(key) + 48) & -16)
+                else:
+                    freed += self._forget(s, db, key, value, 'expire') - KEY_OVERHEAD
+                out.append(key)
+        return freed
+
+    def _expire_hooked(
+        self, s: DbSlice, db: int, deadline: int, keys: list[bytes], out: list[bytes]
+    ) -> int:
+        """expire_due's loop over one run while a snapshot or the AOF must hear of each
+        key first: the snapshot copies it out before it goes (a point-in-time image holds
+        it), the AOF logs its DEL. Appends the deleted keys to `out`; returns the bytes
+        freed without the per-key overheads."""
+        snapshot, aof = self.snapshot, self.aof
+        exp, data = s.expires[db], s.data[db]
+        freed = 0
+        for key in keys:
+            if exp.get(key) == deadline:
+                if snapshot is not None:
+                    snapshot.before(s, db, key)
+                if aof is not None:
+                    aof.expired(db, key)
+                del exp[key]
+                freed += self._forget(s, db, key, data.pop(key), 'expire') - KEY_OVERHEAD
+                out.append(key)
+        return freed
 
     def earliest_deadline(self) -> int | None:
         """The earliest deadline any shard's index holds (stale entries included)."""

@@ -216,25 +216,42 @@ class DeadlineIndex:
     def pop_due(self, now: int, limit: int) -> list[tuple[int, bytes, int]]:
         """Remove and return up to `limit` promoted entries due at `now` (deadline < now,
         as Redis's keyIsExpired has it) as (db, key, deadline) triples, stale ones
-        included: the caller checks them against `expires`."""
-        out: list[tuple[int, bytes, int]] = []
+        included: the caller checks them against `expires`. (`pop_due_runs`, flattened.)"""
+        return [
+            (db, key, deadline)
+            for db, deadline, keys in self.pop_due_runs(now, limit)
+            for key in keys
+        ]
+
+    def pop_due_runs(self, now: int, limit: int) -> list[tuple[int, int, list[bytes]]]:
+        """`pop_due` by bucket: up to `limit` due entries as (db, deadline, keys) runs, in
+        deadline order, each run's keys in the order the expiry deletes them (last filed
+        first). A run costs one heap look and one slice: the caller loops over each run's
+        keys with the database's dicts and the deadline already in hand."""
+        out: list[tuple[int, int, list[bytes]]] = []
         heap = self.near_heap
-        while heap and len(out) < limit:
+        taken = 0
+        while heap and taken < limit:
             deadline, db = heap[0]
             if deadline >= now:
                 break
-            bucket = self.near[db].get(deadline)
+            near = self.near[db]
+            bucket = near.get(deadline)
             if bucket is None:
                 heapq.heappop(heap)
                 continue
-            take = limit - len(out)
-            while bucket and take:
-                out.append((db, bucket.pop(), deadline))
-                take -= 1
-            if not bucket:
-                del self.near[db][deadline]
+            take = limit - taken
+            if len(bucket) <= take:
+                keys = bucket
+                del near[deadline]
                 heapq.heappop(heap)
-        self.entries -= len(out)
+            else:
+                keys = bucket[-take:]
+                del bucket[-take:]
+            keys.reverse()
+            out.append((db, deadline, keys))
+            taken += len(keys)
+        self.entries -= taken
         return out
 
     def size(self) -> int:

@@ -64,6 +64,7 @@ class Observer(Protocol):
 
 class ExpiryTimer(Protocol):
     next_deadline: float
+    keys_due_at: Any
 
     def reschedule(self, deadline: int) -> None: ...
 
@@ -108,6 +109,7 @@ class Keyspace:
         self.expire_paused = False
         self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
         events.attach(self)
+        timer.keys_due_at = self.keys_due_at
         self.reset_stats()
 
     def reset_stats(self) -> None:
@@ -551,6 +553,11 @@ class Keyspace:
         """The earliest deadline any shard's index holds (stale entries included)."""
         earliest = [d for d in (s.index.earliest() for s in self.shards) if d is not None]
         return min(earliest) if earliest else None
+
+    def keys_due_at(self, deadline: int) -> int:
+        """How many keys wait on exactly `deadline` in the shards' promoted buckets (stale
+        entries included): the timer asks when it woke before them (store/expiry/active.py)."""
+        return sum(s.index.due_at(deadline) for s in self.shards)
 
     # -- whole databases ---------------------------------------------------------------
 

@@ -254,6 +254,14 @@ class DeadlineIndex:
         self.entries -= taken
         return out
 
+    def due_at(self, deadline: int) -> int:
+        """How many promoted entries are filed under exactly `deadline` (stale included),
+        summed over the databases: O(databases), O(1) when nothing earlier is promoted."""
+        heap = self.near_heap
+        if not heap or heap[0][0] > deadline:
+            return 0
+        return sum(len(near.get(deadline, ())) for near in self.near)
+
     def size(self) -> int:
         """Entries in the index (live and stale)."""
         return self.entries

@@ -44,7 +44,7 @@ remembering happens on the gated path (Connection._call); the hot path pays one 
 `handle` per command. Measured in-process (a server holding 100,000 other keys), an
 active-expiry batch of 1,000 keys read by the same 10 clients: `keys_modified` ~0.28 ms
 (~0.9 ms while each key had a set of its own, compared with the previous key's), `flush`
-~0.4 ms, most of it encoding each key once (`_bulks`).
+~0.3 ms, most of it encoding each key once (`_bulks`, ~0.1 us a key).
 """
 
 from __future__ import annotations
@@ -115,8 +115,19 @@ def _keys_body(keys: list[bytes]) -> bytes:
     return b'*%d\r\n%s' % (len(keys), _bulks(keys))
 
 
+_HEADS = [b'$%d\r\n' % n for n in range(256)]  # a bulk string's header by length
+
+
 def _bulks(keys: list[bytes]) -> bytes:
-    return b''.join([b'$%d\r\n%s\r\n' % (len(k), k) for k in keys])
+    """The keys as RESP bulk strings, back to back: a header looked up and one
+    concatenation per key (~0.1 us; formatting each with % took ~0.22 us)."""
+    if not keys:
+        return b''
+    heads = _HEADS
+    try:
+        return b'\r\n'.join([heads[len(k)] + k for k in keys]) + b'\r\n'
+    except IndexError:  # a key of 256 bytes or more
+        return b''.join([b'$%d\r\n%s\r\n' % (len(k), k) for k in keys])
 
 
 class Tracking:

@@ -27,6 +27,7 @@ from store.persistence.rdb_codec import (
 from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_len, rdb_string
 from store.types import EncodingLimits
 from store.types.stream import ENCODED, Stream, encode_entry, make_id
+from store.types.zset import sorted_list
 
 LIB = b"#!lua name=rdblib\nredis.register_function('rdbf', function() return 7 end)"
 FAR = 4102444800000  # 2100-01-01, a deadline that stays in the future
@@ -394,6 +395,26 @@ def test_listpack_and_intset_round_trip():
     assert intset_encode([1, 2])[:4] == b'\x02\x00\x00\x00'
 
 
+def test_sorted_list_is_what_sortedlist_builds():
+    """The loader's sorted sets skip SortedList's constructor (types/zset.py sorted_list):
+    the fields it sets must be the ones sortedcontainers would, and keep working."""
+    from sortedcontainers import SortedList
+
+    rnd = random.Random(2)
+    for n in (0, 1, 5, 999, 1000, 1001, 2500):
+        pairs = sorted((rnd.random(), b'm%d' % i) for i in range(n))
+        built, reference = sorted_list(list(pairs)), SortedList(pairs)
+        built._check()
+        assert vars(built) == vars(reference)
+        for sl in (built, reference):
+            sl.update([(0.5, b'x'), (2.0, b'y')])
+            sl.discard(pairs[0] if pairs else (0.5, b'x'))
+        built._check()
+        assert list(built) == list(reference) and built.bisect_left((0.5, b'x')) == (
+            reference.bisect_left((0.5, b'x'))
+        )
+
+
 def test_lzf_matches_redis(ref):
     """rdb_string's LZF output is byte for byte what redis-server's DUMP holds."""
     rnd = random.Random(3)
@@ -427,6 +448,17 @@ def test_truncated_files_raise_with_offset(saved):
         with pytest.raises(RdbError) as e:
             load(data[:cut])
         assert offset_of(e.value) <= cut
+
+
+def test_truncated_long_length_names_an_offset_within_the_data():
+    """A file cut inside a 32- or 64-bit length (a long string, a stream's ids)."""
+    head = RdbEncoder().header() + b'\xfe\x00'
+    for length in (b'\x80' + (70000).to_bytes(4, 'big'), b'\x81' + (70000).to_bytes(8, 'big')):
+        data = head + b'\x00\x01k' + length + b'v' * 70000
+        for cut in range(len(head) + 4, len(head) + 3 + len(length)):
+            with pytest.raises(RdbError) as e:
+                load(data[:cut])
+            assert offset_of(e.value) <= cut
 
 
 def test_flipped_byte_is_a_checksum_error(saved):

@@ -21,9 +21,8 @@ import os
 import struct
 import time
 from collections.abc import Callable, Iterator
+from math import isnan
 from typing import Any
-
-from sortedcontainers import SortedList
 
 from ..rdb import RDB_VERSION, RdbError, crc64, lzf_decompress, rdb_len, rdb_string
 from ..resp import format_double, string2ll
@@ -93,6 +92,7 @@ _U32 = struct.Struct('<I')
 _F64 = struct.Struct('<d')
 _LP_HEADER = struct.Struct('<IH')
 _NUMERIC_START = frozenset(b'-0123456789')
+_DIGITS = [b'%d' % i for i in range(128)]  # a listpack's 7-bit uints as digits
 
 
 # -- listpack (listpack.c) ----------------------------------------------------------------
@@ -203,12 +203,12 @@ def lp_decode(b: bytes, as_bytes: bool = False) -> list[Any]:
     p, end = 6, n - 1
     while p < end:
         c = b[p]
-        if 0x80 <= c < 0xC0:  # a short string: most entries, tested first
-            ln = c & 0x3F
-            append(b[p + 1 : p + 1 + ln])
-            p += ln + 2
+        if (c & 0xC0) == 0x80:  # a 6-bit string, most entries: tested first, 4 steps
+            q = p + c - 127  # its end: p + 1 + (c & 0x3F)
+            append(b[p + 1 : q])
+            p = q + 1  # and its 1-byte backlen
         elif c < 0x80:
-            append(b'%d' % c if as_bytes else c)
+            append(_DIGITS[c] if as_bytes else c)
             p += 2
         elif c < 0xE0:
             v = ((c & 0x1F) << 8) | b[p + 1]
@@ -620,6 +620,25 @@ class RdbLoader:
         self.version = 0
         self.checksum_disabled = False
         self.batch = LOAD_BATCH  # keys per batch (batches())
+        # rdbLoadObject's cases: value type -> its reader (each takes the type)
+        self._readers: dict[int, Callable[[int], Any]] = {
+            T_HASH_LISTPACK: self._hash_listpack,
+            T_ZSET_LISTPACK: self._zset_listpack,
+            T_LIST_QUICKLIST_2: self._quicklist,
+            T_SET_INTSET: self._intset,
+            T_SET: self._set,
+            T_HASH: self._hash,
+            T_LIST: self._plain_list,
+            T_ZSET_2: self._zset,
+            T_ZSET: self._zset,
+            T_HASH_ZIPLIST: self._hash_ziplist,
+            T_HASH_ZIPMAP: self._hash_zipmap,
+            T_ZSET_ZIPLIST: self._zset_listpack,
+            T_LIST_QUICKLIST: self._quicklist,
+            T_LIST_ZIPLIST: self._list_ziplist,
+            T_STREAM_LISTPACKS_2: self._stream,
+            T_STREAM_LISTPACKS: self._stream,
+        }
 
     def __iter__(self) -> Iterator[tuple]:
         for rec in self.batches():
@@ -655,6 +674,11 @@ class RdbLoader:
     def _fail(self, message: str) -> RdbError:
         return RdbError(f'{message} (RDB offset {self.pos})')
 
+    def _short(self) -> RdbError:
+        """A read past the end: data sliced there came out short, found at the batch's end."""
+        self.pos = self.end
+        return self._fail('Short read loading RDB')
+
     # -- primitives ----------------------------------------------------------------------
 
     def _read(self, n: int) -> bytes:
@@ -676,30 +700,30 @@ class RdbLoader:
         if kind == 1:
             self.pos = p + 2
             return ((c & 0x3F) << 8) | data[p + 1]
-        if c == 0x80:
-            self.pos = p + 5
-            if p + 5 > self.end:
+        if c == 0x80 or c == 0x81:
+            e = p + 5 if c == 0x80 else p + 9
+            if e > self.end:  # named at the length's first byte, within the data
                 raise self._fail('Short read loading RDB')
-            return int.from_bytes(data[p + 1 : p + 5], 'big')
-        if c == 0x81:
-            self.pos = p + 9
-            if p + 9 > self.end:
-                raise self._fail('Short read loading RDB')
-            return int.from_bytes(data[p + 1 : p + 9], 'big')
+            self.pos = e
+            return int.from_bytes(data[p + 1 : e], 'big')
         raise self._fail(f'Unknown length encoding {c}')
 
     def _str(self) -> bytes:
         """rdbGenericLoadStringObject: plain, integer-encoded or LZF-compressed."""
         data, p = self.data, self.pos
         c = data[p]
-        kind = c >> 6
-        if kind == 0:
-            e = p + 1 + c
+        if c < 128:  # a 6- or 14-bit length: nearly every string
+            if c < 64:
+                p += 1
+                e = p + c
+            else:
+                e = p + 2 + (((c & 0x3F) << 8) | data[p + 1])
+                p += 2
             if e > self.end:
                 raise self._fail('Short read loading RDB string')
             self.pos = e
-            return data[p + 1 : e]
-        if kind == 3:
+            return data[p:e]
+        if c >= 0xC0:
             enc = c & 0x3F
             if enc <= 2:
                 size = 1 << enc
@@ -717,6 +741,27 @@ class RdbLoader:
             raise self._fail(f'Unknown RDB string encoding type {enc}')
         n = self._len()
         return self._read(n)
+
+    def _strings(self, n: int) -> list[bytes]:
+        """`n` strings in a row (a set's members, a hash's fields and values), the short
+        ones read here without a call each."""
+        data, p = self.data, self.pos
+        out: list[bytes] = []
+        append = out.append
+        for _ in range(n):
+            c = data[p]
+            if c < 64:
+                e = p + 1 + c
+                append(data[p + 1 : e])
+                p = e
+            else:
+                self.pos = p
+                append(self._str())
+                p = self.pos
+        if p > self.end:
+            raise self._short()
+        self.pos = p
+        return out
 
     def _blob(self, what: str, decode: Any) -> Any:
         """A string holding a compact structure, decoded; a bad one names its offset."""
@@ -741,98 +786,125 @@ class RdbLoader:
         if not 1 <= version <= RDB_VERSION or not data[5:9].isdigit():
             raise self._fail(f"Can't handle RDB format version {data[5:9].decode('latin-1')}")
         self.version = version
-        self.pos = p = 9
         end = self.end
         deadline = lru_idle = lfu_freq = None
         extra = False  # an EXPIRETIME, IDLE or FREQ opcode came before this key
         keys: list[bytes] = []
         values: list[Any] = []
         extras: list[tuple] = []
-        read_str, read_len, value_of = self._str, self._len, self._value
-        batch = self.batch
-        while True:
-            # `p` is the offset reached; self.pos is kept in step wherever a method reads
-            # or an error may be raised (it names the offset of a truncated record)
-            if p >= end:
-                self.pos = end
-                raise self._fail('Short read loading RDB (no EOF)')
-            op = data[p]
-            if op == T_STRING:
-                # most records: a string key and value, both with 6-bit lengths, read
-                # here without a call (one Python step per key is the loader's floor)
-                c = data[p + 1]
-                if c < 64:
-                    e = p + 2 + c
-                    key = data[p + 2 : e]
+        add_key, add_value = keys.append, values.append
+        read_str, read_len, readers = self._str, self._len, self._readers
+        left = batch = self.batch  # keys until this batch is handed over
+        # `p` is the offset of the record being read, a local: self.pos is set from it
+        # before a method reads and read back after, and on an error (below). A string
+        # sliced past the end of the data comes out short without an error: the batch
+        # is checked before it is handed over (p > end), and the next record's first
+        # byte is past the end then too.
+        p = 9
+        try:
+            while True:
+                op = data[p]
+                if op == T_STRING:
+                    # most records: the key and value read here without a call (one
+                    # Python step per key is the loader's floor)
+                    c = data[p + 1]
+                    if c < 64:
+                        e = p + 2 + c
+                        key = data[p + 2 : e]
+                    else:
+                        self.pos = p + 1
+                        key = read_str()
+                        e = self.pos
                     c = data[e]
                     if c < 64:
-                        self.pos = e + 1 + c
-                        value = data[e + 1 : self.pos]
+                        p = e + 1 + c
+                        value = data[e + 1 : p]
+                    elif c < 128:
+                        p = e + 2 + (((c & 0x3F) << 8) | data[e + 1])
+                        value = data[e + 2 : p]
                     else:
                         self.pos = e
                         value = read_str()
+                        p = self.pos
+                elif op < OP_FUNCTION2:
+                    c = data[p + 1]
+                    if c < 64:
+                        e = p + 2 + c
+                        key = data[p + 2 : e]
+                        self.pos = e
+                    else:
+                        self.pos = p + 1
+                        key = read_str()
+                    read = readers.get(op)
+                    if read is None:
+                        self.pos = p
+                        if op in (T_MODULE, T_MODULE_2):
+                            raise self._fail("The RDB file contains module data I can't load")
+                        raise self._fail(f'Unknown RDB encoding type {op}')
+                    value = read(op)
+                    p = self.pos
+                    if value is None:  # an empty aggregate, skipped as Redis does
+                        deadline = lru_idle = lfu_freq = None
+                        extra = False
+                        continue
                 else:
                     self.pos = p + 1
-                    key = read_str()
-                    value = read_str()
-                if self.pos > end:  # the slices stopped at the end of the data
-                    self.pos = p
-                    raise self._fail('Short read loading RDB')
-                p = self.pos
-            elif op < OP_FUNCTION2:
-                self.pos = p + 1
-                key = read_str()
-                value = value_of(op, p)
-                p = self.pos
-                if value is None:  # an empty aggregate, skipped as Redis does
+                    if op == OP_EXPIRETIME_MS:
+                        deadline = _I64.unpack(self._read(8))[0]
+                        extra = True
+                    elif op == OP_EXPIRETIME:
+                        deadline = int.from_bytes(self._read(4), 'little', signed=True) * 1000
+                        extra = True
+                    elif op == OP_FREQ:
+                        lfu_freq = self._read(1)[0]
+                        extra = True
+                    elif op == OP_IDLE:
+                        lru_idle = read_len()
+                        extra = True
+                    else:
+                        if keys:  # the batch ends before any other record
+                            if p > end:
+                                raise self._short()
+                            yield ('keys', keys, values, extras)
+                            keys, values, extras = [], [], []
+                            add_key, add_value = keys.append, values.append
+                            left = batch
+                        if op == OP_EOF:
+                            break
+                        if op == OP_SELECTDB:
+                            yield ('db', read_len())
+                        elif op == OP_RESIZEDB:
+                            size = read_len()
+                            yield ('resize', size, read_len())
+                        elif op == OP_AUX:
+                            name = read_str()
+                            yield ('aux', name, read_str())
+                        elif op == OP_MODULE_AUX:
+                            raise self._fail("The RDB file contains AUX module data I can't load")
+                        elif op == OP_FUNCTION_PRE_GA:
+                            raise self._fail('Pre-release function format not supported.')
+                        elif op == OP_FUNCTION2:
+                            yield ('function', read_str())
+                    p = self.pos
+                    continue
+                add_key(key)
+                add_value(value)
+                if extra:
+                    extras.append((len(keys) - 1, deadline, lru_idle, lfu_freq))
                     deadline = lru_idle = lfu_freq = None
                     extra = False
-                    continue
-            else:
-                self.pos = p + 1
-                if op == OP_EXPIRETIME_MS:
-                    deadline = _I64.unpack(self._read(8))[0]
-                    extra = True
-                elif op == OP_EXPIRETIME:
-                    deadline = int.from_bytes(self._read(4), 'little', signed=True) * 1000
-                    extra = True
-                elif op == OP_FREQ:
-                    lfu_freq = self._read(1)[0]
-                    extra = True
-                elif op == OP_IDLE:
-                    lru_idle = read_len()
-                    extra = True
-                else:
-                    if keys:  # the batch ends before any other record
-                        yield ('keys', keys, values, extras)
-                        keys, values, extras = [], [], []
-                    if op == OP_EOF:
-                        break
-                    if op == OP_SELECTDB:
-                        yield ('db', read_len())
-                    elif op == OP_RESIZEDB:
-                        size = read_len()
-                        yield ('resize', size, read_len())
-                    elif op == OP_AUX:
-                        name = read_str()
-                        yield ('aux', name, read_str())
-                    elif op == OP_MODULE_AUX:
-                        raise self._fail("The RDB file contains AUX module data I can't load")
-                    elif op == OP_FUNCTION_PRE_GA:
-                        raise self._fail('Pre-release function format not supported.')
-                    elif op == OP_FUNCTION2:
-                        yield ('function', read_str())
-                p = self.pos
-                continue
-            keys.append(key)
-            values.append(value)
-            if extra:
-                extras.append((len(keys) - 1, deadline, lru_idle, lfu_freq))
-                deadline = lru_idle = lfu_freq = None
-                extra = False
-            if len(keys) >= batch:
-                yield ('keys', keys, values, extras)
-                keys, values, extras = [], [], []
+                left -= 1
+                if not left:
+                    if p > end:
+                        raise self._short()
+                    yield ('keys', keys, values, extras)
+                    keys, values, extras = [], [], []
+                    add_key, add_value = keys.append, values.append
+                    left = batch
+        except Exception:
+            # the offset of the record that failed, unless a method named a later one
+            self.pos = min(max(self.pos, p), end)
+            raise
         eof_end = self.pos
         if version >= 5:
             stored = int.from_bytes(self._read(8), 'little')
@@ -845,148 +917,30 @@ class RdbLoader:
                         f'Wrong RDB checksum expected: ({expected:x}) got ({stored:x})'
                     )
 
-    def _value(self, t: int, start: int) -> Any:
-        """rdbLoadObject: the value of type `t`, or None for an empty one (skipped)."""
-        limits = self.limits
-        # the encodings Redis 7.0 writes for small values first: they are most keys
-        if t == T_HASH_LISTPACK:
-            return self._compact_hash(self._blob('Hash', _lp_decode_bytes), False)
-        if t == T_ZSET_LISTPACK:
-            return self._compact_zset(self._blob('Zset', lp_decode))
-        if t == T_SET_INTSET:
-            values = self._blob('Intset', intset_decode)
-            if not values:
-                return None
-            s = Set([b'%d' % v for v in values])
-            s.intset = len(s) <= intset_limit(limits)
-            return s
-        if t == T_LIST_QUICKLIST_2:
-            return self._quicklist(t)
-        if t == T_STRING:
-            return self._str()
-        if t == T_LIST:
-            n = self._len()
-            return List([self._str() for _ in range(n)]) if n else None
-        if t == T_SET:
-            n = self._len()
-            if not n:
-                return None
-            members = [self._str() for _ in range(n)]
-            s = Set(members)
-            if len(s) != n:
-                raise self._fail('Duplicate set members detected')
-            s.intset = n <= intset_limit(limits) and all_integers(members)
-            return s
-        if t in (T_ZSET_2, T_ZSET):
-            return self._zset(t)
-        if t == T_HASH:
-            n = self._len()
-            if not n:
-                return None
-            h = Hash()
-            longest = 0
-            for _ in range(n):
-                field = self._str()
-                value = self._str()
-                if field in h:
-                    raise self._fail('Duplicate hash fields detected')
-                h[field] = value
-                longest = max(longest, len(field), len(value))
-            h.listpack = n <= limits.hash_entries and longest <= limits.hash_value
-            return h
-        if t == T_HASH_ZIPLIST:
-            return self._compact_hash(_as_bytes(self._blob('Hash', ziplist_decode)), False)
-        if t == T_HASH_ZIPMAP:
-            return self._compact_hash(self._blob('Zipmap', zipmap_decode), True)
-        if t == T_ZSET_ZIPLIST:
-            return self._compact_zset(self._blob('Zset', ziplist_decode))
-        if t == T_LIST_QUICKLIST:
-            return self._quicklist(t)
-        if t == T_LIST_ZIPLIST:
-            items = self._blob('Ziplist', ziplist_decode)
-            return List(_as_bytes(items)) if items else None
-        if t in (T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS):
-            return self._stream(t)
-        if t in (T_MODULE, T_MODULE_2):
-            raise self._fail('The RDB file contains module data I can\'t load: no module')
-        self.pos = start
-        raise self._fail(f'Unknown RDB encoding type {t}')
+    # -- values (rdbLoadObject): each reader returns the value, or None for an empty
+    # aggregate (skipped). The encodings Redis 7.0 writes for small values come first.
 
-    def _compact_hash(self, flat: list[bytes], check_values: bool) -> Hash | None:
-        """A hash from a listpack/ziplist (stays one unless it has too many fields) or a
-        zipmap (converted when a field or value is too long, too)."""
-        if len(flat) % 2:
-            raise self._fail('Hash listpack with an odd number of entries')
-        if not flat:
-            return None
-        it = iter(flat)
-        h = Hash(zip(it, it))
-        if len(h) * 2 != len(flat):
-            raise self._fail('Duplicate hash fields detected')
-        limits = self.limits
-        h.listpack = len(h) <= limits.hash_entries
-        if check_values and h.listpack:
-            h.listpack = max(map(len, flat)) <= limits.hash_value
-        return h
+    def _hash_listpack(self, t: int) -> Hash | None:
+        return self._compact_hash(self._blob('Hash', _lp_decode_bytes), False)
 
-    def _compact_zset(self, items: list[Any]) -> ZSet | None:
-        if len(items) % 2:
+    def _zset_listpack(self, t: int) -> ZSet | None:
+        """A listpack (or, before RDB 10, a ziplist) of member, score, member, ..."""
+        items = self._blob('Zset', lp_decode if t == T_ZSET_LISTPACK else ziplist_decode)
+        n = len(items)
+        if n & 1:
             raise self._fail('Zset listpack with an odd number of entries')
-        if not items:
-            return None
-        members = _as_bytes(items[0::2])
-        scores = []
-        for s in items[1::2]:
-            score = float(s)
-            if score != score:
-                raise self._fail('Zset with NAN score detected')
-            scores.append(score)
-        listpack = len(members) <= self.limits.zset_entries
-        return self._build_zset(members, scores, listpack)
-
-    def _build_zset(self, members: list[bytes], scores: list[float], listpack: bool) -> ZSet:
-        if listpack:
-            scores = [0.0 if s == 0 else s for s in scores]  # a listpack holds no -0.0
-        z = ZSet()
-        z.scores = dict(zip(members, scores))
-        if len(z.scores) != len(members):
-            raise self._fail('Duplicate zset fields detected')
-        z.order = SortedList(zip(scores, members))
-        z.listpack = listpack
-        return z
-
-    def _zset(self, t: int) -> ZSet | None:
-        n = self._len()
         if not n:
             return None
-        members, scores = [], []
-        for _ in range(n):
-            members.append(self._str())
-            if t == T_ZSET_2:
-                score = _F64.unpack(self._read(8))[0]
-            else:
-                score = self._old_double()
-            if score != score:
-                raise self._fail('Zset with NAN score detected')
-            scores.append(score)
-        limits = self.limits
-        listpack = n <= limits.zset_entries and max(map(len, members)) <= limits.zset_value
-        return self._build_zset(members, scores, listpack)
-
-    def _old_double(self) -> float:
-        """rdbLoadDoubleValue (RDB_TYPE_ZSET): a length byte, then the number as text;
-        253, 254 and 255 stand for nan, inf and -inf."""
-        n = self._read(1)[0]
-        if n == 253:
-            return float('nan')
-        if n == 254:
-            return float('inf')
-        if n == 255:
-            return float('-inf')
-        return float(self._read(n))
+        members = _as_bytes(items[0::2])
+        scores = list(map(float, items[1::2]))  # integral scores are int entries
+        return self._build_zset(members, scores, n <= 2 * self.limits.zset_entries)
 
     def _quicklist(self, t: int) -> List | None:
         n = self._len()
+        if n == 1 and t == T_LIST_QUICKLIST_2 and self.data[self.pos] == QUICKLIST_PACKED:
+            self.pos += 1  # one listpack node, as every short list has
+            node = self._blob('Listpack', _lp_decode_bytes)
+            return List(node) if node else None
         items: list[bytes] = []
         for _ in range(n):
             if t == T_LIST_QUICKLIST_2:
@@ -1000,6 +954,106 @@ class RdbLoader:
             else:
                 items += _as_bytes(self._blob('Ziplist', ziplist_decode))
         return List(items) if items else None
+
+    def _intset(self, t: int) -> Set | None:
+        values = self._blob('Intset', intset_decode)
+        if not values:
+            return None
+        s = Set.__new__(Set)
+        s.update(map(b'%d'.__mod__, values))
+        s.pool = None
+        s.intset = len(s) <= intset_limit(self.limits)
+        return s
+
+    def _set(self, t: int) -> Set | None:
+        n = self._len()
+        if not n:
+            return None
+        members = self._strings(n)
+        s = Set.__new__(Set)  # Set's __init__ skipped: its fields are set here
+        s.update(members)
+        s.pool = None
+        if len(s) != n:
+            raise self._fail('Duplicate set members detected')
+        s.intset = n <= intset_limit(self.limits) and all_integers(members)
+        return s
+
+    def _hash(self, t: int) -> Hash | None:
+        n = self._len()
+        if not n:
+            return None
+        return self._compact_hash(self._strings(2 * n), True)
+
+    def _plain_list(self, t: int) -> List | None:
+        n = self._len()
+        return List(self._strings(n)) if n else None
+
+    def _zset(self, t: int) -> ZSet | None:
+        n = self._len()
+        if not n:
+            return None
+        members, scores = [], []
+        for _ in range(n):
+            members.append(self._str())
+            if t == T_ZSET_2:
+                scores.append(_F64.unpack(self._read(8))[0])
+            else:
+                scores.append(self._old_double())
+        limits = self.limits
+        listpack = n <= limits.zset_entries and max(map(len, members)) <= limits.zset_value
+        return self._build_zset(members, scores, listpack)
+
+    def _hash_ziplist(self, t: int) -> Hash | None:
+        return self._compact_hash(_as_bytes(self._blob('Hash', ziplist_decode)), False)
+
+    def _hash_zipmap(self, t: int) -> Hash | None:
+        return self._compact_hash(self._blob('Zipmap', zipmap_decode), True)
+
+    def _list_ziplist(self, t: int) -> List | None:
+        items = self._blob('Ziplist', ziplist_decode)
+        return List(_as_bytes(items)) if items else None
+
+    def _compact_hash(self, flat: list[bytes], check_values: bool) -> Hash | None:
+        """A hash from its fields and values, flat: from a listpack or ziplist it stays
+        one unless it has too many fields; `check_values` (a zipmap, a hashtable) converts
+        it when a field or value is too long, too."""
+        n = len(flat)
+        if n & 1:
+            raise self._fail('Hash listpack with an odd number of entries')
+        if not n:
+            return None
+        it = iter(flat)
+        h = Hash.__new__(Hash)  # Hash's __init__ skipped: its one field is set here
+        h.update(zip(it, it))
+        if len(h) * 2 != n:
+            raise self._fail('Duplicate hash fields detected')
+        limits = self.limits
+        h.listpack = n <= 2 * limits.hash_entries
+        if check_values and h.listpack:
+            h.listpack = max(map(len, flat)) <= limits.hash_value
+        return h
+
+    def _build_zset(self, members: list[bytes], scores: list[float], listpack: bool) -> ZSet:
+        if any(map(isnan, scores)):
+            raise self._fail('Zset with NAN score detected')
+        if listpack and 0.0 in scores:  # a listpack holds no -0.0
+            scores = [0.0 if s == 0 else s for s in scores]
+        by_member = dict(zip(members, scores))
+        if len(by_member) != len(members):
+            raise self._fail('Duplicate zset fields detected')
+        return ZSet.from_sorted(by_member, sorted(zip(scores, members)), listpack)
+
+    def _old_double(self) -> float:
+        """rdbLoadDoubleValue (RDB_TYPE_ZSET): a length byte, then the number as text;
+        253, 254 and 255 stand for nan, inf and -inf."""
+        n = self._read(1)[0]
+        if n == 253:
+            return float('nan')
+        if n == 254:
+            return float('inf')
+        if n == 255:
+            return float('-inf')
+        return float(self._read(n))
 
     def _stream(self, t: int) -> Stream:
         s = Stream()

@@ -4,6 +4,8 @@ RENAMENX, MOVE, COPY, OBJECT, DUMP, RESTORE.
 Differential against redis-server where replies are deterministic (KEYS and SCAN results
 are compared as sets: their order is the server's own)."""
 
+import collections
+import random
 import time
 
 import pytest
@@ -373,6 +375,58 @@ def test_scan_guarantee_while_views_are_built(r):
         if cursor == 0:
             break
     assert total == len(stable) and calls <= len(stable) // 10 + 16
+
+
+def test_scan_walk_through_churn_restarts_and_retries(r):
+    """A COUNT 10 walk over 100,000 keys (each shard read through several windows and
+    runs, the next shard's snapshot taken ahead) while the keyspace changes under it, as a
+    client sees it: a third of the keys are deleted and half as many new ones added during
+    the walk (the shard dicts resize), another client starts its own walk midway (its SCAN
+    0 drops every view and resume point the first walk had) and overtakes the first (COUNT
+    200: it reaches shards whose views the first walk had taken before it began), and
+    cursors are sent twice. Keys present for a whole walk (for the second, also the new
+    keys added before it began) come back exactly once in it, a key never comes back after
+    its deletion, and a cursor sent again with nothing changed in between gets the same
+    reply (the second one built from the cursor alone)."""
+    n, b_start = 100_000, 3_000
+    pipe = r.pipeline(transaction=False)
+    for j in range(0, n, 10_000):
+        pipe.mset({b'k:%d' % i: b'v' for i in range(j, j + 10_000)})
+    pipe.execute()
+    doomed = [b'k:%d' % i for i in range(0, n, 3)]
+    random.Random(13).shuffle(doomed)
+    stable = {b'k:%d' % i for i in range(n) if i % 3}
+    other = redis.Redis(port=r.connection_pool.connection_kwargs['port'])
+    deleted = set()
+    seen = {'a': [], 'b': []}
+    cursors = {'a': 0, 'b': None}
+    calls = 0
+    while cursors['a'] is not None or cursors['b'] is not None:
+        for name, client, count in (('a', r, 10), ('b', other, 200)):
+            if cursors[name] is None:
+                continue
+            cursor, batch = client.scan(cursors[name], count=count)
+            if calls % 997 == 0:  # the same cursor again, nothing changed in between
+                assert client.scan(cursors[name], count=count) == (cursor, batch)
+            assert not deleted & set(batch)
+            seen[name] += batch
+            cursors[name] = cursor or None
+        chunk = doomed[calls * 4 : calls * 4 + 4]
+        if chunk:
+            r.delete(*chunk)
+            deleted.update(chunk)
+        r.mset({b'new:%d:%d' % (calls, i): b'v' for i in range(5)})
+        calls += 1
+        if calls == b_start:
+            cursors['b'] = 0
+    other.close()
+    # b's walk began after the first new keys were added: those are there for all of it
+    before_b = {b'new:%d:%d' % (c, i) for c in range(b_start) for i in range(5)}
+    for name, present in (('a', stable), ('b', stable | before_b)):
+        counts = collections.Counter(seen[name])
+        assert {k for k in present if counts[k] != 1} == set(), name
+        assert max(counts.values()) == 1, name
+    assert len(deleted) == len(doomed)
 
 
 def test_randomkey(r):

@@ -159,8 +159,16 @@ class ActiveExpiry:
         rest = armed + 1 - time.time() * 1000
         if rest <= LEAD_MS + 2 and self._mass(armed):  # 2: the first timer's own error
             if rest <= 1:
-                self.timer = self.loop.call_soon(self.step)
+                self.timer = self.loop.call_soon(self._wait, armed)
             else:
                 self.timer = self.loop.call_later(math.floor(rest) / 1000.0, self.step)
         else:
             self.timer = self.loop.call_later(max(math.ceil(rest), 0) / 1000.0, self.step)
+
+    def _wait(self, armed: float) -> None:
+        """Step as soon as `armed`'s keys are due, looking once a loop turn."""
+        if now_ms() > armed:
+            self.step()
+        else:
+            assert self.loop is not None
+            self.timer = self.loop.call_soon(self._wait, armed)

@@ -52,7 +52,7 @@ from .events import KeyspaceEvents
 from .expiry.stats import LagStats
 from .lazyfree import DATA, REFS, LazyFree
 from .memory import lfu
-from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, value_size
+from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, shard_charges, value_size
 from .types import EncodingLimits
 
 CHUNK = 64  # keys taken from an index between two looks at the clock
@@ -678,16 +678,8 @@ class Keyspace:
         for db in range(self.databases):
             total = 0
             for s in self.shards:
-                charged = s.charged[db] = {}
-                exp = s.expires[db]
-                total += len(exp) * TTL_OVERHEAD
-                for key, v in s.data[db].items():
-                    if type(v) is bytes:
-                        total += ((len(v) + 48) & -16) + ((len(key) + 48) & -16)
-                    else:
-                        size = charged[key] = value_size(v)
-                        total += size + ((len(key) + 48) & -16)
-                total += len(s.data[db]) * KEY_OVERHEAD
+                used, s.charged[db] = shard_charges(s.data[db])
+                total += used + len(s.expires[db]) * TTL_OVERHEAD
             self.db_used[db] = total
             self.used += total
 

@@ -92,6 +92,7 @@ _U32 = struct.Struct('<I')
 _F64 = struct.Struct('<d')
 _LP_HEADER = struct.Struct('<IH')
 _NUMERIC_START = frozenset(b'-0123456789')
+_NUMBER_STARTS = frozenset(bytes((c,)) for c in b'-0123456789')  # a number's first byte
 _DIGITS = [b'%d' % i for i in range(128)]  # a listpack's 7-bit uints as digits
 
 
@@ -210,9 +211,8 @@ def lp_decode(b: bytes, as_bytes: bool = False) -> list[Any]:
         elif c < 0x80:
             append(_DIGITS[c] if as_bytes else c)
             p += 2
-        elif c < 0xE0:
-            v = ((c & 0x1F) << 8) | b[p + 1]
-            v = v - 8192 if v >= 4096 else v
+        elif c < 0xE0:  # a 13-bit int: 0xC0-0xCF are 0..4095, 0xD0-0xDF -4096..-1
+            v = (c << 8 | b[p + 1]) - (0xC000 if c < 0xD0 else 0xE000)
             append(b'%d' % v if as_bytes else v)
             p += 3
         elif c < 0xF0:
@@ -975,7 +975,13 @@ class RdbLoader:
         s.pool = None
         if len(s) != n:
             raise self._fail('Duplicate set members detected')
-        s.intset = n <= intset_limit(self.limits) and all_integers(members)
+        # string2ll raises and catches an exception for each non-number (4 us): a set
+        # whose first member cannot start a number is no intset, found without it
+        s.intset = (
+            n <= intset_limit(self.limits)
+            and members[0][:1] in _NUMBER_STARTS
+            and all_integers(members)
+        )
         return s
 
     def _hash(self, t: int) -> Hash | None:

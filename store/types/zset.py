@@ -42,14 +42,14 @@ def sorted_list(pairs):
         lists = [pairs] if pairs else []
     else:
         lists = [pairs[i : i + LOAD] for i in range(0, len(pairs), LOAD)]
-    sl.__dict__.update(
-        _len=len(pairs),
-        _load=LOAD,
-        _lists=lists,
-        _maxes=[sub[-1] for sub in lists],
-        _index=[],
-        _offset=0,
-    )
+    sl.__dict__ = {
+        '_len': len(pairs),
+        '_load': LOAD,
+        '_lists': lists,
+        '_maxes': [sub[-1] for sub in lists],
+        '_index': [],
+        '_offset': 0,
+    }
     return sl
 
 

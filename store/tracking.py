@@ -20,7 +20,7 @@ The table's value for a key is the frozenset of its readers' ids, one shared obj
 distinct set (`Tracking._with`, transitions cached) while it has up to SHARED_MAX ids, and a
 set of its own past that (many clients on one key: growing a frozenset would copy it). When
 clients read the same keys, their keys hold the same object: a pointer each in the table
-(a set was ~500 bytes a key with 10 readers), and an expiry batch groups them by identity.
+(a set of 10 readers was 728 bytes a key), and an expiry batch groups them by identity.
 
 Batching and delivery. Invalidated keys collect in `groups`, by the set of clients that
 read them (all clients usually read the same keys: a key then costs an identity test and
@@ -44,7 +44,10 @@ remembering happens on the gated path (Connection._call); the hot path pays one 
 `handle` per command. Measured in-process (a server holding 100,000 other keys), an
 active-expiry batch of 1,000 keys read by the same 10 clients: `keys_modified` ~0.28 ms
 (~0.9 ms while each key had a set of its own, compared with the previous key's), `flush`
-~0.3 ms, most of it encoding each key once (`_bulks`, ~0.1 us a key).
+~0.3 ms, most of it encoding each key once (`_bulks`, ~0.1 us a key). Remembering a
+read costs ~45 ns more than adding to a set of its own did (the type test, and a cached
+transition while a key has few readers): 1,000 clients each re-reading 100 keys, 17 ms
+per 100,000 reads in-process against 12.5 ms.
 """
 
 from __future__ import annotations

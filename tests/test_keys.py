@@ -378,16 +378,17 @@ def test_scan_guarantee_while_views_are_built(r):
 
 
 def test_scan_walk_through_churn_restarts_and_retries(r):
-    """A COUNT 10 walk over 100,000 keys (each shard read through several windows and
-    runs, the next shard's snapshot taken ahead) while the keyspace changes under it, as a
-    client sees it: a third of the keys are deleted and half as many new ones added during
-    the walk (the shard dicts resize), another client starts its own walk midway (its SCAN
-    0 drops every view and resume point the first walk had) and overtakes the first (COUNT
-    200: it reaches shards whose views the first walk had taken before it began), and
-    cursors are sent twice. Keys present for a whole walk (for the second, also the new
-    keys added before it began) come back exactly once in it, a key never comes back after
-    its deletion, and a cursor sent again with nothing changed in between gets the same
-    reply (the second one built from the cursor alone)."""
+    """A walk with the default COUNT over 100,000 keys (each shard read through several
+    windows and runs, the next shard's snapshot taken ahead) while the keyspace changes
+    under it, as a client sees it: a third of the keys are deleted, half as many new ones
+    added (the shard dicts resize) and some set to expire during the walk; another client
+    starts its own walk midway (its SCAN 0 drops every view and resume point the first
+    walk had) and overtakes the first (COUNT 200: it reaches shards whose views the first
+    walk had taken before it began); now and then a reply is taken as lost and its cursor
+    sent again (the second reply is built from the cursor alone, from a view that may be
+    newer). Keys present for a whole walk (for the second, also the new keys added before
+    it began) come back exactly once in it, and a key never comes back once deleted or
+    expired."""
     n, b_start = 100_000, 3_000
     pipe = r.pipeline(transaction=False)
     for j in range(0, n, 10_000):
@@ -397,28 +398,44 @@ def test_scan_walk_through_churn_restarts_and_retries(r):
     random.Random(13).shuffle(doomed)
     stable = {b'k:%d' % i for i in range(n) if i % 3}
     other = redis.Redis(port=r.connection_pool.connection_kwargs['port'])
-    deleted = set()
+    deleted, expiring = set(), {}
     seen = {'a': [], 'b': []}
     cursors = {'a': 0, 'b': None}
     calls = 0
-    while cursors['a'] is not None or cursors['b'] is not None:
-        for name, client, count in (('a', r, 10), ('b', other, 200)):
-            if cursors[name] is None:
-                continue
-            cursor, batch = client.scan(cursors[name], count=count)
-            if calls % 997 == 0:  # the same cursor again, nothing changed in between
-                assert client.scan(cursors[name], count=count) == (cursor, batch)
-            assert not deleted & set(batch)
-            seen[name] += batch
-            cursors[name] = cursor or None
-        chunk = doomed[calls * 4 : calls * 4 + 4]
-        if chunk:
-            r.delete(*chunk)
-            deleted.update(chunk)
-        r.mset({b'new:%d:%d' % (calls, i): b'v' for i in range(5)})
-        calls += 1
-        if calls == b_start:
-            cursors['b'] = 0
+    # expired keys stay in the keyspace until a lookup finds them (SCAN's own filter)
+    r.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+    try:
+        while cursors['a'] is not None or cursors['b'] is not None:
+            for name, client, count in (('a', r, None), ('b', other, 200)):
+                if cursors[name] is None:
+                    continue
+                sent = time.monotonic()
+                cursor, batch = client.scan(cursors[name], count=count)
+                if calls % 997 == 0:  # as if the reply was lost: the same cursor again
+                    assert not deleted & set(batch)
+                    cursor, batch = client.scan(cursors[name], count=count)
+                assert not deleted & set(batch)
+                gone = {k for k in batch if k in expiring and expiring[k] < sent}
+                assert not gone
+                seen[name] += batch
+                cursors[name] = cursor or None
+            chunk = doomed[calls * 4 : calls * 4 + 4]
+            if chunk:
+                r.delete(*chunk)
+                deleted.update(chunk)
+            r.mset({b'new:%d:%d' % (calls, i): b'v' for i in range(5)})
+            if calls % 50 == 0:  # keys that expire during the walk (100 ms, 10 ms of margin)
+                pipe = r.pipeline(transaction=False)
+                for i in range(10):
+                    pipe.set(b'ttl:%d:%d' % (calls, i), b'v', px=100)
+                pipe.execute()
+                for i in range(10):
+                    expiring[b'ttl:%d:%d' % (calls, i)] = time.monotonic() + 0.11
+            calls += 1
+            if calls == b_start:
+                cursors['b'] = 0
+    finally:
+        r.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
     other.close()
     # b's walk began after the first new keys were added: those are there for all of it
     before_b = {b'new:%d:%d' % (c, i) for c in range(b_start) for i in range(5)}

@@ -266,7 +266,12 @@ class ScanViews:
                 if view is None:
                     view = self.views[(db, walk.shard)] = ShardView(list(data))
                     self.work.appendleft(view)
-                span = max(1, (self.end * self.WINDOW) // view.size)
+                # A window read while keys are still unsorted takes a pass over them: make
+                # it big enough to last until `step` has sorted them all into runs.
+                size = self.WINDOW
+                if view.pending:
+                    size = max(size, budget * -(-len(view.pending) // self.RUN))
+                span = max(1, (self.end * size) // view.size)
                 stop = min(walk.start + span, self.end)
                 lo = (walk.start - self.pos0) << self.shift
                 hi = (stop - self.pos0) << self.shift

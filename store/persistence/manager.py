@@ -411,7 +411,7 @@ class Persistence:
                         self._load_over(db, keys, values, extras)
                     else:
                         # charged now, while the batch's values are in the CPU's caches
-                        size, charges = batch_charges(keys, values)
+                        size, charges = batch_charges(keys, values, item[4])
                         db_used[db] += size
                         if 123 in b''.join(keys):  # a '{': some key has a hash tag
                             for key, value in zip(keys, values):

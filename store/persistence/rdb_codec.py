@@ -24,6 +24,14 @@ from collections.abc import Callable, Iterator
 from math import isnan
 from typing import Any
 
+from ..memory.sizes import (
+    DICT_ENTRY,
+    LIST_SLOT,
+    SAMPLES,
+    SET_ENTRY,
+    ZSET_ELEMENT,
+    elements_size,
+)
 from ..rdb import RDB_VERSION, RdbError, crc64, lzf_decompress, rdb_len, rdb_string
 from ..resp import format_double, string2ll
 from ..types import EncodingLimits
@@ -620,6 +628,7 @@ class RdbLoader:
         self.version = 0
         self.checksum_disabled = False
         self.batch = LOAD_BATCH  # keys per batch (batches())
+        self.charge = 0  # the last aggregate's charge, where its reader computed it
         # rdbLoadObject's cases: value type -> its reader (each takes the type)
         self._readers: dict[int, Callable[[int], Any]] = {
             T_HASH_LISTPACK: self._hash_listpack,
@@ -643,7 +652,7 @@ class RdbLoader:
     def __iter__(self) -> Iterator[tuple]:
         for rec in self.batches():
             if rec[0] == 'keys':
-                _, keys, values, extras = rec
+                keys, values, extras = rec[1], rec[2], rec[3]
                 more = {e[0]: e for e in extras}
                 for i, key in enumerate(keys):
                     e = more.get(i)
@@ -656,9 +665,11 @@ class RdbLoader:
 
     def batches(self) -> Iterator[tuple]:
         """The records with the keys in batches, for a loader that inserts them in bulk:
-        ('keys', keys, values, extras) in place of runs of ('key', ...) records, with
-        `extras` the (index in keys, deadline, lru_idle, lfu_freq) of the keys that had
-        any of those. The other records come as `__iter__` gives them, never inside a
+        ('keys', keys, values, extras, charges) in place of runs of ('key', ...) records,
+        with `extras` the (index in keys, deadline, lru_idle, lfu_freq) of the keys that
+        had any of those, and `charges` the (index, charge) of each aggregate: its
+        memory.sizes charge where the reader computed it from what it built the value
+        from, else 0. The other records come as `__iter__` gives them, never inside a
         batch's run (a batch ends before each of them)."""
         try:
             yield from self._records()
@@ -792,7 +803,8 @@ class RdbLoader:
         keys: list[bytes] = []
         values: list[Any] = []
         extras: list[tuple] = []
-        add_key, add_value = keys.append, values.append
+        charges: list[tuple[int, int]] = []
+        add_key, add_value, add_charge = keys.append, values.append, charges.append
         read_str, read_len, readers = self._str, self._len, self._readers
         left = batch = self.batch  # keys until this batch is handed over
         # `p` is the offset of the record being read, a local: self.pos is set from it
@@ -841,12 +853,14 @@ class RdbLoader:
                         if op in (T_MODULE, T_MODULE_2):
                             raise self._fail("The RDB file contains module data I can't load")
                         raise self._fail(f'Unknown RDB encoding type {op}')
+                    self.charge = 0
                     value = read(op)
                     p = self.pos
                     if value is None:  # an empty aggregate, skipped as Redis does
                         deadline = lru_idle = lfu_freq = None
                         extra = False
                         continue
+                    add_charge((len(keys), self.charge))
                 else:
                     self.pos = p + 1
                     if op == OP_EXPIRETIME_MS:
@@ -865,9 +879,10 @@ class RdbLoader:
                         if keys:  # the batch ends before any other record
                             if p > end:
                                 raise self._short()
-                            yield ('keys', keys, values, extras)
-                            keys, values, extras = [], [], []
+                            yield ('keys', keys, values, extras, charges)
+                            keys, values, extras, charges = [], [], [], []
                             add_key, add_value = keys.append, values.append
+                            add_charge = charges.append
                             left = batch
                         if op == OP_EOF:
                             break
@@ -897,9 +912,10 @@ class RdbLoader:
                 if not left:
                     if p > end:
                         raise self._short()
-                    yield ('keys', keys, values, extras)
-                    keys, values, extras = [], [], []
+                    yield ('keys', keys, values, extras, charges)
+                    keys, values, extras, charges = [], [], [], []
                     add_key, add_value = keys.append, values.append
+                    add_charge = charges.append
                     left = batch
         except Exception:
             # the offset of the record that failed, unless a method named a later one
@@ -921,7 +937,11 @@ class RdbLoader:
     # aggregate (skipped). The encodings Redis 7.0 writes for small values come first.
 
     def _hash_listpack(self, t: int) -> Hash | None:
-        return self._compact_hash(self._blob('Hash', _lp_decode_bytes), False)
+        flat = self._blob('Hash', _lp_decode_bytes)
+        h = self._compact_hash(flat, False)
+        if h is not None and len(h) <= SAMPLES:
+            self.charge = elements_size(flat, len(h), DICT_ENTRY)
+        return h
 
     def _zset_listpack(self, t: int) -> ZSet | None:
         """A listpack (or, before RDB 10, a ziplist) of member, score, member, ..."""
@@ -933,13 +953,18 @@ class RdbLoader:
             return None
         members = _as_bytes(items[0::2])
         scores = list(map(float, items[1::2]))  # integral scores are int entries
-        return self._build_zset(members, scores, n <= 2 * self.limits.zset_entries)
+        z = self._build_zset(members, scores, n <= 2 * self.limits.zset_entries)
+        if n <= 2 * SAMPLES:
+            self.charge = elements_size(members, n >> 1, ZSET_ELEMENT)
+        return z
 
     def _quicklist(self, t: int) -> List | None:
         n = self._len()
         if n == 1 and t == T_LIST_QUICKLIST_2 and self.data[self.pos] == QUICKLIST_PACKED:
             self.pos += 1  # one listpack node, as every short list has
             node = self._blob('Listpack', _lp_decode_bytes)
+            if len(node) <= SAMPLES:
+                self.charge = elements_size(node, len(node), LIST_SLOT)
             return List(node) if node else None
         items: list[bytes] = []
         for _ in range(n):
@@ -982,6 +1007,8 @@ class RdbLoader:
             and members[0][:1] in _NUMBER_STARTS
             and all_integers(members)
         )
+        if n <= SAMPLES:
+            self.charge = elements_size(members, n, SET_ENTRY)
         return s
 
     def _hash(self, t: int) -> Hash | None:

@@ -415,6 +415,42 @@ def test_sorted_list_is_what_sortedlist_builds():
         )
 
 
+def test_charges_computed_while_loading_are_value_size(saved):
+    """The charge a reader computes for a small aggregate (sizes.elements_size) is the one
+    value_size gives the loaded value, over redis-server's file and our own."""
+    from store.memory.sizes import value_size
+    from store.types.hash import Hash
+    from store.types.list import List
+    from store.types.set import Set
+    from store.types.zset import ZSet
+
+    enc = RdbEncoder()
+    parts = [enc.header(), enc.select_db(0, 0, 0)]
+    for n in range(1, 8):
+        z = ZSet()
+        for i in range(n):
+            z.add(b'm%d' % i if i % 2 else b'%d' % i, i * 1.5 - 2)
+        values = [
+            Hash({b'f%d' % i: b'v' * (i * 30) for i in range(n)}),
+            List([b'%d' % i if i % 2 else b'e' * (i * 40) for i in range(n)]),
+            Set.built(EncodingLimits(), [b'x' * i for i in range(n)]),
+            Set.built(EncodingLimits(), [b'%d' % i for i in range(n)]),
+            z,
+        ]
+        parts += [enc.key(b'k%d:%d' % (n, j), v, None) for j, v in enumerate(values)]
+    body = b''.join(parts)
+    ours = body + enc.footer(crc64(body))
+    for data, least in ((saved[1], 3), (ours, 20)):
+        computed = 0
+        for rec in RdbLoader(data, EncodingLimits()).batches():
+            if rec[0] == 'keys':
+                for i, charge in rec[4]:
+                    if charge:
+                        assert charge == value_size(rec[2][i]), rec[1][i]
+                        computed += 1
+        assert computed >= least
+
+
 def test_lzf_matches_redis(ref):
     """rdb_string's LZF output is byte for byte what redis-server's DUMP holds."""
     rnd = random.Random(3)

@@ -233,6 +233,7 @@ class ScanViews:
     RUN = 4096  # keys sorted per step
     WINDOW = 4096  # keys per window, about
     WALKS_KEPT = 64  # entries in `walks` (an abandoned walk leaves one)
+    TRASH_KEPT = 32  # runs of dropped views left to free in steps
 
     def __init__(self, nshards):
         self.pos_bits = 64 - max(8, (nshards - 1).bit_length())
@@ -301,8 +302,11 @@ class ScanViews:
     def _drop(self, key):
         view = self.views.pop(key, None)
         if view is not None:
-            self.trash += view.runs
+            trash = self.trash
+            trash += view.runs
             view.runs, view.pending = [], []
+            if len(trash) > self.TRASH_KEPT:  # a call that walked shards: free them now
+                del trash[: -self.TRASH_KEPT]
 
     def step(self, ks):
         """One bounded unit of work: free a dropped run, take a snapshot, or sort a run."""

@@ -384,6 +384,7 @@ class Persistence:
         slot_shard = ks.slot_shard
         slot_data = [s.data[0] for s in slot_shard]
         slot_charged = [s.charged[0] for s in slot_shard]
+        slot_expires = [s.expires[0] for s in slot_shard]
         db_used = [0] * ks.databases  # what the keys loaded into each database cost
         # Into an empty keyspace (start-up, DEBUG RELOAD) keys go straight into the
         # shards' dicts, deadlines too (the deadline indexes are rebuilt once at the end),
@@ -426,7 +427,7 @@ class Persistence:
                         for i, deadline, idle, freq in extras:
                             key = keys[i]
                             if deadline is not None:
-                                ks.shard_for(key).expires[db][key] = deadline
+                                slot_expires[key_slot(key)][key] = deadline
                                 if earliest is None or deadline < earliest:
                                     earliest = deadline
                             if idle is not None or freq is not None:  # IDLE / FREQ opcodes
@@ -447,6 +448,7 @@ class Persistence:
                         )
                     slot_data = [s.data[db] for s in slot_shard]  # slot -> its dict
                     slot_charged = [s.charged[db] for s in slot_shard]
+                    slot_expires = [s.expires[db] for s in slot_shard]
                 elif kind == 'function':
                     try:
                         server.functions.create(item[1], False)

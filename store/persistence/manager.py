@@ -14,6 +14,12 @@
   comes in, as Redis's loading does. Keys whose deadline passed while the server was down
   are then expired by active expiry in one go, before the first client command runs, so
   their `expired` events are published and journaled with their true deadlines and lag.
+  An RDB file's keys come in batches (rdb_codec.RdbLoader.batches) that go straight into
+  the shards' dicts and are charged as they go in, with the cyclic GC off until the end;
+  then the loaded objects are moved to the oldest generation without a pass over them.
+  Costs for 1M mixed keys (CPU time, shared 2-core box): decode 2.5 s, inserting 0.5 s
+  (the dict inserts themselves: 0.4 s for 1M keys into one dict from C), charging 0.3 s,
+  deadline index rebuild 0.1 s.
 """
 
 from __future__ import annotations

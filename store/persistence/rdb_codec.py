@@ -887,9 +887,14 @@ class RdbLoader:
                         extra = False
                         continue
                     add_charge((len(keys), self.charge))
+                elif op == OP_EXPIRETIME_MS and p + 9 <= end:  # a TTL: a tenth of keys
+                    deadline = _I64.unpack_from(data, p + 1)[0]
+                    extra = True
+                    p += 9
+                    continue
                 else:
                     self.pos = p + 1
-                    if op == OP_EXPIRETIME_MS:
+                    if op == OP_EXPIRETIME_MS:  # cut short
                         deadline = _I64.unpack(self._read(8))[0]
                         extra = True
                     elif op == OP_EXPIRETIME:

@@ -204,10 +204,12 @@ class ScanViews:
     no sort of a whole shard runs in one step. A walk reads a shard through windows: the
     keys of a range of positions that holds about WINDOW of them, sliced from every run by
     bisection (and from keys not yet in a run by one C-level pass) and merged by one sort
-    (timsort merges the sorted slices). Invariant: a view is never older than the start of
-    a walk that uses it. Every SCAN 0 on a db drops that db's views (a key created after a
-    view was taken and before a later SCAN 0 is missing from it), so every view in `views`
-    is younger than every walk in progress; the windows a walk holds are its own.
+    (timsort merges the sorted slices). A shard reached with no view built ahead (a walk's
+    first) gets a window from one pass over its keys, sized to last until its view has
+    been taken and sorted in the calls after. Invariant: a view is never older than the
+    start of a walk that uses it. Every SCAN 0 on a db drops that db's views (a key created
+    after a view was taken and before a later SCAN 0 is missing from it), so every view in
+    `views` is younger than every walk in progress; the windows a walk holds are its own.
 
     Walks. `walks` maps each cursor returned (its bytes, as clients send them back) to
     where its walk stands: the window and the index in it, so the next call starts there
@@ -224,8 +226,9 @@ class ScanViews:
     by float keys, splitting by hash range with C-level passes: measured, no better). In
     a server under the walk, ~46 us of CPU per call (was ~53; a GET round trip alone is
     ~17). The longest steps: a shard's snapshot (~2.5 ms), and the first window of a shard
-    with no view built ahead, which the first call of a walk always is (the snapshot, a
-    pass over it and a sort: ~16 ms, was a 36 ms sort; later shards' merges were 15 ms).
+    with no view built ahead, which the first call of a walk always is (a pass over the
+    shard's keys and a sort: ~15 ms with COUNT 10, ~21 ms with COUNT 1000, whose window is
+    bigger; it was a 36 ms sort, and each later shard a 15 ms merge).
     Memory: at most the views of the shard walked and the next (a pointer a key), and
     each kept walk's window.
     """
@@ -268,20 +271,27 @@ class ScanViews:
         while walk.shard < len(shards):
             data = shards[walk.shard].data[db]
             if data:
-                view = self.views.get((db, walk.shard))
-                if view is None:
-                    view = self.views[(db, walk.shard)] = ShardView(list(data))
-                    self.work.appendleft(view)
                 # A window read while keys are still unsorted takes a pass over them: make
                 # it big enough to last until `step` has sorted them all into runs.
+                view = self.views.get((db, walk.shard))
+                unsorted = len(data) + self.RUN if view is None else len(view.pending)
                 size = self.WINDOW
-                if view.pending:
-                    size = max(size, budget * -(-len(view.pending) // self.RUN))
-                span = max(1, (self.end * size) // view.size)
+                if unsorted:
+                    size = max(size, budget * -(-unsorted // self.RUN))
+                span = max(1, (self.end * size) // (len(data) if view is None else view.size))
                 stop = min(walk.start + span, self.end)
                 lo = (walk.start - self.pos0) << self.shift
                 hi = (stop - self.pos0) << self.shift
-                walk.window, walk.index, walk.stop = view.window(lo, hi, budget), 0, stop
+                if view is None:  # no view built ahead (a walk's first shard): one pass
+                    # over the shard's keys now, its snapshot and runs in the next calls
+                    key = (db, walk.shard)
+                    if key in self.work:
+                        self.work.remove(key)
+                    self.work.appendleft(key)
+                    window = sorted(compress(data, map(_inside(lo, hi), map(hash, data))), key=hash)
+                else:
+                    window = view.window(lo, hi, budget)
+                walk.window, walk.index, walk.stop = window, 0, stop
                 following = (db, walk.shard + 1)  # taken while this shard is walked
                 if following not in self.views and following not in self.work:
                     self.work.append(following)
@@ -300,6 +310,8 @@ class ScanViews:
             walk.shard, walk.start = walk.shard + 1, 0
 
     def _drop(self, key):
+        if key in self.work:  # a snapshot not taken yet
+            self.work.remove(key)
         view = self.views.pop(key, None)
         if view is not None:
             trash = self.trash
@@ -310,7 +322,7 @@ class ScanViews:
 
     def step(self, ks):
         """One bounded unit of work: free a dropped run, take a snapshot, or sort a run."""
-        if self.trash:
+        if not self.work:  # views first: a walk waits for them, freeing can wait
             self.trash.pop()
             return
         work = self.work[0]
@@ -324,7 +336,7 @@ class ScanViews:
         db, i = work
         if i < len(ks.shards) and work not in self.views and ks.shards[i].data[db]:
             view = self.views[work] = ShardView(list(ks.shards[i].data[db]))
-            self.work.append(view)
+            self.work.appendleft(view)
 
 
 class ShardView:
@@ -357,12 +369,13 @@ class ShardView:
             for run in self.runs
         ]
         if pending:
-            inside = hi.__gt__ if lo == _HASH_MIN else range(lo, hi).__contains__
-            parts.append(compress(pending, map(inside, map(hash, pending))))
+            parts.append(compress(pending, map(_inside(lo, hi), map(hash, pending))))
         return sorted(chain.from_iterable(parts), key=hash)
 
 
-_HASH_MIN = -(2**63)
+def _inside(lo, hi):
+    """A C-level test of lo <= hash < hi, for one pass over unsorted keys."""
+    return hi.__gt__ if lo == -(2**63) else range(lo, hi).__contains__
 
 
 class _Walk:

@@ -295,12 +295,18 @@ def test_lazy_expiry_invalidates(pair):
     try:
         got = []
         for t, w in sides:
-            w.cmd('SET', 'k2', 'v')
-            t.cmd('GET', 'k2')
-            w.cmd('PEXPIRE', 'k2', '1')  # an invalidation itself
-            t.sync()
-            t.cmd('GET', 'k2')  # tracked again
-            time.sleep(0.01)
+
+            def setup(deadline, t=t, w=w):
+                w.cmd('SET', 'k2', 'v')
+                t.sync()  # a retry's SET invalidated the last round's read
+                t.cmd('GET', 'k2')
+                w.cmd('PEXPIREAT', 'k2', str(deadline))  # an invalidation itself
+                t.sync()
+                return t.cmd('GET', 'k2')  # tracked again, before the deadline
+
+            deadline, read = in_time(setup, 50)
+            assert read == b'$1\r\nv\r\n'
+            wait_until(lambda d=deadline: time.time() * 1000 > d + 1)
             w.cmd('GET', 'k2')  # found expired by this access: deleted, invalidated
             got.append(strip_sync(t.sync()))
         assert got[0] == got[1] == push(b'k2')

@@ -116,7 +116,7 @@ class BlockingRegistry:
         dk = (db, key)
         if dk in self.ready:
             return
-        value = type(self.server.keyspace.shard_for(key).data[db].get(key))
+        value = self.server.keyspace.value_class(db, key)
         if all(w.wants is not None and w.wants is not value for w in self.waiters[dk]):
             return  # nothing any waiter could be served from
         self.ready.append(dk)

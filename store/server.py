@@ -83,6 +83,7 @@ class Server:
         self.expiry = ActiveExpiry(cfg['active-expire-budget-us'] / 1000.0)
         self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
         self.keyspace.lazyfree.config = cfg  # lazyfree-lazy-* (store/lazyfree.py)
+        self.keyspace.log = self.log  # a packed value that fails to decode (types/packed.py)
         self.blocking = BlockingRegistry(self)
         self.tracking = Tracking(self)  # CLIENT TRACKING's tables and invalidations
         # Scripts run their commands on a connection of their own, with no socket.

@@ -99,7 +99,7 @@ def memory_usage(c, args):
         else:
             raise SYNTAX
     key = args[2]
-    value = c.ks.shard_for(key).data[c.db].get(key)
+    value = c.ks.materialize(c.db, key)
     if value is None:
         return None
     return bytes_size(len(key)) + KEY_OVERHEAD + value_size(value, samples)

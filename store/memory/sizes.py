@@ -34,6 +34,7 @@ from typing import Any
 
 from ..types.hash import Hash
 from ..types.list import List
+from ..types.packed import Packed
 from ..types.set import Set
 from ..types.stream import ENCODED, Stream
 from ..types.zset import ZSet
@@ -79,6 +80,8 @@ def value_size(value: Any, samples: int = SAMPLES) -> int:
     t = type(value)
     if t is bytes:
         return bytes_size(len(value))
+    if t is Packed:  # not decoded yet: what the loader estimated (types/packed.py)
+        return value.charge
     n = len(value)
     if not n:
         return CONTAINER

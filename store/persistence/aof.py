@@ -48,6 +48,7 @@ from ..resp import NULL_ARRAY as _NULL_ARRAY
 from ..resp import OK, RedisError
 from ..types.hash import Hash
 from ..types.list import List
+from ..types.packed import Packed
 from ..types.set import Set
 from ..types.stream import MAX_ID, Stream, format_id
 from ..types.zset import ZSet
@@ -282,6 +283,9 @@ class AofEncoder:
     def key(self, key: bytes, value: Any, deadline: int | None) -> bytes:
         out: list[bytes] = []
         t = type(value)
+        if t is Packed:  # left packed at load (types/packed.py): decoded, not stored
+            value = Packed.decode(value)
+            t = type(value)
         if t is bytes:
             out.append(resp_command((b'SET', key, value)))
         elif isinstance(value, List):

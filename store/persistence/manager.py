@@ -385,7 +385,6 @@ class Persistence:
             raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
         ks = server.keyspace
         cfg = server.config
-        loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'])
         db = 0
         slot_shard = ks.slot_shard
         slot_data = [s.data[0] for s in slot_shard]
@@ -398,6 +397,9 @@ class Persistence:
         # objects again: 1.2 s); DEBUG RELOAD NOFLUSH/MERGE loads over existing keys,
         # which ks.set replaces, and recounts.
         fresh = not any(ks.dbsize(n) for n in range(ks.databases))
+        # Into an empty keyspace small aggregates stay packed until first used
+        # (types/packed.py): the file's checksum is checked before the load completes.
+        loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'], lazy=fresh)
         earliest = None  # the earliest deadline loaded, for the expiry timer
         loaded = 0
         delay = cfg['key-load-delay']

@@ -42,6 +42,7 @@ from math import isnan
 from typing import Any
 
 from ..memory.sizes import (
+    CONTAINER,
     DICT_ENTRY,
     LIST_SLOT,
     SAMPLES,
@@ -54,6 +55,7 @@ from ..resp import format_double, string2ll
 from ..types import EncodingLimits
 from ..types.hash import Hash
 from ..types.list import List
+from ..types.packed import Packed
 from ..types.set import Set, all_integers, intset_limit
 from ..types.stream import (
     ENCODED,
@@ -116,6 +118,7 @@ _I64 = struct.Struct('<q')
 _U32 = struct.Struct('<I')
 _F64 = struct.Struct('<d')
 _LP_HEADER = struct.Struct('<IH')
+_INTSET_HEADER = struct.Struct('<II')
 _NUMERIC_START = frozenset(b'-0123456789')
 _NUMBER_STARTS = frozenset(bytes((c,)) for c in b'-0123456789')  # a number's first byte
 _DIGITS = [b'%d' % i for i in range(128)]  # a listpack's 7-bit uints as digits
@@ -273,6 +276,18 @@ def lp_decode(b: bytes, as_bytes: bool = False) -> list[Any]:
 
 def _lp_decode_bytes(b: bytes) -> list[Any]:
     return lp_decode(b, True)
+
+
+def _lp_count(b: bytes) -> int:
+    """A listpack's element count when its header and end byte are sound (total bytes,
+    a count that is not the unknown 65535, the 0xFF terminator), else -1: the cheap check
+    a blob passes before it is left packed (its entries are checked when decoded)."""
+    if len(b) < 7 or b[-1] != 0xFF:
+        return -1
+    total, n = _LP_HEADER.unpack_from(b)
+    if total != len(b) or n == 65535:
+        return -1
+    return n
 
 
 def _as_bytes(items: list[Any]) -> list[bytes]:
@@ -447,6 +462,10 @@ class RdbEncoder:
         if type(value) is bytes:
             c = self.compress
             body = b'\x00' + rdb_string(key, c) + rdb_string(value, c)
+        elif type(value) is Packed:  # written back as loaded: a valid RDB encoding
+            c = self.compress
+            node = b'\x01\x02' if value.type == T_LIST_QUICKLIST_2 else b''
+            body = bytes((value.type,)) + rdb_string(key, c) + node + rdb_string(value.blob, c)
         else:
             encode = self._by_type.get(type(value))
             if encode is None:
@@ -635,12 +654,19 @@ class RdbLoader:
     checksum (Redis logs that it could not check one)."""
 
     def __init__(
-        self, data: bytes | memoryview, limits: EncodingLimits, checksum: bool = True
+        self,
+        data: bytes | memoryview,
+        limits: EncodingLimits,
+        checksum: bool = True,
+        lazy: bool = False,
     ) -> None:
         self.data = data if type(data) is bytes else bytes(data)
         self.end = len(self.data)
         self.limits = limits
         self.checksum = checksum
+        self.lazy = lazy  # small aggregates may stay packed (types/packed.py)
+        self.pack = False  # they do in this file: lazy, and its checksum is checked
+        self.packed = 0  # values left packed
         self.pos = 0
         self.version = 0
         self.checksum_disabled = False
@@ -793,6 +819,11 @@ class RdbLoader:
 
     def _blob(self, what: str, decode: Any) -> Any:
         """A string holding a compact structure, decoded; a bad one names its offset."""
+        at = self.pos
+        return self._decoded(what, decode, self._raw(), at)
+
+    def _raw(self) -> bytes:
+        """A blob's bytes (the RDB string at pos), uncompressed."""
         data, at = self.data, self.pos
         c = data[at]
         if c < 128:  # a 6- or 14-bit length, read here: 250k blobs in 1M mixed keys
@@ -801,9 +832,10 @@ class RdbLoader:
             if e > self.end:
                 raise self._fail('Short read loading RDB string')
             self.pos = e
-            blob = data[p:e]
-        else:
-            blob = self._str()
+            return data[p:e]
+        return self._str()
+
+    def _decoded(self, what: str, decode: Any, blob: bytes, at: int) -> Any:
         try:
             return decode(blob)
         except (_Bad, IndexError, struct.error, ValueError) as e:
@@ -824,6 +856,17 @@ class RdbLoader:
             raise self._fail(f"Can't handle RDB format version {data[5:9].decode('latin-1')}")
         self.version = version
         end = self.end
+        # Values stay packed only when the CRC64 at the file's end will be checked before
+        # the load completes (so a corrupt blob is still refused at load): a file whose
+        # checksum is 0 (rdbchecksum no) or that is not checked decodes everything now.
+        self.pack = (
+            self.lazy
+            and self.checksum
+            and version >= 5
+            and end >= 18
+            and data[end - 9] == OP_EOF
+            and data[end - 8 :] != bytes(8)
+        )
         deadline = lru_idle = lfu_freq = None
         extra = False  # an EXPIRETIME, IDLE or FREQ opcode came before this key
         keys: list[bytes] = []
@@ -957,6 +1000,8 @@ class RdbLoader:
             stored = int.from_bytes(self._read(8), 'little')
             if stored == 0:
                 self.checksum_disabled = True
+                if self.packed:  # data after the EOF's checksum made it look checked
+                    raise self._fail('Packed values in a file without a checksum')
             elif self.checksum:
                 expected = crc64(memoryview(data)[:eof_end])
                 if expected != stored:
@@ -967,16 +1012,35 @@ class RdbLoader:
     # -- values (rdbLoadObject): each reader returns the value, or None for an empty
     # aggregate (skipped). The encodings Redis 7.0 writes for small values come first.
 
-    def _hash_listpack(self, t: int) -> Hash | None:
-        flat = self._blob('Hash', _lp_decode_bytes)
+    def _hash_listpack(self, t: int) -> Hash | Packed | None:
+        at = self.pos
+        blob = self._raw()
+        if self.pack:
+            n = _lp_count(blob)
+            if 0 < n <= 2 * self.limits.hash_entries and not n & 1:
+                self.packed += 1
+                self.charge = c = CONTAINER + len(blob) + (38 + DICT_ENTRY // 2) * n
+                return Packed(t, blob, c)
+        flat = self._decoded('Hash', _lp_decode_bytes, blob, at)
         h = self._compact_hash(flat, False)
         if h is not None and len(h) <= SAMPLES:
             self.charge = elements_size(flat, len(h), DICT_ENTRY)
         return h
 
-    def _zset_listpack(self, t: int) -> ZSet | None:
+    def _zset_listpack(self, t: int) -> ZSet | Packed | None:
         """A listpack (or, before RDB 10, a ziplist) of member, score, member, ..."""
-        items = self._blob('Zset', lp_decode if t == T_ZSET_LISTPACK else ziplist_decode)
+        at = self.pos
+        blob = self._raw()
+        if self.pack and t == T_ZSET_LISTPACK:
+            n = _lp_count(blob)
+            if 0 < n <= 2 * self.limits.zset_entries and not n & 1:
+                self.packed += 1
+                self.charge = c = CONTAINER + len(blob) // 2 + (20 + ZSET_ELEMENT // 2) * n
+                return Packed(t, blob, c)
+        decode = lp_decode if t == T_ZSET_LISTPACK else ziplist_decode
+        return self._zset_items(self._decoded('Zset', decode, blob, at))
+
+    def _zset_items(self, items: list[Any]) -> ZSet | None:
         n = len(items)
         if n & 1:
             raise self._fail('Zset listpack with an odd number of entries')
@@ -989,11 +1053,19 @@ class RdbLoader:
             self.charge = elements_size(members, n >> 1, ZSET_ELEMENT)
         return z
 
-    def _quicklist(self, t: int) -> List | None:
+    def _quicklist(self, t: int) -> List | Packed | None:
         n = self._len()
         if n == 1 and t == T_LIST_QUICKLIST_2 and self.data[self.pos] == QUICKLIST_PACKED:
             self.pos += 1  # one listpack node, as every short list has
-            node = self._blob('Listpack', _lp_decode_bytes)
+            at = self.pos
+            blob = self._raw()
+            if self.pack:
+                count = _lp_count(blob)
+                if count > 0:
+                    self.packed += 1
+                    self.charge = c = CONTAINER + len(blob) + (38 + LIST_SLOT) * count
+                    return Packed(t, blob, c)
+            node = self._decoded('Listpack', _lp_decode_bytes, blob, at)
             if len(node) <= SAMPLES:
                 self.charge = elements_size(node, len(node), LIST_SLOT)
             return List(node) if node else None
@@ -1011,8 +1083,22 @@ class RdbLoader:
                 items += _as_bytes(self._blob('Ziplist', ziplist_decode))
         return List(items) if items else None
 
-    def _intset(self, t: int) -> Set | None:
-        values = self._blob('Intset', intset_decode)
+    def _intset(self, t: int) -> Set | Packed | None:
+        at = self.pos
+        blob = self._raw()
+        if self.pack and len(blob) >= 8:
+            width, n = _INTSET_HEADER.unpack_from(blob)
+            if (
+                width in (2, 4, 8)
+                and 0 < n <= intset_limit(self.limits)
+                and len(blob) == 8 + width * n
+            ):
+                self.packed += 1
+                self.charge = c = CONTAINER + (48 + SET_ENTRY) * n
+                return Packed(t, blob, c)
+        return self._intset_values(self._decoded('Intset', intset_decode, blob, at))
+
+    def _intset_values(self, values: Any) -> Set | None:
         if not values:
             return None
         s = Set.__new__(Set)
@@ -1236,3 +1322,47 @@ class RdbLoader:
         for _, nack in pel.iter_from(0):
             if nack.consumer is None:
                 raise self._fail('Stream CG PEL entry without consumer')
+
+
+# -- packed values (types/packed.py) --------------------------------------------------------
+
+
+class _Unlimited(EncodingLimits):
+    """Limits no packed value exceeds: it was left packed only when within the limits of
+    its load, so it decodes to the compact encoding whatever the limits are now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hash_entries = self.hash_value = self.set_intset_entries = 1 << 62
+        self.zset_entries = self.zset_value = 1 << 62
+
+
+_UNPACKER = RdbLoader(b'', _Unlimited())
+
+
+def unpack(p: Packed) -> Any:
+    """The value a Packed object stands for, decoded as the eager load would have; raises
+    RdbError for a blob that does not decode."""
+    t, blob, u = p.type, p.blob, _UNPACKER
+    try:
+        if t == T_HASH_LISTPACK:
+            value: Any = u._compact_hash(_lp_decode_bytes(blob), False)
+        elif t == T_ZSET_LISTPACK:
+            value = u._zset_items(lp_decode(blob))
+        elif t == T_LIST_QUICKLIST_2:
+            node = _lp_decode_bytes(blob)
+            value = List(node) if node else None
+        elif t == T_SET_INTSET:
+            value = u._intset_values(intset_decode(blob))
+        else:
+            value = None
+    except RdbError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure of a bad blob is the same error
+        raise RdbError(f'packed value of RDB type {t} failed to decode ({e!r})') from None
+    if value is None:
+        raise RdbError(f'packed value of RDB type {t} is empty')
+    return value
+
+
+Packed.decode = staticmethod(unpack)  # type: ignore[method-assign, assignment]

@@ -19,7 +19,10 @@ CPython 3.11 on 64-bit, calibrated against RSS growth (bench/eviction.py, `accur
 Costs: runs of strings are sized by C-level map/sum over a length table (`bytes_sizes`),
 so value_size of a small aggregate is ~1 us. An RDB load charges each batch of keys as it
 inserts them (`batch_charges`, 0.3 s for 1M mixed keys), with the charges of small
-aggregates computed by the loader's readers by the same formula (`elements_size`).
+aggregates computed by the loader's readers by the same formula (`elements_size`). A
+value left packed by the load (types/packed.py) is charged what the loader estimated from
+the blob's length and element count (`Packed.charge`); the keyspace moves the charge to
+value_size of the real value when it decodes it.
 
 Where it is approximate: aggregates whose elements differ widely in size (the sample may
 not represent them), streams' consumer groups and PELs (counted per entry, not exactly),

@@ -260,6 +260,10 @@ class Persistence:
         snap = self.snapshot
         if snap is None or snap.written:
             return
+        # Replies of the commands run since the last step leave first: they wait for the
+        # end of the loop turn (Server.flush_pending), which comes after this step.
+        if self.server.pending_flush:
+            self.server.flush_pending()
         delay = self.server.config['rdb-key-save-delay']  # µs per key, for tests (as Redis)
         try:
             more = snap.step(0.0, 1) if delay > 0 else snap.step()

@@ -252,13 +252,18 @@ class Keyspace:
                 f'ERR corrupt value of this key loaded from the RDB file: {e}'
             ) from None
         s.data[db][key] = v
+        self._recharge(s, db, key, v)
+        return v
+
+    def _recharge(self, s: DbSlice, db: int, key: bytes, v: Any) -> None:
+        """Charge an aggregate what value_size says it costs now, in place of its old
+        charge (after a command changed it, or once decoded)."""
         charged = s.charged[db]
         size = value_size(v)
         n = size - charged.get(key, 0)
         charged[key] = size
         self.used += n
         self.db_used[db] += n
-        return v
 
     def updated(self, db: int, key: bytes) -> None:
         """A value was changed in place (a stream, the journal): re-estimate its size,
@@ -715,12 +720,7 @@ class Keyspace:
             v = s.data[db].get(key)
             if v is None or type(v) is bytes:
                 continue  # deleted or replaced since: its charge was settled then
-            charged = s.charged[db]
-            size = value_size(v)
-            n = size - charged.get(key, 0)
-            charged[key] = size
-            self.used += n
-            self.db_used[db] += n
+            self._recharge(s, db, key, v)
 
     def recount(self) -> None:
         """Charge every key from scratch (after a load wrote the shards directly)."""

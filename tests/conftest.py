@@ -60,6 +60,20 @@ def assert_ttl(client, key, seconds, since_ms):
     assert (left + 500) // 1000 <= ttl <= seconds, (key, ttl, left)
 
 
+def read_value(r, key, kind):
+    """What a client reads of a key of type `kind` (not a stream): the value, with hash
+    fields and set members sorted."""
+    if kind == b'string':
+        return r.get(key)
+    if kind == b'list':
+        return r.lrange(key, 0, -1)
+    if kind == b'hash':
+        return sorted(r.hgetall(key).items())
+    if kind == b'set':
+        return sorted(r.smembers(key))
+    return r.zrange(key, 0, -1, withscores=True)
+
+
 def wait_until(predicate, what='the condition', timeout=WAIT, interval=0.01):
     """Poll until predicate() is true; fail after `timeout` seconds (a bound for a server
     that never gets there, not a measure of how fast it does)."""

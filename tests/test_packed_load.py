@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from conftest import spawn_store, stop, wait_until
+from conftest import read_value, spawn_store, stop, wait_until
 from store.persistence.rdb_codec import RdbEncoder, listpack, lp_elem
 from store.rdb import crc64, rdb_string
 from store.types.packed import Packed
@@ -39,16 +39,7 @@ def snapshot(r):
     out = {}
     for key in sorted(r.keys()):
         kind = r.type(key)
-        if kind == b'string':
-            value = r.get(key)
-        elif kind == b'list':
-            value = r.lrange(key, 0, -1)
-        elif kind == b'hash':
-            value = sorted(r.hgetall(key).items())
-        elif kind == b'set':
-            value = sorted(r.smembers(key))
-        else:
-            value = r.zrange(key, 0, -1, withscores=True)
+        value = read_value(r, key, kind)
         out[key] = (kind, value, r.object('encoding', key), r.ttl(key) > 0)
     return out
 

@@ -17,7 +17,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from conftest import spawn_redis, spawn_store, stop, wait_until
+from conftest import read_value, spawn_redis, spawn_store, stop, wait_until
 
 
 def client(port, **kw):
@@ -68,16 +68,8 @@ def dataset(r):
         r.execute_command('SELECT', db)
         for key in r.scan_iter(count=1000):
             kind = r.type(key)
-            if kind == b'string':
-                value = r.get(key)
-            elif kind == b'list':
-                value = r.lrange(key, 0, -1)
-            elif kind == b'hash':
-                value = sorted(r.hgetall(key).items())
-            elif kind == b'set':
-                value = sorted(r.smembers(key))
-            elif kind == b'zset':
-                value = r.zrange(key, 0, -1, withscores=True)
+            if kind != b'stream':
+                value = read_value(r, key, kind)
             else:
                 groups = r.xinfo_groups(key)
                 value = (

@@ -48,15 +48,6 @@ class LagStats:
         if lag > self.max:
             self.max = lag
 
-    def record_many(self, now: int, deadlines: list[int]) -> None:
-        """`record(now - d)` for each deadline of one active-expiry batch."""
-        counts = self.counts
-        for d in deadlines:
-            b = _bucket(now - d)
-            counts[b] = counts.get(b, 0) + 1
-        self.total += len(deadlines)
-        self.max = max(self.max, now - min(deadlines))
-
     def percentile(self, p: float) -> int:
         if not self.total:
             return 0

@@ -217,7 +217,15 @@ def test_commands_replayed_from_the_aof_are_not_logged(tmp_path):
         proc, port = spawn(*args)
         try:
             with RawConn(port) as c:
-                wait_until(lambda c=c: b'loading:0' in c.cmd('INFO', 'persistence'), 'loading')
+                # loaded: not loading, and both keys in (INFO alone can say loading:0 before
+                # a redis-server under load has begun reading the AOF)
+                wait_until(
+                    lambda c=c: (
+                        b'loading:0' in c.cmd('INFO', 'persistence')
+                        and b'db0:keys=2,' in c.cmd('INFO', 'keyspace')
+                    ),
+                    'loading',
+                )
                 assert c.cmd('MGET', 'a', 'b') == b'*2\r\n$1\r\n1\r\n$1\r\n2\r\n', kind
                 rows = entries(c)
         finally:

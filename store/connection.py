@@ -145,6 +145,9 @@ class Connection(asyncio.Protocol):
         # class has one (else None), and when this client first went over its soft limit
         'out_limit',
         'obl_soft_since',
+        # (args, bytes) of a read holding one command while it runs: the AOF writes a
+        # plain write's own bytes instead of encoding them again (Aof._wrapped)
+        'raw',
     )
 
     def __init__(self, server):
@@ -188,6 +191,7 @@ class Connection(asyncio.Protocol):
         self.read_paused = False
         self.out_limit = server.pubsub.limits.gate()
         self.obl_soft_since = None
+        self.raw = None
         self.gated = not self.authenticated or server.loading
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -266,7 +270,12 @@ class Connection(asyncio.Protocol):
             if frames is not None:
                 if len(frames) > SLICE:
                     return self._run_slices(frames, 0, deadline)
-                self.run(frames)
+                if len(frames) == 1:
+                    self.raw = (frames[0], data)
+                    self.run(frames)
+                    self.raw = None  # a big value is not kept alive by it
+                else:
+                    self.run(frames)
                 self.flush_later()
                 return False
             self.reader = hiredis.Reader()

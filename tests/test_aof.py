@@ -284,6 +284,37 @@ def test_relative_expiries_written_as_absolute_deadlines(tmp_path):
     p.stop()
 
 
+def test_single_command_reads_written_as_sent(tmp_path):
+    """A read holding one plain write is written as its own bytes; one holding a command
+    that is rewritten, or that runs others (EVAL, EXEC), is not."""
+    p = store(tmp_path)
+    c = redis.Redis(port=p.port, single_connection_client=True)
+    c.execute_command('set', 'k', 'a\r\nb')
+    c.execute_command('SET', 'e', 'v', 'EX', '100')
+    c.eval("redis.call('set', 'from-script', 'x')", 0)
+    for command in (('MULTI',), ('SET', 'queued', 'y'), ('EXEC',)):  # one read each
+        c.execute_command(*command)
+    c.execute_command('HSET', 'h', 'f', 'v')
+    dl = c.execute_command('PEXPIRETIME', 'e')
+    p.stop()
+    with open(incr_path(tmp_path), 'rb') as f:
+        data = f.read()
+    expected = b''.join(
+        [
+            b'*3\r\n$3\r\nset\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n',
+            b'*5\r\n$3\r\nSET\r\n$1\r\ne\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n%d\r\n' % dl,
+            b'*3\r\n$3\r\nset\r\n$11\r\nfrom-script\r\n$1\r\nx\r\n',
+            b'*3\r\n$3\r\nSET\r\n$6\r\nqueued\r\n$1\r\ny\r\n',
+            b'*4\r\n$4\r\nHSET\r\n$1\r\nh\r\n$1\r\nf\r\n$1\r\nv\r\n',
+        ]
+    )
+    assert expected in data
+    p = store(tmp_path)
+    assert p.client.get('k') == b'a\r\nb' and p.client.hget('h', 'f') == b'v'
+    assert p.client.execute_command('PEXPIRETIME', 'e') == dl
+    p.stop()
+
+
 def test_multi_exec_and_scripts_as_units(tmp_path):
     p = store(tmp_path)
     c = p.client

@@ -980,11 +980,15 @@ class Aof:
             if blocked is not None and blocked.conn is c and blocked.aof is None:
                 blocked.aof = (rewrite, args)  # written when served (store/blocking.py)
             elif rewrite is None or (len(args) == plain and r is OK):
-                # propagate's common case, inlined: mid-turn in the same database the
-                # arguments are queued as they are and encoded with the rest of the
-                # turn's commands when written (_encode_queued)
+                # propagate's common case, inlined. A read holding only this command is
+                # written as the client sent it: encoding costs ~0.6 us. Mid-turn in the
+                # same database other arguments are queued as they are and encoded with
+                # the rest of the turn's commands when written (_encode_queued)
+                raw = c.raw
                 buf = aof.buf
-                if buf and c.db == aof.selected_db and aof.unit is None and len(args) < 16:
+                if raw is not None and raw[0] is args:
+                    aof.feed(c.db, raw[1])
+                elif buf and c.db == aof.selected_db and aof.unit is None and len(args) < 16:
                     if not aof.timestamps:
                         buf.append(args)
                     else:

@@ -27,6 +27,7 @@ function call per command is measurable at -P 16.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -125,6 +126,19 @@ class Command:
         self.calls = self.ns = self.failed = self.rejected = 0  # ns: time in the handler
         # calls by duration, log2 buckets of ns (store/latency.py: LATENCY HISTOGRAM)
         self.hist = new_histogram()
+
+    def copy(self) -> Command:
+        """This command for one server: the declaration shared, its statistics and its
+        handler its own (the AOF wraps a server's write handlers; two embedded servers in
+        one process must not run each other's AOF or count each other's calls)."""
+        new = copy.copy(self)
+        new.reset_stats()
+        if self.handler == self.dispatch:
+            new.handler = new.dispatch
+        new.subcommands = {name: sub.copy() for name, sub in self.subcommands.items()}
+        for sub in new.subcommands.values():
+            sub.container = new
+        return new
 
     def arity_ok(self, n: int) -> bool:
         a = self.arity
@@ -240,14 +254,15 @@ class Family(list[Command]):
 
 
 def build_table(*modules: Any) -> dict[bytes, Command]:
-    """Merge the COMMANDS lists of the family modules into name -> Command, keyed by the
-    lower- and upper-case names so the hot path rarely needs bytes.lower()."""
+    """Merge the COMMANDS lists of the family modules into name -> Command (a server's
+    own copies), keyed by the lower- and upper-case names so the hot path rarely needs
+    bytes.lower()."""
     table: dict[bytes, Command] = {}
     for module in modules:
         for cmd in module.COMMANDS:
             key = cmd.name.encode()
             assert key not in table, cmd.name
-            table[key] = table[key.upper()] = cmd
+            table[key] = table[key.upper()] = cmd.copy()
     return table
 
 

@@ -735,3 +735,28 @@ def test_info_fields_as_redis_prints_them(tmp_path):
     p.stop()
     r.stop()
     assert ours == theirs
+
+
+def test_embedded_servers_keep_their_own_commands(tmp_path):
+    """Two servers embedded in one process: the AOF of one wraps only its own write
+    commands, each counts only its own calls, and the other goes on writing after the
+    first stopped (its AOF's loop closed)."""
+    from store import EmbeddedServer
+
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    b = EmbeddedServer(save='', dir=str(tmp_path / 'b')).start()
+    with EmbeddedServer(save='', dir=str(tmp_path / 'a'), appendonly='yes') as a:
+        ca, cb = a.client(), b.client()
+        ca.set('in-a', '1')
+        cb.set('in-b', '1')
+        cb.set('in-b', '2')
+        assert ca.info('commandstats')['cmdstat_set']['calls'] == 1
+        assert cb.info('commandstats')['cmdstat_set']['calls'] == 2
+    with open(incr_path(tmp_path / 'a'), 'rb') as f:
+        data = f.read()
+    assert b'in-a' in data and b'in-b' not in data
+    cb.flushall()
+    cb.set('after', 'x')
+    assert cb.get('after') == b'x'
+    b.stop()

@@ -266,7 +266,7 @@ def command_docs(cmd):
 def command(c, args):
     if len(args) == 1:
         return [command_info(cmd) for cmd in unique_commands(c.server)]
-    return COMMAND.dispatch(c, args)
+    return c.server.commands[b'command'].dispatch(c, args)  # the server's copy
 
 
 COMMAND = COMMANDS.container(

@@ -259,12 +259,15 @@ class Connection(asyncio.Protocol):
         goes to the front of the backlog; True then."""
         if self.pubsub is not None and self.pubsub.queue:
             self.pubsub.drain_before_commands()  # queued messages first, up to the quota
+        server = self.server
+        # data is never empty; indexing it compares ints, where slices build bytes objects
         if (
             self.parser is None
+            and data[0] == 42  # '*'
+            and data[-1] == 10  # CRLF
+            and data[-2] == 13
             and self.authenticated
-            and data[:1] == b'*'
-            and data[-2:] == b'\r\n'
-            and len(data) <= self.server.max_bulk
+            and len(data) <= server.max_bulk
         ):
             frames = parse_bulk_arrays(self.reader, data)
             if frames is not None:
@@ -276,7 +279,10 @@ class Connection(asyncio.Protocol):
                     self.raw = None  # a big value is not kept alive by it
                 else:
                     self.run(frames)
-                self.flush_later()
+                pending = server.pending_flush  # flush_later, inlined: once per read
+                if not pending:
+                    server.loop.call_soon(server.flush_pending)
+                pending.append(self)
                 return False
             self.reader = hiredis.Reader()
         return self._parse_exact(data, deadline)

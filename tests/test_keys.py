@@ -327,12 +327,11 @@ def test_scan_reply_bytes_as_redis(server, redis_ref):
 
 
 def test_scan_guarantee_while_views_are_built(r):
-    """Over 200,000 keys (more than a view is built of in one step, so the next shard's
-    view is built in runs during the walk): keys present for the whole walk come back
-    exactly once, with keys deleted and added between calls everywhere in the keyspace
-    and another client's SCAN 0 (a new epoch, views rebuilt) in the middle; a key is
-    never returned once deleted; and with COUNT 10 the walk examines about 10 keys per
-    call."""
+    """Over 200,000 keys (each shard's snapshot taken as the walk reaches it): keys
+    present for the whole walk come back exactly once, with keys deleted and added
+    between calls everywhere in the keyspace and another client's SCAN 0 in the middle;
+    a key is never returned once deleted; and with COUNT 10 the walk examines about 10
+    keys per call."""
     n = 200_000
     pipe = r.pipeline(transaction=False)
     for j in range(0, n, 5000):
@@ -378,17 +377,14 @@ def test_scan_guarantee_while_views_are_built(r):
 
 
 def test_scan_walk_through_churn_restarts_and_retries(r):
-    """A walk with the default COUNT over 100,000 keys (each shard read through several
-    windows and runs, the next shard's snapshot taken ahead) while the keyspace changes
-    under it, as a client sees it: a third of the keys are deleted, half as many new ones
-    added (the shard dicts resize) and some set to expire during the walk; another client
-    starts its own walk midway (its SCAN 0 drops every view and resume point the first
-    walk had) and overtakes the first (COUNT 200: it reaches shards whose views the first
-    walk had taken before it began); now and then a reply is taken as lost and its cursor
-    sent again (the second reply is built from the cursor alone, from a view that may be
-    newer). Keys present for a whole walk (for the second, also the new keys added before
-    it began) come back exactly once in it, and a key never comes back once deleted or
-    expired."""
+    """A walk with the default COUNT over 100,000 keys while the keyspace changes under
+    it, as a client sees it: a third of the keys are deleted, half as many new ones added
+    (the shard dicts resize) and some set to expire during the walk; another client
+    starts its own walk midway and overtakes the first (COUNT 200: it reaches shards
+    whose snapshots the first walk had taken before it began); now and then a reply is
+    taken as lost and its cursor sent again. Keys present for a whole walk (for the
+    second, also the new keys added before it began) come back exactly once in it, and a
+    key never comes back once deleted or expired."""
     n, b_start = 100_000, 3_000
     pipe = r.pipeline(transaction=False)
     for j in range(0, n, 10_000):
@@ -444,6 +440,31 @@ def test_scan_walk_through_churn_restarts_and_retries(r):
         assert {k for k in present if counts[k] != 1} == set(), name
         assert max(counts.values()) == 1, name
     assert len(deleted) == len(doomed)
+
+
+def test_scan_forgotten_cursor_misses_no_key(r):
+    """More walks than the server remembers: the first walk's cursor is forgotten, and
+    its next call restarts the shard the cursor names. Keys may then come twice (Redis's
+    guarantee allows it), but every key present for the whole walk comes back and a
+    deleted one does not."""
+    keys = {b'f:%d' % i for i in range(20_000)}
+    r.mset(dict.fromkeys(keys, b'v'))
+    cursor, seen = r.scan(0, count=500)
+    assert cursor != 0
+    for _ in range(100):  # other walks, each one call: more cursors than are kept
+        assert r.scan(0, count=10)[0] != 0
+    # deleted: keys returned already (a fresh snapshot of their shard is shorter before
+    # the cursor's index) and keys not returned yet
+    gone = set(seen[:300]) | set(sorted(keys - set(seen))[:1000])
+    r.delete(*gone)
+    rest = []
+    while cursor != 0:
+        cursor, batch = r.scan(cursor, count=500)
+        rest += batch
+    assert not gone & set(rest)
+    assert set(seen + rest) == (keys - gone) | set(seen)
+    # a walk whose cursors are remembered returns each key once
+    assert sorted(r.scan_iter(count=500)) == sorted(keys - gone)
 
 
 def test_randomkey(r):

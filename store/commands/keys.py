@@ -9,15 +9,12 @@ Why it is built this way:
   (rename_from/rename_to, move_from/move_to, copy_to, restore).
 * Values are plain Python objects owned by the type modules; TYPE, OBJECT ENCODING, COPY
   and DUMP/RESTORE ask the type registry (store/types/) about them.
-* SCAN has a stateless cursor (see `scan`): it names a shard and a position in a fixed
-  order of that shard's keys (by hash), so the guarantee does not depend on any per-client
-  iterator surviving on the server.
+* SCAN walks a snapshot of one shard's keys at a time; its cursor names a remembered place
+  in one (ScanWalks), and a forgotten cursor restarts its shard, so keys may come twice
+  but none present for the whole walk is missed, as Redis guarantees.
 """
 
 import re
-from bisect import bisect_left
-from collections import deque
-from itertools import chain, compress
 
 from .. import events
 from ..args import SYNTAX, int_arg
@@ -187,207 +184,60 @@ def key_filter(pattern):
     return test if (test(b'') is not None) == glob.match(b'') else glob.match
 
 
-class ScanViews:
-    """Per-keyspace state of SCAN: each shard's keys in hash order, built in bounded steps,
-    and where each walk in progress stands.
+class ScanWalks:
+    """Per-keyspace state of SCAN: where each walk in progress stands.
 
-    Order. A cursor is `shard << pos_bits | p`: continue with the keys of `shard` whose
-    position (the top pos_bits bits of their 64-bit hash, made unsigned) is >= p. Hash
-    order is fixed for the life of the process, so the cursor alone says where a walk is,
-    and any snapshot of the shard's keys taken after the walk began, sorted by hash, finds
-    that place: a key present for the whole walk is in it, at a position the cursor has
-    either passed (the key was returned once before) or not (it will be, once). pos_bits is
-    56 for up to 256 shards and fewer beyond, so that a cursor always fits in 64 bits.
+    A walk reads one shard at a time from a snapshot of its keys (`list(data)`, ~40 ns a
+    key in C), taken when the walk enters the shard, and returns the snapshot's keys
+    that still exist, in order. A key present for the whole walk was in the snapshot of
+    its shard, so it comes back exactly once; a key added meanwhile may not, a deleted
+    one never does. Ordering keys by hash instead, so that a cursor alone could say
+    where a walk is (what this replaced), cost a sort: ~1.5 us a key of CPU against
+    ~0.3 us for the snapshot's way.
 
-    Views. A `ShardView` is such a snapshot (`list(data)`), sorted RUN keys at a time into
-    runs, one run per SCAN call (`step`), while the walk is still in the shard before it;
-    no sort of a whole shard runs in one step. A walk reads a shard through windows: the
-    keys of a range of positions that holds about WINDOW of them, sliced from every run by
-    bisection (and from keys not yet in a run by one C-level pass) and merged by one sort
-    (timsort merges the sorted slices). A shard reached with no view built ahead (a walk's
-    first) gets a window from one pass over its keys, sized to last until its view has
-    been taken and sorted in the calls after. Invariant: a view is never older than the
-    start of a walk that uses it. Every SCAN 0 on a db drops that db's views (a key created
-    after a view was taken and before a later SCAN 0 is missing from it), so every view in
-    `views` is younger than every walk in progress; the windows a walk holds are its own.
+    `walks` maps each cursor returned (its bytes, as clients send them back) to an
+    immutable (db, shard, snapshot, index) entry, kept after use: a cursor sent again
+    (a reply lost) reads the same keys again. The last WALKS_KEPT cursors are kept; a
+    cursor without an entry (forgotten, or never issued) names its shard, and the walk
+    restarts that shard from a fresh snapshot: keys of that shard may then come twice,
+    none is missed (Redis's own guarantee). The cursor packs the shard, a walk id (walks
+    at the same place keep distinct entries) and the index + 1; bit 63 is never set, so
+    a cursor with it, or naming a shard past the last, ends the walk.
 
-    Walks. `walks` maps each cursor returned (its bytes, as clients send them back) to
-    where its walk stands: the window and the index in it, so the next call starts there
-    without parsing the cursor or bisecting. SCAN 0 on a db drops that db's entries too:
-    two walks can reach the same cursor, and a window taken before a walk began must not
-    serve it. Any cursor without an entry (evicted, retried, from another walk's SCAN 0)
-    gets a window built from the current view at the cursor's position: as correct, only
-    slower.
-
-    Costs, 1,000,000 keys in 16 shards (the shared 2-CPU VM): a walk with COUNT 10 is
-    ~16 us of CPU per call in process (was ~19 with one sorted view per shard), ~5 us of
-    it sorting: n log n comparisons of builtin hashes, ~450 ns a key, split between runs
-    (1.1 ms for 4,096 keys) and windows (0.7 ms), which no order gives for less (sorting
-    by float keys, splitting by hash range with C-level passes: measured, no better). In
-    a server under the walk, ~46 us of CPU per call (was ~53; a GET round trip alone is
-    ~17). The longest steps: a shard's snapshot (~2.5 ms), and the first window of a shard
-    with no view built ahead, which the first call of a walk always is (a pass over the
-    shard's keys and a sort: ~15 ms with COUNT 10, ~21 ms with COUNT 1000, whose window is
-    bigger; it was a 36 ms sort, and each later shard a 15 ms merge).
-    Memory: at most the views of the shard walked and the next (a pointer a key), and
-    each kept walk's window.
+    Memory: each kept entry's snapshot (a pointer a key of one shard); entries of one
+    walk in one shard share theirs.
     """
 
-    RUN = 4096  # keys sorted per step
-    WINDOW = 4096  # keys per window, about
-    WALKS_KEPT = 64  # entries in `walks` (an abandoned walk leaves one)
-    TRASH_KEPT = 32  # runs of dropped views left to free in steps
+    WALKS_KEPT = 64
 
     def __init__(self, nshards):
-        self.pos_bits = 64 - max(8, (nshards - 1).bit_length())
-        self.shift = 64 - self.pos_bits  # a key's position: (hash >> shift) + pos0
-        self.pos0 = 1 << (self.pos_bits - 1)
-        self.end = 1 << self.pos_bits  # past the last position
-        self.views = {}  # (db, shard) -> ShardView
-        self.work = deque()  # views to sort runs of, (db, shard) to take a snapshot of
-        self.trash = []  # the runs of dropped views, freed a run per step
-        self.walks = {}  # cursor bytes -> _Walk
+        self.nshards = nshards
+        shard_bits = max(1, (nshards - 1).bit_length())
+        self.id_shift = 32
+        self.shard_shift = 63 - shard_bits
+        self.id_mask = (1 << (self.shard_shift - 32)) - 1
+        self.next_id = 0
+        self.walks = {}  # cursor bytes -> (db, shard, snapshot or None, index)
 
-    def begin(self, db, cursor):
-        """A walk from a cursor without an entry in `walks`; cursor 0 starts one."""
+    def start(self, cursor):
+        """(shard, walk id) for a cursor without an entry: 0 starts a walk, any other
+        restarts the shard it names (None: past the last one)."""
         if cursor == 0:
-            for key in [key for key, walk in self.walks.items() if walk.db == db]:
-                del self.walks[key]
-            for key in [key for key in self.views if key[0] == db]:
-                self._drop(key)
-        return _Walk(db, cursor >> self.pos_bits, cursor & (self.end - 1))
+            self.next_id = wid = (self.next_id + 1) & self.id_mask
+            return 0, wid
+        shard = cursor >> self.shard_shift
+        if shard >= self.nshards:
+            return None, 0
+        return shard, (cursor >> self.id_shift) & self.id_mask
 
-    def keep(self, cursor, walk):
+    def keep(self, db, shard, snapshot, index, wid):
+        """The cursor of this place of walk `wid`, remembered."""
+        cursor = b'%d' % (shard << self.shard_shift | wid << self.id_shift | index + 1)
         walks = self.walks
-        if len(walks) >= self.WALKS_KEPT:
+        if len(walks) >= self.WALKS_KEPT and cursor not in walks:
             del walks[next(iter(walks))]
-        walks[cursor] = walk
-
-    def open_window(self, ks, walk, budget):
-        """Give `walk` the window that starts at its position, moving on to the next
-        non-empty shard where needed; False once past the last shard. `budget` is the
-        number of keys the call may still examine (see ShardView.window)."""
-        db, shards = walk.db, ks.shards
-        while walk.shard < len(shards):
-            data = shards[walk.shard].data[db]
-            if data:
-                # A window read while keys are still unsorted takes a pass over them: make
-                # it big enough to last until `step` has sorted them all into runs.
-                view = self.views.get((db, walk.shard))
-                unsorted = len(data) + self.RUN if view is None else len(view.pending)
-                size = self.WINDOW
-                if unsorted:
-                    size = max(size, budget * -(-unsorted // self.RUN))
-                span = max(1, (self.end * size) // (len(data) if view is None else view.size))
-                stop = min(walk.start + span, self.end)
-                lo = (walk.start - self.pos0) << self.shift
-                hi = (stop - self.pos0) << self.shift
-                if view is None:  # no view built ahead (a walk's first shard): one pass
-                    # over the shard's keys now, its snapshot and runs in the next calls
-                    key = (db, walk.shard)
-                    if key in self.work:
-                        self.work.remove(key)
-                    self.work.appendleft(key)
-                    window = sorted(compress(data, map(_inside(lo, hi), map(hash, data))), key=hash)
-                else:
-                    window = view.window(lo, hi, budget)
-                walk.window, walk.index, walk.stop = window, 0, stop
-                following = (db, walk.shard + 1)  # taken while this shard is walked
-                if following not in self.views and following not in self.work:
-                    self.work.append(following)
-                return True
-            self._drop((db, walk.shard))
-            walk.shard, walk.start = walk.shard + 1, 0
-        return False
-
-    def close_window(self, walk):
-        """The walk is past its window: on to the next one, or to the next shard."""
-        walk.window = None
-        if walk.stop < self.end:
-            walk.start = walk.stop
-        else:
-            self._drop((walk.db, walk.shard))
-            walk.shard, walk.start = walk.shard + 1, 0
-
-    def _drop(self, key):
-        if key in self.work:  # a snapshot not taken yet
-            self.work.remove(key)
-        view = self.views.pop(key, None)
-        if view is not None:
-            trash = self.trash
-            trash += view.runs
-            view.runs, view.pending = [], []
-            if len(trash) > self.TRASH_KEPT:  # a call that walked shards: free them now
-                del trash[: -self.TRASH_KEPT]
-
-    def step(self, ks):
-        """One bounded unit of work: free a dropped run, take a snapshot, or sort a run."""
-        if not self.work:  # views first: a walk waits for them, freeing can wait
-            self.trash.pop()
-            return
-        work = self.work[0]
-        if type(work) is ShardView:
-            if work.pending:
-                work.sort_run(self.RUN)
-            if not work.pending:
-                self.work.popleft()
-            return
-        self.work.popleft()
-        db, i = work
-        if i < len(ks.shards) and work not in self.views and ks.shards[i].data[db]:
-            view = self.views[work] = ShardView(list(ks.shards[i].data[db]))
-            self.work.appendleft(view)
-
-
-class ShardView:
-    """A snapshot of one shard's keys: sorted runs, and the keys not yet in a run."""
-
-    __slots__ = ('pending', 'runs', 'size')
-
-    def __init__(self, keys):
-        self.pending = keys
-        self.runs = []
-        self.size = len(keys)
-
-    def sort_run(self, n):
-        keys = self.pending
-        self.runs.append(sorted(keys[-n:], key=hash))
-        del keys[-n:]
-
-    def window(self, lo, hi, budget):
-        """The keys whose hash h is lo <= h < hi, sorted by hash. Each run gives a slice
-        (two bisections with the builtin hash as the key: no Python call per step); the
-        keys not yet in a run one pass of C-level calls, unless the call is to examine a
-        good part of them (budget), when they are sorted into a run at once instead (a
-        pass per window would then cost more than the sort)."""
-        pending = self.pending
-        if pending and 4 * budget >= len(pending):
-            self.runs.append(sorted(pending, key=hash))
-            pending = self.pending = []
-        parts = [
-            run[bisect_left(run, lo, key=hash) : bisect_left(run, hi, key=hash)]
-            for run in self.runs
-        ]
-        if pending:
-            parts.append(compress(pending, map(_inside(lo, hi), map(hash, pending))))
-        return sorted(chain.from_iterable(parts), key=hash)
-
-
-def _inside(lo, hi):
-    """A C-level test of lo <= hash < hi, for one pass over unsorted keys."""
-    return hi.__gt__ if lo == -(2**63) else range(lo, hi).__contains__
-
-
-class _Walk:
-    """Where a walk stands: in `shard`, from position `start`; once its window is built,
-    the window's keys (positions start to stop) and the index of the next one in it."""
-
-    __slots__ = ('db', 'shard', 'start', 'stop', 'window', 'index')
-
-    def __init__(self, db, shard, start):
-        self.db, self.shard, self.start = db, shard, start
-        self.window = None
-        self.index = self.stop = 0
+        walks[cursor] = (db, shard, snapshot, index, wid)
+        return cursor
 
 
 @COMMANDS.command(
@@ -403,84 +253,53 @@ def scan(c, args):
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 
     Guarantee: a full iteration (from cursor 0 until 0 comes back) returns every key that
-    exists in the database during the whole iteration exactly once; keys created or deleted
-    meanwhile may or may not be returned, and a key is never returned after it was deleted
-    or expired. Several iterations may run at once. COUNT is the number of keys examined
-    (before MATCH and TYPE filtering), so a call may return fewer keys, even none, with a
-    nonzero cursor. Cursors are only meaningful to the server process that issued them.
+    exists in the database during the whole iteration, once as long as the server still
+    knows its cursors (ScanWalks); keys created or deleted meanwhile may or may not be
+    returned, and a key is never returned after it was deleted or expired. Several
+    iterations may run at once. COUNT is the number of keys examined (before MATCH and
+    TYPE filtering), so a call may return fewer keys, even none, with a nonzero cursor.
+    Cursors are only meaningful to the server process that issued them.
 
     The examined keys are filtered as scanGenericCommand filters them, in its order: still
     there, MATCH, TYPE (a lookup that is not an access), then expired keys, which are
-    deleted; each filter is a C-level pass over the examined keys of one window, and a key
-    is looked up in the keyspace only for TYPE or when it carries an expired deadline. The
-    reply is encoded here, in a few C-level steps (it is the same in RESP2 and RESP3): a
-    walk with the default COUNT is a hundred thousand calls over a million keys, each
-    one's cost counts. ScanViews has the order, the views and the walks' state.
+    deleted; each filter is a C-level pass, and a key is looked up in the keyspace only
+    for TYPE or when it carries an expired deadline. The reply is encoded here, in a few
+    C-level steps (it is the same in RESP2 and RESP3): a walk with the default COUNT is a
+    hundred thousand calls over a million keys, each one's cost counts.
     """
     ks, db = c.ks, c.db
     try:
-        views = ks.scan_views
+        walks = ks.scan_walks
     except AttributeError:
-        views = ks.scan_views = ScanViews(len(ks.shards))
-    walk = views.walks.pop(args[1], None)  # where the walk left off (the common case)
-    if walk is None or walk.db != db:
-        walk, cursor = None, parse_cursor(args[1])  # its errors come first
-    elif len(args) == 2 and walk.window is not None:
-        # The common case in a straight line: COUNT 10 inside the walk's window, not
-        # ending on a position shared with the next key. The same steps as below.
-        window, lo = walk.window, walk.index
-        hi = lo + 10
-        if hi < len(window):
-            shift = views.shift
-            following = hash(window[hi]) >> shift
-            if following != hash(window[hi - 1]) >> shift:
-                s = ks.shards[walk.shard]
-                keys = list(filter(s.data[db].__contains__, window[lo:hi]))
-                exp = s.expires[db]
-                if exp and keys:
-                    now = now_ms()
-                    keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]
-                walk.index = hi
-                cursor = b'%d' % (walk.shard << views.pos_bits | following + views.pos0)
-                views.keep(cursor, walk)
-                if views.work or views.trash:
-                    views.step(ks)
-                return Raw(_scan_reply(cursor, keys))
+        walks = ks.scan_walks = ScanWalks(len(ks.shards))
+    entry = walks.walks.get(args[1])
+    if entry is not None and entry[0] == db:
+        _, shard, snapshot, index, wid = entry
+    else:
+        shard, wid = walks.start(parse_cursor(args[1]))  # its errors come first
+        snapshot, index = None, 0
     if len(args) == 2:
         count, match, typename = 10, None, None
     else:
         count, pattern, typename = parse_scan_options(args, 2, True)
         match = None if pattern is None or pattern == b'*' else key_filter(pattern)
-    if walk is None:
-        walk = views.begin(db, cursor)
+    if shard is None:
+        return Raw(_scan_reply(b'0', []))
 
-    shards, shift = ks.shards, views.shift
+    shards, nshards = ks.shards, walks.nshards
     examined = 0
     found = []
-    opened = False  # a window was built: this call did its share of heavy work
     while True:
-        window = walk.window
-        if window is None:
-            if not views.open_window(ks, walk, count - examined):
+        if snapshot is None:
+            while shard < nshards and not shards[shard].data[db]:
+                shard += 1
+            if shard == nshards:
                 next_cursor = b'0'
                 break
-            window, opened = walk.window, True
-        lo = walk.index
-        hi = lo + count - examined
-        n = len(window)
-        if hi < n:
-            following = hash(window[hi]) >> shift
-            if following == hash(window[hi - 1]) >> shift:  # never split a position
-                hi += 1
-                while hi < n and hash(window[hi]) >> shift == following:
-                    hi += 1
-                if hi < n:
-                    following = hash(window[hi]) >> shift
-        if hi < n:
-            taken = window[lo:hi]
-        else:
-            taken, hi = (window[lo:] if lo else window), n
-        s = shards[walk.shard]
+            snapshot, index = list(shards[shard].data[db]), 0
+        hi = index + count - examined
+        taken = snapshot[index:hi]
+        s = shards[shard]
         keys = list(filter(s.data[db].__contains__, taken))
         if match is not None:
             keys = list(filter(match, keys))
@@ -491,19 +310,14 @@ def scan(c, args):
             now = now_ms()
             keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]
         found += keys
-        if hi < n:
-            walk.index = hi
-            next_cursor = b'%d' % (walk.shard << views.pos_bits | following + views.pos0)
-            views.keep(next_cursor, walk)
+        if hi < len(snapshot):
+            next_cursor = walks.keep(db, shard, snapshot, hi, wid)
             break
-        examined += hi - lo
-        views.close_window(walk)
-        if examined >= count and walk.shard < len(shards):
-            next_cursor = b'%d' % (walk.shard << views.pos_bits | walk.start)
-            views.keep(next_cursor, walk)
+        examined += len(taken)
+        shard, snapshot = shard + 1, None
+        if examined >= count:
+            next_cursor = b'0' if shard == nshards else walks.keep(db, shard, None, 0, wid)
             break
-    if (views.work or views.trash) and not opened:
-        views.step(ks)
     return Raw(_scan_reply(next_cursor, found))
 
 

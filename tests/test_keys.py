@@ -467,6 +467,27 @@ def test_scan_forgotten_cursor_misses_no_key(r):
     assert sorted(r.scan_iter(count=500)) == sorted(keys - gone)
 
 
+def test_scan_more_walks_at_once_than_are_kept_all_end(r):
+    """100 walks taking turns, one call each, more than the server remembers: each one is
+    forgotten between two of its calls, yet every walk ends, in at most two calls a
+    shard, with every key."""
+    keys = {b'w:%d' % i for i in range(3000)}
+    r.mset(dict.fromkeys(keys, b'v'))
+    walks = [[0, set(), 0] for _ in range(100)]  # cursor, keys seen, calls
+    for walk in walks:
+        walk[0], batch = r.scan(0, count=20)
+        walk[1].update(batch)
+        walk[2] = 1
+    while any(walk[0] for walk in walks):
+        for walk in walks:
+            if walk[0]:
+                walk[0], batch = r.scan(walk[0], count=20)
+                walk[1].update(batch)
+                walk[2] += 1
+                assert walk[2] <= 2 * 16 + 2, 'a forgotten walk does not end'
+    assert all(walk[1] == keys for walk in walks)
+
+
 def test_randomkey(r):
     assert r.randomkey() is None
     keys = {f'k{i}'.encode() for i in range(20)}

@@ -15,6 +15,7 @@ Why it is built this way:
 """
 
 import re
+import weakref
 
 from .. import events
 from ..args import SYNTAX, int_arg
@@ -185,59 +186,109 @@ def key_filter(pattern):
 
 
 class ScanWalks:
-    """Per-keyspace state of SCAN: where each walk in progress stands.
+    """Per-keyspace state of SCAN: the walks in progress and the shard snapshots they read.
 
     A walk reads one shard at a time from a snapshot of its keys (`list(data)`, ~40 ns a
-    key in C), taken when the walk enters the shard, and returns the snapshot's keys
-    that still exist, in order. A key present for the whole walk was in the snapshot of
-    its shard, so it comes back exactly once; a key added meanwhile may not, a deleted
-    one never does. Ordering keys by hash instead, so that a cursor alone could say
-    where a walk is (what this replaced), cost a sort: ~1.5 us a key of CPU against
-    ~0.3 us for the snapshot's way.
+    key in C) taken after the walk began, and returns the snapshot's keys that still
+    exist, in order. A key present for the whole walk was in the snapshot of its shard,
+    so it comes back exactly once; a key added meanwhile may not, a deleted one never
+    does. (Ordering keys by hash instead, so that a cursor alone located a walk, cost a
+    sort: ~1.5 us a key of CPU against ~0.3 us for a snapshot.)
 
-    `walks` maps each cursor returned (its bytes, as clients send them back) to an
-    immutable (db, shard, snapshot, index) entry, kept after use: a cursor sent again
-    (a reply lost) reads the same keys again. The last WALKS_KEPT cursors are kept; a
-    cursor without an entry (forgotten, or never issued) names its shard, and the walk
-    restarts that shard from a fresh snapshot: keys of that shard may then come twice,
-    none is missed (Redis's own guarantee). The cursor packs the shard, a walk id (walks
-    at the same place keep distinct entries) and the index + 1; bit 63 is never set, so
-    a cursor with it, or naming a shard past the last, ends the walk.
+    Snapshots are shared: `epoch` counts walks begun, and a snapshot taken at epoch e
+    serves every walk begun at e or before. A snapshot lives while a walk holds it.
 
-    Memory: each kept entry's snapshot (a pointer a key of one shard); entries of one
-    walk in one shard share theirs.
+    A cursor packs the shard, the walk's id and the index + 1 in the shard's snapshot;
+    bit 63 is never set, so a cursor with it, or naming a shard past the last, ends the
+    walk. A walk remembers its shard and snapshot and the ones before them, so a cursor
+    sent again (a reply lost) reads the same keys. The last WALKS_KEPT walks used are
+    kept. A cursor of a forgotten walk (or never issued) continues as a new walk of the
+    same id, from a new snapshot: at index 0 it starts the shard it names as any walk
+    does; past it, that call returns the whole shard (keys of it may come twice, none
+    present for the whole walk is missed: Redis's own guarantee), so a walk forgotten
+    between every two calls (more walks at once than are kept) still ends, in at most
+    two calls a shard.
+
+    Memory: the snapshots the kept walks hold, at most two shards' keys each.
     """
 
     WALKS_KEPT = 64
 
     def __init__(self, nshards):
         self.nshards = nshards
-        shard_bits = max(1, (nshards - 1).bit_length())
-        self.id_shift = 32
-        self.shard_shift = 63 - shard_bits
+        self.shard_shift = 63 - max(1, (nshards - 1).bit_length())
         self.id_mask = (1 << (self.shard_shift - 32)) - 1
-        self.next_id = 0
-        self.walks = {}  # cursor bytes -> (db, shard, snapshot or None, index)
+        self.epoch = 0
+        self.last_id = 0
+        self.walks = {}  # walk id -> _Walk, least recently used first
+        self.snapshots = weakref.WeakValueDictionary()  # (db, shard) -> latest _Snapshot
 
-    def start(self, cursor):
-        """(shard, walk id) for a cursor without an entry: 0 starts a walk, any other
-        restarts the shard it names (None: past the last one)."""
+    def find(self, db, cursor):
+        """(walk, shard, snapshot or None, index, whole shard?) for `cursor`; walk None:
+        past the end."""
+        walks = self.walks
         if cursor == 0:
-            self.next_id = wid = (self.next_id + 1) & self.id_mask
-            return 0, wid
+            wid = self.last_id
+            while True:  # ids wrap after 2**27 walks (16 shards): skip those still kept
+                wid = (wid + 1) & self.id_mask
+                if wid and wid not in walks:
+                    break
+            self.last_id = wid
+            return self._new(wid, db), 0, None, 0, False
         shard = cursor >> self.shard_shift
         if shard >= self.nshards:
-            return None, 0
-        return shard, (cursor >> self.id_shift) & self.id_mask
+            return None, 0, None, 0, False
+        wid = (cursor >> 32) & self.id_mask
+        index = (cursor & 0xFFFFFFFF) - 1
+        walk = walks.pop(wid, None)
+        if walk is not None and walk.db == db:
+            walks[wid] = walk  # most recently used
+            if shard == walk.shard:
+                return walk, shard, walk.snapshot, index, False
+            if shard == walk.prev_shard:
+                return walk, shard, walk.prev_snapshot, index, False
+        # forgotten: a walk begun now, from the start of the shard
+        return self._new(wid, db), shard, None, 0, index > 0
 
-    def keep(self, db, shard, snapshot, index, wid):
-        """The cursor of this place of walk `wid`, remembered."""
-        cursor = b'%d' % (shard << self.shard_shift | wid << self.id_shift | index + 1)
+    def _new(self, wid, db):
+        self.epoch += 1
         walks = self.walks
-        if len(walks) >= self.WALKS_KEPT and cursor not in walks:
+        if len(walks) >= self.WALKS_KEPT:
             del walks[next(iter(walks))]
-        walks[cursor] = (db, shard, snapshot, index, wid)
-        return cursor
+        walk = walks[wid] = _Walk(wid, db, self.epoch)
+        return walk
+
+    def snapshot(self, walk, shard, data):
+        """A snapshot of `data`, the keys of `shard`, taken after `walk` began."""
+        key = (walk.db, shard)
+        snap = self.snapshots.get(key)
+        if snap is None or snap.epoch < walk.epoch:
+            snap = self.snapshots[key] = _Snapshot(list(data), self.epoch)
+        return snap
+
+    def cursor(self, walk, shard, snap, index):
+        """The cursor of this place; the walk now stands in `shard`."""
+        if shard != walk.shard:
+            walk.prev_shard, walk.prev_snapshot = walk.shard, walk.snapshot
+            walk.shard = shard
+        walk.snapshot = snap
+        return b'%d' % (shard << self.shard_shift | walk.id << 32 | index + 1)
+
+
+class _Walk:
+    __slots__ = ('id', 'db', 'epoch', 'shard', 'snapshot', 'prev_shard', 'prev_snapshot')
+
+    def __init__(self, wid, db, epoch):
+        self.id, self.db, self.epoch = wid, db, epoch
+        self.shard = self.prev_shard = -1
+        self.snapshot = self.prev_snapshot = None
+
+
+class _Snapshot:
+    __slots__ = ('keys', 'epoch', '__weakref__')
+
+    def __init__(self, keys, epoch):
+        self.keys, self.epoch = keys, epoch
 
 
 @COMMANDS.command(
@@ -253,8 +304,8 @@ def scan(c, args):
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 
     Guarantee: a full iteration (from cursor 0 until 0 comes back) returns every key that
-    exists in the database during the whole iteration, once as long as the server still
-    knows its cursors (ScanWalks); keys created or deleted meanwhile may or may not be
+    exists in the database during the whole iteration, once as long as the server
+    remembers the walk (ScanWalks); keys created or deleted meanwhile may or may not be
     returned, and a key is never returned after it was deleted or expired. Several
     iterations may run at once. COUNT is the number of keys examined (before MATCH and
     TYPE filtering), so a call may return fewer keys, even none, with a nonzero cursor.
@@ -272,33 +323,31 @@ def scan(c, args):
         walks = ks.scan_walks
     except AttributeError:
         walks = ks.scan_walks = ScanWalks(len(ks.shards))
-    entry = walks.walks.get(args[1])
-    if entry is not None and entry[0] == db:
-        _, shard, snapshot, index, wid = entry
-    else:
-        shard, wid = walks.start(parse_cursor(args[1]))  # its errors come first
-        snapshot, index = None, 0
+    cursor = parse_cursor(args[1])  # its errors come first
     if len(args) == 2:
         count, match, typename = 10, None, None
     else:
         count, pattern, typename = parse_scan_options(args, 2, True)
         match = None if pattern is None or pattern == b'*' else key_filter(pattern)
-    if shard is None:
+    walk, shard, snap, index, whole = walks.find(db, cursor)
+    if walk is None:
         return Raw(_scan_reply(b'0', []))
 
     shards, nshards = ks.shards, walks.nshards
     examined = 0
     found = []
     while True:
-        if snapshot is None:
+        if snap is None:
             while shard < nshards and not shards[shard].data[db]:
                 shard += 1
             if shard == nshards:
                 next_cursor = b'0'
                 break
-            snapshot, index = list(shards[shard].data[db]), 0
+            snap, index = walks.snapshot(walk, shard, shards[shard].data[db]), 0
+            if whole:  # a forgotten walk's call: the rest of this shard (ScanWalks)
+                count, whole = len(snap.keys), False
         hi = index + count - examined
-        taken = snapshot[index:hi]
+        taken = snap.keys[index:hi]
         s = shards[shard]
         keys = list(filter(s.data[db].__contains__, taken))
         if match is not None:
@@ -310,13 +359,13 @@ def scan(c, args):
             now = now_ms()
             keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]
         found += keys
-        if hi < len(snapshot):
-            next_cursor = walks.keep(db, shard, snapshot, hi, wid)
+        if hi < len(snap.keys):
+            next_cursor = walks.cursor(walk, shard, snap, hi)
             break
         examined += len(taken)
-        shard, snapshot = shard + 1, None
+        shard, snap = shard + 1, None
         if examined >= count:
-            next_cursor = b'0' if shard == nshards else walks.keep(db, shard, None, 0, wid)
+            next_cursor = b'0' if shard == nshards else walks.cursor(walk, shard, None, 0)
             break
     return Raw(_scan_reply(next_cursor, found))
 

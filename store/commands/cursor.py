@@ -1,5 +1,5 @@
-"""SCAN-family cursors: parsing, options, and the stateless hash-order walk SCAN, HSCAN,
-SSCAN and ZSCAN share.
+"""SCAN-family cursors: parsing, options, and the stateless hash-order walk HSCAN, SSCAN
+and ZSCAN share (SCAN itself walks snapshots of the keyspace's shards: keys.ScanWalks).
 
 A cursor is a position in a fixed order of a collection's items: by the 56-bit hash of each
 item (Python's hash of bytes, fixed for the life of the process). "Continue with the items
@@ -26,6 +26,8 @@ def parse_cursor(b):
     """parseScanCursorOrReply: C's strtoul(s, 10) into an unsigned 64-bit long, with
     nothing left over: '' is 0, a '+' or '-' sign is accepted ('-1' wraps around), spaces
     and overflow are errors."""
+    if b.isdigit() and len(b) < 20:  # the common case: below 10**19, no sign
+        return int(b)
     if not b:
         return 0
     m = _CURSOR.fullmatch(b)

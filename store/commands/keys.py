@@ -9,9 +9,10 @@ Why it is built this way:
   (rename_from/rename_to, move_from/move_to, copy_to, restore).
 * Values are plain Python objects owned by the type modules; TYPE, OBJECT ENCODING, COPY
   and DUMP/RESTORE ask the type registry (store/types/) about them.
-* SCAN walks a snapshot of one shard's keys at a time; its cursor names a remembered place
-  in one (ScanWalks), and a forgotten cursor restarts its shard, so keys may come twice
-  but none present for the whole walk is missed, as Redis guarantees.
+* SCAN walks a snapshot of one shard's keys at a time; its cursor names a place in a
+  remembered walk (ScanWalks), and a forgotten walk goes on from a new snapshot of its
+  shard, so keys may come twice but none present for the whole walk is missed, as Redis
+  guarantees.
 """
 
 import re
@@ -276,6 +277,9 @@ class ScanWalks:
 
 
 class _Walk:
+    """A walk of ScanWalks: the shard it stands in with that shard's snapshot (None until
+    taken), and the shard and snapshot before them."""
+
     __slots__ = ('id', 'db', 'epoch', 'shard', 'snapshot', 'prev_shard', 'prev_snapshot')
 
     def __init__(self, wid, db, epoch):

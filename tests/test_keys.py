@@ -467,6 +467,37 @@ def test_scan_forgotten_cursor_misses_no_key(r):
     assert sorted(r.scan_iter(count=500)) == sorted(keys - gone)
 
 
+def test_scan_first_call_of_a_shard_then_changes(r):
+    """A shard's first call reads its keys straight from the keyspace, the snapshot comes
+    with the next call: keys it returned then deleted, deleted and set again, keys not
+    returned yet deleted, new keys, and the next call's cursor sent twice (a lost reply).
+    Keys present all along come back exactly once, deleted ones never after deletion,
+    and both replies to the repeated cursor agree."""
+    keys = [b'p:%d' % i for i in range(2000)]
+    r.mset(dict.fromkeys(keys, b'v'))
+    cursor, first = r.scan(0, count=8)
+    assert cursor != 0 and len(first) == 8
+    r.delete(first[0], first[1])  # returned, then gone
+    r.delete(first[2])
+    r.set(first[2], b'again')  # returned, gone, back: may come twice
+    unseen = [k for k in keys if k not in set(first)]
+    gone = set(unseen[:50])  # not returned yet, gone before the next call
+    r.delete(*gone)
+    r.mset({b'new:%d' % i: b'v' for i in range(100)})
+    cursor2, second = r.scan(cursor, count=8)
+    assert r.scan(cursor, count=8) == (cursor2, second)  # the same cursor again
+    seen = first + second
+    cursor = cursor2
+    while cursor != 0:
+        cursor, batch = r.scan(cursor, count=8)
+        seen += batch
+    later = second + seen[len(first) + len(second) :]
+    assert not (gone | {first[0], first[1]}) & set(later)
+    counts = collections.Counter(seen)
+    present_all_along = set(keys) - gone - {first[0], first[1], first[2]}
+    assert {k for k in present_all_along if counts[k] != 1} == set()
+
+
 def test_scan_more_walks_at_once_than_are_kept_all_end(r):
     """100 walks taking turns, one call each, more than the server remembers: each one is
     forgotten between two of its calls, yet every walk ends, in at most two calls a

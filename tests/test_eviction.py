@@ -363,8 +363,9 @@ def test_allkeys_lfu_evicts_keys_read_once_before_keys_read_three_times(ours_onl
     1000 keys read three times outlive 1000 read once, interleaved with them, when a
     third of the keys must go. (Redis's counter is 6 for all of them, 5 + 1 for the first
     read, or 7 (rarely 8) for a sixth of those read three times, so it evicts from both
-    about alike: not compared.)"""
-    s = ours_only(maxmemory_policy='allkeys-lfu')
+    about alike: not compared.) No decay: a minute boundary crossed during the test would
+    take one from every counter, as Redis's minute clock does."""
+    s = ours_only(maxmemory_policy='allkeys-lfu', lfu_decay_time=0)
     often = [f'often:{i}' for i in range(1000)]
     once = [f'once:{i}' for i in range(1000)]
     assert write(s, [k for pair in zip(often, once) for k in pair])[1] is None
@@ -382,8 +383,8 @@ def test_allkeys_lfu_evicts_keys_read_once_before_keys_read_three_times(ours_onl
 def test_allkeys_lfu_evicts_the_least_recent_of_equally_used_keys(ours_only):
     """Among keys accessed as often, LFU eviction takes the least recently accessed first
     (ours records the access tick with the counter): 1000 keys written a moment before
-    1000 others go first."""
-    s = ours_only(maxmemory_policy='allkeys-lfu')
+    1000 others go first. No decay, which a minute boundary would bring."""
+    s = ours_only(maxmemory_policy='allkeys-lfu', lfu_decay_time=0)
     old = [f'old:{i}' for i in range(1000)]
     new = [f'new:{i}' for i in range(1000)]
     assert write(s, old)[1] is None
@@ -600,7 +601,8 @@ def test_ttl_commands_do_not_reset_idletime(servers):
 
 def test_object_freq_under_lfu(servers):
     replies = {}
-    for s in servers(maxmemory_policy='allkeys-lfu'):
+    # no decay: a minute boundary between two commands would take one from the counter
+    for s in servers(maxmemory_policy='allkeys-lfu', lfu_decay_time=0):
         s.c.set('k', 'v')
         assert s.c.object('freq', 'k') == 5, s  # LFU_INIT_VAL: a new key
         for _ in range(10):

@@ -113,6 +113,7 @@ class Keyspace:
         self.lfu_decay_time = 1
         self.lfu_minutes = lfu.minutes()  # LFU's minute clock, refreshed by the cron
         self.lfu_tick = lfu.tick()  # and its tick (tenths of a second), refreshed with it
+        self.evicted: lfu.Evicted | None = None  # keys evicted lately, under an LFU policy
         # CLIENT PAUSE: a key past its deadline reads as missing but is not deleted
         self.expire_paused = False
         self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
@@ -620,6 +621,9 @@ class Keyspace:
     def dbsize(self, db: int) -> int:
         return sum(len(s.data[db]) for s in self.shards)
 
+    def dbsize_all(self) -> int:
+        return sum(len(d) for s in self.shards for d in s.data)
+
     def volatile_count(self, db: int) -> int:
         return sum(len(s.expires[db]) for s in self.shards)
 
@@ -750,12 +754,15 @@ class Keyspace:
         if self.no_touch:
             return
         access = s.access[db]
+        value = access.get(key)
+        evicted = self.evicted
         access[key] = lfu.touched(
-            access.get(key),
+            value,
             self.lfu_log_factor,
             self.lfu_decay_time,
             self.lfu_minutes,
             self.lfu_tick,
+            value is None and evicted is not None and key in evicted,
         )
 
     def idle_ms(self, db: int, key: bytes) -> int:

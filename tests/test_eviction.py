@@ -397,6 +397,34 @@ def test_allkeys_lfu_evicts_the_least_recent_of_equally_used_keys(ours_only):
     assert s.c.object('freq', sorted(kept)[0]) == 5  # LFU_INIT_VAL, as in Redis
 
 
+def test_allkeys_lfu_keys_written_again_after_eviction_outlive_new_keys(ours_only):
+    """A key written again soon after it was evicted starts with two accesses, a new key
+    with one (store/memory/lfu.py, Evicted): 1000 keys are evicted, written again
+    interleaved with 1000 new keys, and when half of those must go, the new ones go. (Both
+    kinds start with Redis's counter at 5 in both servers: not compared.) No decay, which
+    a minute boundary would bring."""
+    s = ours_only(maxmemory_policy='allkeys-lfu', lfu_decay_time=0)
+    back = [f'back:{i}' for i in range(1000)]
+    older = [f'older:{i}' for i in range(2000)]
+    assert write(s, back)[1] is None
+    time.sleep(0.5)  # the tick has the cron's resolution (100 ms at hz 10)
+    assert write(s, older)[1] is None
+    shrink_by_a_third(s, 3000)  # the least recent go: the `back` keys
+    gone = [k for k in back if k not in existing(s, back)]
+    assert len(gone) >= 500
+    time.sleep(0.5)
+    new = [f'new:{i}' for i in range(len(gone))]
+    per_key = (s.used() - s.info('used_memory_startup', 'memory')) // s.counts()[0]
+    assert write(s, [k for pair in zip(gone, new) for k in pair])[1] is None
+    # room for as many keys as were written again: `older` and the `back` keys never
+    # evicted (one access, less recent) go first, then the new keys before those
+    limit = s.info('used_memory_startup', 'memory') + len(gone) * per_key
+    assert pipeline(s.raw, [('CONFIG', 'SET', 'maxmemory', limit)]) == [b'+OK\r\n']
+    settled(s, limit)
+    assert len(existing(s, gone)) >= len(gone) * 8 // 10
+    assert len(existing(s, new)) <= len(gone) // 5
+
+
 def test_volatile_ttl_evicts_nearest_deadlines_first(servers):
     for s in servers(maxmemory='4mb', maxmemory_policy='volatile-ttl'):
         far = [f'far:{i}' for i in range(600)]

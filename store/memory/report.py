@@ -169,7 +169,9 @@ def overhead(server: Any) -> dict[str, int]:
     aof_buffer = aof.buf_len if aof.on else 0
     _caches(server, st, False)
     vm = max(0, sum(_vm(server)) - st.vm_start)
-    total = clients + aof_buffer + st.lua_caches + st.fn_caches + vm
+    evicted = server.keyspace.evicted  # LFU's filter of keys evicted lately
+    evicted_bytes = 0 if evicted is None else evicted.nbytes()
+    total = clients + aof_buffer + st.lua_caches + st.fn_caches + vm + evicted_bytes
     used = st.startup + server.keyspace.used + total
     if used > st.peak:
         st.peak = used
@@ -179,6 +181,7 @@ def overhead(server: Any) -> dict[str, int]:
         'lua.caches': st.lua_caches,
         'functions.caches': st.fn_caches,
         'lua.vm': vm,
+        'keys.evicted': evicted_bytes,
         'total': total,
     }
 

@@ -152,7 +152,7 @@ class Evictor:
         if not ks.lfu:
             ks.evicted = None
         elif ks.evicted is None:
-            ks.evicted = lfu.Evicted(max(4096, ks.dbsize_all()))
+            ks.evicted = lfu.Evicted(ks.dbsize_all())
         ks.lru = None if ks.lfu else int(time.time() * 1000)
         limit = cfg['maxmemory-clients']  # negative: a percentage of maxmemory
         limit = self.maxmemory * -limit // 100 if limit < 0 else limit
@@ -366,7 +366,7 @@ class Evictor:
         evicted = ks.evicted
         if evicted is not None:
             if evicted.full():
-                evicted.rotate(max(4096, ks.dbsize_all()))
+                evicted.rotate(ks.dbsize_all())
             evicted.add(key)
         if ks.watchers:
             ks.touch(db, key)

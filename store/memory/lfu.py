@@ -143,9 +143,9 @@ class Evicted:
         return self.count >= self.capacity
 
     def rotate(self, capacity: int) -> None:
-        """Drop the older generation; a new one takes `capacity` keys."""
+        """Drop the older generation; a new one takes `capacity` keys (4,096 at least)."""
         self.old, self.old_size = self.bits, self.size
-        self.capacity = capacity
+        self.capacity = capacity = max(4096, capacity)
         self.size = capacity * 12
         self.bits = bytearray((self.size + 7) >> 3)
         self.count = 0

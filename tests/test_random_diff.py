@@ -991,7 +991,12 @@ class Runner:
         return norm(v)
 
     def compare(self, s, got, want):
-        if got != want and want == E_SORT_SCORE and s.args[0].upper() in (b'SORT', b'SORT_RO'):
+        # through a script, the error has the script's name and line after it
+        if (
+            got != want
+            and want.startswith(E_SORT_SCORE[:-2])
+            and s.args[0].upper() in (b'SORT', b'SORT_RO')
+        ):
             want = self.sort_again(s, got, want)
         if s.same is not None:
             ok = s.same(got, want)
@@ -1013,6 +1018,8 @@ class Runner:
         self.record([b'SORT', b'<failed on a stale errno?>'], got, want)
         with RawConn(self.ref_port) as fresh:
             fresh.cmd(b'PING')
+        if self.via_script:
+            return self.ref.cmd(b'EVAL', VIA_SCRIPT, b'0', *s.args)
         return self.ref.cmd(*s.args)
 
     # the run

@@ -43,6 +43,7 @@ from .command_table import call
 from .commands.client import client_info_line
 from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
 from .latency import observe
+from .memory.sizes import queued_size
 from .resp import (
     BULK_HEADER,
     CRLF,
@@ -128,6 +129,7 @@ class Connection(asyncio.Protocol):
         'no_touch',
         # MULTI/EXEC and WATCH (commands/transactions.py)
         'multi',
+        'multi_bytes',
         'multi_error',
         'dirty_cas',
         'watched',
@@ -170,6 +172,7 @@ class Connection(asyncio.Protocol):
         self.closing = False
         # MULTI/EXEC and WATCH
         self.multi = None  # list of queued (cmd, args) while in MULTI
+        self.multi_bytes = 0  # what the queue holds (sizes.queued_size), in used_memory
         self.multi_error = False
         self.dirty_cas = False
         self.watched = []  # (db, key) pairs
@@ -610,10 +613,7 @@ class Connection(asyncio.Protocol):
         if cmd is not None:
             cmd.rejected += 1
             if cmd.name == 'exec':  # rejectCommand -> execCommandAbort: discard, EXECABORT
-                self.multi = None
-                self.multi_error = False
-                self.unwatch_all()
-                self.update_gate()
+                self.end_multi()
                 message = 'EXECABORT Transaction discarded because of: ' + (
                     message[4:] if message.startswith('ERR ') else message
                 )
@@ -703,6 +703,9 @@ class Connection(asyncio.Protocol):
             return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
+            size = queued_size(args)
+            self.multi_bytes += size
+            server.evictor.clients_grew(size)
             self.last_cmd, self.last_sub = cmd, shown  # CLIENT LIST cmd=, as Redis's lastcmd
             return self._emit(QUEUED)
         self._emit(self.call(cmd, args))
@@ -760,6 +763,17 @@ class Connection(asyncio.Protocol):
 
     def describe(self):
         return f'id={self.id} addr={self.addr} laddr={self.laddr} name={self.name or ""}'
+
+    def end_multi(self):
+        """Leave MULTI (EXEC, DISCARD, RESET, an aborted EXEC, a close): no queue, no
+        WATCH, and the queue's memory leaves used_memory now."""
+        self.multi = None
+        self.multi_error = False
+        if self.multi_bytes:
+            self.server.evictor.clients_grew(-self.multi_bytes)
+            self.multi_bytes = 0
+        self.unwatch_all()
+        self.update_gate()
 
     def unwatch_all(self):
         if self.watched:

@@ -199,7 +199,7 @@ class Server:
     def unregister(self, conn):
         if self.clients.pop(conn.id, None) is None:
             return
-        conn.unwatch_all()
+        conn.end_multi()
         for hook in self.disconnect_hooks:
             hook(conn)
 

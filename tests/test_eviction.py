@@ -265,6 +265,46 @@ def test_exec_of_transaction_queued_before_full(servers):
     assert got['ours'][6].startswith(b'-EXECABORT Transaction discarded because of: OOM')
 
 
+def multi_queue(srv, n):
+    """MULTI and `n` SETs of VALUE in one pipeline (so no cron runs in between on either
+    server): how many were QUEUED and how many refused with OOM."""
+    replies = pipeline(srv.raw, [('MULTI',)] + [('SET', f'q:{i}', VALUE) for i in range(n)])
+    assert replies[0] == b'+OK\r\n', srv
+    return replies[1:].count(b'+QUEUED\r\n'), replies[1:].count(OOM)
+
+
+def test_multi_queue_counts_toward_maxmemory(servers):
+    """A transaction's queue is memory the server holds: queueing 16 MB of SETs under a 4 MB
+    limit meets it (the rest refused with OOM, EXEC aborted, nothing written) instead of
+    growing the server by all of it and writing it past the limit at EXEC; DISCARD gives
+    the memory back."""
+    for s in servers(maxmemory='4mb', maxmemory_policy='noeviction'):
+        before = s.used()
+        queued, refused = multi_queue(s, 16000)
+        assert refused > 0 and queued + refused == 16000, (s, queued, refused)
+        if s.name == 'ours':  # about 3,000 fit; redis-server queued 2,800-10,800 (load)
+            assert 1000 <= queued <= 8000, (s, queued)
+        assert s.used() > before + 2 * MB, s  # the queue shows in used_memory
+        assert s.raw.cmd('EXEC').startswith(b'-EXECABORT'), s
+        assert s.c.dbsize() == 0, s
+        assert s.used() < before + MB, s
+        queued, refused = multi_queue(s, 1000)
+        assert (queued, refused) == (1000, 0), s
+        assert s.raw.cmd('DISCARD') == b'+OK\r\n', s
+        assert s.used() < before + MB, s
+
+
+def test_multi_queue_under_allkeys_lru_evicts_keys_to_make_room(servers):
+    """Under an eviction policy the queue's growth evicts keys, as a write's would."""
+    for s in servers(maxmemory='4mb', maxmemory_policy='allkeys-lru'):
+        write(s, [f'k:{i}' for i in range(5000)])  # more than fit: the server is full
+        held = s.c.dbsize()
+        queued, refused = multi_queue(s, 1500)
+        assert (queued, refused) == (1500, 0), s
+        assert s.c.dbsize() < held - 1000, (s, held)  # ~1.3 KB queued per key evicted
+        assert s.raw.cmd('DISCARD') == b'+OK\r\n', s
+
+
 # -- what each policy may evict ------------------------------------------------------------
 
 

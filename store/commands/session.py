@@ -151,9 +151,7 @@ def hello(c, args):
     since='6.2.0',
 )
 def reset(c, args):
-    c.multi = None
-    c.multi_error = False
-    c.unwatch_all()
+    c.end_multi()
     for hook in c.server.reset_hooks:
         hook(c)
     c.db = 0

@@ -25,13 +25,6 @@ def multi(c, args):
     return OK
 
 
-def _end_multi(c):
-    c.multi = None
-    c.multi_error = False
-    c.update_gate()
-    c.unwatch_all()
-
-
 @COMMANDS.command(
     'exec', 1, flags='noscript loading stale skip_slowlog', categories='@slow @transaction'
 )
@@ -40,10 +33,10 @@ def exec_(c, args):
         raise RedisError('ERR EXEC without MULTI')
     queued, failed = c.multi, c.multi_error
     if failed:
-        _end_multi(c)
+        c.end_multi()
         raise RedisError('EXECABORT Transaction discarded because of previous errors.')
     dirty = c.dirty_cas or _watched_key_expired(c)
-    _end_multi(c)
+    c.end_multi()
     if dirty:
         return NULL_ARRAY
     c.in_exec = True
@@ -71,7 +64,7 @@ def _watched_key_expired(c):
 def discard(c, args):
     if c.multi is None:
         raise RedisError('ERR DISCARD without MULTI')
-    _end_multi(c)
+    c.end_multi()
     return OK
 
 

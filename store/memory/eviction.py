@@ -183,6 +183,15 @@ class Evictor:
         else:
             ks.check_at = ks.dirty_check = INF
 
+    def clients_grew(self, n: int) -> None:
+        """A client's memory changed by `n` bytes (MULTI's queue grew, or went): the room
+        left for the keys follows at once, not at the next cron, so a client queueing a
+        transaction in one pipeline meets the limit as Redis's does."""
+        self.overhead += n
+        if self.maxmemory:
+            ks = self.ks
+            ks.check_at = -1 if ks.dirty else self.maxmemory - self.overhead
+
     def used_memory(self) -> int:
         self.ks.settle()
         return self.ks.used + self.overhead

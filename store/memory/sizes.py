@@ -58,6 +58,14 @@ SAMPLES = 5  # elements value_size samples by default (MEMORY USAGE's SAMPLES 5)
 ZSET_ELEMENT = DICT_ENTRY + ZSET_ORDER
 
 
+QUEUED = 112  # MULTI's (command, args) tuple and the args list's header
+
+
+def queued_size(args: list[bytes]) -> int:
+    """A command queued by MULTI: its tuple, its argument list and the arguments."""
+    return QUEUED + 8 * len(args) + bytes_sizes(args)
+
+
 def bytes_size(n: int) -> int:
     """A bytes object of n bytes: 33 bytes of header, in 16-byte size classes."""
     return (n + 48) & -16

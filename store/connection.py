@@ -142,6 +142,7 @@ class Connection(asyncio.Protocol):
         'tracking',
         # parked: commands held while the current one waits, and the blocking wait
         'deferred',
+        'deferred_bytes',
         'blocked',
         # client-output-buffer-limit (store/output_limit.py): the limits while the normal
         # class has one (else None), and when this client first went over its soft limit
@@ -186,6 +187,7 @@ class Connection(asyncio.Protocol):
         self.pubsub = None  # store.pubsub Subscriber, from the first subscribe
         self.tracking = None  # store.tracking ClientTracking while tracking is on
         self.deferred = None  # commands held while parked
+        self.deferred_bytes = 0  # what they hold (sizes.queued_size), in used_memory
         self.blocked = None  # the blocking.Waiter while a blocking command waits
         self.write_paused = False  # transport above its high-water mark
         self.backlog = None  # deque of reads (bytes) and [frames, next index], in order
@@ -501,13 +503,35 @@ class Connection(asyncio.Protocol):
         """Hold the commands that follow the current one until `resume`; `held` run
         first then (a PUBLISH waiting on backpressure runs again)."""
         if self.deferred is None:
-            self.deferred = list(held)
+            self.deferred = []
+            for args in held:
+                self.defer(args)
         self.update_gate()
+
+    def defer(self, args):
+        """Hold `args` behind the parked command. Like redis-server's query buffer behind a
+        blocked client (it goes on reading, so a close is seen), what is held counts as the
+        client's memory and closes the client past client-query-buffer-limit."""
+        self.deferred.append(args)
+        size = queued_size(args)
+        self.deferred_bytes += size
+        server = self.server
+        server.evictor.clients_grew(size)
+        if self.deferred_bytes > server.config['client-query-buffer-limit'] and not self.closing:
+            server.log(f'Closing client that reached max query buffer length: {self.describe()}')
+            self.close_after_reply()
+
+    def release_deferred(self):
+        """The held commands were run or dropped: their memory leaves used_memory."""
+        if self.deferred_bytes:
+            self.server.evictor.clients_grew(-self.deferred_bytes)
+            self.deferred_bytes = 0
 
     def resume(self, reply=None):
         """Deliver the parked command's reply (None: it has none, as a held PUBLISH), then
         run the commands held behind it."""
         deferred, self.deferred = self.deferred, None
+        self.release_deferred()
         self.update_gate()
         if self.closing or self.transport is None:
             return
@@ -643,7 +667,7 @@ class Connection(asyncio.Protocol):
             blocking.serve_ready()
             self.update_gate()
         if self.deferred is not None:  # a PUBLISH waits for publish-buffer-limit
-            self.deferred.append(args)
+            self.defer(args)
             return
         name = args[0]
         if cmd is None:

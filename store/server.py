@@ -200,6 +200,7 @@ class Server:
         if self.clients.pop(conn.id, None) is None:
             return
         conn.end_multi()
+        conn.release_deferred()
         for hook in self.disconnect_hooks:
             hook(conn)
 

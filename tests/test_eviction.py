@@ -294,6 +294,25 @@ def test_multi_queue_counts_toward_maxmemory(servers):
         assert s.used() < before + MB, s
 
 
+def test_commands_behind_a_blocked_one_count_in_used_memory(servers):
+    """4 MB of SETs pipelined behind a BLPOP wait (in redis-server's query buffer, here
+    parsed) and count in used_memory until the BLPOP is served and they run."""
+    for s in servers(maxmemory_policy='noeviction'):
+        before = s.used()
+        blocked = RawConn(s.port)
+        try:
+            writes = [('SET', f'b:{i}', VALUE) for i in range(4000)]
+            blocked.send(pack('BLPOP', 'b:list', '0') + b''.join(pack(*c) for c in writes))
+            grown = lambda s=s, before=before: s.used() > before + 3 * MB  # noqa: E731
+            wait_until(grown, f'{s}: held commands counted')
+            s.c.rpush('b:list', 'x')
+            replies = blocked.read_replies(4001)
+            assert replies.startswith(b'*2\r\n$6\r\nb:list\r\n') and replies.count(b'+OK') == 4000
+            assert s.c.dbsize() == 4000, s
+        finally:
+            blocked.close()
+
+
 def test_multi_queue_under_allkeys_lru_evicts_keys_to_make_room(servers):
     """Under an eviction policy the queue's growth evicts keys, as a write's would."""
     for s in servers(maxmemory='4mb', maxmemory_policy='allkeys-lru'):

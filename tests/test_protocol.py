@@ -10,9 +10,9 @@ and header limits) must trip exactly where redis-server trips them.
 
 import pytest
 
-from conftest import spawn_redis, stop
+from conftest import spawn_redis, stop, wait_until
+from rawconn import RawConn, pack, pack_all
 from rawconn import exchange as raw_exchange
-from rawconn import pack
 from store.resp import ProtocolError, RequestParser, split_args
 
 
@@ -372,6 +372,25 @@ def test_client_query_buffer_limit_counts_unparsed_bytes_only(qbuf_1mb):
     data = pack(b'SET', b'qb:e', b'y' * 1040000) + pack(b'STRLEN', b'qb:e')
     reply = assert_same_wire(ours, ref, data, expect_closed=False)
     assert reply[0] == b'+OK\r\n:1040000\r\n'
+
+
+@pytest.mark.differential
+def test_client_query_buffer_limit_counts_commands_behind_a_blocked_one(qbuf_1mb):
+    """Commands pipelined behind a blocked BLPOP wait unparsed in redis-server's query
+    buffer, so 2 MB of them pass a 1 MB limit and the client is closed, none of them run;
+    here they wait parsed, and count the same way. Under the limit they run once the
+    BLPOP is served."""
+    ours, ref = qbuf_1mb
+    writes = pack_all(*[(b'SET', b'qb:w%d' % i, b'v' * 1000) for i in range(2000)])
+    reply = assert_same_wire(ours, ref, pack(b'BLPOP', b'qb:none', b'0') + writes)
+    assert reply == (b'', True)
+    assert get(ours, b'qb:w0') == b'$-1\r\n'
+    for port in (ours, ref):
+        with RawConn(port) as blocked, RawConn(port) as other:
+            blocked.send(pack(b'BLPOP', b'qb:list', b'0') + pack(b'SET', b'qb:after', b'x'))
+            wait_until(lambda: b'blocked_clients:1' in other.cmd(b'INFO', b'clients'))
+            assert other.cmd(b'RPUSH', b'qb:list', b'a') == b':1\r\n'
+            assert blocked.read_replies(2) == b'*2\r\n$7\r\nqb:list\r\n$1\r\na\r\n+OK\r\n'
 
 
 @pytest.mark.differential

@@ -145,7 +145,7 @@ def _buffers(conn: Any) -> int:
         n += conn.parser.pending()  # the query buffer, a big argument being read included
     if conn.pubsub is not None:
         n += conn.pubsub.qbytes
-    return n + conn.multi_bytes
+    return n + conn.multi_bytes + conn.deferred_bytes  # commands held (MULTI, parked)
 
 
 def overhead(server: Any) -> dict[str, int]:
@@ -158,7 +158,13 @@ def overhead(server: Any) -> dict[str, int]:
     conns = server.clients
     clients = CLIENT_BASE * len(conns)
     for conn in conns.values():
-        if conn.out or conn.parser is not None or conn.pubsub is not None or conn.multi_bytes:
+        if (
+            conn.out
+            or conn.parser is not None
+            or conn.pubsub is not None
+            or conn.multi_bytes
+            or conn.deferred_bytes
+        ):
             clients += _buffers(conn)
         else:  # the common case, inline: only the transport may hold bytes
             try:

@@ -366,3 +366,19 @@ def test_memory_usage_in_a_script_and_multi(both):
         assert got[0] > 0 and got[1] is None
         with pytest.raises(redis.ResponseError):
             c.eval("return redis.call('memory', 'usage', KEYS[1], 'samples', 'x')", 1, 'k')
+
+
+def test_scan_snapshots_count_in_used_memory(make_server):
+    """A SCAN walk reads a snapshot of one shard's keys at a time (8 bytes a key), taken at
+    its second call in the shard; walks begun one after another each take their own.
+    What the kept walks hold is in used_memory."""
+    srv = make_server()
+    r = redis.Redis('127.0.0.1', srv.port)
+    r.execute_command('DEBUG', 'POPULATE', 200_000)
+    before = used_memory(r)
+    for _ in range(64):
+        cursor, _ = r.scan(0)
+        r.scan(cursor)
+    per_shard = 8 * 200_000 // 16  # the default 16 shards
+    assert used_memory(r) - before > 0.8 * 64 * per_shard
+    r.close()

@@ -214,7 +214,8 @@ class ScanWalks:
     between every two calls (more walks at once than are kept) still ends, in at most
     two calls a shard.
 
-    Memory: the snapshots the kept walks hold, at most two shards' keys each.
+    Memory: the snapshots the kept walks hold, at most two shards' keys each (`nbytes`,
+    counted in used_memory).
     """
 
     WALKS_KEPT = 64
@@ -263,6 +264,15 @@ class ScanWalks:
             del walks[next(iter(walks))]
         walk = walks[wid] = _Walk(wid, db, self.epoch)
         return walk
+
+    def nbytes(self):
+        """What the kept walks' snapshots hold (each list once): part of used_memory."""
+        held = {}
+        for walk in self.walks.values():
+            for snap in (walk.snapshot, walk.prev_snapshot):
+                if snap is not None:
+                    held[id(snap)] = snap
+        return sum(56 + 8 * len(snap.keys) for snap in held.values())
 
     def snapshot(self, walk, shard, data):
         """A snapshot of `data`, the keys of `shard`, taken after `walk` began."""

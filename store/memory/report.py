@@ -177,7 +177,9 @@ def overhead(server: Any) -> dict[str, int]:
     vm = max(0, sum(_vm(server)) - st.vm_start)
     evicted = server.keyspace.evicted  # LFU's filter of keys evicted lately
     evicted_bytes = 0 if evicted is None else evicted.nbytes()
-    total = clients + aof_buffer + st.lua_caches + st.fn_caches + vm + evicted_bytes
+    walks = getattr(server.keyspace, 'scan_walks', None)  # SCAN's shard snapshots
+    scans = 0 if walks is None else walks.nbytes()
+    total = clients + aof_buffer + st.lua_caches + st.fn_caches + vm + evicted_bytes + scans
     used = st.startup + server.keyspace.used + total
     if used > st.peak:
         st.peak = used
@@ -188,6 +190,7 @@ def overhead(server: Any) -> dict[str, int]:
         'functions.caches': st.fn_caches,
         'lua.vm': vm,
         'keys.evicted': evicted_bytes,
+        'scan.snapshots': scans,
         'total': total,
     }
 

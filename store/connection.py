@@ -666,7 +666,7 @@ class Connection(asyncio.Protocol):
         if blocking.ready and self.server.busy.run is None:
             blocking.serve_ready()
             self.update_gate()
-        if self.deferred is not None:  # a PUBLISH waits for publish-buffer-limit
+        if self.deferred is not None:  # parked: blocked, a PUBLISH held, CLIENT PAUSE
             self.defer(args)
             return
         name = args[0]

@@ -9,7 +9,9 @@ The trace is bench/eviction.py's (same seed), cached in /tmp. Requests run in ba
 GETs then the SETs of the misses, as one of the benchmark's clients sends them; the cron's
 refresh (the LRU clock, LFU's minute clock) runs every 100 ms of real time, as the
 server's does at hz 10. --tick-requests makes the clock virtual instead (a tick every N
-requests), for runs that must not depend on the machine's speed.
+requests), for runs that must not depend on the machine's speed. --shift moves the
+measured requests to a disjoint set of keys (rank + --keys): the popular keys all change
+at once after the warm-up, and the hit ratio shows how fast the policy adapts.
 """
 
 import argparse
@@ -130,6 +132,7 @@ def main():
     ap.add_argument('--requests', type=int, default=2_000_000)
     ap.add_argument('--samples', type=int, default=5)
     ap.add_argument('--tick-requests', type=int, default=0)
+    ap.add_argument('--shift', action='store_true', help='measure on other keys than warmed')
     ap.add_argument(
         '--set',
         nargs=2,
@@ -140,6 +143,8 @@ def main():
     )
     args = ap.parse_args()
     ranks = trace(args.keys, args.s, args.warmup + args.requests)
+    if args.shift:
+        ranks = ranks[: args.warmup] + array('i', (r + args.keys for r in ranks[args.warmup :]))
     for policy in args.policy or ['allkeys-lru', 'allkeys-lfu']:
         x = run(
             policy,

@@ -38,9 +38,12 @@ one `type(v) is Packed` test on a hit, inside the aggregate branch where there i
 the shard's dict and moves the key's charge to its value_size.
 
 Access information (OBJECT IDLETIME/FREQ, eviction) is recorded by every lookup in the
-shard's `access` dict: the LRU clock (`lru`: ms, refreshed by the server's cron, one
-shared int object per refresh so recording allocates nothing), or under an LFU policy
-(`lru` None) Redis's 8-bit logarithmic counter with its decay time (store/memory/lfu.py).
+shard's `access` dict: the LRU clock (ms, refreshed by the server's cron, one shared int
+object per refresh so recording allocates nothing), or under an LFU policy (`lru` None)
+Redis's 8-bit logarithmic counter with its decay time (store/memory/lfu.py). The clock's
+last bit says whether the key was used since it was created: a new key gets `lru`
+(even), a lookup or a write of an existing key `lru_used` (odd), and LRU eviction takes
+keys not used again first (store/memory/eviction.py, "segmented" LRU).
 """
 
 from __future__ import annotations
@@ -105,8 +108,11 @@ class Keyspace:
         self.dirty: set[tuple[int, bytes]] = set()
         self.check_at: float = float('inf')  # run the eviction gate while used > check_at
         self.dirty_check: float = float('inf')  # check_at while aggregates wait to settle
-        self.born = int(time.time() * 1000)  # the access time of keys never looked up
-        self.lru: int | None = self.born  # the LRU clock; None under LFU and no-touch
+        self.born = int(time.time() * 1000) & ~1  # the access time of keys never looked up
+        # the LRU clock for a new key (even) and for a key used again (odd); both None
+        # under LFU and no-touch
+        self.lru: int | None = self.born
+        self.lru_used: int | None = self.born | 1
         self.lfu = False
         self.no_touch = False
         self.lfu_log_factor = 10
@@ -149,7 +155,7 @@ class Keyspace:
             exp = s.expires[db]
             if not exp or key not in exp or exp[key] >= now_ms():
                 self.hits += 1
-                clock = self.lru
+                clock = self.lru_used
                 if clock is not None:
                     s.access[db][key] = clock
                 else:
@@ -166,12 +172,13 @@ class Keyspace:
     def untouched(self, fn: Any, *args: Any) -> Any:
         """fn(*args) with no access recorded by its lookups (Redis's LOOKUP_NOTOUCH, and
         CLIENT NO-TOUCH)."""
-        saved = self.lru, self.no_touch
-        self.lru, self.no_touch = None, True
+        saved = self.lru, self.lru_used, self.no_touch
+        self.lru = self.lru_used = None
+        self.no_touch = True
         try:
             return fn(*args)
         finally:
-            self.lru, self.no_touch = saved
+            self.lru, self.lru_used, self.no_touch = saved
 
     def read_notouch(self, db: int, key: bytes) -> Any:
         """`read` for EXISTS, TYPE, OBJECT, TTL: not an access."""
@@ -187,7 +194,7 @@ class Keyspace:
             if exp and key in exp and exp[key] < now_ms():
                 self._expire(s, db, key)
                 return None
-            clock = self.lru
+            clock = self.lru_used
             if clock is not None:
                 s.access[db][key] = clock
             else:
@@ -214,7 +221,7 @@ class Keyspace:
             if exp and key in exp and exp[key] < now_ms():
                 self._expire(s, db, key)
                 return None, data
-            clock = self.lru
+            clock = self.lru_used
             if clock is not None:
                 s.access[db][key] = clock
             else:
@@ -330,7 +337,7 @@ class Keyspace:
             size -= TTL_OVERHEAD
         self.used += size
         self.db_used[db] += size
-        clock = self.lru
+        clock = self.lru if prev is None else self.lru_used
         if clock is not None:
             s.access[db][key] = clock
         else:
@@ -344,7 +351,7 @@ class Keyspace:
         slot_shard = self.slot_shard
         pairs = iter(args)
         next(pairs)
-        clock = self.lru
+        new, used = self.lru, self.lru_used
         size = 0
         for key, value in zip(pairs, pairs):
             s = slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
@@ -352,6 +359,7 @@ class Keyspace:
             if exp and key in exp:
                 self.set(db, key, value)  # drops (or first expires) the old TTL
                 continue
+            clock = used if key in s.data[db] else new
             size += self._store(s, db, key, value)
             if clock is not None:
                 s.access[db][key] = clock
@@ -783,7 +791,7 @@ class Keyspace:
             if freq is not None:
                 access[key] = lfu.packed(freq, self.lfu_log_factor)
         elif idle_s is not None:
-            access[key] = int(time.time() * 1000) - idle_s * 1000
+            access[key] = (int(time.time() * 1000) - idle_s * 1000) & ~1  # as if not used
 
     # -- observers of modified keys (WATCH, blocked clients) -----------------------------
 

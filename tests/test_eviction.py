@@ -395,6 +395,41 @@ def test_allkeys_lru_keeps_keys_read_between_writes(servers):
         assert len(existing(s, first)) <= 480, s
 
 
+def test_allkeys_lru_evicts_keys_only_written_before_keys_read_since(ours_only):
+    """Ours' LRU is segmented (store/memory/eviction.py): a key used since it was written
+    counts a quarter of its idle time, so 1000 keys written and read once outlive 1000
+    keys written just after the reads and never read, when a third of the keys must go.
+    (Plain LRU, Redis's, would take the read keys first, being older.) The sleep makes
+    the read keys' idle time at most 1.25x the others', however slow the machine."""
+    s = ours_only(maxmemory_policy='allkeys-lru')
+    used = [f'used:{i}' for i in range(1000)]
+    new = [f'new:{i}' for i in range(1000)]
+    assert write(s, used)[1] is None
+    pipeline(s.raw, [('GET', k) for k in used])
+    assert write(s, new)[1] is None
+    time.sleep(1.1)
+    shrink_by_a_third(s, 2000)
+    assert len(existing(s, used)) >= 950
+    assert len(existing(s, new)) <= 400
+
+
+def test_allkeys_lru_evicts_keys_read_once_that_stayed_idle(servers):
+    """A key read once is not kept for ever: idle four times as long as keys only
+    written, it goes first. 1000 keys read, then 2 seconds later 1000 others written
+    (in well under half a second, even on a slow machine): the read keys go when a third
+    must, in both servers."""
+    for s in servers(maxmemory_policy='allkeys-lru'):
+        used = [f'used:{i}' for i in range(1000)]
+        new = [f'new:{i}' for i in range(1000)]
+        assert write(s, used)[1] is None
+        pipeline(s.raw, [('GET', k) for k in used])
+        time.sleep(2)
+        assert write(s, new)[1] is None
+        shrink_by_a_third(s, 2000)
+        assert len(existing(s, used)) <= 400, s
+        assert len(existing(s, new)) >= 950, s
+
+
 def test_allkeys_lfu_keeps_keys_read_many_times(servers):
     for s in servers(maxmemory='4mb', maxmemory_policy='allkeys-lfu'):
         hot = [f'hot:{i}' for i in range(100)]

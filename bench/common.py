@@ -22,6 +22,24 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def git_state(root, rev=None):
+    """The commit a checkout is at, for a results file (never its path, which is this
+    machine's): `rev` resolved, else HEAD with a count of uncommitted files."""
+
+    def git(*args):
+        return subprocess.run(
+            ['git', '-C', root, *args], capture_output=True, text=True
+        ).stdout.strip()
+
+    if rev is not None:
+        return git('rev-parse', '--short', rev)
+    head = git('rev-parse', '--short', 'HEAD')
+    if not head:  # a copy made with git archive, say
+        return 'not a git checkout'
+    dirty = [line for line in git('status', '--porcelain').splitlines() if line.strip()]
+    return f'{head} (+{len(dirty)} uncommitted files)' if dirty else head
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))

@@ -56,6 +56,7 @@ from common import (  # noqa: E402
     RssPeak,
     ServerProc,
     command,
+    git_state,
     info,
     redis_benchmark,
     send_all,
@@ -574,7 +575,7 @@ def main():
         print('warning: test suites are running; the figures will be noisy:', file=sys.stderr)
         print('  ' + '\n  '.join(busy), file=sys.stderr)
     res = {'started': time.strftime('%Y-%m-%dT%H:%M:%S'), 'parts': parts, 'quick': q}
-    res['ours_root'] = OURS_ROOT
+    res['ours_at'] = git_state(OURS_ROOT)
     res['test_suites_running'] = busy
     res['loadavg_at_start'] = os.getloadavg()
     res['redis_version'] = redis_version()

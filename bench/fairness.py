@@ -61,7 +61,6 @@ import os
 import shlex
 import socket
 import statistics
-import subprocess
 import sys
 import time
 
@@ -74,6 +73,7 @@ from common import (  # noqa: E402
     RssPeak,
     ServerProc,
     command,
+    git_state,
     info,
     percentiles,
     send_all,
@@ -492,19 +492,6 @@ def table(res):
     return '\n'.join(lines)
 
 
-def git_state(root):
-    def git(*args):
-        return subprocess.run(
-            ['git', '-C', root, *args], capture_output=True, text=True
-        ).stdout.strip()
-
-    head = git('rev-parse', '--short', 'HEAD')
-    if not head:  # a copy made with git archive, say
-        return root
-    dirty = [line for line in git('status', '--porcelain').splitlines() if line.strip()]
-    return f'{head} (+{len(dirty)} uncommitted files)' if dirty else head
-
-
 def main():
     global OURS_ROOT
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -527,7 +514,7 @@ def main():
 
     res = {
         'keys': nkeys,
-        'args': vars(args),
+        'args': {k: v for k, v in vars(args).items() if k != 'root'},  # ours_at says it
         'started': time.strftime('%Y-%m-%dT%H:%M:%S'),
         'ours_at': git_state(OURS_ROOT),
         'loadavg_at_start': os.getloadavg(),

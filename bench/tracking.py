@@ -84,6 +84,7 @@ from common import (  # noqa: E402
     ROOT,
     ServerProc,
     command,
+    git_state,
     info,
     percentiles,
     redis_benchmark,
@@ -571,21 +572,6 @@ def tables(res, opts):
         ratio_s = f'{ratio:.2f}x' if ratio is not None else '-'
         out.append(f'| {label} | {metric} | {o_s} | {r_s} | {ratio_s} | {t} |')
     return '\n'.join(out)
-
-
-def git_state(root, rev=None):
-    def git(*args):
-        return subprocess.run(
-            ['git', '-C', root, *args], capture_output=True, text=True
-        ).stdout.strip()
-
-    if rev is not None:
-        return git('rev-parse', '--short', rev)
-    head = git('rev-parse', '--short', 'HEAD')
-    if not head:
-        return root
-    dirty = [line for line in git('status', '--porcelain').splitlines() if line.strip()]
-    return f'{head} (+{len(dirty)} uncommitted files)' if dirty else head
 
 
 def dump_json(res):

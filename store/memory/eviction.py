@@ -194,9 +194,10 @@ class Evictor:
             ks.check_at = ks.dirty_check = INF
 
     def clients_grew(self, n: int) -> None:
-        """A client's memory changed by `n` bytes (MULTI's queue grew, or went): the room
-        left for the keys follows at once, not at the next cron, so a client queueing a
-        transaction in one pipeline meets the limit as Redis's does."""
+        """A client's held commands changed by `n` bytes (MULTI's queue, or commands behind
+        a parked one, grew or went): the room left for the keys follows at once, not at the
+        next cron, so a client queueing a transaction in one pipeline meets the limit as
+        Redis's does."""
         self.overhead += n
         if self.maxmemory:
             ks = self.ks
@@ -467,10 +468,10 @@ class Evictor:
             # idle time, times USED_IDLE for a key not used since it was created (even
             # clock); at the same tick that one goes first (1 * USED_IDLE > 0)
             access, born, now = s.access[db].get, ks.born, self.clock
-            scores = [
-                (now - at) * USED_IDLE if not at & 1 else now - at
-                for at in map(access, keys, [born] * len(keys))
-            ]
+            scores = []
+            for key in keys:
+                at = access(key, born)
+                scores.append(now - at if at & 1 else (now - at) * USED_IDLE)
         for score, key in zip(scores, keys):
             if len(pool) < EVPOOL_SIZE or score > pool[0][0]:
                 insort(pool, (score, db, i, key))

@@ -1025,6 +1025,42 @@ def test_refreshed_ttl_expires_once_at_the_final_deadline(fresh):
         ev.close()
 
 
+def test_ttl_moved_to_later_windows_keeps_one_index_entry(fresh):
+    """A deadline moved on into later 1024 ms index windows (a session's TTL refreshed)
+    leaves the key the one entry it had; when that entry's window comes up the key is
+    carried on to its current window, not announced, and it expires at its final
+    deadline. A round proves something only if every move reached the server before the
+    deadline it replaced; on a machine too busy for that it starts again, slower."""
+    fresh.config_set('notify-keyspace-events', 'Ex')
+    ev = Events(fresh)
+    try:
+        step = 1100  # ms: each move lands in a later window
+        for _ in range(4):
+            fresh.flushall()
+            ev.reset()
+            start = now_ms()
+            fresh.set('s', 'v', px=step)
+            moved = [fresh.pexpireat('s', start + step * (i + 2)) for i in range(3)]
+            final = start + step * 4
+            stats = info_stats(fresh)
+            if all(moved) and now_ms() < start + step:
+                break
+            step *= 2
+        else:
+            pytest.fail('no round was in time')
+        assert (stats['expires_index_entries'], stats['expires_index_stale']) == (1, 0)
+        time.sleep((final - step // 2 - now_ms()) / 1000)  # the first windows came up
+        assert fresh.pexpiretime('s') == final
+        assert ev.drain() == []
+        stats = info_stats(fresh)
+        assert (stats['expires_index_entries'], stats['expires_index_stale']) == (1, 0)
+        ev.wait_count(1)
+        assert ev.got == [(b'__keyevent@0__:expired', b's')]
+        assert ev.at_ms[0] > final
+    finally:
+        ev.close()
+
+
 @pytest.mark.slow
 def test_index_stays_bounded_under_ttl_refresh(make_server):
     """One key's TTL refreshed 100k times: the stale index entries are compacted, so the

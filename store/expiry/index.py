@@ -26,10 +26,14 @@ Deadline ints: `add` returns a canonical int object for the deadline (one per mi
 recently used), which the shard stores in `expires`, so keys written in the same
 millisecond share it instead of each holding a 32-byte int.
 
-Removal is lazy. PERSIST, DEL or a new deadline leave the old entry in place; promotion and
-expiry check each key against `expires` and drop entries that no longer match. `stale`
-counts them, and the index is rebuilt from `expires` when stale entries outnumber live
-ones, so memory stays within 2x of live keys whatever the write pattern.
+A key's entry sits in its deadline's window or an earlier one. A later deadline (EXPIRE
+refreshing a TTL) files nothing: promotion reads the current deadline and moves the entry
+on to that window, once per window the key outlives, instead of once per refresh.
+
+Removal is lazy. PERSIST, DEL or an earlier deadline leave the old entry in place;
+promotion and expiry check each key against `expires` and drop entries that no longer
+match. `stale` counts them, and the index is rebuilt from `expires` when stale entries
+outnumber live ones, so memory stays within 2x of live keys whatever the write pattern.
 """
 
 from __future__ import annotations
@@ -81,17 +85,18 @@ class DeadlineIndex:
 
     def add(self, db: int, key: bytes, deadline: int, old: int | None = None) -> int:
         """File `key` under `deadline`; return the int object to store as its deadline.
-        `old` is the key's previous deadline, if it had one: when both fall in the same
-        window that has not started yet, the existing entry already covers the key
-        (promotion reads the current deadline), so nothing is filed or left stale."""
+        `old` is the key's previous deadline, if it had one: when the new one is in the
+        same window that has not started yet, or a later one, the key's entry (filed at
+        or before old's window) already covers it, so nothing is filed or left stale:
+        promotion reads the current deadline and refiles the key in its window. A TTL
+        refreshed on every use (a lock, a session, a rate limiter) costs no index work."""
         canon = self.canon.get(deadline)
         if canon is None:
             if len(self.canon) >= 4096:
                 self.canon.clear()
             self.canon[deadline] = canon = deadline
         if old is not None:
-            horizon = self.horizon
-            if old >= horizon and canon >= horizon and old // COARSE_MS == canon // COARSE_MS:
+            if old >= self.horizon and canon // COARSE_MS >= old // COARSE_MS:
                 return canon
             if self.discard():
                 # The rebuild refiled the key under `old`, still in `expires` until the
@@ -101,14 +106,16 @@ class DeadlineIndex:
         if canon < self.horizon:
             self._file_near(db, key, canon)
         else:
-            window = canon // COARSE_MS
-            buckets = self.far[db]
-            bucket = buckets.get(window)
-            if bucket is None:
-                bucket = buckets[window] = []
-                heapq.heappush(self.far_heap, (window, db))
-            bucket.append(key)
+            self._file_far(db, key, canon // COARSE_MS)
         return canon
+
+    def _file_far(self, db: int, key: bytes, window: int) -> None:
+        buckets = self.far[db]
+        bucket = buckets.get(window)
+        if bucket is None:
+            bucket = buckets[window] = []
+            heapq.heappush(self.far_heap, (window, db))
+        bucket.append(key)
 
     def _file_near(self, db: int, key: bytes, deadline: int) -> None:
         buckets = self.near[db]
@@ -202,13 +209,20 @@ class DeadlineIndex:
                     key = bucket.pop()
                     done += 1
                     deadline = exp.get(key)
-                    if deadline is not None and deadline // COARSE_MS == window:
+                    if deadline is None:
+                        self.entries -= 1
+                        self.stale -= 1
+                        continue
+                    w = deadline // COARSE_MS
+                    if w == window:
                         keys = near.get(deadline)  # _file_near, inline: once per key
                         if keys is None:
                             keys = near[deadline] = []
                             heapq.heappush(self.near_heap, (deadline, db))
                         keys.append(key)
-                    else:
+                    elif w > window:  # the deadline moved later: the entry moves with it
+                        self._file_far(db, key, w)
+                    else:  # moved earlier: filed again there, this entry is stale
                         self.entries -= 1
                         self.stale -= 1
                 if bucket:

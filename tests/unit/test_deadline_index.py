@@ -279,15 +279,36 @@ def test_ttl_change_within_an_unpromoted_window_files_nothing():
     assert popped == [(0, b'k', start + 5)] and m.live() == {}
 
 
-def test_ttl_change_to_another_window_leaves_a_stale_entry():
+def test_ttl_moved_to_an_earlier_window_leaves_a_stale_entry():
     m = Model()
-    m.set_deadline(0, b'k', m.now + 100)
     m.set_deadline(0, b'k', m.now + 10 * COARSE_MS)
+    m.set_deadline(0, b'k', m.now + 100)
     assert m.index.stale == 1 and m.index.size() == 2
-    m.now += 200
+    m.now += 101
     completed, popped = m.step()
-    assert completed and m.expired == [] and m.live()  # old deadline passed: kept
-    assert m.index.stale == 0 and m.index.size() == 1
+    assert completed and m.expired == [(0, b'k', m.now - 1)] and m.live() == {}
+    m.now += 10 * COARSE_MS  # the old entry's window comes up: dropped
+    assert m.step() == (True, [])
+    assert m.index.stale == 0 and m.index.size() == 0
+
+
+def test_ttl_moved_to_later_windows_files_nothing_and_expires_on_time():
+    """A TTL refreshed again and again (EXPIRE on every use) keeps its one entry, which
+    promotion moves on to the window of the deadline the key has when it comes up."""
+    m = Model()
+    first = m.now + 100
+    for i in range(50):
+        m.set_deadline(0, b'k', first + i * COARSE_MS)
+    assert m.index.size() == 1 and m.index.stale == 0
+    last = first + 49 * COARSE_MS
+    for now in range(m.now, last + 1, 97):  # the timer fires all along the way
+        m.now = now
+        assert m.step()[0] and m.expired == []
+    m.now = last  # not due at its deadline ...
+    assert m.step() == (True, []) and m.live()
+    m.now = last + 1  # ... due 1 ms later
+    assert m.step()[1] == [(0, b'k', last)] and m.live() == {}
+    assert m.index.size() == 0 and m.index.stale == 0
 
 
 def test_mass_expiry_in_small_budgets_deletes_everything_in_order():
@@ -312,10 +333,10 @@ def test_stale_count_survives_a_rebuild_during_a_ttl_change():
     """Regression (fixed in a541495): the rebuild triggered by add()'s discard() refiled
     the key under its old deadline and that entry was never counted stale."""
     m = Model()
-    # One key whose TTL moves to a new window 1100 times: each move leaves one stale
+    # One key whose TTL moves to an earlier window 1100 times: each move leaves one stale
     # entry, and the 1025th triggers a rebuild inside add().
     for i in range(1100):
-        m.set_deadline(0, b'k', m.now + (i + 1) * COARSE_MS)
+        m.set_deadline(0, b'k', m.now + (1100 - i) * COARSE_MS)
     index = m.index
     live = sum(len(exp) for exp in m.expires)
     assert index.entries - index.stale == live

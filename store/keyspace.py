@@ -152,8 +152,8 @@ class Keyspace:
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
-            exp = s.expires[db]
-            if not exp or key not in exp or exp[key] >= now_ms():
+            deadline = s.expires[db].get(key)
+            if deadline is None or deadline >= now_ms():
                 self.hits += 1
                 clock = self.lru_used
                 if clock is not None:
@@ -190,8 +190,8 @@ class Keyspace:
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
-            exp = s.expires[db]
-            if exp and key in exp and exp[key] < now_ms():
+            deadline = s.expires[db].get(key)
+            if deadline is not None and deadline < now_ms():
                 self._expire(s, db, key)
                 return None
             clock = self.lru_used
@@ -217,8 +217,8 @@ class Keyspace:
         data = s.data[db]
         v = data.get(key)
         if v is not None:
-            exp = s.expires[db]
-            if exp and key in exp and exp[key] < now_ms():
+            deadline = s.expires[db].get(key)
+            if deadline is not None and deadline < now_ms():
                 self._expire(s, db, key)
                 return None, data
             clock = self.lru_used
@@ -444,7 +444,7 @@ class Keyspace:
 
     def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
         """Give an existing key a TTL (the caller checked the key exists)."""
-        s = self.shard_for(key)
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         exp = s.expires[db]
         old = exp.get(key)
         exp[key] = s.index.add(db, key, deadline, old)

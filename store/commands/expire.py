@@ -50,9 +50,10 @@ def _invalid(args):
 
 
 def expire_generic(c, args, relative, seconds):
-    flags = parse_expire_flags(args)
+    flags = parse_expire_flags(args) if len(args) > 3 else 0
     when = int_arg(args[2])
-    basetime = now_ms() if relative else 0
+    now = now_ms()  # one reading: the base time and checkAlreadyExpired's
+    basetime = now if relative else 0
     if seconds:
         # C's LLONG_MAX / 1000 truncates toward zero, for LLONG_MIN as well.
         if when > LLONG_MAX // 1000 or when < -(-LLONG_MIN // 1000):
@@ -77,12 +78,13 @@ def expire_generic(c, args, relative, seconds):
         if flags & LT and current is not None and when >= current:
             return 0
 
-    if when <= now_ms():  # checkAlreadyExpired: delete now, as an explicit DEL
+    if when <= now:  # checkAlreadyExpired: delete now, as an explicit DEL
         ks.delete(db, key)
         ks.notify(events.GENERIC, b'del', db, key)
         return 1
     ks.set_deadline(db, key, when)
-    ks.notify(events.GENERIC, b'expire', db, key)
+    if ks.notify_flags & events.GENERIC:
+        ks.notify(events.GENERIC, b'expire', db, key)
     return 1
 
 

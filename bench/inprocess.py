@@ -2,13 +2,20 @@
 transport is fed the same 16-command batch over and over through `data_received`, as
 uvloop would call it under `redis-benchmark -P 16`.
 
-    .venv/bin/python bench/inprocess.py [set get incr setex mset ping]
+    .venv/bin/python bench/inprocess.py [--keys N] [set get incr setex mset ping]
+
+Without --keys every command names the one key `key:__rand_int__`, which stays in the CPU's
+caches. With --keys N each __rand_int__ is a random number below N, as redis-benchmark -r N
+makes it: a key then costs the cache misses of finding it among N (with N = 100,000 most of
+a GET's cost; run `set` first so the keys exist).
 
 A diagnostic for work on the hot path, steadier than the socket benchmarks on a shared
 machine; the targets are checked by bench/core.py against redis-server.
 """
 
+import argparse
 import os
+import random
 import sys
 import time
 
@@ -72,17 +79,32 @@ def main():
     server.loop = loop = Loop()
     conn = Connection(server)
     conn.connection_made(Transport())
-    for name in sys.argv[1:] or BATCHES:
-        data = BATCHES[name] * 16
-        rounds = 20000
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--keys', type=int, default=0, help='random keys below N (redis-benchmark -r)')
+    ap.add_argument('tests', nargs='*', default=list(BATCHES))
+    args = ap.parse_args()
+    rounds = 20000
+    for name in args.tests:
+        data = [BATCHES[name] * 16]
+        if args.keys:  # enough batches that every key comes up
+            data = [random_keys(data[0], args.keys) for _ in range(args.keys // 16 + 1)]
         best = float('inf')
         for _ in range(5):
             t0 = time.perf_counter()
-            for _ in range(rounds):
-                conn.data_received(data)
+            for i in range(rounds):
+                conn.data_received(data[i % len(data)])
                 loop.run_ready()
             best = min(best, (time.perf_counter() - t0) / rounds / 16)
         print(f'{name:6} {best * 1e6:.3f} us per command')
+
+
+def random_keys(batch, n):
+    """`batch` with each __rand_int__ a random 12-digit number below n."""
+    parts = batch.split(b'__rand_int__')
+    out = [parts[0]]
+    for part in parts[1:]:
+        out += [b'%012d' % random.randrange(n), part]
+    return b''.join(out)
 
 
 if __name__ == '__main__':

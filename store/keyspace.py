@@ -299,8 +299,11 @@ class Keyspace:
 
     # -- writes ----------------------------------------------------------------------
 
-    def set(self, db: int, key: bytes, value: Any, deadline: int | None = None) -> None:
-        """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does."""
+    def set(
+        self, db: int, key: bytes, value: Any, deadline: int | None = None, signal: bool = True
+    ) -> None:
+        """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does.
+        `signal=False`: without telling WATCH and client tracking (Redis's dbAdd alone)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         exp = s.expires[db]
         old = exp.get(key)
@@ -342,7 +345,7 @@ class Keyspace:
             s.access[db][key] = clock
         else:
             self._access(s, db, key)
-        if self.watchers:
+        if self.watchers and signal:
             self.touch(db, key)
 
     def set_pairs(self, db: int, args: list[bytes]) -> None:
@@ -371,13 +374,14 @@ class Keyspace:
             for i in range(1, len(args), 2):
                 self.touch(db, args[i])
 
-    def overwrite(self, db: int, key: bytes, value: Any) -> None:
-        """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do."""
+    def overwrite(self, db: int, key: bytes, value: Any, signal: bool = True) -> None:
+        """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do (`signal`
+        as for `set`)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         size = self._store(s, db, key, value)
         self.used += size
         self.db_used[db] += size
-        if self.watchers:
+        if self.watchers and signal:
             self.touch(db, key)
 
     def _store(self, s: DbSlice, db: int, key: bytes, value: Any) -> int:

@@ -7,11 +7,12 @@ How it works:
 * Two dedicated servers (ours as `python -m store`, redis-server) get the same small
   encoding thresholds, so a few members are enough to cross every listpack/intset ->
   hashtable/skiplist conversion. A seeded generator draws one step at a time over 12 keys
-  (`KEYS`): strings, hashes, lists, sets, sorted sets, generic commands (DEL, RENAME, COPY,
-  MOVE, SWAPDB, EXPIRE, OBJECT ENCODING, DUMP/RESTORE ...), SORT, and WRONGTYPE access on
-  purpose (a key is usually drawn among keys of the right type, as redis-server reports
-  them before each step, and sometimes among all). Arguments come from small pools with
-  edge values (huge and negative counts, non-numbers, inf/nan scores, long members).
+  (`KEYS`): strings, bitmaps, hashes, lists, sets, sorted sets, generic commands (DEL,
+  RENAME, COPY, MOVE, SWAPDB, EXPIRE, OBJECT ENCODING, DUMP/RESTORE ...), SORT, and
+  WRONGTYPE access on purpose (a key is usually drawn among keys of the right type, as
+  redis-server reports them before each step, and sometimes among all). Arguments come
+  from small pools with edge values (huge and negative counts, non-numbers, inf/nan
+  scores, long members).
 * The generator draws only commands our server knows (COMMAND INFO at the start) and only
   families whose creating command exists, so it is useful while families are still being
   written and complete once they land.
@@ -322,6 +323,7 @@ class Gen:
         self.families = []
         for weight, family, needs in (
             (12, self.strings, 'set'),
+            (5, self.bitmaps, 'bitfield'),
             (16, self.generic, 'del'),
             (14, self.hashes, 'hset'),
             (16, self.lists, 'rpush'),
@@ -453,6 +455,32 @@ class Gen:
         if c == 15:
             return Step(b'SET', k, self.pick([b'1', b'2', b'3', b'a', b'f0']))  # SORT weights
         return Step(b'LCS', k, self.key('string'), *self.pick([[], [b'LEN'], [b'IDX']]))
+
+    # -- bitmaps --------------------------------------------------------------------------
+
+    def bitmaps(self):
+        r, k = self.r, self.key('string')
+        bit_offsets = [b'0', b'1', b'7', b'8', b'13', b'40', b'-1', b'abc']
+        c = r.randrange(6)
+        if c == 0:
+            return Step(b'SETBIT', k, self.pick(bit_offsets), self.pick([b'0', b'1', b'2']))
+        if c == 1:
+            return Step(b'BITCOUNT', k, *self.pick([[], [b'0', b'-1'], [b'1', b'9', b'BIT']]))
+        if c == 2:
+            rng = self.pick([[], [b'1'], [b'0', b'-1'], [b'-2', b'-1'], [b'3', b'17', b'BIT']])
+            return Step(b'BITPOS', k, self.pick([b'0', b'1', b'2']), *rng)
+        if c == 3:
+            op = self.pick([b'AND', b'OR', b'XOR', b'NOT'])
+            return Step(b'BITOP', op, self.key('string'), *self.nkeys('string', 1, 3))
+        ops = []
+        for _ in range(r.randint(0, 3)):
+            if self.chance(0.2):
+                ops += [b'OVERFLOW', self.pick([b'WRAP', b'SAT', b'FAIL'])]
+            typ = self.pick([b'i1', b'u1', b'i5', b'u8', b'i16', b'u63', b'i64', b'u64'])
+            off = self.pick([b'0', b'3', b'#1', b'#5', b'12', b'-1'])
+            sub = self.pick([b'GET', b'SET', b'INCRBY'])
+            ops += [sub, typ, off] + ([] if sub == b'GET' else [self.pick(INTS)])
+        return Step(self.pick([b'BITFIELD', b'BITFIELD', b'BITFIELD_RO']), k, *ops)
 
     # -- generic --------------------------------------------------------------------------
 

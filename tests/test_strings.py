@@ -737,6 +737,147 @@ def test_bitcount(both):
 # -- LCS ------------------------------------------------------------------------------
 
 
+def test_bitpos(both):
+    cmds = [
+        ('set', 's', b'\xff\xf0\x00'),
+        ('set', 'ones', b'\xff\xff'),
+        ('set', 'zeros', b'\x00\x00'),
+        ('set', 'e', ''),
+        ('set', 'n', '1234'),
+    ]
+    idx = ['-100', '-9', '-3', '-1', '0', '1', '2', '7', '8', '9', '15', '16', '23', '100']
+    for key in ('s', 'ones', 'zeros', 'e', 'n', 'missing'):
+        for bit in ('0', '1'):
+            cmds.append(('bitpos', key, bit))
+            for a in idx:
+                cmds.append(('bitpos', key, bit, a))
+                for b in idx:
+                    cmds += [('bitpos', key, bit, a, b), ('bitpos', key, bit, a, b, 'BIT')]
+            cmds.append(('bitpos', key, bit, '0', '-1', 'byte'))
+    cmds += [
+        ('bitpos', 's', '2'),
+        ('bitpos', 's', '-1'),
+        ('bitpos', 's', 'x'),
+        ('bitpos', 'missing', '2'),
+        ('bitpos', 'missing', '1', 'x'),
+        ('bitpos', 's', '1', 'x'),
+        ('bitpos', 's', '1', '0', 'x'),
+        ('bitpos', 's', '1', '0', '1', 'bits'),
+        ('bitpos', 's', '1', 'x', '1', 'bits'),
+        ('bitpos', 's', '1', '0', 'x', 'bits'),
+        ('bitpos', 's', '1', '0', '1', 'bit', 'x'),
+        ('bitpos', 's', '1', str(LLONG_MIN), str(LLONG_MAX), 'bit'),
+        ('bitpos', 's'),
+    ]
+    assert_same(both, cmds)
+
+
+def test_bitop(server, both):
+    make_hash(server, both[1])
+    values = ['', 'a', 'foobar', b'\xff\x00\xf0', b'\x01', '1234', b'\x00' * 9 + b'\x80']
+    cmds = [('set', f'v{i}', v) for i, v in enumerate(values)]
+    names = [f'v{i}' for i in range(len(values))] + ['missing']
+    for op in ('AND', 'or', 'XoR'):
+        for a in names:
+            for b in names:
+                cmds += [('bitop', op, 'd', a, b), ('get', 'd')]
+        cmds += [('bitop', op, 'd', *names), ('get', 'd')]
+    for a in names:
+        cmds += [('bitop', 'not', 'd', a), ('get', 'd'), ('exists', 'd')]
+    cmds += [
+        ('set', 'd', 'x', 'ex', '100'),
+        ('bitop', 'or', 'd', 'v2'),
+        ('ttl', 'd'),
+        ('bitop', 'and', 'd', 'missing', 'v1'),
+        ('get', 'd'),
+        ('bitop', 'and', 'h', 'v1'),
+        ('type', 'h'),
+        ('bitop', 'or', 'd', 'v1', 'h'),
+        ('bitop', 'or', 'd', 'h', 'nope'),
+        ('bitop', 'not', 'd', 'v1', 'v2'),
+        ('bitop', 'not', 'd', 'h'),
+        ('bitop', 'nand', 'd', 'v1'),
+        ('bitop', 'and\x00x', 'd', 'v1'),
+        ('bitop', 'and', 'd'),
+        ('get', 'd'),
+    ]
+    assert_same(both, cmds)
+
+
+def test_bitfield(server, both):
+    make_hash(server, both[1])
+    edges = ['0', '1', '-1', '5', '100', '127', '128', '-128', '-129', '255', '256']
+    edges += [str(2**31), str(2**62), str(LLONG_MAX), str(LLONG_MIN), 'x', '1.5']
+    cmds = [('set', 's', b'\x00\xff\x0f\xf0abc')]
+    for typ in ('i1', 'u1', 'i4', 'u4', 'i8', 'u8', 'i16', 'u63', 'i63', 'i64'):
+        for off in ('0', '3', '13', '#1', '#0', '#3'):
+            cmds.append(('bitfield', 's', 'get', typ, off))
+        for overflow in ('wrap', 'SAT', 'fail'):
+            for v in edges:
+                cmds += [
+                    ('bitfield', 'b', 'overflow', overflow, 'set', typ, '5', v),
+                    ('bitfield', 'b', 'overflow', overflow, 'incrby', typ, '5', v),
+                    ('bitfield', 'b', 'get', typ, '5'),
+                ]
+            cmds.append(('get', 'b'))
+    cmds += [
+        ('bitfield', 's', 'get', 'u8', '0', 'set', 'u8', '0', '255', 'get', 'u8', '0'),
+        ('bitfield', 's', 'incrby', 'u2', '100', '1', 'overflow', 'sat', 'incrby', 'u2', '9', '9'),
+        ('bitfield', 'new', 'overflow', 'fail', 'incrby', 'u2', '7', '10'),
+        ('get', 'new'),
+        ('bitfield', 'new', 'get', 'i8', '1000'),
+        ('bitfield', 'missing', 'get', 'u8', '0', 'get', 'i64', '#100'),
+        ('exists', 'missing'),
+        ('bitfield', 's'),
+        ('bitfield', 'missing'),
+        ('bitfield', 'h'),
+        ('bitfield', 'h', 'get', 'u8', '0'),
+        ('bitfield', 'h', 'set', 'u8', '0', '1'),
+        ('bitfield_ro', 's', 'get', 'u8', '0', 'GET', 'i4', '#1'),
+        ('bitfield_ro', 's', 'get', 'u8', '0', 'set', 'u8', '0', '1'),
+        ('bitfield_ro', 's', 'incrby', 'u8', '0', '1', 'get', 'x', '0'),
+        ('bitfield_ro', 'h', 'get', 'u8', '0'),
+        ('bitfield', 's', 'get', 'u64', '0'),
+        ('bitfield', 's', 'get', 'i65', '0'),
+        ('bitfield', 's', 'get', 'i0', '0'),
+        ('bitfield', 's', 'get', 'I8', '0'),
+        ('bitfield', 's', 'get', 'u', '0'),
+        ('bitfield', 's', 'get', 'u8', '-1'),
+        ('bitfield', 's', 'get', 'u8', '#-1'),
+        ('bitfield', 's', 'get', 'u8', '##1'),
+        ('bitfield', 's', 'get', 'u8', str(8 * 512 * 1024 * 1024)),
+        ('bitfield', 's', 'get', 'u8', '#' + str(512 * 1024 * 1024)),
+        ('bitfield', 's', 'get', 'u8', '#2305843009213693953'),  # * 8 wraps to 8 in C
+        ('bitfield', 's', 'get', 'u8'),
+        ('bitfield', 's', 'set', 'u8', '0'),
+        ('bitfield', 's', 'set', 'u8', '0', 'x', 'get', 'x', '0'),
+        ('bitfield', 's', 'overflow'),
+        ('bitfield', 's', 'overflow', 'maybe', 'get', 'u8', '0'),
+        ('bitfield', 's', 'overflow', 'sat'),
+        ('bitfield', 's', 'frob', 'u8', '0'),
+        ('bitfield', 's', 'get\x00x', 'u8', '0'),
+        ('set', 't', 'v', 'ex', '100'),
+        ('bitfield', 't', 'set', 'u8', '8', '65'),
+        ('ttl', 't'),
+        ('get', 't'),
+        ('get', 's'),
+    ]
+    assert_same(both, cmds)
+
+
+def test_bitmap_replies_resp2_and_resp3(raw_pair):
+    cmds = [
+        ('set', 's', b'\x0f'),
+        ('bitfield', 's', 'overflow', 'fail', 'incrby', 'u4', '4', '100', 'get', 'i4', '4'),
+        ('bitfield_ro', 's', 'get', 'u4', '0'),
+        ('bitfield', 's'),
+        ('bitpos', 's', '1'),
+        ('bitop', 'not', 'd', 's'),
+    ]
+    for proto in (2, 3):
+        raw_same(raw_pair(proto), [('flushall',), *cmds])
+
+
 def test_lcs(both):
     cmds = [
         (
@@ -915,6 +1056,20 @@ EVENT_COMMANDS = [
     ('getrange', 'nope', '0', '1'),
     ('bitcount', 'nope'),
     ('lcs', 'nope', 'a'),
+    ('bitop', 'or', 'bo', 'a', 'nope'),
+    ('bitop', 'not', 'bo', 'a'),
+    ('bitop', 'and', 'bo', 'nope'),
+    ('bitop', 'and', 'bo', 'nope'),
+    ('bitfield', 'bf', 'set', 'u8', '0', '1'),
+    ('bitfield', 'bf', 'get', 'u8', '0'),
+    ('bitfield', 'bf', 'overflow', 'fail', 'incrby', 'u8', '0', '1000'),
+    ('bitfield', 'bf2', 'overflow', 'fail', 'incrby', 'u8', '0', '1000'),
+    ('bitfield', 'bf', 'overflow', 'fail', 'incrby', 'u8', '80', '1000'),
+    ('strlen', 'bf'),
+    ('bitfield', 'bf', 'set', 'u8', '0', '1'),
+    ('bitfield', 'bf', 'set', 'i8', '0', '257'),
+    ('bitfield_ro', 'bf', 'get', 'u8', '0'),
+    ('bitpos', 'bf', '1'),
 ]
 
 
@@ -953,6 +1108,17 @@ WATCH_CASES = [
     [('getset', 'k', 'v')],
     [('bitcount', 'k')],
     [('lcs', 'k', 'n')],
+    [('bitop', 'not', 'k', 'n')],
+    [('bitop', 'and', 'k', 'missing')],
+    [('bitop', 'and', 'n', 'k')],
+    [('bitfield', 'k', 'get', 'u8', '0')],
+    [('bitfield', 'k', 'set', 'u8', '0', '97')],
+    [('bitfield', 'k', 'overflow', 'fail', 'incrby', 'u2', '0', '9')],
+    [('bitfield', 'k', 'overflow', 'fail', 'incrby', 'u2', '100', '9')],
+    [('bitfield', 'new', 'overflow', 'fail', 'incrby', 'u2', '0', '9')],
+    [('bitfield', 'k', 'set', 'u8', '100', '0')],
+    [('bitfield_ro', 'k', 'get', 'u8', '0')],
+    [('bitpos', 'k', '1')],
 ]
 
 

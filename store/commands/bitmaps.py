@@ -1,12 +1,19 @@
-"""Bitmap commands (Redis 7.0 bitops.c): SETBIT, GETBIT, BITCOUNT.
+"""Bitmap commands (Redis 7.0 bitops.c): SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP,
+BITFIELD and BITFIELD_RO.
 
 A bitmap is a string value (bytes); bit 0 is the most significant bit of the first byte, as
 in Redis. Handlers follow bitops.c's order of checks, and share the string family's
-look-ups and length limit (strings.py).
+look-ups and length limit (strings.py). Whole strings are combined as Python ints
+(`int.from_bytes`) or through `bytes.translate`, not byte by byte.
+
+BITFIELD's integers are C's: a signed field is read and written in two's complement,
+overflow is detected with bitops.c's int64 arithmetic (`_s64` wraps as a C int64 does,
+where that arithmetic overflows on purpose), and `#N` offsets multiply in 64 bits too.
 """
 
-from ..args import SYNTAX, int_arg, keyword
+from ..args import E_NOT_INT, SYNTAX, int_arg, keyword
 from ..command_table import Family
+from ..events import GENERIC, NEW
 from ..resp import RedisError, string2ll
 from .strings import (
     E_BIT_OFFSET,
@@ -14,6 +21,7 @@ from .strings import (
     _clamp_range,
     _lookup_string,
     _read_string,
+    _set_generic,
     _store,
 )
 
@@ -131,3 +139,330 @@ def bitcount(c, args):
     if last_mask:
         count -= (v[end] & last_mask).bit_count()
     return count
+
+
+def _first_bit(s, bit):
+    """redisBitpos: the first bit equal to `bit` in `s`; -1 when looking for a 1 and there
+    is none, len(s) * 8 (the bit after) when looking for a 0 and there is none."""
+    if bit:
+        rest = s.lstrip(b'\0')
+        if not rest:
+            return -1
+        return (len(s) - len(rest)) * 8 + 8 - rest[0].bit_length()
+    rest = s.lstrip(b'\xff')
+    if not rest:
+        return len(s) * 8
+    return (len(s) - len(rest)) * 8 + 8 - (rest[0] ^ 0xFF).bit_length()
+
+
+@COMMANDS.command(
+    'bitpos',
+    -3,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @bitmap @slow',
+    since='2.8.7',
+    summary='Find first bit set or clear in a string',
+)
+def bitpos(c, args):
+    bit = string2ll(args[2])
+    if bit is None:
+        raise RedisError(E_NOT_INT)
+    if bit != 0 and bit != 1:
+        raise RedisError('ERR The bit argument must be 1 or 0.')
+    v = _read_string(c, args[1])
+    if v is None:  # an infinite run of 0 bits
+        return -1 if bit else 0
+    n = len(args)
+    first_mask = last_mask = 0
+    end_given = False
+    if 4 <= n <= 6:
+        total = len(v)
+        start = int_arg(args[3])
+        isbit = False
+        if n == 6:
+            unit = keyword(args[5])
+            if unit == b'bit':
+                isbit = True
+            elif unit != b'byte':
+                raise SYNTAX
+        if n >= 5:
+            end = int_arg(args[4])
+            end_given = True
+        else:
+            end = total - 1
+        if isbit:
+            total <<= 3
+        if start < 0:
+            start += total
+        if end < 0:
+            end += total
+        start, end = max(start, 0), min(max(end, 0), total - 1)
+        if isbit and start <= end:
+            first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
+            last_mask = (1 << (7 - (end & 7))) - 1
+            start >>= 3
+            end >>= 3
+    elif n == 3:
+        start, end = 0, len(v) - 1
+    else:
+        raise SYNTAX
+    if start > end:
+        return -1
+    # The edge bytes of a BIT range have the bits outside it forced to the other value.
+    s = bytearray(v[start : end + 1])
+    if first_mask:
+        s[0] = s[0] & ~first_mask if bit else s[0] | first_mask
+    if last_mask:
+        s[-1] = s[-1] & ~last_mask if bit else s[-1] | last_mask
+    pos = _first_bit(bytes(s), bit)
+    if end_given and bit == 0 and pos == len(s) * 8:
+        return -1  # no clear bit inside an explicit range: the padding does not count
+    return pos if pos == -1 else pos + (start << 3)
+
+
+_NOT = bytes(255 - i for i in range(256))
+
+
+@COMMANDS.command(
+    'bitop',
+    -4,
+    flags='write denyoom',
+    keys=(2, -1, 1),
+    categories='@write @bitmap @slow',
+    since='2.6.0',
+    summary='Perform bitwise operations between strings',
+)
+def bitop(c, args):
+    op = keyword(args[1])
+    if op not in (b'and', b'or', b'xor', b'not'):
+        raise SYNTAX
+    if op == b'not' and len(args) != 4:
+        raise RedisError('ERR BITOP NOT must be called with a single source key.')
+    values = [_read_string(c, key) or b'' for key in args[3:]]
+    size = max(map(len, values))
+    dest = args[2]
+    if not size:
+        ks = c.ks
+        if ks.delete(c.db, dest) and ks.notify_flags:
+            ks.notify(GENERIC, b'del', c.db, dest)
+        return 0
+    if op == b'not':
+        result = values[0].translate(_NOT)
+    else:
+        # Shorter strings are padded with zero bytes at the end: the ints' low bytes.
+        ints = [int.from_bytes(v, 'big') << ((size - len(v)) * 8) for v in values]
+        acc = ints[0]
+        if op == b'and':
+            for x in ints[1:]:
+                acc &= x
+        elif op == b'or':
+            for x in ints[1:]:
+                acc |= x
+        else:
+            for x in ints[1:]:
+                acc ^= x
+        result = acc.to_bytes(size, 'big')
+    _set_generic(c, dest, result, 0, None)
+    return size
+
+
+# -- BITFIELD --------------------------------------------------------------------------
+
+E_BITFIELD_TYPE = (
+    'ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported '
+    'but i64 is.'
+)
+WRAP, SAT, FAIL = 0, 1, 2
+_OVERFLOW = {b'wrap': WRAP, b'sat': SAT, b'fail': FAIL}
+_NARGS = {b'get': 2, b'set': 3, b'incrby': 3}
+
+
+def _s64(x):
+    """x as a C int64_t holds it (two's complement wrap-around)."""
+    return ((x + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
+def _field_type(b):
+    """getBitfieldTypeFromArgument: (signed, bits) of `i<1..64>` or `u<1..63>`."""
+    sign = b[:1]
+    bits = string2ll(b[1:])
+    if sign not in (b'i', b'u') or bits is None or bits < 1 or bits > (64 if sign == b'i' else 63):
+        raise RedisError(E_BITFIELD_TYPE)
+    return sign == b'i', bits
+
+
+def _field_offset(c, b, bits):
+    """getBitOffsetFromArgument with `#N` (N fields of `bits` bits) accepted."""
+    hashed = b[:1] == b'#'
+    off = string2ll(b[1:] if hashed else b)
+    if off is None:
+        raise RedisError(E_BIT_OFFSET)
+    if hashed:
+        off = _s64(off * bits)
+    if off < 0 or (off >> 3) >= c.server.max_bulk:
+        raise RedisError(E_BIT_OFFSET)
+    return off
+
+
+def _unsigned_overflow(value, incr, bits, owtype):
+    """checkUnsignedBitfieldOverflow: (overflowed, the value to store instead)."""
+    top = (1 << bits) - 1
+    if value > top or (incr > 0 and incr > top - value):
+        limit = top
+    elif incr < 0 and incr < -value:
+        limit = 0
+    else:
+        return False, None
+    if owtype == WRAP:
+        limit = (value + incr) & top
+    return True, limit
+
+
+def _signed_overflow(value, incr, bits, owtype):
+    """checkSignedBitfieldOverflow, with its int64 arithmetic (for i64 the limits of the
+    increment wrap, which its conditions allow for)."""
+    top = (1 << (bits - 1)) - 1
+    bottom = -top - 1
+    maxincr = _s64(top - value)
+    minincr = _s64(bottom - value)
+    if (
+        value > top
+        or (bits != 64 and incr > maxincr)
+        or (value >= 0 and incr > 0 and incr > maxincr)
+    ):
+        limit = top
+    elif (
+        value < bottom
+        or (bits != 64 and incr < minincr)
+        or (value < 0 and incr < 0 and incr < minincr)
+    ):
+        limit = bottom
+    else:
+        return False, None
+    if owtype == WRAP:
+        x = (value + incr) & ((1 << bits) - 1)
+        limit = x - (1 << bits) if x >> (bits - 1) else x
+    return True, limit
+
+
+def _get_field(buf, offset, bits, signed):
+    """The `bits`-bit field at bit `offset` of `buf` (zero past its end)."""
+    first, last = offset >> 3, (offset + bits - 1) >> 3
+    chunk = bytes(buf[first : last + 1]).ljust(last - first + 1, b'\0')
+    x = int.from_bytes(chunk, 'big') >> ((last + 1) * 8 - offset - bits) & ((1 << bits) - 1)
+    if signed and x >> (bits - 1):
+        x -= 1 << bits
+    return x
+
+
+def _set_field(buf, offset, bits, value):
+    """Write the low `bits` bits of `value` at bit `offset` of the bytearray `buf`."""
+    first, last = offset >> 3, (offset + bits - 1) >> 3
+    shift = (last + 1) * 8 - offset - bits
+    mask = ((1 << bits) - 1) << shift
+    old = int.from_bytes(buf[first : last + 1], 'big')
+    new = (old & ~mask) | ((value << shift) & mask)
+    buf[first : last + 1] = new.to_bytes(last - first + 1, 'big')
+
+
+def _bitfield(c, args, read_only):
+    """bitfieldGeneric: parse every operation first, then run them in order."""
+    ops = []
+    owtype = WRAP
+    writes = False
+    highest = 0
+    j, n = 2, len(args)
+    while j < n:
+        name = keyword(args[j])
+        left = n - j - 1
+        if name == b'overflow' and left >= 1:
+            owtype = _OVERFLOW.get(keyword(args[j + 1]))
+            if owtype is None:
+                raise RedisError('ERR Invalid OVERFLOW type specified')
+            j += 2
+            continue
+        need = _NARGS.get(name)
+        if need is None or left < need:
+            raise SYNTAX
+        signed, bits = _field_type(args[j + 1])
+        offset = _field_offset(c, args[j + 2], bits)
+        value = 0
+        if name != b'get':
+            writes = True
+            highest = max(highest, offset + bits - 1)
+            value = int_arg(args[j + 3])
+        ops.append((name, signed, bits, offset, value, owtype))
+        j += need + 1
+    key = args[1]
+    grown = False
+    if not writes:
+        v = _read_string(c, key)
+        buf = b'' if v is None else v
+    else:
+        if read_only:
+            raise RedisError('ERR BITFIELD_RO only supports the GET subcommand')
+        v = _lookup_string(c, key)
+        buf = bytearray(v or b'')
+        if len(buf) <= highest >> 3:  # lookupStringForBitCommand: room for every write
+            buf.extend(bytes((highest >> 3) + 1 - len(buf)))
+            grown = True
+    changes = 0
+    out = []
+    for name, signed, bits, offset, value, owtype in ops:
+        old = _get_field(buf, offset, bits, signed)
+        if name == b'get':
+            out.append(old)
+            continue
+        if name == b'incrby':
+            base, incr = old, value
+        else:  # SET checks the new value alone, as unsigned when the field is
+            base, incr = (value if signed else value & ((1 << 64) - 1)), 0
+        check = _signed_overflow if signed else _unsigned_overflow
+        overflow, limit = check(base, incr, bits, owtype)
+        new = limit if overflow else base + incr
+        if overflow and owtype == FAIL:
+            out.append(None)
+        else:
+            out.append(new if name == b'incrby' else old)
+            _set_field(buf, offset, bits, new)
+            if grown or new != old:
+                changes += 1
+    if changes:
+        _store(c, key, bytes(buf), v is None, b'setbit')
+    elif grown:  # every write failed: the key is still made or grown, silently
+        ks = c.ks
+        if v is None:
+            ks.set(c.db, key, bytes(buf), signal=False)
+            if ks.notify_flags:
+                ks.notify(NEW, b'new', c.db, key)
+        else:
+            ks.overwrite(c.db, key, bytes(buf), signal=False)
+    return out
+
+
+@COMMANDS.command(
+    'bitfield',
+    -2,
+    flags='write denyoom',
+    keys=(1, 1, 1),
+    categories='@write @bitmap @slow',
+    since='3.2.0',
+    summary='Perform arbitrary bitfield integer operations on strings',
+)
+def bitfield(c, args):
+    return _bitfield(c, args, False)
+
+
+@COMMANDS.command(
+    'bitfield_ro',
+    -2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @bitmap @fast',
+    since='6.0.0',
+    summary='Perform arbitrary bitfield integer operations on strings. Read-only variant of '
+    'BITFIELD',
+)
+def bitfield_ro(c, args):
+    return _bitfield(c, args, True)

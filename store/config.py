@@ -684,7 +684,7 @@ PARAMS = [
     Param('list-compress-depth', 'int', 0, 0, INT_MAX, inert=ENCODING),
     Param('stream-node-max-bytes', 'mem', 4096, 0, LLONG_MAX, inert=ENCODING),
     Param('stream-node-max-entries', 'int', 100, 0, LLONG_MAX, inert=ENCODING),
-    Param('hll-sparse-max-bytes', 'mem', 3000, 0, LLONG_MAX, inert=ENCODING),
+    Param('hll-sparse-max-bytes', 'mem', 3000, 0, LLONG_MAX),  # store/types/hll.py
     Param('sanitize-dump-payload', 'enum', 'no', choices=('no', 'yes', 'clients'), inert=ENCODING),
     # keyspace-event journal (store/journal.py)
     Param('keyevent-journal-events', 'special', 0),

@@ -7,12 +7,12 @@ How it works:
 * Two dedicated servers (ours as `python -m store`, redis-server) get the same small
   encoding thresholds, so a few members are enough to cross every listpack/intset ->
   hashtable/skiplist conversion. A seeded generator draws one step at a time over 12 keys
-  (`KEYS`): strings, bitmaps, hashes, lists, sets, sorted sets, generic commands (DEL,
-  RENAME, COPY, MOVE, SWAPDB, EXPIRE, OBJECT ENCODING, DUMP/RESTORE ...), SORT, and
-  WRONGTYPE access on purpose (a key is usually drawn among keys of the right type, as
-  redis-server reports them before each step, and sometimes among all). Arguments come
-  from small pools with edge values (huge and negative counts, non-numbers, inf/nan
-  scores, long members).
+  (`KEYS`): strings, bitmaps, HyperLogLogs, hashes, lists, sets, sorted sets, generic
+  commands (DEL, RENAME, COPY, MOVE, SWAPDB, EXPIRE, OBJECT ENCODING, DUMP/RESTORE ...),
+  SORT, and WRONGTYPE access on purpose (a key is usually drawn among keys of the right
+  type, as redis-server reports them before each step, and sometimes among all).
+  Arguments come from small pools with edge values (huge and negative counts,
+  non-numbers, inf/nan scores, long members).
 * The generator draws only commands our server knows (COMMAND INFO at the start) and only
   families whose creating command exists, so it is useful while families are still being
   written and complete once they land.
@@ -324,6 +324,7 @@ class Gen:
         for weight, family, needs in (
             (12, self.strings, 'set'),
             (5, self.bitmaps, 'bitfield'),
+            (4, self.hyperloglogs, 'pfadd'),
             (16, self.generic, 'del'),
             (14, self.hashes, 'hset'),
             (16, self.lists, 'rpush'),
@@ -481,6 +482,18 @@ class Gen:
             sub = self.pick([b'GET', b'SET', b'INCRBY'])
             ops += [sub, typ, off] + ([] if sub == b'GET' else [self.pick(INTS)])
         return Step(self.pick([b'BITFIELD', b'BITFIELD', b'BITFIELD_RO']), k, *ops)
+
+    def hyperloglogs(self):
+        r, k = self.r, self.key('string')
+        c = r.randrange(4)
+        if c == 0:
+            n = self.pick([0, 1, 3, 40])
+            return Step(b'PFADD', k, *[b'm%d' % r.randrange(300) for _ in range(n)])
+        if c == 1:
+            return Step(b'PFCOUNT', *self.nkeys('string', 1, 3))
+        if c == 2:
+            return Step(b'PFMERGE', k, *self.nkeys('string', 0, 2))
+        return Step(b'GET', k)
 
     # -- generic --------------------------------------------------------------------------
 

@@ -1,0 +1,345 @@
+"""HyperLogLog values as Redis 7.0 stores them (hyperloglog.c): a string of a 16-byte header
+and 16384 six-bit registers, sparse or dense.
+
+The bytes are Redis's own, not a re-encoding of the same registers: GET, DUMP, the RDB
+file and PFDEBUG show them, and redis-server loads and goes on adding to an HLL written
+here. So the sparse representation is updated in place exactly as hllSparseSet does (split
+the opcode covering the register, then merge equal VAL opcodes in a window of five around
+it, which is not a canonical form), and it is promoted to dense at the same point
+(a value over 32, or longer than `hll-sparse-max-bytes`). Counts use Ertl's estimator,
+as Redis's hllCount does, in IEEE doubles like C's, so they are Redis's numbers.
+
+Header: "HYLL", encoding (0 dense, 1 sparse), three unused bytes, the cached cardinality
+as a little-endian uint64 whose top bit set means "stale".
+
+Sparse opcodes: ZERO `00xxxxxx` (1-64 zero registers), XZERO `01xxxxxx yyyyyyyy`
+(1-16384 zero registers), VAL `1vvvvvxx` (1-4 registers of value 1-32). Dense registers
+are packed least significant bit first: register i is bits 6i..6i+5 of the little-endian
+number the 12,288 bytes make.
+"""
+
+from __future__ import annotations
+
+import math
+
+P = 14
+REGISTERS = 1 << P  # 16384
+Q = 64 - P
+HDR = 16
+DENSE, SPARSE = 0, 1
+DENSE_SIZE = HDR + REGISTERS * 6 // 8  # 12304
+VAL_MAX_VALUE = 32
+VAL_MAX_LEN = 4
+ZERO_MAX_LEN = 64
+XZERO_MAX_LEN = 16384
+ALPHA_INF = 0.721347520444481703680  # 0.5 / ln(2)
+_M64 = (1 << 64) - 1
+
+
+class Corrupted(Exception):
+    """A sparse representation that does not cover exactly 16384 registers (Redis's
+    "-INVALIDOBJ Corrupted HLL object detected")."""
+
+
+def murmur64a(data: bytes, seed: int = 0xADC83B19) -> int:
+    """MurmurHash64A, little-endian, as hllPatLen calls it."""
+    m = 0xC6A4A7935BD1E995
+    n = len(data)
+    h = (seed ^ (n * m)) & _M64
+    end = n - (n & 7)
+    for i in range(0, end, 8):
+        k = int.from_bytes(data[i : i + 8], 'little') * m & _M64
+        k ^= k >> 47
+        k = k * m & _M64
+        h ^= k
+        h = h * m & _M64
+    if n & 7:
+        h ^= int.from_bytes(data[end:], 'little')
+        h = h * m & _M64
+    h ^= h >> 47
+    h = h * m & _M64
+    return h ^ (h >> 47)
+
+
+def pattern(element: bytes) -> tuple[int, int]:
+    """hllPatLen: (register index, run length of the pattern 000..1 + 1) of an element."""
+    h = murmur64a(element)
+    index = h & (REGISTERS - 1)
+    h = (h >> P) | (1 << Q)
+    return index, (h & -h).bit_length()
+
+
+def new() -> bytearray:
+    """createHLLObject: an empty sparse HLL (one XZERO opcode), cached cardinality 0."""
+    return bytearray(b'HYLL\x01\x00\x00\x00' + bytes(8) + b'\x7f\xff')
+
+
+def is_hll(v: bytes) -> bool:
+    """isHLLObjectOrReply's checks of a string value."""
+    return (
+        len(v) >= HDR
+        and v[:4] == b'HYLL'
+        and v[4] <= SPARSE
+        and (v[4] != DENSE or len(v) == DENSE_SIZE)
+    )
+
+
+def invalidate(h: bytearray) -> None:
+    h[15] |= 0x80
+
+
+def cached(h: bytes) -> int | None:
+    """The cached cardinality, None when stale."""
+    return None if h[15] & 0x80 else int.from_bytes(h[8:16], 'little')
+
+
+def set_cached(h: bytearray, card: int) -> None:
+    h[8:16] = card.to_bytes(8, 'little')
+
+
+# -- dense ------------------------------------------------------------------------------
+
+
+def dense_get(h: bytes | bytearray, i: int) -> int:
+    byte, fb = HDR + i * 6 // 8, i * 6 & 7
+    if fb <= 2:  # within one byte (the last register is: no byte after it to read)
+        return (h[byte] >> fb) & 63
+    return ((h[byte] >> fb) | (h[byte + 1] << (8 - fb))) & 63
+
+
+def dense_set(h: bytearray, i: int, count: int) -> bool:
+    """hllDenseSet: raise register i to `count`; True when it changed."""
+    if dense_get(h, i) >= count:
+        return False
+    byte, fb = HDR + i * 6 // 8, i * 6 & 7
+    h[byte] = (h[byte] & ~(63 << fb) & 0xFF) | (count << fb & 0xFF)
+    if fb > 2:
+        h[byte + 1] = (h[byte + 1] & ~(63 >> (8 - fb))) | (count >> (8 - fb))
+    return True
+
+
+def dense_registers(h: bytes | bytearray) -> list[int]:
+    b = h[HDR:DENSE_SIZE]
+    regs: list[int] = []
+    for i in range(0, len(b), 3):  # 3 bytes hold 4 registers
+        x = b[i] | b[i + 1] << 8 | b[i + 2] << 16
+        regs += (x & 63, x >> 6 & 63, x >> 12 & 63, x >> 18)
+    return regs
+
+
+# -- sparse -----------------------------------------------------------------------------
+
+
+def _zero_op(n: int) -> bytes:
+    """ZERO or XZERO for a run of n zero registers."""
+    if n > ZERO_MAX_LEN:
+        return bytes((0x40 | ((n - 1) >> 8), (n - 1) & 0xFF))
+    return bytes((n - 1,))
+
+
+def _val_op(value: int, n: int) -> int:
+    return 0x80 | ((value - 1) << 2) | (n - 1)
+
+
+def sparse_runs(h: bytes | bytearray):
+    """(opcode, value, run length) of each opcode: 'z' ZERO, 'Z' XZERO (value 0), 'v' VAL."""
+    p, end = HDR, len(h)
+    while p < end:
+        op = h[p]
+        if op & 0x80:
+            yield 'v', ((op >> 2) & 0x1F) + 1, (op & 3) + 1
+            p += 1
+        elif op & 0x40:
+            yield 'Z', 0, ((op & 0x3F) << 8 | h[p + 1]) + 1
+            p += 2
+        else:
+            yield 'z', 0, (op & 0x3F) + 1
+            p += 1
+
+
+def sparse_registers(h: bytes | bytearray) -> list[int]:
+    """The registers of a sparse HLL; Corrupted unless they are exactly 16384."""
+    regs: list[int] = []
+    for _, value, n in sparse_runs(h):
+        if value and len(regs) + n > REGISTERS:
+            break
+        regs += [value] * n
+    if len(regs) != REGISTERS:
+        raise Corrupted
+    return regs
+
+
+def to_dense(h: bytearray) -> bytearray:
+    """hllSparseToDense: the header (cached cardinality included) with the registers."""
+    if h[4] == DENSE:
+        return h
+    regs = sparse_registers(h)
+    out = bytearray(DENSE_SIZE)
+    out[:HDR] = h[:HDR]
+    out[4] = DENSE
+    for i in range(0, REGISTERS, 4):
+        x = regs[i] | regs[i + 1] << 6 | regs[i + 2] << 12 | regs[i + 3] << 18
+        j = HDR + i * 3 // 4
+        out[j : j + 3] = x.to_bytes(3, 'little')
+    return out
+
+
+def sparse_set(
+    h: bytearray, index: int, count: int, max_bytes: int, resume: list | None = None
+) -> tuple[bytearray, bool]:
+    """hllSparseSet: (the HLL, possibly promoted to dense, whether register `index` rose).
+
+    `resume` serves calls in increasing `index` order (PFMERGE), which would otherwise walk
+    the opcodes from the first one each time: the call leaves in it (position, first
+    register) of the two opcodes before the one preceding its change, which no change
+    moves, and the next call starts its walk from there."""
+    if count > VAL_MAX_VALUE:
+        return _promote(h, index, count)
+    # Step 1: the opcode covering `index`, and `prev`, the one before it.
+    end = len(h)
+    span = 0
+    if resume:
+        trail = resume[:-1]  # (position, first register) of the opcodes passed
+        p, first = resume[-1]
+    else:
+        trail, p, first = [], HDR, 0
+    while p < end:
+        op = h[p]
+        oplen = 1
+        if op & 0x80:
+            span = (op & 3) + 1
+        elif op & 0x40:
+            span = ((op & 0x3F) << 8 | h[p + 1]) + 1
+            oplen = 2
+        else:
+            span = (op & 0x3F) + 1
+        if index <= first + span - 1:
+            break
+        trail.append((p, first))
+        p += oplen
+        first += span
+    if span == 0 or p >= end:
+        raise Corrupted
+    prev = trail[-1][0] if trail else None
+    if resume is not None:
+        resume[:] = trail[-3:-1]
+    op = h[p]
+    is_val, is_xzero = bool(op & 0x80), (op & 0xC0) == 0x40
+    # Step 2: cases A-C in place, else D: the opcode split around the register.
+    if is_val:
+        old = ((op >> 2) & 0x1F) + 1
+        if old >= count:
+            return h, False
+        if op & 3 == 0:
+            h[p] = _val_op(count, 1)
+            return _merge(h, prev), True
+    elif not is_xzero and op & 0x3F == 0:
+        h[p] = _val_op(count, 1)
+        return _merge(h, prev), True
+    last = first + span - 1
+    if is_val:
+        seq = bytearray()
+        if index != first:
+            seq.append(_val_op(old, index - first))
+        seq.append(_val_op(count, 1))
+        if index != last:
+            seq.append(_val_op(old, last - index))
+    else:
+        seq = bytearray(_zero_op(index - first) if index != first else b'')
+        seq.append(_val_op(count, 1))
+        if index != last:
+            seq += _zero_op(last - index)
+    # Step 3: put it in place of the old opcode, unless that makes the HLL too long.
+    oldlen = 2 if is_xzero else 1
+    if len(seq) > oldlen and len(h) + len(seq) - oldlen > max_bytes:
+        return _promote(h, index, count)
+    h[p : p + oldlen] = seq
+    return _merge(h, prev), True
+
+
+def _merge(h: bytearray, prev: int | None) -> bytearray:
+    """Step 4: merge adjacent VAL opcodes of equal value, in five steps from the opcode
+    before the change (a merge is a step too: the merged opcode is tried again with the
+    next); invalidate the cached cardinality."""
+    p = HDR if prev is None else prev
+    for _ in range(5):
+        if p >= len(h):
+            break
+        op = h[p]
+        if not op & 0x80:
+            p += 2 if op & 0x40 else 1
+            continue
+        if p + 1 < len(h) and h[p + 1] & 0x80:
+            nxt = h[p + 1]
+            length = (op & 3) + (nxt & 3) + 2
+            if (op >> 2) & 0x1F == (nxt >> 2) & 0x1F and length <= VAL_MAX_LEN:
+                h[p + 1] = (nxt & ~3) | (length - 1)
+                del h[p]
+                continue
+        p += 1
+    invalidate(h)
+    return h
+
+
+def _promote(h: bytearray, index: int, count: int) -> tuple[bytearray, bool]:
+    h = to_dense(h)
+    dense_set(h, index, count)
+    invalidate(h)
+    return h, True
+
+
+# -- the commands' operations ------------------------------------------------------------
+
+
+def add(h: bytearray, element: bytes, max_bytes: int) -> tuple[bytearray, bool]:
+    """hllAdd: (the HLL, True when a register rose)."""
+    index, count = pattern(element)
+    if h[4] == DENSE:
+        return h, dense_set(h, index, count)
+    return sparse_set(h, index, count, max_bytes)
+
+
+def registers(h: bytes | bytearray) -> list[int]:
+    return dense_registers(h) if h[4] == DENSE else sparse_registers(h)
+
+
+def _sigma(x: float) -> float:
+    if x == 1.0:
+        return math.inf
+    y, z = 1.0, x
+    while True:
+        x *= x
+        z_prime = z
+        z += x * y
+        y += y
+        if z_prime == z:
+            return z
+
+
+def _tau(x: float) -> float:
+    if x == 0.0 or x == 1.0:
+        return 0.0
+    y, z = 1.0, 1 - x
+    while True:
+        x = math.sqrt(x)
+        z_prime = z
+        y *= 0.5
+        z -= (1 - x) ** 2 * y
+        if z_prime == z:
+            return z / 3
+
+
+def count(regs: list[int]) -> int:
+    """hllCount: Ertl's estimate ("New cardinality estimation algorithms for HyperLogLog
+    sketches", arXiv:1702.01284) from the register histogram."""
+    histo = [0] * 64
+    for r in regs:
+        histo[r] += 1
+    m = float(REGISTERS)
+    z = m * _tau((m - histo[Q + 1]) / m)
+    for j in range(Q, 0, -1):
+        z += histo[j]
+        z *= 0.5
+    z += m * _sigma(histo[0] / m)
+    e = ALPHA_INF * m * m / z
+    return math.floor(e + 0.5)  # llroundl of a positive value

@@ -112,6 +112,12 @@ class Raw(bytes):
     """Bytes already encoded for the wire; sent unchanged in every protocol."""
 
 
+class DoubleText(bytes):
+    """A double already spelled as the reply must show it (addReplyHumanLongDouble's
+    "%.17Lf" without trailing zeros, not addReplyDouble's "%.17g"): RESP3 ',', a bulk
+    string in RESP2."""
+
+
 NULL_ARRAY: Final = Raw(b'*-1\r\n')  # replaced by '_' in RESP3 by the encoder
 NO_REPLY: Final = Raw(b'')  # nothing now: a blocked command's reply comes later, or none
 
@@ -195,6 +201,8 @@ def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
             out.append(b'=%d\r\ntxt:%s\r\n' % (len(value) + 4, value))
         else:
             out.append(b'$%d\r\n%s\r\n' % (len(value), value))
+    elif t is DoubleText:
+        out.append(b',%s\r\n' % value if proto == 3 else b'$%d\r\n%s\r\n' % (len(value), value))
     elif isinstance(value, RedisError):
         out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
     else:

@@ -11,6 +11,7 @@ from rawconn import RawConn
 from store.commands import (
     bitmaps,
     functions,
+    geo,
     hashes,
     hyperloglog,
     lcs,
@@ -31,6 +32,7 @@ FAMILIES = [
     bitmaps,
     lcs,
     hyperloglog,
+    geo,
     hashes,
     lists,
     list_blocking,

@@ -7,12 +7,12 @@ How it works:
 * Two dedicated servers (ours as `python -m store`, redis-server) get the same small
   encoding thresholds, so a few members are enough to cross every listpack/intset ->
   hashtable/skiplist conversion. A seeded generator draws one step at a time over 12 keys
-  (`KEYS`): strings, bitmaps, HyperLogLogs, hashes, lists, sets, sorted sets, generic
-  commands (DEL, RENAME, COPY, MOVE, SWAPDB, EXPIRE, OBJECT ENCODING, DUMP/RESTORE ...),
-  SORT, and WRONGTYPE access on purpose (a key is usually drawn among keys of the right
-  type, as redis-server reports them before each step, and sometimes among all).
-  Arguments come from small pools with edge values (huge and negative counts,
-  non-numbers, inf/nan scores, long members).
+  (`KEYS`): strings, bitmaps, HyperLogLogs, hashes, lists, sets, sorted sets, geo,
+  generic commands (DEL, RENAME, COPY, MOVE, SWAPDB, EXPIRE, OBJECT ENCODING,
+  DUMP/RESTORE ...), SORT, and WRONGTYPE access on purpose (a key is usually drawn among
+  keys of the right type, as redis-server reports them before each step, and sometimes
+  among all). Arguments come from small pools with edge values (huge and negative
+  counts, non-numbers, inf/nan scores, long members).
 * The generator draws only commands our server knows (COMMAND INFO at the start) and only
   families whose creating command exists, so it is useful while families are still being
   written and complete once they land.
@@ -325,6 +325,7 @@ class Gen:
             (12, self.strings, 'set'),
             (5, self.bitmaps, 'bitfield'),
             (4, self.hyperloglogs, 'pfadd'),
+            (3, self.geo, 'geoadd'),
             (16, self.generic, 'del'),
             (14, self.hashes, 'hset'),
             (16, self.lists, 'rpush'),
@@ -494,6 +495,24 @@ class Gen:
         if c == 2:
             return Step(b'PFMERGE', k, *self.nkeys('string', 0, 2))
         return Step(b'GET', k)
+
+    def geo(self):
+        """Positions as sorted-set scores (the members, of any score, are shared with the
+        sorted-set steps)."""
+        r, k = self.r, self.key('zset')
+        c = r.randrange(4)
+        m = self.pick(MEMBERS)
+        if c == 0:
+            lon, lat = b'%.5f' % r.uniform(-180, 180), b'%.5f' % r.uniform(-85, 85)
+            return Step(b'GEOADD', k, *self.pick([[], [b'NX'], [b'XX', b'CH']]), lon, lat, m)
+        if c == 1:
+            return Step(b'GEOPOS', k, m, self.pick(MEMBERS))
+        if c == 2:
+            return Step(b'GEODIST', k, m, self.pick(MEMBERS), self.pick([b'km', b'mi']))
+        return Step(
+            b'GEOSEARCH', k, b'FROMMEMBER', m, b'BYRADIUS', self.pick([b'100', b'20000']),
+            b'km', b'ASC', b'WITHDIST',
+        )  # fmt: skip
 
     # -- generic --------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ import lupa.lua51 as lua51
 from .. import clock
 from ..latency import observe
 from ..memory.eviction import OOM
-from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, format_double
+from ..resp import OK, DoubleText, Map, Raw, RedisError, Set, Verbatim, format_double
 from ..version import VERSION
 from . import libs
 
@@ -508,6 +508,8 @@ class LuaEngine:
             return self.table([self.to_lua(v, resp) for v in r])
         if t is Verbatim:
             return self._verbatim(b'txt', bytes(r)) if resp == 3 else bytes(r)
+        if t is DoubleText:
+            return self._double(float(r)) if resp == 3 else bytes(r)
         if t is Raw:
             value, _ = _parse_resp(bytes(r), 0)
             return self._from_resp(value, resp)

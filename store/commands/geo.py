@@ -14,6 +14,7 @@ from .. import events
 from ..args import SYNTAX, int_arg, keyword
 from ..command_table import Family
 from ..longdouble import ld_format
+from ..pqsort import pqsort
 from ..resp import NULL_ARRAY, DoubleText, RedisError
 from ..types import geohash as gh
 from ..types.zset import ZSet
@@ -286,7 +287,7 @@ def _search(c, args, src, flags):
     found = _scan(z, shape, count if any_ else 0)
     if sort is not None:
         if count and count < len(found):  # Redis's partial quicksort: its order of ties
-            _pqsort(found, 0, len(found), 0, count - 1, sort == 'desc')
+            pqsort(found, _by_distance(sort == 'desc'), 0, count - 1)
         else:  # glibc's qsort, a merge sort: stable
             found.sort(key=lambda f: f[0], reverse=sort == 'desc')
     if count:
@@ -308,78 +309,14 @@ def _search(c, args, src, flags):
     return out
 
 
-def _pqsort(a, lo, n, lrange, rrange, desc):
-    """pqsort.c (Bentley & McIlroy's quicksort, sorting only what can reach positions
-    lrange..rrange) on a[lo:lo + n] by distance, step for step: which of two equally
-    distant members a COUNT keeps is this algorithm's choice."""
+def _by_distance(desc):
+    """sort_gp_asc / sort_gp_desc."""
 
-    def cmp(i, j):
-        x, y = a[i][0], a[j][0]
-        r = (x > y) - (x < y)
+    def cmp(x, y):
+        r = (x[0] > y[0]) - (x[0] < y[0])
         return -r if desc else r
 
-    def swap(i, j):
-        a[i], a[j] = a[j], a[i]
-
-    def vecswap(i, j, k):
-        for t in range(k):
-            swap(i + t, j + t)
-
-    def med3(x, y, z):
-        if cmp(x, y) < 0:
-            return y if cmp(y, z) < 0 else (z if cmp(x, z) < 0 else x)
-        return y if cmp(y, z) > 0 else (x if cmp(x, z) < 0 else z)
-
-    while True:
-        if n < 7:
-            for pm in range(lo + 1, lo + n):
-                pl = pm
-                while pl > lo and cmp(pl - 1, pl) > 0:
-                    swap(pl, pl - 1)
-                    pl -= 1
-            return
-        pm = lo + n // 2
-        if n > 7:
-            pl, pn = lo, lo + n - 1
-            if n > 40:
-                d = n // 8
-                pl = med3(pl, pl + d, pl + 2 * d)
-                pm = med3(pm - d, pm, pm + d)
-                pn = med3(pn - 2 * d, pn - d, pn)
-            pm = med3(pl, pm, pn)
-        swap(lo, pm)
-        pa = pb = lo + 1
-        pc = pd = lo + n - 1
-        while True:
-            while pb <= pc and (r := cmp(pb, lo)) <= 0:
-                if r == 0:
-                    swap(pa, pb)
-                    pa += 1
-                pb += 1
-            while pb <= pc and (r := cmp(pc, lo)) >= 0:
-                if r == 0:
-                    swap(pc, pd)
-                    pd -= 1
-                pc -= 1
-            if pb > pc:
-                break
-            swap(pb, pc)
-            pb += 1
-            pc -= 1
-        pn = lo + n
-        r = min(pa - lo, pb - pa)
-        vecswap(lo, pb - r, r)
-        r = min(pd - pc, pn - pd - 1)
-        vecswap(pb, pn - r, r)
-        r = pb - pa
-        if r > 1 and not (max(lrange, rrange) < lo or min(lrange, rrange) > lo + r - 1):
-            _pqsort(a, lo, r, lrange, rrange, desc)
-        r = pd - pc
-        if r <= 1:
-            return
-        lo, n = pn - r, r  # the right part: iterate rather than recurse
-        if max(lrange, rrange) < lo or min(lrange, rrange) > lo + r - 1:
-            return
+    return cmp
 
 
 def _store(c, dst, found, storedist, flags, unit=1.0):

@@ -27,7 +27,7 @@
    Python's sort is stable as glibc's qsort (a merge sort) is, and `reverse=True` keeps
    equal elements in their order as Redis's negated comparator does. When BY and a
    LIMIT that cuts the vector are both given, Redis sorts partially with pqsort.c, a
-   quicksort that is not stable; `_pqsort` is a port of it, so that equal weights end
+   quicksort that is not stable; `store/pqsort.py` is a port of it, so that equal weights end
    where Redis puts them.
 7. Output: the elements, or for each one the GET patterns' values (`#` is the element
    itself, a miss is a null; STORE writes an empty string instead). STORE replaces the
@@ -52,6 +52,7 @@ from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import strtod
 from ..command_table import Family
+from ..pqsort import pqsort
 from ..resp import RedisError
 from ..types.hash import Hash
 from ..types.list import List
@@ -155,7 +156,7 @@ def _sorted(c, vector, sortby, alpha, desc, store, start, end):
             raise RedisError(E_NOT_DOUBLE)
     if sortby is not None and (start != 0 or end != len(vector) - 1):
         entries = list(zip(weights, vector))
-        _pqsort(entries, _comparator(alpha, desc), start, end)
+        pqsort(entries, _comparator(alpha, desc), start, end)
         return [element for _, element in entries]
     if alpha:
         # a missing weight sorts first (last with DESC)
@@ -202,7 +203,7 @@ def _first(entry):
 
 
 def _comparator(alpha, desc):
-    """sortCompare over (weight, element) entries, for _pqsort."""
+    """sortCompare over (weight, element) entries, for pqsort."""
 
     def compare(x, y):
         a, b = x[0], y[0]
@@ -218,97 +219,6 @@ def _comparator(alpha, desc):
         return -r if desc else r
 
     return compare
-
-
-def _pqsort(v, cmp, lrange, rrange):
-    """Redis's pqsort.c (NetBSD's qsort, Bentley & McIlroy, cut short for ranges that
-    do not overlap [lrange, rrange]), on list indexes instead of byte pointers. Not
-    stable: ported step by step so that equal elements end where Redis puts them."""
-
-    def swap(i, j):
-        v[i], v[j] = v[j], v[i]
-
-    def vecswap(i, j, n):
-        for k in range(n):
-            v[i + k], v[j + k] = v[j + k], v[i + k]
-
-    def med3(i, j, k):
-        if cmp(v[i], v[j]) < 0:
-            return j if cmp(v[j], v[k]) < 0 else (k if cmp(v[i], v[k]) < 0 else i)
-        return j if cmp(v[j], v[k]) > 0 else (i if cmp(v[i], v[k]) < 0 else k)
-
-    def insertion(a, n):
-        for m in range(a + 1, a + n):
-            i = m
-            while i > a and cmp(v[i - 1], v[i]) > 0:
-                swap(i, i - 1)
-                i -= 1
-
-    def outside(lo, hi):
-        return (lrange < lo and rrange < lo) or (lrange > hi and rrange > hi)
-
-    def run(a, n):
-        while True:
-            if n < 7:
-                insertion(a, n)
-                return
-            swapped = False
-            pm = a + n // 2
-            if n > 7:
-                pl, pn = a, a + n - 1
-                if n > 40:
-                    d = n // 8
-                    pl = med3(pl, pl + d, pl + 2 * d)
-                    pm = med3(pm - d, pm, pm + d)
-                    pn = med3(pn - 2 * d, pn - d, pn)
-                pm = med3(pl, pm, pn)
-            swap(a, pm)
-            pa = pb = a + 1
-            pc = pd = a + n - 1
-            while True:
-                while pb <= pc:
-                    r = cmp(v[pb], v[a])
-                    if r > 0:
-                        break
-                    if r == 0:
-                        swapped = True
-                        swap(pa, pb)
-                        pa += 1
-                    pb += 1
-                while pb <= pc:
-                    r = cmp(v[pc], v[a])
-                    if r < 0:
-                        break
-                    if r == 0:
-                        swapped = True
-                        swap(pc, pd)
-                        pd -= 1
-                    pc -= 1
-                if pb > pc:
-                    break
-                swap(pb, pc)
-                swapped = True
-                pb += 1
-                pc -= 1
-            if not swapped:
-                insertion(a, n)
-                return
-            pn = a + n
-            r = min(pa - a, pb - pa)
-            vecswap(a, pb - r, r)
-            r = min(pd - pc, pn - pd - 1)
-            vecswap(pb, pn - r, r)
-            r = pb - pa
-            if r > 1 and not outside(a, a + r - 1):
-                run(a, r)
-            r = pd - pc
-            if r <= 1:
-                return
-            a, n = pn - r, r
-            if outside(a, a + r - 1):
-                return
-
-    run(0, len(v))
 
 
 def _sort(c, args, readonly):

@@ -110,20 +110,10 @@ class DeadlineIndex:
         return canon
 
     def _file_far(self, db: int, key: bytes, window: int) -> None:
-        buckets = self.far[db]
-        bucket = buckets.get(window)
-        if bucket is None:
-            bucket = buckets[window] = []
-            heapq.heappush(self.far_heap, (window, db))
-        bucket.append(key)
+        _file(self.far[db], self.far_heap, db, key, window)
 
     def _file_near(self, db: int, key: bytes, deadline: int) -> None:
-        buckets = self.near[db]
-        bucket = buckets.get(deadline)
-        if bucket is None:
-            bucket = buckets[deadline] = []
-            heapq.heappush(self.near_heap, (deadline, db))
-        bucket.append(key)
+        _file(self.near[db], self.near_heap, db, key, deadline)
 
     def discard(self) -> bool:
         """A key's deadline went away or changed: its entry is now stale. Rebuilds the
@@ -283,3 +273,15 @@ class DeadlineIndex:
     def size(self) -> int:
         """Entries in the index (live and stale)."""
         return self.entries
+
+
+def _file(
+    buckets: dict[int, list[bytes]], heap: list[tuple[int, int]], db: int, key: bytes, at: int
+) -> None:
+    """Append `key` to the bucket `at` (a window or a deadline), making the bucket and
+    its heap entry the first time."""
+    bucket = buckets.get(at)
+    if bucket is None:
+        bucket = buckets[at] = []
+        heapq.heappush(heap, (at, db))
+    bucket.append(key)

@@ -130,6 +130,10 @@ def dense_registers(h: bytes | bytearray) -> list[int]:
 # -- sparse -----------------------------------------------------------------------------
 
 
+# Registers a one-byte opcode covers (ZERO: 1-64, VAL: 1-4); 0 for XZERO's first byte.
+_SPAN = [(op & 3) + 1 if op & 0x80 else 0 if op & 0x40 else (op & 0x3F) + 1 for op in range(256)]
+
+
 def _zero_op(n: int) -> bytes:
     """ZERO or XZERO for a run of n zero registers."""
     if n > ZERO_MAX_LEN:
@@ -203,17 +207,14 @@ def sparse_set(
         p, first = resume[-1]
     else:
         trail, p, first = [], HDR, 0
+    spans = _SPAN
     while p < end:
-        op = h[p]
+        span = spans[h[p]]
         oplen = 1
-        if op & 0x80:
-            span = (op & 3) + 1
-        elif op & 0x40:
-            span = ((op & 0x3F) << 8 | h[p + 1]) + 1
+        if not span:  # XZERO
+            span = ((h[p] & 0x3F) << 8 | h[p + 1]) + 1
             oplen = 2
-        else:
-            span = (op & 0x3F) + 1
-        if index <= first + span - 1:
+        if index < first + span:
             break
         trail.append((p, first))
         p += oplen

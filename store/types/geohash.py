@@ -71,11 +71,29 @@ def cell(bits: int, step: int) -> tuple[float, float, float, float]:
 
 
 def decode_score(score: float) -> tuple[float, float]:
-    """decodeGeohash: the centre (lon, lat) of the cell a sorted-set score names."""
-    bits = int(score) & _M64 if math.isfinite(score) else 0
-    lon_min, lon_max, lat_min, lat_max = cell(bits, STEP_MAX)
-    lon = min(max((lon_min + lon_max) / 2, LON_MIN), LON_MAX)
-    lat = min(max((lat_min + lat_max) / 2, LAT_MIN), LAT_MAX)
+    """decodeGeohash: the centre (lon, lat) of the cell a sorted-set score names (`cell`
+    and the clamping written out: a search decodes every candidate)."""
+    try:
+        bits = int(score) & _M64
+    except (OverflowError, ValueError):  # inf, nan: no cell (C's cast is undefined)
+        bits = 0
+    ilat, ilon = _squash(bits), _squash(bits >> 1)
+    n = 67108864.0  # 1 << STEP_MAX
+    lon_scale, lat_scale = LON_MAX - LON_MIN, LAT_MAX - LAT_MIN
+    lon = (
+        (LON_MIN + (ilon * 1.0 / n) * lon_scale) + (LON_MIN + ((ilon + 1) * 1.0 / n) * lon_scale)
+    ) / 2
+    lat = (
+        (LAT_MIN + (ilat * 1.0 / n) * lat_scale) + (LAT_MIN + ((ilat + 1) * 1.0 / n) * lat_scale)
+    ) / 2
+    if lon > LON_MAX:
+        lon = LON_MAX
+    elif lon < LON_MIN:
+        lon = LON_MIN
+    if lat > LAT_MAX:
+        lat = LAT_MAX
+    elif lat < LAT_MIN:
+        lat = LAT_MIN
     return lon, lat
 
 

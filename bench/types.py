@@ -1,12 +1,16 @@
-"""Aggregate-type benchmark: hashes, lists, sets and sorted sets, our server against
-redis-server in the same run.
+"""Data-type benchmark: hashes, lists, sets, sorted sets, bitfields, HyperLogLogs and
+geospatial indexes, our server against redis-server in the same run.
 
     .venv/bin/python bench/types.py [--requests 200000] [--repeat 2] [--scale 1.0]
 
 1. Throughput: redis-benchmark -c 50 -t lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,
    lrange_100,lrange_600 at -P 1 and -P 16 against each server in turn (core.py's
    `throughput`: alternating servers, best of --repeat, CPU per request from /proc), with
-   SET first as the reference for what the machine gives the string hot path that run.
+   SET first as the reference for what the machine gives the string hot path that run;
+   then `COMMANDS`: BITFIELD INCRBY on 100,000 small keys, PFADD of random elements to one
+   HLL (dense after its first ~1,700), GEOADD of random points in a 1 x 1 degree square
+   and GEOSEARCH within 1 km of its middle (redis-benchmark's __rand_int__ in the
+   coordinates' decimals).
 2. Memory: RSS growth per element in a fresh server of each kind after loading
    (a) 1,000,000 hashes of 5 small fields, (b) one hash, one set and one sorted set of
    1,000,000 members each (each in its own server), (c) 100,000 lists of 10 items.
@@ -36,6 +40,13 @@ TESTS = [
     'zpopmin',
     'lrange_100',
     'lrange_600',
+]
+
+COMMANDS = [
+    ('bitfield', ['BITFIELD', 'bf:__rand_int__', 'INCRBY', 'u8', '#3', '1']),
+    ('pfadd', ['PFADD', 'hll', 'element:__rand_int__']),
+    ('geoadd', ['GEOADD', 'geo', '13.__rand_int__', '38.__rand_int__', 'm:__rand_int__']),
+    ('geosearch', ['GEOSEARCH', 'geo', 'FROMLONLAT', '13.5', '38.5', 'BYRADIUS', '1', 'km']),
 ]
 
 
@@ -96,7 +107,11 @@ def main():
         print('throughput (redis-benchmark -c 50):', file=sys.stderr)
         with ServerProc('ours') as ours, ServerProc('redis') as redis:
             rows = throughput(
-                [ours, redis], args.requests, [1, 16], args.repeat, [(t, t) for t in TESTS]
+                [ours, redis],
+                args.requests,
+                [1, 16],
+                args.repeat,
+                [(t, t) for t in TESTS] + COMMANDS,
             )
         print(
             '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '

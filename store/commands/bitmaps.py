@@ -11,7 +11,7 @@ overflow is detected with bitops.c's int64 arithmetic (`_s64` wraps as a C int64
 where that arithmetic overflows on purpose), and `#N` offsets multiply in 64 bits too.
 """
 
-from ..args import E_NOT_INT, SYNTAX, int_arg, keyword
+from ..args import SYNTAX, int_arg, keyword
 from ..command_table import Family
 from ..events import GENERIC, NEW
 from ..resp import RedisError, string2ll
@@ -165,9 +165,7 @@ def _first_bit(s, bit):
     summary='Find first bit set or clear in a string',
 )
 def bitpos(c, args):
-    bit = string2ll(args[2])
-    if bit is None:
-        raise RedisError(E_NOT_INT)
+    bit = int_arg(args[2])
     if bit != 0 and bit != 1:
         raise RedisError('ERR The bit argument must be 1 or 0.')
     v = _read_string(c, args[1])
@@ -193,11 +191,7 @@ def bitpos(c, args):
             end = total - 1
         if isbit:
             total <<= 3
-        if start < 0:
-            start += total
-        if end < 0:
-            end += total
-        start, end = max(start, 0), min(max(end, 0), total - 1)
+        start, end = _clamp_range(start, end, total)
         if isbit and start <= end:
             first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
             last_mask = (1 << (7 - (end & 7))) - 1

@@ -40,6 +40,25 @@ def create(c, key, value):
     return value
 
 
+def store_result(c, dst, value, cls, event):
+    """The end of a *STORE command (setKey, or dbDelete for an empty result): a non-empty
+    `value` replaces the destination, any old value and TTL with it (`new` when the key
+    was missing, then `event` of class `cls`); an empty one or None deletes the
+    destination (`del`). Returns the reply, the result's size."""
+    ks, db = c.ks, c.db
+    if value:
+        if ks.lookup(db, dst) is None:
+            create(c, dst, value)
+        else:
+            ks.set(db, dst, value)
+        if ks.notify_flags & cls:
+            ks.notify(cls, event, db, dst)
+        return len(value)
+    if ks.delete(db, dst) and ks.notify_flags & events.GENERIC:
+        ks.notify(events.GENERIC, b'del', db, dst)
+    return 0
+
+
 def changed(c, cls, event, key):
     """signalModifiedKey + notifyKeyspaceEvent(cls, event) for an in-place change."""
     ks = c.ks

@@ -91,6 +91,28 @@ def getbit(c, args):
     return 0
 
 
+def _bit_unit(b):
+    """BITCOUNT's and BITPOS's BYTE|BIT: True for BIT."""
+    unit = keyword(b)
+    if unit != b'bit' and unit != b'byte':
+        raise SYNTAX
+    return unit == b'bit'
+
+
+def _range(start, end, size, isbit):
+    """A BITCOUNT / BITPOS range of a `size`-byte string, in bytes or bits, clamped as
+    Redis clamps it, as (first byte, last byte, the first byte's bits before the range,
+    the last byte's bits after it)."""
+    start, end = _clamp_range(start, end, size * 8 if isbit else size)
+    first_mask = last_mask = 0
+    if isbit and start <= end:
+        first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
+        last_mask = (1 << (7 - (end & 7))) - 1
+        start >>= 3
+        end >>= 3
+    return start, end, first_mask, last_mask
+
+
 @COMMANDS.command(
     'bitcount',
     -2,
@@ -107,26 +129,12 @@ def bitcount(c, args):
     n = len(args)
     first_mask = last_mask = 0
     if n == 4 or n == 5:
-        total = len(v)
         start = int_arg(args[2])
         end = int_arg(args[3])
         if start < 0 and end < 0 and start > end:
             return 0
-        isbit = False
-        if n == 5:
-            unit = keyword(args[4])
-            if unit == b'bit':
-                isbit = True
-            elif unit != b'byte':
-                raise SYNTAX
-        if isbit:
-            total <<= 3
-        start, end = _clamp_range(start, end, total)
-        if isbit and start <= end:
-            first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
-            last_mask = (1 << (7 - (end & 7))) - 1
-            start >>= 3
-            end >>= 3
+        isbit = n == 5 and _bit_unit(args[4])
+        start, end, first_mask, last_mask = _range(start, end, len(v), isbit)
     elif n == 2:
         start, end = 0, len(v) - 1
     else:
@@ -173,43 +181,28 @@ def bitpos(c, args):
         return -1 if bit else 0
     n = len(args)
     first_mask = last_mask = 0
-    end_given = False
+    end_given = n >= 5
     if 4 <= n <= 6:
-        total = len(v)
         start = int_arg(args[3])
-        isbit = False
-        if n == 6:
-            unit = keyword(args[5])
-            if unit == b'bit':
-                isbit = True
-            elif unit != b'byte':
-                raise SYNTAX
-        if n >= 5:
-            end = int_arg(args[4])
-            end_given = True
-        else:
-            end = total - 1
-        if isbit:
-            total <<= 3
-        start, end = _clamp_range(start, end, total)
-        if isbit and start <= end:
-            first_mask = ~((1 << (8 - (start & 7))) - 1) & 0xFF
-            last_mask = (1 << (7 - (end & 7))) - 1
-            start >>= 3
-            end >>= 3
+        isbit = n == 6 and _bit_unit(args[5])  # checked before the end is read, as Redis
+        end = int_arg(args[4]) if end_given else len(v) - 1
+        start, end, first_mask, last_mask = _range(start, end, len(v), isbit)
     elif n == 3:
         start, end = 0, len(v) - 1
     else:
         raise SYNTAX
     if start > end:
         return -1
-    # The edge bytes of a BIT range have the bits outside it forced to the other value.
-    s = bytearray(v[start : end + 1])
-    if first_mask:
-        s[0] = s[0] & ~first_mask if bit else s[0] | first_mask
-    if last_mask:
-        s[-1] = s[-1] & ~last_mask if bit else s[-1] | last_mask
-    pos = _first_bit(bytes(s), bit)
+    s = v[start : end + 1]
+    if first_mask or last_mask:
+        # the edge bytes of a BIT range: the bits outside it forced to the other value
+        s = bytearray(s)
+        if first_mask:
+            s[0] = s[0] & ~first_mask if bit else s[0] | first_mask
+        if last_mask:
+            s[-1] = s[-1] & ~last_mask if bit else s[-1] | last_mask
+        s = bytes(s)
+    pos = _first_bit(s, bit)
     if end_given and bit == 0 and pos == len(s) * 8:
         return -1  # no clear bit inside an explicit range: the padding does not count
     return pos if pos == -1 else pos + (start << 3)

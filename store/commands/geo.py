@@ -18,7 +18,7 @@ from ..pqsort import pqsort
 from ..resp import NULL_ARRAY, DoubleText, RedisError
 from ..types import geohash as gh
 from ..types.zset import ZSet
-from .aggregates import create, read_value
+from .aggregates import read_value, store_result
 from .zsets import score_arg, zadd
 
 COMMANDS = Family('geo', since='3.2.0')
@@ -73,7 +73,7 @@ def geoadd(c, args):
     zargs = [b'zadd', *args[1:i]]
     for j in range(i, n, 3):
         lon, lat = _lonlat(args, j)
-        zargs += [b'%d' % gh.score_of(lon, lat), args[j + 2]]
+        zargs += [b'%d' % gh.encode(lon, lat), args[j + 2]]
     return zadd(c, zargs)
 
 
@@ -320,23 +320,12 @@ def _by_distance(desc):
 
 
 def _store(c, dst, found, storedist, flags, unit=1.0):
-    """STORE / STOREDIST / GEOSEARCHSTORE: the results as a new sorted set (replacing
-    the key), or the key deleted when there are none."""
-    ks = c.ks
-    if not found:
-        if ks.delete(c.db, dst) and ks.notify_flags & events.GENERIC:
-            ks.notify(events.GENERIC, b'del', c.db, dst)
-        return 0
+    """STORE / STOREDIST / GEOSEARCHSTORE: the results (scores or distances) as a new
+    sorted set, or the destination deleted when there are none."""
     items = [(d / unit if storedist else score, member) for d, score, member, _, _ in found]
-    z = ZSet.sized(ks.limits, items)
-    if ks.lookup(c.db, dst) is None:
-        create(c, dst, z)
-    else:
-        ks.set(c.db, dst, z)
-    if ks.notify_flags & events.ZSET:
-        event = b'geosearchstore' if flags & SEARCH else b'georadiusstore'
-        ks.notify(events.ZSET, event, c.db, dst)
-    return len(found)
+    z = ZSet.sized(c.ks.limits, items) if items else None
+    event = b'geosearchstore' if flags & SEARCH else b'georadiusstore'
+    return store_result(c, dst, z, events.ZSET, event)
 
 
 def _store_keys(start):

@@ -55,6 +55,7 @@ from .aggregates import (
     read_value,
     repeated_reply,
     scan_collection,
+    store_result,
     write_value,
 )
 from .cursor import parse_cursor
@@ -86,24 +87,6 @@ def _positive(b, msg=E_POSITIVE):
     if v is None or v < 0:
         raise RedisError(msg)
     return v
-
-
-def _store(c, dst, result, event):
-    """The end of a *STORE: setKey of a non-empty result (`new` if the key was missing,
-    any old value and TTL replaced) and the command's event; an empty result deletes the
-    destination instead. Returns the reply, the result's size."""
-    ks, db = c.ks, c.db
-    if result:
-        if ks.lookup(db, dst) is None:
-            create(c, dst, result)
-        else:
-            ks.set(db, dst, result)
-        if ks.notify_flags & SET:
-            ks.notify(SET, event, db, dst)
-        return len(result)
-    if ks.delete(db, dst) and ks.notify_flags & GENERIC:
-        ks.notify(GENERIC, b'del', db, dst)
-    return 0
 
 
 def _read_sources(c, keys):
@@ -370,7 +353,7 @@ def _sinter(c, keys, dst, cardinality_only, limit):
     sets = _read_sources(c, keys)
     if None in sets:  # an empty set: an empty intersection
         if dst is not None:
-            return _store(c, dst, None, b'sinterstore')
+            return store_result(c, dst, None, SET, b'sinterstore')
         return 0 if cardinality_only else SetReply()
     sets.sort(key=len)  # stable, as glibc's qsort (a merge sort) is for equal sizes
     first, others = sets[0], [s for s in sets[1:] if s is not sets[0]]
@@ -386,7 +369,7 @@ def _sinter(c, keys, dst, cardinality_only, limit):
     if cardinality_only:
         return len(common)
     if dst is not None:
-        return _store(c, dst, Set.built(c.ks.limits, common), b'sinterstore')
+        return store_result(c, dst, Set.built(c.ks.limits, common), SET, b'sinterstore')
     if first.intset:
         return SetReply(sorted(common, key=int))
     return SetReply(common)
@@ -469,7 +452,7 @@ def _sunion_diff(c, keys, dst, diff):
             )
     if dst is None:
         return SetReply(result.members())
-    return _store(c, dst, result, b'sdiffstore' if diff else b'sunionstore')
+    return store_result(c, dst, result, SET, b'sdiffstore' if diff else b'sunionstore')
 
 
 @COMMANDS.command(

@@ -58,6 +58,7 @@ from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
 from ..types.zset import ZSet
+from .aggregates import store_result
 
 _DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
 _INF = float('inf')
@@ -299,17 +300,7 @@ def _sort(c, args, readonly):
                 stored.append(b'' if v is None else v)
     else:
         stored = List(picked)
-    flags = ks.notify_flags
-    if stored:
-        existed = ks.lookup(db, storekey) is not None
-        if not existed and flags & events.NEW:
-            ks.notify(events.NEW, b'new', db, storekey)
-        ks.set(db, storekey, stored)
-        if flags & events.LIST:
-            ks.notify(events.LIST, b'sortstore', db, storekey)
-    elif ks.delete(db, storekey) and flags & events.GENERIC:
-        ks.notify(events.GENERIC, b'del', db, storekey)
-    return len(stored)
+    return store_result(c, storekey, stored, events.LIST, b'sortstore')
 
 
 def _sort_keys(args):

@@ -38,6 +38,7 @@ from ..command_table import Family, numkeys_keys
 from ..resp import RedisError
 from ..types.set import Set
 from ..types.zset import ZSet
+from .aggregates import store_result
 
 COMMANDS = Family('sorted-set', since='2.0.0')
 
@@ -204,7 +205,8 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
         result = _diff(inputs)
 
     if dst is not None:
-        return _store(c, dst, op, result)
+        z = _new_zset(c.ks.limits, result) if result else None
+        return store_result(c, dst, z, events.ZSET, _STORE_EVENT[op])
     order = sorted([(s, m) for m, s in result.items()])
     if not withscores:
         return [m for _, m in order]
@@ -214,24 +216,6 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
             out += (m, s)
         return out
     return [[m, s] for s, m in order]
-
-
-def _store(c, dst, op, result):
-    """The STORE forms' ending: setKey and the command's event, or delete the
-    destination for an empty result."""
-    ks, db = c.ks, c.db
-    flags = ks.notify_flags
-    if result:
-        existed = ks.lookup(db, dst) is not None
-        if not existed and flags & events.NEW:
-            ks.notify(events.NEW, b'new', db, dst)
-        ks.set(db, dst, _new_zset(ks.limits, result))
-        if flags & events.ZSET:
-            ks.notify(events.ZSET, _STORE_EVENT[op], db, dst)
-        return len(result)
-    if ks.delete(db, dst) and flags & events.GENERIC:
-        ks.notify(events.GENERIC, b'del', db, dst)
-    return 0
 
 
 # -- COMMAND GETKEYS ---------------------------------------------------------------------

@@ -39,7 +39,7 @@ from ..cnum import strtod
 from ..command_table import Family
 from ..resp import RedisError, c_string
 from ..types.zset import ZSet
-from .aggregates import changed, create, drop_if_empty, read_value, write_value
+from .aggregates import changed, drop_if_empty, read_value, store_result, write_value
 
 COMMANDS = Family('sorted-set', since='1.2.0')
 
@@ -381,21 +381,11 @@ def zrange_generic(c, args, first, store, rangetype, reverse):
 
 
 def _store(c, dst, items, by_rank):
-    """zrangeResultFinalizeStore: the destination becomes a new sorted set of `items`
-    (replacing any value and TTL, as setKey does), or is deleted if there are none."""
-    ks = c.ks
-    if not items:
-        if ks.delete(c.db, dst) and ks.notify_flags & events.GENERIC:
-            ks.notify(events.GENERIC, b'del', c.db, dst)
-        return 0
-    z = ZSet.sized(ks.limits, _listpack_scores(ks.limits, items, by_rank))
-    if ks.lookup(c.db, dst) is None:
-        create(c, dst, z)
-    else:
-        ks.set(c.db, dst, z)
-    if ks.notify_flags & events.ZSET:
-        ks.notify(events.ZSET, b'zrangestore', c.db, dst)
-    return len(items)
+    """zrangeResultFinalizeStore: the destination becomes a new sorted set of `items`, or
+    is deleted if there are none."""
+    limits = c.ks.limits
+    z = ZSet.sized(limits, _listpack_scores(limits, items, by_rank)) if items else None
+    return store_result(c, dst, z, events.ZSET, b'zrangestore')
 
 
 def _listpack_scores(limits, items, by_rank):

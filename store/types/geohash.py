@@ -51,7 +51,8 @@ def _squash(v: int) -> int:
 
 
 def encode(lon: float, lat: float, step: int = STEP_MAX, lat_range=(LAT_MIN, LAT_MAX)) -> int:
-    """geohashEncode: the cell (`step` bits per coordinate) holding the point."""
+    """geohashEncode: the cell (`step` bits per coordinate) holding the point; at 26 bits,
+    the sorted-set score GEOADD gives it (geohashAlign52Bits shifts by 0 there)."""
     lat_offset = (lat - lat_range[0]) / (lat_range[1] - lat_range[0]) * (1 << step)
     lon_offset = (lon - LON_MIN) / (LON_MAX - LON_MIN) * (1 << step)
     return _spread(int(lat_offset)) | _spread(int(lon_offset)) << 1
@@ -95,11 +96,6 @@ def decode_score(score: float) -> tuple[float, float]:
     elif lat < LAT_MIN:
         lat = LAT_MIN
     return lon, lat
-
-
-def score_of(lon: float, lat: float) -> int:
-    """The sorted-set score GEOADD gives a point (geohashAlign52Bits of its cell)."""
-    return encode(lon, lat)
 
 
 def standard_geohash(lon: float, lat: float) -> bytes:

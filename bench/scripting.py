@@ -9,7 +9,10 @@
 2. A script calling redis.call 1,000 times (INCR in a loop) via EVALSHA at -P 1: the cost
    of redis.call itself, Lua -> command -> Lua, with the per-request overhead amortised.
 
-Both scripts are loaded with SCRIPT LOAD on both servers first (the SHA1s must match).
+Beside them runs the floor server of bench/floor.py, which embeds Lua through lupa as ours
+does and does nothing else a script needs: what ours spends above it is the engine's
+own work. Both scripts are loaded with SCRIPT LOAD on all three first (the SHA1s must
+match).
 Servers are measured in turn, alternating (best of --repeat), with each server's CPU
 seconds per request read from /proc/<pid>/stat around the run, as core.py does. The
 defaults finish in about a minute. Prints Markdown tables and the command line that
@@ -67,6 +70,8 @@ def load(srv, script):
 def error_replies(srv):
     """total_error_replies from INFO stats, or None where the server has no such field:
     a script that fails during the run makes its figures meaningless."""
+    if srv.kind == 'floor':
+        return None
     return admin(srv).info('stats').get('total_error_replies')
 
 
@@ -86,10 +91,9 @@ def measure(servers, name, sha, requests, clients, pipeline, repeat):
                 sys.exit(f'{srv.kind}: {errors - errors0} error replies during {name}')
             if rps > best[srv.kind]['rps']:
                 best[srv.kind] = {'rps': rps, 'cpu': cpu / requests * 1e6}
-    o, r = best['ours'], best['redis']
     print(
-        f'  {name} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:8.2f} us/req | '
-        f'redis {r["rps"]:>10.0f} rps {r["cpu"]:8.2f} us/req',
+        f'  {name} -P {pipeline:<2} '
+        + ' | '.join(f'{k} {b["rps"]:>8.0f} rps {b["cpu"]:8.2f} us/req' for k, b in best.items()),
         file=sys.stderr,
     )
     return name, pipeline, best
@@ -110,8 +114,12 @@ def main():
     ap.add_argument('--repeat', type=int, default=1, help='runs per cell; best is kept')
     args = ap.parse_args()
 
-    with ServerProc('ours') as ours, ServerProc('redis') as ref:
-        servers = [ours, ref]
+    with (
+        ServerProc('floor') as floor,
+        ServerProc('ours') as ours,
+        ServerProc('redis') as ref,
+    ):
+        servers = [floor, ours, ref]
         small = [load(srv, SMALL) for srv in servers][0]
         loop = [load(srv, LOOP) for srv in servers][0]
         print(f'throughput (redis-benchmark -c {args.clients}):', file=sys.stderr)
@@ -137,24 +145,24 @@ def main():
     print(f'redis-server {version}; scripts run with EVALSHA <sha> 1 key:__rand_int__')
     print()
     print(
-        '| script | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
-        'redis CPU us/req | CPU ratio |'
+        '| script | pipeline | ours req/s | redis req/s | ratio | floor req/s | floor/redis | '
+        'ours CPU us/req | redis CPU us/req | floor CPU us/req | ours CPU / floor |'
     )
-    print('|---|---|---|---|---|---|---|---|')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     for name, pipeline, res in rows:
-        o, r = res['ours'], res['redis']
+        o, r, f = res['ours'], res['redis'], res['floor']
         print(
             f'| {name} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
-            f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
-            f'{o["cpu"] / r["cpu"]:.2f}x |'
+            f'{o["rps"] / r["rps"]:.2f}x | {f["rps"]:.0f} | {f["rps"] / r["rps"]:.2f}x | '
+            f'{o["cpu"]:.2f} | {r["cpu"]:.2f} | {f["cpu"]:.2f} | {o["cpu"] / f["cpu"]:.2f}x |'
         )
     # The 1,000-call script: CPU per redis.call, the figure that says what a call costs.
     name, _, res = rows[-1]
-    o, r = res['ours']['cpu'] / LOOP_CALLS, res['redis']['cpu'] / LOOP_CALLS
+    o, r, f = (res[k]['cpu'] / LOOP_CALLS for k in ('ours', 'redis', 'floor'))
     print()
-    print('| script | ours CPU us/redis.call | redis CPU us/redis.call | ratio |')
-    print('|---|---|---|---|')
-    print(f'| {name} | {o:.3f} | {r:.3f} | {o / r:.2f}x |')
+    print('| script | ours CPU us/redis.call | redis | floor | ours / redis | ours / floor |')
+    print('|---|---|---|---|---|---|')
+    print(f'| {name} | {o:.3f} | {r:.3f} | {f:.3f} | {o / r:.2f}x | {o / f:.2f}x |')
     print()
     script = os.path.relpath(os.path.abspath(__file__), ROOT)
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'

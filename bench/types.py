@@ -2,6 +2,7 @@
 geospatial indexes, our server against redis-server in the same run.
 
     .venv/bin/python bench/types.py [--requests 200000] [--repeat 2] [--scale 1.0]
+        [--tests set,pfadd,...] [--skip-memory] [--skip-throughput]
 
 1. Throughput: redis-benchmark -c 50 -t lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,
    lrange_100,lrange_600 at -P 1 and -P 16 against each server in turn (core.py's
@@ -10,7 +11,8 @@ geospatial indexes, our server against redis-server in the same run.
    then `COMMANDS`: BITFIELD INCRBY on 100,000 small keys, PFADD of random elements to one
    HLL (dense after its first ~1,700), GEOADD of random points in a 1 x 1 degree square
    and GEOSEARCH within 1 km of its middle (redis-benchmark's __rand_int__ in the
-   coordinates' decimals).
+   coordinates' decimals), BITFIELD INCRBY at the end of one 1 MB bitmap, and APPEND of
+   100 bytes to one string (which grows by requests x 100 bytes a run).
 2. Memory: RSS growth per element in a fresh server of each kind after loading
    (a) 1,000,000 hashes of 5 small fields, (b) one hash, one set and one sorted set of
    1,000,000 members each (each in its own server), (c) 100,000 lists of 10 items.
@@ -47,6 +49,9 @@ COMMANDS = [
     ('pfadd', ['PFADD', 'hll', 'element:__rand_int__']),
     ('geoadd', ['GEOADD', 'geo', '13.__rand_int__', '38.__rand_int__', 'm:__rand_int__']),
     ('geosearch', ['GEOSEARCH', 'geo', 'FROMLONLAT', '13.5', '38.5', 'BYRADIUS', '1', 'km']),
+    # one string written over and over: a 1 MB bitmap, and a log growing by 100 bytes
+    ('bitfield 1 MB', ['BITFIELD', 'bitmap', 'INCRBY', 'u8', '#1048575', '1']),
+    ('append 100 B', ['APPEND', 'log', 'x' * 100]),
 ]
 
 
@@ -101,7 +106,11 @@ def main():
     ap.add_argument('--scale', type=float, default=1.0, help='multiplies the memory loads')
     ap.add_argument('--skip-memory', action='store_true')
     ap.add_argument('--skip-throughput', action='store_true')
+    ap.add_argument('--tests', help='comma-separated throughput tests (default: all)')
     args = ap.parse_args()
+    tests = [(t, t) for t in TESTS] + COMMANDS
+    if args.tests:
+        tests = [t for t in tests if t[0] in args.tests.split(',')]
 
     if not args.skip_throughput:
         print('throughput (redis-benchmark -c 50):', file=sys.stderr)
@@ -111,7 +120,7 @@ def main():
                 args.requests,
                 [1, 16],
                 args.repeat,
-                [(t, t) for t in TESTS] + COMMANDS,
+                tests,
             )
         print(
             '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '

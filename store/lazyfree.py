@@ -71,7 +71,7 @@ def free_effort(value: Any) -> int:
     them for its encoding (a compact encoding is one allocation). Lists and streams are
     estimated: lists by 8 KB quicklist nodes, streams by 100-entry nodes."""
     t = type(value)
-    if t is bytes:
+    if t is bytes or t is bytearray:
         return 1
     if t is Hash:
         return 1 if value.listpack else len(value)
@@ -286,5 +286,6 @@ class LazyFree:
         """Queue the big aggregates among `values` (about to be dropped) as jobs of
         their own, so a flushed database's million-field hash is freed in steps too."""
         for value in values:
-            if type(value) is not bytes and len(value) > CHUNK:
+            t = type(value)
+            if t is not bytes and t is not bytearray and len(value) > CHUNK:
                 self.jobs.append(_Job(_parts(value), 0, None))

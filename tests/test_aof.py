@@ -32,6 +32,11 @@ FAMILIES = [
     ('GETEX', 'm2', 'PERSIST'),
     ('GETDEL', 's6'),
     ('SETBIT', 'bits', '77', '1'),
+    # strings changed in place (held as bytearrays until read): the rewrite writes them
+    ('SETRANGE', 's1', '1', 'X'),
+    ('BITFIELD', 'bits', 'SET', 'u8', '#2', '200', 'INCRBY', 'u4', '0', '3'),
+    ('PFADD', 'hll', 'a', 'b', 'c'),
+    ('APPEND', 's1', '!'),
     # expiry commands
     ('SET', 'e1', 'x'),
     ('EXPIRE', 'e1', '900'),

@@ -1,8 +1,10 @@
 """Bitmap commands (Redis 7.0 bitops.c): SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP,
 BITFIELD and BITFIELD_RO.
 
-A bitmap is a string value (bytes); bit 0 is the most significant bit of the first byte, as
-in Redis. Handlers follow bitops.c's order of checks, and share the string family's
+A bitmap is a string value; bit 0 is the most significant bit of the first byte, as in
+Redis. SETBIT and BITFIELD write into the string's bytearray in place and the readers look
+into it without a copy (store/keyspace.py): a bitmap of megabytes costs a write what the
+write changes. Handlers follow bitops.c's order of checks, and share the string family's
 look-ups and length limit (strings.py). Whole strings are combined as Python ints
 (`int.from_bytes`) or through `bytes.translate`, not byte by byte.
 
@@ -18,9 +20,10 @@ from ..resp import RedisError, string2ll
 from .strings import (
     E_BIT_OFFSET,
     E_BIT_VALUE,
+    _changed,
     _clamp_range,
-    _lookup_string,
-    _read_string,
+    _lookup_buffer,
+    _read_buffer,
     _set_generic,
     _store,
 )
@@ -50,25 +53,24 @@ def setbit(c, args):
     on = string2ll(args[3])
     if on is None or on & ~1:
         raise RedisError(E_BIT_VALUE)
-    v = _lookup_string(c, key)
+    v = _lookup_buffer(c, key)
     byte = off >> 3
     mask = 1 << (7 - (off & 7))
-    created = v is None
-    if created:
-        buf = bytearray(byte + 1)
-        dirty = True
-    else:
-        dirty = len(v) <= byte
-        buf = bytearray(v)
-        if dirty:
-            buf.extend(bytes(byte + 1 - len(v)))
-    old = 1 if buf[byte] & mask else 0
-    if dirty or old != on:
+    if v is None:
+        v = bytearray(byte + 1)
+        v[byte] = mask if on else 0
+        _store(c, key, v, True, b'setbit')
+        return 0
+    grown = len(v) <= byte
+    if grown:
+        v += bytes(byte + 1 - len(v))
+    old = 1 if v[byte] & mask else 0
+    if grown or old != on:
         if on:
-            buf[byte] |= mask
+            v[byte] |= mask
         else:
-            buf[byte] &= ~mask
-        _store(c, key, bytes(buf), created, b'setbit')
+            v[byte] &= ~mask
+        _changed(c, key, b'setbit')
     return old
 
 
@@ -82,7 +84,7 @@ def setbit(c, args):
 )
 def getbit(c, args):
     off = _bit_offset(c, args[2])
-    v = _read_string(c, args[1])
+    v = _read_buffer(c, args[1])
     if v is None:
         return 0
     byte = off >> 3
@@ -123,7 +125,7 @@ def _range(start, end, size, isbit):
     summary='Count set bits in a string',
 )
 def bitcount(c, args):
-    v = _read_string(c, args[1])
+    v = _read_buffer(c, args[1])
     if v is None:
         return 0
     n = len(args)
@@ -176,7 +178,7 @@ def bitpos(c, args):
     bit = int_arg(args[2])
     if bit != 0 and bit != 1:
         raise RedisError('ERR The bit argument must be 1 or 0.')
-    v = _read_string(c, args[1])
+    v = _read_buffer(c, args[1])
     if v is None:  # an infinite run of 0 bits
         return -1 if bit else 0
     n = len(args)
@@ -226,7 +228,7 @@ def bitop(c, args):
         raise SYNTAX
     if op == b'not' and len(args) != 4:
         raise RedisError('ERR BITOP NOT must be called with a single source key.')
-    values = [_read_string(c, key) or b'' for key in args[3:]]
+    values = [_read_buffer(c, key) or b'' for key in args[3:]]
     size = max(map(len, values))
     dest = args[2]
     if not size:
@@ -235,7 +237,7 @@ def bitop(c, args):
             ks.notify(GENERIC, b'del', c.db, dest)
         return 0
     if op == b'not':
-        result = values[0].translate(_NOT)
+        result = bytes(values[0].translate(_NOT))
     else:
         # Shorter strings are padded with zero bytes at the end: the ints' low bytes.
         ints = [int.from_bytes(v, 'big') << ((size - len(v)) * 8) for v in values]
@@ -384,13 +386,13 @@ def _bitfield(c, args, read_only):
     key = args[1]
     grown = False
     if not writes:
-        v = _read_string(c, key)
+        v = _read_buffer(c, key)
         buf = b'' if v is None else v
     else:
         if read_only:
             raise RedisError('ERR BITFIELD_RO only supports the GET subcommand')
-        v = _lookup_string(c, key)
-        buf = bytearray(v or b'')
+        v = _lookup_buffer(c, key)
+        buf = bytearray() if v is None else v
         if len(buf) <= highest >> 3:  # lookupStringForBitCommand: room for every write
             buf.extend(bytes((highest >> 3) + 1 - len(buf)))
             grown = True
@@ -415,16 +417,17 @@ def _bitfield(c, args, read_only):
             _set_field(buf, offset, bits, new)
             if grown or new != old:
                 changes += 1
-    if changes:
-        _store(c, key, bytes(buf), v is None, b'setbit')
-    elif grown:  # every write failed: the key is still made or grown, silently
-        ks = c.ks
-        if v is None:
-            ks.set(c.db, key, bytes(buf), signal=False)
+    if v is None and (changes or grown):
+        if not changes:  # every write failed: the key is still made, silently
+            ks = c.ks
+            ks.set(c.db, key, buf, signal=False)
             if ks.notify_flags:
                 ks.notify(NEW, b'new', c.db, key)
         else:
-            ks.overwrite(c.db, key, bytes(buf), signal=False)
+            _store(c, key, buf, True, b'setbit')
+    elif changes:
+        _changed(c, key, b'setbit')
+    # else grown in place with every write failed: silently (the lookup told the size model)
     return out
 
 

@@ -12,7 +12,7 @@ from ..args import WRONGTYPE, keyword
 from ..command_table import Family
 from ..resp import OK, RedisError
 from ..types import hll
-from .strings import _store
+from .strings import _changed, _store
 
 COMMANDS = Family('hyperloglog', since='2.8.9')
 
@@ -21,12 +21,21 @@ E_CORRUPTED = RedisError('INVALIDOBJ Corrupted HLL object detected')
 
 
 def _checked(v):
-    """isHLLObjectOrReply: a string that is a valid HLL, as a bytearray to modify."""
-    if type(v) is not bytes:
+    """isHLLObjectOrReply: `v` when it is a string holding a valid HLL."""
+    if type(v) is not bytes and type(v) is not bytearray:
         raise WRONGTYPE
     if not hll.is_hll(v):
         raise E_NOT_HLL
-    return bytearray(v)
+    return v
+
+
+def _write_back(c, key, h, v, created, event):
+    """The HLL `h` changed; it is the stored bytearray `v` itself unless a promotion or a
+    new key made another one."""
+    if h is v:
+        _changed(c, key, event)
+    else:
+        _store(c, key, h, created, event)
 
 
 def _registers(h):
@@ -46,7 +55,7 @@ def _registers(h):
 )
 def pfadd(c, args):
     key = args[1]
-    v = c.ks.lookup(c.db, key)
+    v = c.ks.lookup(c.db, key, buffer=True)  # changed in place (keyspace.py)
     created = v is None
     h = hll.new() if created else _checked(v)
     updated = created
@@ -60,7 +69,7 @@ def pfadd(c, args):
     if not updated:
         return 0
     hll.invalidate(h)
-    _store(c, key, bytes(h), created, b'pfadd')
+    _write_back(c, key, h, v, created, b'pfadd')
     return 1
 
 
@@ -78,20 +87,23 @@ def pfcount(c, args):
     if len(args) > 2:  # the cardinality of the union, nothing cached
         union = [0] * hll.REGISTERS
         for key in args[1:]:
-            v = ks.read(db, key)
+            v = ks.read(db, key, buffer=True)
             if v is not None:
                 union = list(map(max, union, _registers(_checked(v))))
         return hll.count(union)
     key = args[1]
-    v = ks.read(db, key)
-    if v is None:
+    h = ks.read(db, key, buffer=True)
+    if h is None:
         return 0
-    h = _checked(v)
-    card = hll.cached(h)
+    card = hll.cached(_checked(h))
     if card is None:
         card = hll.count(_registers(h))
+        if type(h) is bytearray:
+            ks.updated(db, key)
+        else:
+            h = bytearray(h)
+            ks.overwrite(db, key, h)
         hll.set_cached(h, card)
-        ks.overwrite(db, key, bytes(h))
     return card
 
 
@@ -108,15 +120,15 @@ def pfmerge(c, args):
     union = [0] * hll.REGISTERS
     dense = False
     for key in args[1:]:  # the destination is one of the sources
-        v = ks.read(db, key)
+        v = ks.read(db, key, buffer=True)
         if v is not None:
             h = _checked(v)
             dense = dense or h[4] == hll.DENSE
             union = list(map(max, union, _registers(h)))
     dest = args[1]
-    v = ks.lookup(db, dest)
+    v = ks.lookup(db, dest, buffer=True)
     created = v is None
-    h = hll.new() if created else bytearray(v)
+    h = hll.new() if created else v
     limit = c.server.config['hll-sparse-max-bytes']
     try:
         if dense:
@@ -131,7 +143,7 @@ def pfmerge(c, args):
     except hll.Corrupted:
         raise E_CORRUPTED from None
     hll.invalidate(h)
-    _store(c, dest, bytes(h), created, b'pfadd')
+    _write_back(c, dest, h, v, created, b'pfadd')
     return OK
 
 
@@ -145,10 +157,10 @@ def pfmerge(c, args):
 )
 def pfdebug(c, args):
     ks, db, key = c.ks, c.db, args[2]
-    v = ks.lookup(db, key)
-    if v is None:
+    h = ks.lookup(db, key, buffer=True)
+    if h is None:
         raise RedisError('ERR The specified key does not exist')
-    h = _checked(v)
+    _checked(h)
     sub = keyword(args[1])
     if sub in (b'getreg', b'todense'):
         converted = h[4] == hll.SPARSE
@@ -157,7 +169,7 @@ def pfdebug(c, args):
                 h = hll.to_dense(h)
             except hll.Corrupted:
                 raise E_CORRUPTED from None
-            ks.overwrite(db, key, bytes(h), signal=False)
+            ks.overwrite(db, key, h, signal=False)
         if sub == b'getreg':
             return hll.dense_registers(h)
         return int(converted)

@@ -372,6 +372,32 @@ def _read_string(c, key):
     return expect(c.ks.read(c.db, key), bytes)
 
 
+def _read_buffer(c, key):
+    """_read_string for a command that only looks into the string (STRLEN, GETRANGE,
+    GETBIT...): bytes, or the bytearray of one changed in place, not copied."""
+    v = c.ks.read(c.db, key, buffer=True)
+    if v is None or type(v) is bytes or type(v) is bytearray:
+        return v
+    raise WRONGTYPE
+
+
+def _lookup_buffer(c, key):
+    """_lookup_string for a command that changes the string in place (APPEND, SETRANGE,
+    SETBIT...): the stored bytearray (store/keyspace.py), or None; `_changed` after."""
+    v = c.ks.lookup(c.db, key, buffer=True)
+    if v is None or type(v) is bytearray:
+        return v
+    raise WRONGTYPE
+
+
+def _changed(c, key, event):
+    """A string changed in place: WATCH and the size model are told, `event` raised."""
+    ks = c.ks
+    ks.updated(c.db, key)
+    if ks.notify_flags:
+        ks.notify(STRING, event, c.db, key)
+
+
 def _store(c, key, value, created, event):
     """Write back a modified string (keeping its TTL) and raise `new` + `event`."""
     ks = c.ks
@@ -396,13 +422,13 @@ def _store(c, key, value, created, event):
 )
 def append(c, args):
     key, tail = args[1], args[2]
-    v = _lookup_string(c, key)
+    v = _lookup_buffer(c, key)
     if v is None:
         _store(c, key, tail, True, b'append')
         return len(tail)
     _check_length(c, len(v), len(tail))
     v += tail
-    _store(c, key, v, False, b'append')
+    _changed(c, key, b'append')
     return len(v)
 
 
@@ -416,7 +442,7 @@ def append(c, args):
     summary='Get the length of the value stored in a key',
 )
 def strlen(c, args):
-    v = _read_string(c, args[1])
+    v = _read_buffer(c, args[1])
     return 0 if v is None else len(v)
 
 
@@ -434,7 +460,7 @@ def setrange(c, args):
     offset = int_arg(args[2])
     if offset < 0:
         raise RedisError(E_OFFSET)
-    v = _lookup_string(c, key)
+    v = _lookup_buffer(c, key)
     if v is None:
         if not value:
             return 0
@@ -446,10 +472,9 @@ def setrange(c, args):
         return len(v)
     _check_length(c, offset, len(value))
     if offset > len(v):
-        v = v + bytes(offset - len(v)) + value
-    else:
-        v = v[:offset] + value + v[offset + len(value) :]
-    _store(c, key, v, False, b'setrange')
+        v += bytes(offset - len(v))
+    v[offset : offset + len(value)] = value
+    _changed(c, key, b'setrange')
     return len(v)
 
 
@@ -483,7 +508,7 @@ def _clamp_range(start, end, n):
 def getrange(c, args):
     start = int_arg(args[2])
     end = int_arg(args[3])
-    v = _read_string(c, args[1])
+    v = _read_buffer(c, args[1])
     if v is None:
         return b''
     n = len(v)
@@ -492,7 +517,7 @@ def getrange(c, args):
     start, end = _clamp_range(start, end, n)
     if start > end or n == 0:
         return b''
-    return v[start : end + 1]
+    return bytes(v[start : end + 1])
 
 
 # -- counters -------------------------------------------------------------------------

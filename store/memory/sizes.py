@@ -89,7 +89,7 @@ def value_size(value: Any, samples: int = SAMPLES) -> int:
     """The estimated bytes of a stored value; aggregates are extrapolated from their first
     `samples` elements (0: all of them), as MEMORY USAGE does."""
     t = type(value)
-    if t is bytes:
+    if t is bytes or t is bytearray:  # a string changed in place: as the string it is
         return bytes_size(len(value))
     if t is Packed:  # not decoded yet: what the loader estimated (types/packed.py)
         return value.charge

@@ -286,8 +286,8 @@ class AofEncoder:
         if t is Packed:  # left packed at load (types/packed.py): decoded, not stored
             value = Packed.decode(value)
             t = type(value)
-        if t is bytes:
-            out.append(resp_command((b'SET', key, value)))
+        if t is bytes or t is bytearray:
+            out.append(resp_command((b'SET', key, bytes(value))))
         elif isinstance(value, List):
             _batched(out, b'RPUSH', key, list(value))
         elif isinstance(value, Set):

@@ -474,9 +474,9 @@ class RdbEncoder:
 
     def key(self, key: bytes, value: Any, deadline: int | None) -> bytes:
         """One key: [EXPIRETIME_MS deadline] type key value."""
-        if type(value) is bytes:
+        if type(value) is bytes or type(value) is bytearray:
             c = self.compress
-            body = b'\x00' + rdb_string(key, c) + rdb_string(value, c)
+            body = b'\x00' + rdb_string(key, c) + rdb_string(bytes(value), c)
         elif type(value) is Packed:  # written back as loaded: a valid RDB encoding
             c = self.compress
             node = b'\x01\x02' if value.type == T_LIST_QUICKLIST_2 else b''

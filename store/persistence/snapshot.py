@@ -116,9 +116,9 @@ class Snapshot:
         for name in _WRAPPED:
             method = getattr(Keyspace, name)
 
-            def wrapped(db: int, key: bytes, *rest: Any, _m: Any = method) -> Any:
+            def wrapped(db: int, key: bytes, *rest: Any, _m: Any = method, **kw: Any) -> Any:
                 before_key(db, key)
-                return _m(ks, db, key, *rest)
+                return _m(ks, db, key, *rest, **kw)
 
             setattr(ks, name, wrapped)
 

@@ -1,5 +1,6 @@
 """Redis's RDB encoding primitives (rdb.c, lzf, crc64.c), shared by everything that reads
-or writes Redis's binary formats: FUNCTION DUMP / RESTORE payloads today, RDB files next.
+or writes Redis's binary formats: RDB files, DUMP / RESTORE and FUNCTION DUMP / RESTORE
+payloads.
 """
 
 from __future__ import annotations
@@ -150,6 +151,22 @@ class RdbReader:
                 raise RdbError('Invalid LZF compressed string')
             return s
         raise RdbError('unknown string encoding')
+
+
+def dump_payload(body: bytes) -> bytes:
+    """createDumpPayload's footer after `body` (DUMP, FUNCTION DUMP): the RDB version, two
+    bytes little-endian, and the CRC64 of everything before the checksum."""
+    body += RDB_VERSION.to_bytes(2, 'little')
+    return body + crc64(body).to_bytes(8, 'little')
+
+
+def verify_payload(data: bytes) -> bool:
+    """verifyDumpPayload: room for the footer, an RDB version we read, a matching CRC."""
+    if len(data) < 10:
+        return False
+    if int.from_bytes(data[-10:-8], 'little') > RDB_VERSION:
+        return False
+    return crc64(data[:-8]).to_bytes(8, 'little') == data[-8:]
 
 
 class RdbError(Exception):

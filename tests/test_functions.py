@@ -16,7 +16,7 @@ from conftest import WAIT, assert_same, raw_same, run_all, wait_until
 from rawconn import RawConn
 from store.commands import functions as function_commands
 from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_string
-from store.scripting.functions import dump_payload
+from store.scripting.functions import libraries_payload
 
 
 @pytest.fixture
@@ -560,7 +560,7 @@ def test_rdb_encoding_helpers():
     assert rdb_string(b'-300') == b'\xc1\xd4\xfe'
     assert rdb_string(b'012') == b'\x03012'
     assert rdb_string(b'x' * 100, compress=False) == b'\x40\x64' + b'x' * 100
-    assert dump_payload([])[:2] == b'\x0a\x00'
+    assert libraries_payload([])[:2] == b'\x0a\x00'
 
 
 # -- busy --------------------------------------------------------------------------------------

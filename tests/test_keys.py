@@ -21,6 +21,7 @@ from conftest import (
     run_all,
 )
 from rawconn import RawConn
+from store.rdb import crc64, dump_payload
 
 GLOB_KEYS = [
     'hello',
@@ -795,33 +796,29 @@ def test_restore_ttl_replace_absttl(r):
     assert r.get('e') == r.get('f') == b'v'
 
 
-def test_restore_rejects_bad_payloads(r):
-    r.set('src', 'value')
-    payload = r.dump('src')
-    for bad in (
+def test_restore_rejects_bad_payloads(both):
+    """DUMP's payload is Redis's (the RDB encoding, version 10, CRC64), so the same bad
+    payloads get the same errors from both servers."""
+    ours, theirs = both
+    ours.set('src', 'value')
+    payload = ours.dump('src')
+    body = b'\x00\x40\x64short'  # a string whose length runs past the end
+    version = payload[:-10] + b'\x0b\x00'  # RDB 11: newer than 7.0 reads
+    cases = [
         b'',
         b'x',
         payload[:-1],
         payload + b'x',
-        b'\x00' + payload[1:],
-        payload[:3] + bytes([payload[3] ^ 1]) + payload[4:],
-    ):
-        with pytest.raises(
-            redis.ResponseError, match='^DUMP payload version or checksum are wrong$'
-        ):
-            r.restore('dst', 0, bad)
-    import struct
-    import zlib
-
-    body = b'\x01s\xff\xff\x00\x00short'  # length runs past the end
-    with pytest.raises(redis.ResponseError, match='^Bad data format$'):
-        r.restore('dst', 0, body + struct.pack('<I', zlib.crc32(body)))
-    assert r.exists('dst') == 0
+        payload[:1] + bytes([payload[1] ^ 1]) + payload[2:],
+        version + crc64(version).to_bytes(8, 'little'),
+        dump_payload(body),
+    ]
+    assert_same(both, [('RESTORE', f'dst{i}', '0', p) for i, p in enumerate(cases)])
+    assert_same(both, [('EXISTS', *[f'dst{i}' for i in range(len(cases))])])
 
 
 def test_restore_argument_errors(both):
-    # Payloads from the two servers differ, so these use a payload both reject: the
-    # differential checks which error comes first.
+    # A payload both reject: the differential checks which error comes first.
     assert_same(
         both,
         [

@@ -24,9 +24,9 @@ from ..args import SYNTAX, int_arg
 from ..clock import now_ms
 from ..command_table import Family
 from ..glob import compile_glob
+from ..rdb import verify_payload
 from ..resp import BULK_PREFIX, CRLF, OK, Raw, RedisError, encode
 from ..types import copy_value, type_name
-from ..types.dump import dump_value, load_value, verify_payload
 from .cursor import parse_cursor, parse_scan_options
 
 LLONG_MAX = 2**63 - 1
@@ -605,7 +605,7 @@ def copy_(c, args):
 )
 def dump(c, args):
     value = c.ks.read(c.db, args[1])
-    return None if value is None else dump_value(value)
+    return None if value is None else c.server.persistence.dump(value)
 
 
 @COMMANDS.command(
@@ -653,7 +653,7 @@ def restore(c, args):
     payload = args[3]
     if not verify_payload(payload):
         raise RedisError(E_BAD_PAYLOAD)
-    value = load_value(payload, ks.limits)
+    value = c.server.persistence.restore(payload)
     if value is None:
         raise RedisError(E_BAD_FORMAT)
 

@@ -38,10 +38,11 @@ from typing import Any
 from .. import clock
 from ..db_slice import key_slot
 from ..memory.sizes import TTL_OVERHEAD, batch_charges
+from ..rdb import dump_payload
 from ..resp import RedisError
 from .aof import Aof, LoadError
 from .files import install, remove
-from .rdb_codec import RdbEncoder, RdbError, RdbLoader
+from .rdb_codec import RdbEncoder, RdbError, RdbLoader, load_value
 from .snapshot import Snapshot
 
 LOAD_SLICE_S = 0.01  # loading time between two turns of the loop (-LOADING replies)
@@ -112,6 +113,19 @@ class Persistence:
     def encoder(self) -> RdbEncoder:
         cfg = self.server.config
         return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'])
+
+    # -- DUMP / RESTORE payloads: the value as an RDB file holds it -----------------------
+
+    def dump(self, value: Any) -> bytes:
+        """DUMP's payload (createDumpPayload): the value's type and encoding as the RDB
+        file has them, then the RDB version and the CRC64, so redis-server RESTOREs it."""
+        return dump_payload(RdbEncoder(self.server.config['rdbcompression']).value(value))
+
+    def restore(self, payload: bytes) -> Any:
+        """The value of a payload `verify_payload` passed (RESTORE), in the encodings the
+        keyspace's limits give; None when it does not decode: 'Bad data format'. Read
+        from the whole payload as Redis reads it: a value may run into the footer."""
+        return load_value(payload, self.server.keyspace.limits)
 
     # -- snapshots ------------------------------------------------------------------------
 

@@ -10,9 +10,25 @@ their consumer groups as type 19. The listpack, intset, ziplist and zipmap blobs
 built and parsed here, plainly; rdb.py has the string, length, LZF and CRC64 primitives.
 
 Loading re-derives each value's encoding from the keyspace's EncodingLimits as Redis 7.0's
-rdbLoadObject does (the rules are in types/dump.py's docstring), skips empty aggregates as
-Redis does, and reports any corruption as RdbError naming the byte offset, never as
-another exception and never with a half-built value.
+rdbLoadObject does, differently for a compact form and an element-by-element one (checked
+against redis-server):
+
+- hash, listpack form: stays a listpack unless it has more than hash-max-listpack-entries
+  fields (long values are not checked); hashtable form: a listpack if it has at most that
+  many fields and no field or value is longer than hash-max-listpack-value.
+- set, intset form: stays an intset unless it has more than set-max-intset-entries
+  members; hashtable form: an intset if it has at most that many, all integers.
+- sorted set, listpack form: stays a listpack unless it has more than
+  zset-max-listpack-entries members; skiplist form: a listpack if it has at most that
+  many and no member is longer than zset-max-listpack-value.
+- list: always a quicklist.
+
+It skips empty aggregates as Redis does, and reports any corruption as RdbError naming
+the byte offset, never as another exception and never with a half-built value.
+
+DUMP and RESTORE use the same codec for one value without a key (`RdbEncoder.value`,
+`load_value`; rdb.py adds and checks the payload's footer), so payloads move both ways
+between this server and redis-server, and an empty aggregate is 'Bad data format' there.
 
 How the loader is fast (start-up time is bounded by it): one loop over the records with
 the offset in a local; a string record (most keys) is read inline, key and value, with no
@@ -441,7 +457,7 @@ class RdbEncoder:
         self.compress = compress
         self.checksum = checksum
         self.aux = dict(aux or {})
-        self._by_type: dict[type, Callable[[bytes, Any], bytes]] = {
+        self._by_type: dict[type, Callable[[Any], tuple[bytes, bytes]]] = {
             Hash: self._hash,
             List: self._list,
             Set: self._set,
@@ -474,21 +490,33 @@ class RdbEncoder:
 
     def key(self, key: bytes, value: Any, deadline: int | None) -> bytes:
         """One key: [EXPIRETIME_MS deadline] type key value."""
-        if type(value) is bytes or type(value) is bytearray:
-            c = self.compress
-            body = b'\x00' + rdb_string(key, c) + rdb_string(bytes(value), c)
-        elif type(value) is Packed:  # written back as loaded: a valid RDB encoding
-            c = self.compress
-            node = b'\x01\x02' if value.type == T_LIST_QUICKLIST_2 else b''
-            body = bytes((value.type,)) + rdb_string(key, c) + node + rdb_string(value.blob, c)
+        c = self.compress
+        if type(value) is bytes:
+            body = b'\x00' + rdb_string(key, c) + rdb_string(value, c)
         else:
-            encode = self._by_type.get(type(value))
-            if encode is None:
-                raise TypeError(f'no RDB encoding for {type(value).__name__}')
-            body = encode(key, value)
+            t, encoded = self.encode(value)
+            body = t + rdb_string(key, c) + encoded
         if deadline is None:
             return body
         return b'\xfc' + _I64.pack(deadline) + body
+
+    def value(self, value: Any) -> bytes:
+        """rdbSaveObjectType + rdbSaveObject: a value without its key (DUMP's payload)."""
+        t, encoded = self.encode(value)
+        return t + encoded
+
+    def encode(self, value: Any) -> tuple[bytes, bytes]:
+        """The value's RDB type byte and its encoding."""
+        t = type(value)
+        if t is bytes or t is bytearray:
+            return b'\x00', rdb_string(bytes(value), self.compress)
+        if t is Packed:  # written back as loaded: a valid RDB encoding
+            node = b'\x01\x02' if value.type == T_LIST_QUICKLIST_2 else b''
+            return bytes((value.type,)), node + rdb_string(value.blob, self.compress)
+        encode = self._by_type.get(t)
+        if encode is None:
+            raise TypeError(f'no RDB encoding for {t.__name__}')
+        return encode(value)
 
     def footer(self, crc: int) -> bytes:
         """EOF and the checksum. `crc` is the CRC64 of every byte written before the footer;
@@ -499,21 +527,21 @@ class RdbEncoder:
 
     # -- values --------------------------------------------------------------------------
 
-    def _hash(self, key: bytes, h: Hash) -> bytes:
+    def _hash(self, h: Hash) -> tuple[bytes, bytes]:
         c = self.compress
         if h.listpack:
             parts = []
             for field, value in h.items():
                 parts.append(lp_elem(field))
                 parts.append(lp_elem(value))
-            return b'\x10' + rdb_string(key, c) + rdb_string(listpack(parts), c)
-        out = [b'\x04', rdb_string(key, c), rdb_len(len(h))]
+            return b'\x10', rdb_string(listpack(parts), c)
+        out = [rdb_len(len(h))]
         for field, value in h.items():
             out.append(rdb_string(field, c))
             out.append(rdb_string(value, c))
-        return b''.join(out)
+        return b'\x04', b''.join(out)
 
-    def _list(self, key: bytes, items: List) -> bytes:
+    def _list(self, items: List) -> tuple[bytes, bytes]:
         """A quicklist of listpack nodes of at most 8 KB (list-max-listpack-size -2)."""
         c = self.compress
         nodes = []
@@ -528,40 +556,36 @@ class RdbEncoder:
             size += len(entry)
         if node:
             nodes.append(b'\x02' + rdb_string(listpack(node), c))
-        return b'\x12' + rdb_string(key, c) + rdb_len(len(nodes)) + b''.join(nodes)
+        return b'\x12', rdb_len(len(nodes)) + b''.join(nodes)
 
-    def _set(self, key: bytes, s: Set) -> bytes:
+    def _set(self, s: Set) -> tuple[bytes, bytes]:
         c = self.compress
         if s.intset and s:
-            blob = intset_encode([int(m) for m in s])
-            return b'\x0b' + rdb_string(key, c) + rdb_string(blob, c)
-        return b''.join(
-            [b'\x02', rdb_string(key, c), rdb_len(len(s))] + [rdb_string(m, c) for m in s]
-        )
+            return b'\x0b', rdb_string(intset_encode([int(m) for m in s]), c)
+        return b'\x02', b''.join([rdb_len(len(s))] + [rdb_string(m, c) for m in s])
 
-    def _zset(self, key: bytes, z: ZSet) -> bytes:
+    def _zset(self, z: ZSet) -> tuple[bytes, bytes]:
         c = self.compress
         if z.listpack:
             parts = []
             for score, member in z.order:
                 parts.append(lp_elem(member))
                 parts.append(lp_score(score))
-            return b'\x11' + rdb_string(key, c) + rdb_string(listpack(parts), c)
+            return b'\x11', rdb_string(listpack(parts), c)
         # zset_2, from the highest element down, as rdbSaveObject walks the skiplist
-        out = [b'\x05', rdb_string(key, c), rdb_len(len(z))]
+        out = [rdb_len(len(z))]
         pack = _F64.pack
         for score, member in reversed(z.order):
             out.append(rdb_string(member, c))
             out.append(pack(score))
-        return b''.join(out)
+        return b'\x05', b''.join(out)
 
-    def _stream(self, key: bytes, s: Stream) -> bytes:
+    def _stream(self, s: Stream) -> tuple[bytes, bytes]:
         """RDB_TYPE_STREAM_LISTPACKS_2: the entries in nodes of NODE consecutive entries
         (as types/stream.py numbers them), the metadata, then the consumer groups."""
         c = self.compress
-        out = [b'\x13', rdb_string(key, c)]
         nodes = _stream_nodes(s)
-        out.append(rdb_len(len(nodes)))
+        out = [rdb_len(len(nodes))]
         for master, blob in nodes:
             out.append(rdb_string(master.to_bytes(16, 'big'), c))
             out.append(rdb_string(blob, c))
@@ -595,7 +619,7 @@ class RdbEncoder:
                 out.append(_I64.pack(consumer.seen_time))
                 out.append(rdb_len(len(consumer.pel)))
                 out.extend(i.to_bytes(16, 'big') for i in consumer.pel.ids)
-        return b''.join(out)
+        return b'\x13', b''.join(out)
 
 
 def _stream_nodes(s: Stream) -> list[tuple[int, bytes]]:
@@ -1024,6 +1048,17 @@ class RdbLoader:
                         f'Wrong RDB checksum expected: ({expected:x}) got ({stored:x})'
                     )
 
+    def value(self) -> Any:
+        """rdbLoadObjectType + rdbLoadObject at `pos`: one value without a key (a DUMP
+        payload's), or None for an empty aggregate; raises as the readers do."""
+        t = self._read(1)[0]
+        if t == T_STRING:
+            return self._str()
+        read = self._readers.get(t)
+        if read is None:
+            raise self._fail(f'Unknown RDB encoding type {t}')
+        return read(t)
+
     # -- values (rdbLoadObject): each reader returns the value, or None for an empty
     # aggregate (skipped). The encodings Redis 7.0 writes for small values come first.
 
@@ -1340,6 +1375,20 @@ class RdbLoader:
 
 
 # -- packed values (types/packed.py) --------------------------------------------------------
+
+
+def load_value(payload: bytes, limits: EncodingLimits) -> Any:
+    """The value at the start of a DUMP payload, as RESTORE loads it (aggregates in the
+    encodings `limits` give, as an RDB load does): None when it does not decode or is an
+    empty aggregate, Redis's 'Bad data format'."""
+    loader = RdbLoader(payload, limits)
+    try:
+        value = loader.value()
+    except (RdbError, _Bad, IndexError, ValueError, TypeError, struct.error, OverflowError):
+        return None
+    except (KeyError, MemoryError):
+        return None
+    return None if loader.pos > loader.end else value
 
 
 class _Unlimited(EncodingLimits):

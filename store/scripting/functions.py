@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import lupa.lua51 as lua51
 
-from ..rdb import RDB_VERSION, RdbError, RdbReader, crc64, rdb_string
+from ..rdb import RdbError, RdbReader, dump_payload, rdb_string, verify_payload
 from ..resp import RedisError, split_args, string2ll
 from .engine import LuaEngine, ScriptRun, lua_tostring, out_of_memory, read_only, split_keys
 from .eval import FLAGS
@@ -41,12 +41,11 @@ _lua_type = lua51.lua_type
 # -- FUNCTION DUMP / RESTORE payloads ------------------------------------------------------
 
 
-def dump_payload(codes: list[bytes], compress: bool = True) -> bytes:
+def libraries_payload(codes: list[bytes], compress: bool = True) -> bytes:
     """FUNCTION DUMP: the libraries' code as RDB opcodes and strings, the RDB version and
     the CRC64 of everything before it."""
-    body = b''.join(bytes([RDB_OPCODE_FUNCTION2]) + rdb_string(c, compress) for c in codes)
-    body += RDB_VERSION.to_bytes(2, 'little')
-    return body + crc64(body).to_bytes(8, 'little')
+    opcode = bytes([RDB_OPCODE_FUNCTION2])
+    return dump_payload(b''.join(opcode + rdb_string(c, compress) for c in codes))
 
 
 def _read(read: Any, error: str) -> Any:
@@ -71,15 +70,6 @@ def read_pre_ga_library(reader: RdbReader) -> bytes:
 
 def _cstr(b: bytes) -> bytes:
     return b.split(b'\0', 1)[0]
-
-
-def verify_payload(data: bytes) -> bool:
-    """verifyDumpPayload: room for the footer, an RDB version we read, a matching CRC."""
-    if len(data) < 10:
-        return False
-    if int.from_bytes(data[-10:-8], 'little') > RDB_VERSION:
-        return False
-    return crc64(data[:-8]).to_bytes(8, 'little') == data[-8:]
 
 
 # -- libraries ------------------------------------------------------------------------------
@@ -432,7 +422,7 @@ class Functions:
 
     def dump(self) -> bytes:
         compress = self.server.config['rdbcompression']
-        return dump_payload(self.codes(), compress)
+        return libraries_payload(self.codes(), compress)
 
     def restore(self, data: bytes, policy: str) -> None:
         """FUNCTION RESTORE: load every library of the payload into a new context, then

@@ -1,12 +1,11 @@
-"""The value-type registry: what TYPE, OBJECT ENCODING, COPY and the DUMP codec know of a
-stored value.
+"""The value-type registry: what TYPE, OBJECT ENCODING and COPY know of a stored value.
 
 Values are bytes (strings) or objects of the type modules' classes (hash.py's Hash,
 list.py's List, set.py's Set, zset.py's ZSet, stream.py's Stream). Each class says what
 this module needs to know: `redis_type` (TYPE, SCAN TYPE), `encoding` (a name, or a
-method giving it: OBJECT ENCODING) and `copy()` (COPY); the DUMP codec has its own
-registry (types/dump.py). Command families ask here rather than testing Python types
-themselves, and `expect` is the one WRONGTYPE check every family uses.
+method giving it: OBJECT ENCODING) and `copy()` (COPY); DUMP and RESTORE use the RDB
+codec (persistence/rdb_codec.py). Command families ask here rather than testing Python
+types themselves, and `expect` is the one WRONGTYPE check every family uses.
 """
 
 from ..args import WRONGTYPE

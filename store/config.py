@@ -54,7 +54,7 @@ MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
 PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, threads
 MONITORING = 'monitoring'  # no ACL LOG
-ACCESS = 'access'  # no ACL file, no modules
+ACCESS = 'access'  # no ACL file
 NETWORK = 'network'  # listeners and sockets options this server does not apply
 EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adapt
 
@@ -875,14 +875,7 @@ PARAMS = [
         choices=('allchannels', 'resetchannels'),
         inert=ACCESS,
     ),
-    Param(
-        'enable-module-command',
-        'enum',
-        'no',
-        choices=_PROTECTED_ACTION,
-        mutable=False,
-        inert=ACCESS,
-    ),
+    Param('enable-module-command', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
     # the process
     Param('daemonize', 'bool', False, mutable=False, inert=PROCESS),
     Param(

@@ -20,6 +20,7 @@ from store.commands import (
     scripting,
     sets,
     sort,
+    standalone,
     strings,
     zset_algebra,
     zset_pops,
@@ -44,6 +45,7 @@ FAMILIES = [
     sort,
     scripting,
     functions,
+    standalone,
 ]
 IDS = [m.__name__.rsplit('.', 1)[1] for m in FAMILIES]
 

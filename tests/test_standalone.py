@@ -1,0 +1,90 @@
+"""ROLE, WAIT and MODULE (store/commands/standalone.py) against redis-server 7.0.15, which
+runs as the same standalone master without replicas or modules."""
+
+import time
+
+import pytest
+
+from conftest import assert_same, spawn_redis, spawn_store, stop
+from rawconn import RawConn, pack
+
+
+def test_replies_and_errors_match_redis(both_resp):
+    assert_same(
+        both_resp,
+        [
+            ('ROLE',),
+            ('ROLE', 'x'),
+            ('WAIT', '0', '0'),
+            ('WAIT', '-1', '100'),
+            ('WAIT', '0', '9223372036854775807'),
+            ('WAIT', 'x', '0'),
+            ('WAIT', '01', '0'),
+            ('WAIT', '1', 'x'),
+            ('WAIT', '1', '-0'),
+            ('WAIT', '1', '1.5'),
+            ('WAIT', '1', '-1'),
+            ('WAIT', '1'),
+            ('MULTI',),
+            ('WAIT', '1', '0'),  # inside EXEC it may not block: 0 at once
+            ('ROLE',),
+            ('EXEC',),
+            ('MODULE',),
+            ('MODULE', 'LIST'),
+            ('MODULE', 'LIST', 'x'),
+            ('MODULE', 'HELP'),
+            ('MODULE', 'FOO'),
+            ('MODULE', 'LOAD', '/nonexistent.so'),
+            ('MODULE', 'LOADEX', '/nonexistent.so', 'CONFIG', 'a', 'b', 'ARGS', '1'),
+            ('MODULE', 'UNLOAD', 'x'),
+            ('MODULE', 'UNLOAD'),
+            ('EVAL', "return redis.call('WAIT', 0, 0)", '0'),
+            ('EVAL', "return redis.call('ROLE')", '0'),
+            ('EVAL', "return redis.pcall('MODULE', 'LIST')", '0'),
+        ],
+    )
+
+
+def test_wait_for_a_replica_blocks_until_its_timeout_then_answers_0(ports):
+    for port in ports:
+        with RawConn(port) as c:
+            t0 = time.monotonic()
+            c.send(pack('WAIT', '1', '150') + pack('PING'))  # the PING waits behind it
+            assert c.read_reply() == b':0\r\n'
+            assert time.monotonic() - t0 >= 0.14
+            assert c.read_reply() == b'+PONG\r\n'
+
+
+@pytest.mark.parametrize('error', [False, True])
+def test_client_unblock_ends_a_wait(ports, error):
+    got = []
+    for port in ports:
+        with RawConn(port) as c, RawConn(port) as admin:
+            cid = c.cmd('CLIENT', 'ID')[1:-2]
+            c.send(pack('WAIT', '1', '0'))
+            replies = [admin.cmd('CLIENT', 'UNBLOCK', cid, *(['ERROR'] if error else []))]
+            replies.append(c.read_reply())
+            replies.append(admin.cmd('CLIENT', 'UNBLOCK', cid))  # not blocked any more
+            got.append(replies)
+    assert got[0] == got[1]
+    assert got[0][1] == (
+        b'-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n' if error else b':0\r\n'
+    )
+
+
+def test_module_load_when_enabled_fails_as_for_a_library_redis_cannot_load(tmp_path):
+    proc, port = spawn_store('--enable-module-command', 'yes', '--dir', str(tmp_path))
+    rproc, rport = spawn_redis('--enable-module-command', 'yes')
+    try:
+        commands = [
+            ('MODULE', 'LOAD', '/nonexistent.so'),
+            ('MODULE', 'LOAD', '/nonexistent.so', 'a', 'b'),
+            ('MODULE', 'LOADEX', '/nonexistent.so', 'CONFIG', 'a'),
+            ('MODULE', 'UNLOAD', 'x'),
+            ('MODULE', 'LIST'),
+        ]
+        with RawConn(port) as ours, RawConn(rport) as theirs:
+            assert [ours.cmd(*c) for c in commands] == [theirs.cmd(*c) for c in commands]
+    finally:
+        stop(proc)
+        stop(rproc)

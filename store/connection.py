@@ -49,6 +49,8 @@ from .resp import (
     CRLF,
     OK,
     QUEUED,
+    CountedError,
+    FailedRaw,
     ProtocolError,
     RedisError,
     RequestParser,
@@ -345,6 +347,7 @@ class Connection(asyncio.Protocol):
                     continue
                 self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
                 self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode('latin-1'))
+                self.server.stats.error('ERR Protocol error')
                 self.close_after_reply()
                 break
             if self.closing:
@@ -537,6 +540,10 @@ class Connection(asyncio.Protocol):
             return
         if reply is not None:
             self.last_interaction = self.server.clock  # a reply written is activity
+            if isinstance(reply, RedisError):  # UNBLOCKED ...: the blocked command failed
+                self.server.stats.error(reply.msg)
+                if self.last_cmd is not None:
+                    self.last_cmd.failed += 1
             self._emit(reply)
         if deferred:
             server = self.server
@@ -582,8 +589,7 @@ class Connection(asyncio.Protocol):
             try:  # call(), inlined: a method call per command is measurable
                 r = cmd.handler(self, args)
             except RedisError as e:
-                r = e
-                cmd.failed += 1
+                r = e  # counted with the reply below
             except Exception as e:  # a bug must not take the server down
                 r = self._internal_error(cmd, e)
             t1 = _perf_ns()
@@ -609,12 +615,23 @@ class Connection(asyncio.Protocol):
                 elif t is int:
                     out.append(b':%d\r\n' % r)
                 else:
+                    if t is RedisError or t is CountedError:  # raised, or a script's
+                        self._failed(cmd, r)
+                    elif t is FailedRaw:  # a script's array with errors in it
+                        cmd.failed += r.fails
                     encode(r, self.proto, out)
 
     def _internal_error(self, cmd, e):
+        """The error reply for a handler's bug (logged); the caller counts it (_failed)."""
         self.server.log_exception(f'Error running {cmd.name}', e)
-        cmd.failed += 1
         return RedisError(f'ERR internal error while running {cmd.name}: {e!r}'[:500])
+
+    def _failed(self, cmd, err):
+        """A handler returned its error reply (EVAL, FCALL): the command failed, and the
+        error is counted unless its script's redis.call counted it (CountedError)."""
+        cmd.failed += 1
+        if type(err) is not CountedError:
+            self.server.stats.error(err.msg)
 
     def update_gate(self):
         self.gated = (
@@ -643,6 +660,7 @@ class Connection(asyncio.Protocol):
                 )
         if self.multi is not None:
             self.multi_error = True
+        self.server.stats.error(message)
         self._emit(RedisError(message))
 
     def _emit(self, value):
@@ -757,8 +775,15 @@ class Connection(asyncio.Protocol):
             r = call(cmd, self, args)
         except RedisError as e:
             r = e
+            self.server.stats.error(e.msg)  # (call counted it failed)
         except Exception as e:
             r = self._internal_error(cmd, e)
+            self._failed(cmd, r)
+        else:
+            if isinstance(r, RedisError):
+                self._failed(cmd, r)
+            elif type(r) is FailedRaw:
+                cmd.failed += r.fails
         self.last_cmd = cmd
         if self.tracking is not None:  # CLIENT TRACKING: remember the keys it read
             self.server.tracking.remember(self, cmd, args)

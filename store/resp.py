@@ -54,6 +54,14 @@ class RedisError(Exception):
         return f'RedisError({self.msg!r})'
 
 
+class CountedError(RedisError):
+    """An error reply already counted in INFO errorstats when a script's redis.call got
+    it (Redis's ignore_error_stats_update), now the script's own error: the command
+    failed, the error is not counted again."""
+
+    __slots__ = ()
+
+
 def c_string(b: bytes) -> bytes:
     """What C's %s sees of an argument: the bytes up to the first NUL."""
     nul = b.find(0)
@@ -110,6 +118,14 @@ class Verbatim(bytes):
 
 class Raw(bytes):
     """Bytes already encoded for the wire; sent unchanged in every protocol."""
+
+
+class FailedRaw(Raw):
+    """An encoded reply with error replies inside (a script's array): its command failed
+    `fails` times, as Redis counts them (once for errors counted while it ran, once per
+    error a redis.call had counted already)."""
+
+    fails = 0
 
 
 class DoubleText(bytes):
@@ -205,6 +221,8 @@ def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
         out.append(b',%s\r\n' % value if proto == 3 else b'$%d\r\n%s\r\n' % (len(value), value))
     elif isinstance(value, RedisError):
         out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
+    elif t is FailedRaw:
+        out.append(value)
     else:
         raise TypeError(f'cannot encode {t.__name__}')
     return out

@@ -46,6 +46,17 @@ class Stats:
         self.rejected_connections = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
+        self.error_replies = 0  # total_error_replies
+        self.errors = {}  # error code -> replies (INFO errorstats)
+
+    def error(self, msg):
+        """afterErrorReply: one error reply sent, to a client or to a script's redis.call.
+        Its code is the word before the first space in the reply's first 32 bytes
+        ('-' + msg), else ERR."""
+        self.error_replies += 1
+        sp = msg.find(' ', 0, 31)
+        code = msg[:sp] if sp >= 0 else 'ERR'
+        self.errors[code] = self.errors.get(code, 0) + 1  # no bound, as in Redis 7.0
 
 
 class Server:

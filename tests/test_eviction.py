@@ -417,7 +417,8 @@ def test_allkeys_lru_evicts_keys_read_once_that_stayed_idle(servers):
     """A key read once is not kept for ever: idle four times as long as keys only
     written, it goes first. 1000 keys read, then 2 seconds later 1000 others written
     (in well under half a second, even on a slow machine): the read keys go when a third
-    must, in both servers."""
+    must, in both servers. (redis-server's pool of 16 sampled candidates lets a few new
+    keys go too: 945 of 1000 kept in one run.)"""
     for s in servers(maxmemory_policy='allkeys-lru'):
         used = [f'used:{i}' for i in range(1000)]
         new = [f'new:{i}' for i in range(1000)]
@@ -427,7 +428,7 @@ def test_allkeys_lru_evicts_keys_read_once_that_stayed_idle(servers):
         assert write(s, new)[1] is None
         shrink_by_a_third(s, 2000)
         assert len(existing(s, used)) <= 400, s
-        assert len(existing(s, new)) >= 950, s
+        assert len(existing(s, new)) >= (950 if s.name == 'ours' else 900), s
 
 
 def test_allkeys_lfu_keeps_keys_read_many_times(servers):

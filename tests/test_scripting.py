@@ -250,6 +250,11 @@ SCRIPTS = [
     "function(e) return 'handled: ' .. e end) return e",
     "local ok, e = xpcall(function() redis.call('nosuch') end, function(e) return e end) return e",
     "local co = coroutine.wrap(function() coroutine.yield(1) end) return co()",
+    'local x = pairs(1) return 1',  # the error names the caller's line, as luaL_argerror
+    'for k in pairs(nil) do end',
+    "local t = redis.pcall('GET') local out = {} for k in pairs(t) do out[#out + 1] = k end "
+    'table.sort(out) return out',  # the error table's fields
+    "return redis.pcall('EVAL', 'return 1', 0)",
 ]
 
 SHEBANGS = [

@@ -409,11 +409,13 @@ def test_info_text_layout_and_sections(r):
     r.set('k', 'v')
     text = raw(r, 'INFO').decode()
     assert headers(text) == DEFAULT_HEADERS
-    # '# Header' then 'field:value' lines, one empty line between sections, CRLF endings.
+    # '# Header' then 'field:value' lines, one empty line between sections, CRLF endings
+    # (errorstat_<code> has the error's code as sent, in capitals).
     for block in text.split('\r\n\r\n'):
         lines = block.split('\r\n')
         assert lines[0].startswith('# ')
-        assert all(re.fullmatch(r'[a-z0-9_|]+:.*', line) for line in lines[1:] if line)
+        field = r'(errorstat_\S+|[a-z0-9_|]+):.*'
+        assert all(re.fullmatch(field, line) for line in lines[1:] if line)
     assert text.endswith('db0:keys=1,expires=0,avg_ttl=0\r\n')
     assert headers(raw(r, 'INFO', 'default').decode()) == DEFAULT_HEADERS
     everything = headers(raw(r, 'INFO', 'everything').decode())

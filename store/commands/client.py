@@ -705,7 +705,10 @@ def client_unblock(c, args):
     if target is None:
         return 0
     error = len(args) == 4 and lower(args[3]) == 'error'
-    return int(c.server.blocking.client_unblock(target, error))
+    unblocked = c.server.blocking.client_unblock(target, error)
+    if unblocked and error:  # an error reply sent while this ran: Redis counts it failed
+        c.server.commands[b'client'].subcommands['unblock'].failed += 1
+    return int(unblocked)
 
 
 @CLIENT.subcommand(

@@ -282,7 +282,7 @@ def _stats_section(server):
         ('current_active_defrag_time', 0),
         *server.tracking.info_fields(),  # tracking_total_keys, _items, _prefixes
         ('unexpected_error_replies', 0),
-        ('total_error_replies', sum(cmd.failed + cmd.rejected for cmd in commands)),
+        ('total_error_replies', server.stats.error_replies),
         ('dump_payload_sanitizations', 0),
         ('total_reads_processed', 0),
         ('total_writes_processed', 0),
@@ -395,6 +395,12 @@ def _latencystats_section(server):
     return out
 
 
+def _errorstats_section(server):
+    """errorstat_<code>:count=<n>, codes in byte order (Redis keeps them in a rax)."""
+    errors = server.stats.errors
+    return [(f'errorstat_{code}', f'count={errors[code]}') for code in sorted(errors)]
+
+
 # (section name in the request, header, fields)
 _SECTIONS = [
     ('server', 'Server', _server_section),
@@ -406,7 +412,7 @@ _SECTIONS = [
     ('cpu', 'CPU', _cpu_section),
     ('module_list', 'Modules', lambda server: []),
     ('commandstats', 'Commandstats', _commandstats_section),
-    ('errorstats', 'Errorstats', lambda server: []),
+    ('errorstats', 'Errorstats', _errorstats_section),
     ('latencystats', 'Latencystats', _latencystats_section),
     (
         'cluster',

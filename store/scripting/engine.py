@@ -38,7 +38,18 @@ import lupa.lua51 as lua51
 from .. import clock
 from ..latency import observe
 from ..memory.eviction import OOM
-from ..resp import OK, DoubleText, Map, Raw, RedisError, Set, Verbatim, format_double
+from ..resp import (
+    OK,
+    CountedError,
+    DoubleText,
+    FailedRaw,
+    Map,
+    Raw,
+    RedisError,
+    Set,
+    Verbatim,
+    format_double,
+)
 from ..version import VERSION
 from . import libs
 
@@ -196,6 +207,9 @@ class LuaEngine:
         )
         self._status = lua.eval(b'function(s) return {ok=s} end')
         self._error = lua.eval(b'function(s) return {err=s} end')
+        # a redis.call's error reply: counted in errorstats when it came, marked so that
+        # the script's failure with it is not counted again (Redis's field)
+        self._counted = lua.eval(b'function(s) return {err=s, ignore_error_stats_update=true} end')
         self._double = lua.eval(b'function(d) return {double=d} end')
         self._big = lua.eval(b'function(s) return {big_number=s} end')
         self._verbatim = lua.eval(
@@ -255,7 +269,17 @@ class LuaEngine:
                 return r
             if t is bool and self.resp == 2:
                 return 1 if r else None  # true -> :1, false -> the caller's null
-            return Raw(self._reply(r, caller.proto, self.resp))  # built in Lua (sandbox.lua)
+            raw, errors, marked = self._reply(r, caller.proto, self.resp)  # sandbox.lua
+            if raw[:1] == b'-':  # an error table: the command's error reply
+                msg = raw[1:-2].decode('utf-8', 'surrogateescape')
+                return CountedError(msg) if marked else RedisError(msg)
+            if errors is None and not marked:
+                return Raw(raw)
+            reply = FailedRaw(raw)  # error replies inside an array: counted as sent
+            reply.fails = (errors is not None) + marked
+            for msg in (errors or {}).values():
+                self.server.stats.error(msg.decode('utf-8', 'surrogateescape'))
+            return reply
         return self.error_reply(r, run.name)
 
     def error_reply(self, r: Any, name: bytes) -> RedisError:
@@ -270,7 +294,8 @@ class LuaEngine:
         source, line = r[b'source'], r[b'line']
         if line and source:
             msg += b' script: %s, on %s:%d.' % (name, source, line)
-        return _error(msg)
+        # a redis.call's error was counted when it came
+        return _error(msg, CountedError if r[b'ignore_error_stats_update'] else RedisError)
 
     # -- the redis API (script_lua.c's luaRedis*Command) ------------------------------------
 
@@ -290,28 +315,28 @@ class LuaEngine:
             write = known[1]
             n, arity = len(argv), cmd.arity
             if (n != arity) if arity > 0 else (n < -arity):
-                self._raise(b'Wrong number of args calling Redis command from script')
+                self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
         if write:
             run = self.run
             assert run is not None  # the redis API is called from a running script
             if run.read_only:
-                self._raise(b'Write commands are not allowed from read-only scripts.')
+                self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
             denied = self.server.write_denied  # -MISCONF (store/persistence/manager.py)
             if denied is not None:
-                self._raise(denied.encode())
+                self._reject(denied.encode(), cmd)
             if run.oom and not run.written and 'denyoom' in cmd.flags:
-                raise lua51.LuaError(self._error_buff(b'-' + OOM.encode()))  # keeps its code
+                self._reject(OOM.encode(), cmd)
             run.written = True
         t0 = _perf_ns()  # the executor (command_table.call), inlined: this is per call
         try:
             r = top.handler(self.client, argv)
         except RedisError as e:
             top.failed += 1
-            raise lua51.LuaError(self._error(e.msg.encode('utf-8', 'surrogateescape'))) from None
+            self._reject(e.msg.encode('utf-8', 'surrogateescape'))
         except Exception as e:  # a bug must not take the server down
             top.failed += 1
             self.server.log_exception(f'Error running {cmd.name} from a script', e)
-            self._raise(f'internal error while running {cmd.name}'.encode())
+            self._reject(f'ERR internal error while running {cmd.name}'.encode())
         finally:
             took = _perf_ns() - t0
             top.calls += 1
@@ -345,12 +370,12 @@ class LuaEngine:
         if cmd is not None and cmd.subcommands and len(argv) > 1:
             cmd = cmd.find_subcommand(argv[1])
         if cmd is None:
-            self._raise(b'Unknown Redis command called from script')
+            self._reject(b'ERR Unknown Redis command called from script')
         n, arity = len(argv), cmd.arity
         if (n != arity) if arity > 0 else (n < -arity):
-            self._raise(b'Wrong number of args calling Redis command from script')
+            self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
         if 'noscript' in cmd.flags:
-            self._raise(b'This Redis command is not allowed from script')
+            self._reject(b'ERR This Redis command is not allowed from script', cmd)
         write = 'write' in cmd.flags
         if cmd is top and not cmd.subcommands:
             self._checked[argv[0]] = (cmd, write)
@@ -381,6 +406,16 @@ class LuaEngine:
 
     def _raise(self, msg: bytes) -> NoReturn:
         raise lua51.LuaError(self._err(msg))
+
+    def _reject(self, msg: bytes, cmd: Any = None) -> NoReturn:
+        """Raise a redis.call's error reply, `msg` with its code (scriptCall's checks, the
+        command's own error): it was sent to the script's client, so it counts in
+        errorstats, and with `cmd` (a check refused it) in the command's rejected calls,
+        as Redis counts them."""
+        self.server.stats.error(msg.decode('utf-8', 'surrogateescape'))
+        if cmd is not None:
+            cmd.rejected += 1
+        raise lua51.LuaError(self._counted(msg))
 
     def _error_buff(self, s: bytes) -> Any:
         """luaPushErrorBuff: "-CODE msg" keeps its code, anything else gets ERR; the
@@ -544,11 +579,11 @@ class CompileError(Exception):
     """Lua's message for code that does not compile."""
 
 
-def _error(msg: bytes) -> RedisError:
+def _error(msg: bytes, cls: type[RedisError] = RedisError) -> RedisError:
     """An error reply carrying `msg` as the script gave it (CR/LF made spaces, as
     addReplyErrorFormat does); a message without a leading code is sent as is."""
     text = msg.replace(b'\r', b' ').replace(b'\n', b' ')
-    return RedisError(text.decode('utf-8', 'surrogateescape'))
+    return cls(text.decode('utf-8', 'surrogateescape'))
 
 
 def _parse_resp(data: bytes, pos: int) -> tuple[Any, int]:

@@ -105,9 +105,9 @@ V.getmetatable = function(t)
   return getmetatable(t)
 end
 V.next = function(t, k) return next(real_of[t] or t, k) end
-V.pairs = function(t)
+V.pairs = function(t)  -- (level 2: the caller's position, as luaL_argerror gives it)
   if type(t) ~= 'table' then
-    error("bad argument #1 to 'pairs' (table expected, got " .. type(t) .. ')', 0)
+    error("bad argument #1 to 'pairs' (table expected, got " .. type(t) .. ')', 2)
   end
   return V.next, t, nil
 end
@@ -180,7 +180,10 @@ local INT = setmetatable({}, {__index = function(t, v)
 end})
 local function oneline(s) return (gsub(s, '[\r\n]', ' ')) end
 
--- put(out, n, v, ...): v's reply appended after out[n]; the new n.
+-- put(out, n, v, ...): v's reply appended after out[n]; the new n. The error replies
+-- it writes are noted for INFO errorstats: in `errors`, or counted in `marked` when a
+-- redis.call got them (counted then, ignore_error_stats_update).
+local errors, marked
 local function put(out, n, v, proto, resp, depth)
   if depth >= MAXDEPTH then out[n + 1] = '-ERR reached lua stack limit\r\n' return n + 1 end
   local t = type(v)
@@ -204,7 +207,12 @@ local function put(out, n, v, proto, resp, depth)
     return n + 1
   end
   local x = rawget(v, 'err')
-  if type(x) == 'string' then out[n + 1] = '-' .. oneline(x) .. '\r\n' return n + 1 end
+  if type(x) == 'string' then
+    x = oneline(x)
+    if rawget(v, 'ignore_error_stats_update') then marked = marked + 1 else errors[#errors + 1] = x end
+    out[n + 1] = '-' .. x .. '\r\n'
+    return n + 1
+  end
   x = rawget(v, 'ok')
   if type(x) == 'string' then out[n + 1] = '+' .. oneline(x) .. '\r\n' return n + 1 end
   x = rawget(v, 'double')
@@ -262,10 +270,12 @@ local function put(out, n, v, proto, resp, depth)
   out[head] = '*' .. count .. '\r\n'
   return m
 end
+-- reply(...): the bytes, the error messages to count (nil for none), how many were marked.
 local function reply(v, proto, resp)
   local out = {}
+  errors, marked = {}, 0
   put(out, 0, v, proto, resp, 0)
-  return concat(out)
+  return concat(out), errors[1] and errors, marked
 end
 
 return compile, run, run_eval, reply

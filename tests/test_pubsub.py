@@ -149,8 +149,8 @@ RESP3_STEPS = [
 
 
 @pytest.mark.parametrize('steps', [RESP2_STEPS, RESP3_STEPS], ids=['resp2', 'resp3'])
-def test_replies_match_redis(server, redis_ref, steps):
-    assert_same_transcript(server, redis_ref, steps)
+def test_replies_match_redis(server, redis_ref, both, steps):
+    assert_same_transcript(server, redis_ref, steps)  # (`both` flushes both servers first)
 
 
 def test_unsubscribe_all_lists_every_subscription(server):

@@ -430,7 +430,12 @@ CLIENT = COMMANDS.container(
 
 
 @CLIENT.subcommand(
-    'id', 2, flags='noscript loading stale', categories='@slow @connection', since='5.0.0'
+    'id',
+    2,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='5.0.0',
+    summary='Returns the client ID for the current connection',
 )
 def client_id(c, args):
     return c.id
@@ -441,7 +446,12 @@ def valid_name(name):
 
 
 @CLIENT.subcommand(
-    'setname', 3, flags='noscript loading stale', categories='@slow @connection', since='2.6.9'
+    'setname',
+    3,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='2.6.9',
+    summary='Set the current connection name',
 )
 def client_setname(c, args):
     name = args[2]
@@ -452,7 +462,12 @@ def client_setname(c, args):
 
 
 @CLIENT.subcommand(
-    'getname', 2, flags='noscript loading stale', categories='@slow @connection', since='2.6.9'
+    'getname',
+    2,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='2.6.9',
+    summary='Get the current connection name',
 )
 def client_getname(c, args):
     return c.name.encode() if c.name else None
@@ -464,6 +479,7 @@ def client_getname(c, args):
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
     tips='nondeterministic_output',
+    summary='Get the list of client connections',
 )
 def client_list(c, args):
     clients = c.server.clients
@@ -493,6 +509,7 @@ def client_list(c, args):
     categories='@slow @connection',
     tips='nondeterministic_output',
     since='6.2.0',
+    summary='Returns information about the current client connection.',
 )
 def client_info(c, args):
     return Verbatim((client_info_line(c, c, args) + '\n').encode())
@@ -521,6 +538,7 @@ def close_after_this_reply(c):
     -3,
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
+    summary='Kill the connection of a client',
 )
 def client_kill(c, args):
     addr = laddr = user = ctype = None
@@ -588,7 +606,12 @@ def client_kill(c, args):
 
 
 @CLIENT.subcommand(
-    'reply', 3, flags='noscript loading stale', categories='@slow @connection', since='3.2.0'
+    'reply',
+    3,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='3.2.0',
+    summary='Instruct the server whether to reply to commands',
 )
 def client_reply(c, args):
     mode = lower(args[2])
@@ -633,6 +656,7 @@ def _on_off(args):
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
     since='7.0.0',
+    summary='Set client eviction mode for the current connection',
 )
 def client_no_evict(c, args):
     c.no_evict = _on_off(args)
@@ -654,7 +678,8 @@ def client_no_touch(c, args):
     -3,
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
-    since='3.0.0',
+    since='2.9.50',
+    summary='Stop processing commands from clients for some time',
 )
 def client_pause(c, args):
     if len(args) > 4:
@@ -680,6 +705,7 @@ def client_pause(c, args):
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
     since='6.2.0',
+    summary='Resume processing of clients that were paused',
 )
 def client_unpause(c, args):
     c.server.pause.unpause()
@@ -692,6 +718,7 @@ def client_unpause(c, args):
     flags='admin noscript loading stale',
     categories='@admin @slow @dangerous @connection',
     since='5.0.0',
+    summary='Unblock a client blocked in a blocking command from a different connection',
 )
 def client_unblock(c, args):
     if len(args) > 4:
@@ -712,7 +739,12 @@ def client_unblock(c, args):
 
 
 @CLIENT.subcommand(
-    'tracking', -3, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
+    'tracking',
+    -3,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='6.0.0',
+    summary='Enable or disable server assisted client side caching support',
 )
 def client_tracking(c, args):
     """CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT]
@@ -807,7 +839,13 @@ def _check_prefixes(existing, prefixes):
 
 
 @CLIENT.subcommand(
-    'trackinginfo', 2, flags='noscript loading stale', categories='@slow @connection', since='6.2.0'
+    'trackinginfo',
+    2,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='6.2.0',
+    summary='Return information about server assisted client side caching for the current '
+    'connection',
 )
 def client_trackinginfo(c, args):
     t = c.tracking
@@ -817,14 +855,24 @@ def client_trackinginfo(c, args):
 
 
 @CLIENT.subcommand(
-    'getredir', 2, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
+    'getredir',
+    2,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='6.0.0',
+    summary='Get tracking notifications redirection client ID if any',
 )
 def client_getredir(c, args):
     return c.tracking.redirect if c.tracking is not None else -1
 
 
 @CLIENT.subcommand(
-    'caching', 3, flags='noscript loading stale', categories='@slow @connection', since='6.0.0'
+    'caching',
+    3,
+    flags='noscript loading stale',
+    categories='@slow @connection',
+    since='6.0.0',
+    summary='Instruct the server about tracking or not keys in the next request',
 )
 def client_caching(c, args):
     t = c.tracking
@@ -850,6 +898,13 @@ def client_caching(c, args):
     return OK
 
 
-@CLIENT.subcommand('help', 2, flags='loading stale', categories='@slow @connection', since='5.0.0')
+@CLIENT.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@slow @connection',
+    since='5.0.0',
+    summary='Show helpful text about the different subcommands',
+)
 def client_help(c, args):
     return HELP

@@ -15,14 +15,22 @@ COMMANDS = Family('pubsub', since='2.0.0')
 
 
 @COMMANDS.command(
-    'subscribe', -2, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+    'subscribe',
+    -2,
+    flags='pubsub noscript loading stale',
+    categories='@pubsub @slow',
+    summary='Listen for messages published to the given channels',
 )
 def subscribe(c, args):
     return c.server.pubsub.subscribe(c, CHANNELS, args[1:])
 
 
 @COMMANDS.command(
-    'psubscribe', -2, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+    'psubscribe',
+    -2,
+    flags='pubsub noscript loading stale',
+    categories='@pubsub @slow',
+    summary='Listen for messages published to channels matching the given patterns',
 )
 def psubscribe(c, args):
     return c.server.pubsub.subscribe(c, PATTERNS, args[1:])
@@ -35,20 +43,29 @@ def psubscribe(c, args):
     keys=(1, -1, 1),
     categories='@pubsub @slow',
     since='7.0.0',
+    summary='Listen for messages published to the given shard channels',
 )
 def ssubscribe(c, args):
     return c.server.pubsub.subscribe(c, SHARD_CHANNELS, args[1:])
 
 
 @COMMANDS.command(
-    'unsubscribe', -1, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+    'unsubscribe',
+    -1,
+    flags='pubsub noscript loading stale',
+    categories='@pubsub @slow',
+    summary='Stop listening for messages posted to the given channels',
 )
 def unsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, CHANNELS, args[1:] or None)
 
 
 @COMMANDS.command(
-    'punsubscribe', -1, flags='pubsub noscript loading stale', categories='@pubsub @slow'
+    'punsubscribe',
+    -1,
+    flags='pubsub noscript loading stale',
+    categories='@pubsub @slow',
+    summary='Stop listening for messages posted to channels matching the given patterns',
 )
 def punsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, PATTERNS, args[1:] or None)
@@ -61,12 +78,19 @@ def punsubscribe(c, args):
     keys=(1, -1, 1),
     categories='@pubsub @slow',
     since='7.0.0',
+    summary='Stop listening for messages posted to the given shard channels',
 )
 def sunsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, SHARD_CHANNELS, args[1:] or None)
 
 
-@COMMANDS.command('publish', 3, flags='pubsub loading stale fast', categories='@pubsub @fast')
+@COMMANDS.command(
+    'publish',
+    3,
+    flags='pubsub loading stale fast',
+    categories='@pubsub @fast',
+    summary='Post a message to a channel',
+)
 def publish(c, args):
     return c.server.pubsub.publish_command(c, args, CHANNELS)
 
@@ -78,6 +102,7 @@ def publish(c, args):
     keys=(1, 1, 1),
     categories='@pubsub @fast',
     since='7.0.0',
+    summary='Post a message to a shard channel',
 )
 def spublish(c, args):
     return c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)
@@ -112,39 +137,66 @@ def _numsub(c, args, kind):
     return out
 
 
-PUBSUB = COMMANDS.container('pubsub', -2, categories='@slow', since='2.8.0')
+PUBSUB = COMMANDS.container(
+    'pubsub', -2, categories='@slow', since='2.8.0', summary='A container for Pub/Sub commands'
+)
 
 
 @PUBSUB.subcommand(
-    'channels', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='1.0.0'
+    'channels',
+    -2,
+    flags='pubsub loading stale',
+    categories='@pubsub @slow',
+    since='2.8.0',
+    summary='List active channels',
 )
 def pubsub_channels(c, args):
     return _channel_list(c, args, CHANNELS)
 
 
 @PUBSUB.subcommand(
-    'shardchannels', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='7.0.0'
+    'shardchannels',
+    -2,
+    flags='pubsub loading stale',
+    categories='@pubsub @slow',
+    since='7.0.0',
+    summary='List active shard channels',
 )
 def pubsub_shardchannels(c, args):
     return _channel_list(c, args, SHARD_CHANNELS)
 
 
 @PUBSUB.subcommand(
-    'numsub', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='1.0.0'
+    'numsub',
+    -2,
+    flags='pubsub loading stale',
+    categories='@pubsub @slow',
+    since='2.8.0',
+    summary='Get the count of subscribers for channels',
 )
 def pubsub_numsub(c, args):
     return _numsub(c, args, CHANNELS)
 
 
 @PUBSUB.subcommand(
-    'shardnumsub', -2, flags='pubsub loading stale', categories='@pubsub @slow', since='7.0.0'
+    'shardnumsub',
+    -2,
+    flags='pubsub loading stale',
+    categories='@pubsub @slow',
+    since='7.0.0',
+    summary='Get the count of subscribers for shard channels',
 )
 def pubsub_shardnumsub(c, args):
     return _numsub(c, args, SHARD_CHANNELS)
 
 
 @PUBSUB.subcommand(
-    'numpat', 2, flags='pubsub loading stale', categories='@pubsub @slow', since='1.0.0'
+    'numpat',
+    2,
+    flags='pubsub loading stale',
+    categories='@pubsub @slow',
+    since='2.8.0',
+    summary='Get the count of unique patterns pattern subscriptions',
 )
 def pubsub_numpat(c, args):
     return c.server.pubsub.store.counts[PATTERNS]
@@ -168,7 +220,14 @@ HELP = [
 ]
 
 
-@PUBSUB.subcommand('help', 2, flags='loading stale', categories='@slow', since='6.2.0')
+@PUBSUB.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@slow',
+    since='6.2.0',
+    summary='Show helpful text about the different subcommands',
+)
 def pubsub_help(c, args):
     return HELP
 

@@ -12,7 +12,14 @@ E_WRONGPASS = 'WRONGPASS invalid username-password pair or user is disabled.'
 COMMANDS = Family('connection')
 
 
-@COMMANDS.command('ping', -1, flags='fast', categories='@fast @connection')
+@COMMANDS.command(
+    'ping',
+    -1,
+    flags='fast',
+    categories='@fast @connection',
+    summary='Ping the server',
+    tips='request_policy:all_shards response_policy:all_succeeded',
+)
 def ping(c, args):
     if len(args) > 2:
         raise RedisError("ERR wrong number of arguments for 'ping' command")
@@ -21,12 +28,24 @@ def ping(c, args):
     return args[1] if len(args) > 1 else PONG
 
 
-@COMMANDS.command('echo', 2, flags='fast', categories='@fast @connection')
+@COMMANDS.command(
+    'echo',
+    2,
+    flags='fast loading stale',
+    categories='@fast @connection',
+    summary='Echo the given string',
+)
 def echo(c, args):
     return args[1]
 
 
-@COMMANDS.command('select', 2, flags='loading stale fast', categories='@keyspace @fast')
+@COMMANDS.command(
+    'select',
+    2,
+    flags='loading stale fast',
+    categories='@connection @fast',
+    summary='Change the selected database for the current connection',
+)
 def select(c, args):
     # getIntFromObjectOrReply: a 64-bit integer outside the C int range has its own error.
     db = string2ll(args[1])
@@ -45,6 +64,7 @@ def select(c, args):
     -1,
     flags='allow_busy noscript loading stale fast no_auth',
     categories='@fast @connection',
+    summary='Close the connection',
 )
 def quit_(c, args):
     # Reached on the hot path only (the gated path answers QUIT itself): the +OK is queued
@@ -63,6 +83,7 @@ def check_password(c, user, password):
     -2,
     flags='noscript loading stale fast no_auth allow_busy',
     categories='@fast @connection',
+    summary='Authenticate to the server',
 )
 def auth(c, args):
     if len(args) > 3:
@@ -86,6 +107,7 @@ def auth(c, args):
     flags='noscript loading stale fast no_auth allow_busy',
     categories='@fast @connection',
     since='6.0.0',
+    summary='Handshake with Redis',
 )
 def hello(c, args):
     proto = None
@@ -149,6 +171,7 @@ def hello(c, args):
     flags='noscript loading stale fast no_auth allow_busy',
     categories='@fast @connection',
     since='6.2.0',
+    summary='Reset the connection',
 )
 def reset(c, args):
     c.end_multi()

@@ -98,7 +98,9 @@ def _xgroup_syntax(args):
     )
 
 
-XGROUP = COMMANDS.container('xgroup', -2, categories='@slow')
+XGROUP = COMMANDS.container(
+    'xgroup', -2, categories='@slow', summary='A container for consumer groups commands'
+)
 
 
 @XGROUP.subcommand(
@@ -107,6 +109,7 @@ XGROUP = COMMANDS.container('xgroup', -2, categories='@slow')
     flags='write denyoom',
     keys=(2, 2, 1),
     categories='@write @stream @slow',
+    summary='Create a consumer group.',
 )
 def xgroup_create(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'create')
@@ -128,7 +131,13 @@ def xgroup_create(c, args):
 
 
 @XGROUP.subcommand(
-    'setid', -5, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0'
+    'setid',
+    -5,
+    flags='write',
+    keys=(2, 2, 1),
+    categories='@write @stream @slow',
+    since='5.0.0',
+    summary='Set a consumer group to an arbitrary last delivered ID value.',
 )
 def xgroup_setid(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'setid')
@@ -146,7 +155,13 @@ def xgroup_setid(c, args):
 
 
 @XGROUP.subcommand(
-    'destroy', 4, flags='write', keys=(2, 2, 1), categories='@write @stream @slow', since='5.0.0'
+    'destroy',
+    4,
+    flags='write',
+    keys=(2, 2, 1),
+    categories='@write @stream @slow',
+    since='5.0.0',
+    summary='Destroy a consumer group.',
 )
 def xgroup_destroy(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'destroy')
@@ -165,6 +180,7 @@ def xgroup_destroy(c, args):
     keys=(2, 2, 1),
     categories='@write @stream @slow',
     since='6.2.0',
+    summary='Create a consumer in a consumer group.',
 )
 def xgroup_createconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'createconsumer')
@@ -180,6 +196,7 @@ def xgroup_createconsumer(c, args):
     flags='write',
     keys=(2, 2, 1),
     categories='@write @stream @slow',
+    summary='Delete a consumer from a consumer group.',
 )
 def xgroup_delconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'delconsumer')
@@ -195,7 +212,13 @@ def xgroup_delconsumer(c, args):
     return pending
 
 
-@XGROUP.subcommand('help', 2, flags='loading stale', categories='@stream @slow')
+@XGROUP.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@stream @slow',
+    summary='Show helpful text about the different subcommands',
+)
 def xgroup_help(c, args):
     return XGROUP_HELP
 
@@ -203,7 +226,17 @@ def xgroup_help(c, args):
 # -- XACK / XPENDING / XCLAIM / XAUTOCLAIM ----------------------------------------------
 
 
-@COMMANDS.command('xack', -4, flags='write fast', keys=(1, 1, 1), categories='@write @stream @fast')
+@COMMANDS.command(
+    'xack',
+    -4,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @stream @fast',
+    summary='Marks a pending message as correctly processed, effectively removing it from the '
+    'pending entries list of the consumer group. Return value of the command is the '
+    'number of messages successfully acknowledged, that is, the IDs we were actually able'
+    ' to resolve in the PEL.',
+)
 def xack(c, args):
     s = _read_stream(c, args[1])
     g = s.groups.get(args[2]) if s is not None else None
@@ -230,7 +263,14 @@ def _nogroup(key, grp):
 
 
 @COMMANDS.command(
-    'xpending', -3, flags='readonly', keys=(1, 1, 1), categories='@read @stream @slow'
+    'xpending',
+    -3,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @stream @slow',
+    summary='Return information and entries from a stream consumer group pending entries list, '
+    'that are messages fetched but never acknowledged.',
+    tips='nondeterministic_output',
 )
 def xpending(c, args):
     n = len(args)
@@ -305,7 +345,14 @@ def _transfer(nack, consumer, i):
 
 
 @COMMANDS.command(
-    'xclaim', -6, flags='write fast', keys=(1, 1, 1), categories='@write @stream @fast'
+    'xclaim',
+    -6,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @stream @fast',
+    summary='Changes (or acquires) ownership of a message in a consumer group, as if the message '
+    'was delivered to the specified consumer.',
+    tips='nondeterministic_output',
 )
 def xclaim(c, args):
     key = args[1]
@@ -397,6 +444,9 @@ def xclaim(c, args):
     keys=(1, 1, 1),
     categories='@write @stream @fast',
     since='6.2.0',
+    summary='Changes (or acquires) ownership of messages in a consumer group, as if the messages '
+    'were delivered to the specified consumer.',
+    tips='nondeterministic_output',
 )
 def xautoclaim(c, args):
     key = args[1]

@@ -42,11 +42,19 @@ def _radix_nodes(s):
     return k + 1 if k else 1
 
 
-XINFO = COMMANDS.container('xinfo', -2, categories='@slow')
+XINFO = COMMANDS.container(
+    'xinfo', -2, categories='@slow', summary='A container for stream introspection commands'
+)
 
 
 @XINFO.subcommand(
-    'stream', -3, flags='readonly', keys=(2, 2, 1), categories='@read @stream @slow', since='5.0.0'
+    'stream',
+    -3,
+    flags='readonly',
+    keys=(2, 2, 1),
+    categories='@read @stream @slow',
+    since='5.0.0',
+    summary='Get information about a stream',
 )
 def xinfo_stream(c, args):
     s = _xinfo_stream_obj(c, args[2])
@@ -130,7 +138,13 @@ def xinfo_stream(c, args):
 
 
 @XINFO.subcommand(
-    'groups', 3, flags='readonly', keys=(2, 2, 1), categories='@read @stream @slow', since='5.0.0'
+    'groups',
+    3,
+    flags='readonly',
+    keys=(2, 2, 1),
+    categories='@read @stream @slow',
+    since='5.0.0',
+    summary='List the consumer groups of a stream',
 )
 def xinfo_groups(c, args):
     s = _xinfo_stream_obj(c, args[2])
@@ -157,6 +171,8 @@ def xinfo_groups(c, args):
     flags='readonly',
     keys=(2, 2, 1),
     categories='@read @stream @slow',
+    summary='List the consumers in a consumer group',
+    tips='nondeterministic_output',
 )
 def xinfo_consumers(c, args):
     s = _xinfo_stream_obj(c, args[2])
@@ -173,6 +189,12 @@ def xinfo_consumers(c, args):
     ]
 
 
-@XINFO.subcommand('help', 2, flags='loading stale', categories='@stream @slow')
+@XINFO.subcommand(
+    'help',
+    2,
+    flags='loading stale',
+    categories='@stream @slow',
+    summary='Show helpful text about the different subcommands',
+)
 def xinfo_help(c, args):
     return XINFO_HELP

@@ -221,6 +221,8 @@ def _xread(c, args, xreadgroup):
     flags='readonly blocking movablekeys',
     categories='@read @stream @slow @blocking',
     getkeys=keys_after_streams,
+    summary='Return never seen elements in multiple streams, with IDs greater than the ones '
+    'reported by the caller for each stream. Can block.',
 )
 def xread(c, args):
     return _xread(c, args, False)
@@ -232,6 +234,8 @@ def xread(c, args):
     flags='write blocking movablekeys',
     categories='@write @stream @slow @blocking',
     getkeys=keys_after_streams,
+    summary='Return new entries from a stream using a consumer group, or access the history of '
+    'the pending entries for a given consumer. Can block.',
 )
 def xreadgroup(c, args):
     return _xread(c, args, True)

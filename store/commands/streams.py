@@ -311,7 +311,13 @@ def _apply_trim(s, t):
 
 
 @COMMANDS.command(
-    'xadd', -5, flags='write denyoom fast', keys=(1, 1, 1), categories='@write @stream @fast'
+    'xadd',
+    -5,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @stream @fast',
+    summary='Appends a new entry to a stream',
+    tips='nondeterministic_output',
 )
 def xadd(c, args):
     t, idpos = parse_add_trim(args, True)
@@ -349,7 +355,15 @@ def xadd(c, args):
     return format_id(i)
 
 
-@COMMANDS.command('xtrim', -4, flags='write', keys=(1, 1, 1), categories='@write @stream @slow')
+@COMMANDS.command(
+    'xtrim',
+    -4,
+    flags='write',
+    keys=(1, 1, 1),
+    categories='@write @stream @slow',
+    summary="Trims the stream to (approximately if '~' is passed) a certain size",
+    tips='nondeterministic_output',
+)
 def xtrim(c, args):
     t, _ = parse_add_trim(args, False)
     s = _write_stream(c, args[1])
@@ -393,27 +407,54 @@ def _xrange(c, args, rev):
     return _raw_entries(s.range_encoded(lo, hi, max(count, 0), rev)[1])
 
 
-@COMMANDS.command('xrange', -4, flags='readonly', keys=(1, 1, 1), categories='@read @stream @slow')
+@COMMANDS.command(
+    'xrange',
+    -4,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @stream @slow',
+    summary='Return a range of elements in a stream, with IDs matching the specified IDs interval',
+)
 def xrange_(c, args):
     return _xrange(c, args, False)
 
 
 @COMMANDS.command(
-    'xrevrange', -4, flags='readonly', keys=(1, 1, 1), categories='@read @stream @slow'
+    'xrevrange',
+    -4,
+    flags='readonly',
+    keys=(1, 1, 1),
+    categories='@read @stream @slow',
+    summary='Return a range of elements in a stream, with IDs matching the specified IDs '
+    'interval, in reverse order (from greater to smaller IDs) compared to XRANGE',
 )
 def xrevrange(c, args):
     return _xrange(c, args, True)
 
 
 @COMMANDS.command(
-    'xlen', 2, flags='readonly fast', keys=(1, 1, 1), categories='@read @stream @fast'
+    'xlen',
+    2,
+    flags='readonly fast',
+    keys=(1, 1, 1),
+    categories='@read @stream @fast',
+    summary='Return the number of entries in a stream',
 )
 def xlen(c, args):
     s = _read_stream(c, args[1])
     return 0 if s is None else s.length
 
 
-@COMMANDS.command('xdel', -3, flags='write fast', keys=(1, 1, 1), categories='@write @stream @fast')
+@COMMANDS.command(
+    'xdel',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@write @stream @fast',
+    summary='Removes the specified entries from the stream. Returns the number of items actually '
+    'deleted, that may be different from the number of IDs passed in case certain IDs do '
+    'not exist.',
+)
 def xdel(c, args):
     key = args[1]
     s = _write_stream(c, key)
@@ -440,7 +481,12 @@ def xdel(c, args):
 
 
 @COMMANDS.command(
-    'xsetid', -3, flags='write denyoom fast', keys=(1, 1, 1), categories='@write @stream @fast'
+    'xsetid',
+    -3,
+    flags='write denyoom fast',
+    keys=(1, 1, 1),
+    categories='@write @stream @fast',
+    summary='An internal command for replicating stream values',
 )
 def xsetid(c, args):
     key = args[1]

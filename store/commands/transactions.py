@@ -14,7 +14,12 @@ COMMANDS = Family('transactions')
 
 
 @COMMANDS.command(
-    'multi', 1, flags='noscript loading stale fast allow_busy', categories='@fast @transaction'
+    'multi',
+    1,
+    flags='noscript loading stale fast allow_busy',
+    categories='@fast @transaction',
+    summary='Mark the start of a transaction block',
+    since='1.2.0',
 )
 def multi(c, args):
     if c.multi is not None:
@@ -26,7 +31,12 @@ def multi(c, args):
 
 
 @COMMANDS.command(
-    'exec', 1, flags='noscript loading stale skip_slowlog', categories='@slow @transaction'
+    'exec',
+    1,
+    flags='noscript loading stale skip_slowlog',
+    categories='@slow @transaction',
+    summary='Execute all commands issued after MULTI',
+    since='1.2.0',
 )
 def exec_(c, args):
     if c.multi is None:
@@ -59,7 +69,12 @@ def _watched_key_expired(c):
 
 
 @COMMANDS.command(
-    'discard', 1, flags='noscript loading stale fast allow_busy', categories='@fast @transaction'
+    'discard',
+    1,
+    flags='noscript loading stale fast allow_busy',
+    categories='@fast @transaction',
+    summary='Discard all commands issued after MULTI',
+    since='2.0.0',
 )
 def discard(c, args):
     if c.multi is None:
@@ -74,6 +89,8 @@ def discard(c, args):
     flags='noscript loading stale fast allow_busy',
     keys=(1, -1, 1),
     categories='@fast @transaction',
+    summary='Watch the given keys to determine execution of the MULTI/EXEC block',
+    since='2.2.0',
 )
 def watch(c, args):
     if c.multi is not None:
@@ -91,7 +108,12 @@ def watch(c, args):
 
 
 @COMMANDS.command(
-    'unwatch', 1, flags='noscript loading stale fast allow_busy', categories='@fast @transaction'
+    'unwatch',
+    1,
+    flags='noscript loading stale fast allow_busy',
+    categories='@fast @transaction',
+    summary='Forget about all watched keys',
+    since='2.2.0',
 )
 def unwatch(c, args):
     c.unwatch_all()

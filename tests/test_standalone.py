@@ -1,5 +1,6 @@
-"""ROLE, WAIT and MODULE (store/commands/standalone.py) against redis-server 7.0.15, which
-runs as the same standalone master without replicas or modules."""
+"""ROLE, WAIT and MODULE (store/commands/standalone.py), and the cluster commands
+(store/commands/cluster.py) against redis-server 7.0.15, which runs as the same standalone
+master without replicas, modules or cluster support."""
 
 import time
 
@@ -7,6 +8,7 @@ import pytest
 
 from conftest import assert_same, spawn_redis, spawn_store, stop
 from rawconn import RawConn, pack
+from store.commands.cluster import SUBCOMMANDS
 
 
 def test_replies_and_errors_match_redis(both_resp):
@@ -88,3 +90,17 @@ def test_module_load_when_enabled_fails_as_for_a_library_redis_cannot_load(tmp_p
     finally:
         stop(proc)
         stop(rproc)
+
+
+def test_cluster_commands_say_cluster_support_is_disabled(both_resp):
+    """Each CLUSTER subcommand with as many arguments as its arity asks (and one too
+    many for the fixed ones), unknown subcommands, READONLY, READWRITE, ASKING."""
+    commands = [('CLUSTER',), ('CLUSTER', 'FOO'), ('CLUSTER', 'HELP')]
+    for name, arity, *_ in SUBCOMMANDS:
+        args = ['x'] * (abs(arity) - 2)
+        commands.append(('CLUSTER', name, *args))
+        if arity > 0:
+            commands.append(('CLUSTER', name, *args, 'extra'))
+    for name in ('READONLY', 'READWRITE', 'ASKING'):
+        commands += [(name,), (name, 'x')]
+    assert_same(both_resp, commands)

@@ -85,6 +85,7 @@ class Command:
         'container',
         'getkeys',
         'key_specs',
+        'key_flags_of',
     )
 
     def __init__(
@@ -101,7 +102,8 @@ class Command:
         summary: str = '',
         since: str = '1.0.0',
         getkeys: KeyFinder | None = None,
-        key_specs: list[Any] | None = None,
+        key_specs: str = '',
+        key_flags_of: Callable[[list[bytes]], str] | None = None,
     ) -> None:
         self.name = name
         self.handler = handler if handler is not None else self.dispatch
@@ -116,7 +118,9 @@ class Command:
         self.summary = summary
         self.since = since
         self.getkeys = getkeys  # key positions of a `movablekeys` command
-        self.key_specs = key_specs  # COMMAND INFO's, where they are not first/last/step's
+        self.key_specs = parse_key_specs(key_specs)
+        # the flags of a key spec marked variable_flags, from the arguments (SET, BITFIELD)
+        self.key_flags_of = key_flags_of
         self.no_auth = 'no_auth' in self.flags
         self.pubsub_ok = name in _PUBSUB_OK
         self.multi_ok = name in _MULTI_OK
@@ -153,6 +157,26 @@ class Command:
             return []
         last = self.last_key if self.last_key >= 0 else len(args) + self.last_key
         return list(range(self.first_key, last + 1, self.step))
+
+    def has_keys(self) -> bool:
+        """doesCommandHaveKeys: a finder of its own, or a spec for real keys (SPUBLISH's
+        shard channel is not one)."""
+        return self.getkeys is not None or any('not_key' not in s.flags for s in self.key_specs)
+
+    def key_flags(self, args: list[bytes], positions: list[int]) -> list[tuple[int, Any]]:
+        """COMMAND GETKEYSANDFLAGS: each key position with the flags of the key spec that
+        finds it, as Redis's getkeys procs give them: variable ones from the arguments,
+        and for a key only the command's own finder knows of (SORT's STORE) those of its
+        last spec, whose search is 'unknown'."""
+        if self.key_flags_of is not None:
+            flags = tuple(self.key_flags_of(args).split())
+            return [(i, flags) for i in positions]
+        found: dict[int, tuple[str, ...]] = {}
+        for spec in self.key_specs:
+            for i in spec.positions(args):
+                found.setdefault(i, spec.flags)
+        other = self.key_specs[-1].flags if self.key_specs else ()
+        return [(i, found.get(i, other)) for i in positions]
 
     def all(self) -> Iterator[Command]:
         """This command and its subcommands (for COMMAND and INFO commandstats)."""
@@ -293,25 +317,95 @@ def numkeys_keys(at: int, store: int = 0) -> KeyFinder:
     return find
 
 
-def keynum_spec(flags: str, notes: str = '', index: int = 2) -> Any:
-    """A key spec of keys counted by the argument at `index` (EVAL, FCALL), as COMMAND
-    INFO shows it; `flags` as 'RW access update'."""
-    spec: list[tuple[bytes, Any]] = [
-        (b'flags', Set(flags.split())),  # statuses, as addReplyFlagsForKeyArgs sends them
-        (b'begin_search', Map([(b'type', b'index'), (b'spec', Map([(b'index', index)]))])),
-        (
-            b'find_keys',
-            Map(
-                [
-                    (b'type', b'keynum'),
-                    (b'spec', Map([(b'keynumidx', 0), (b'firstkey', 1), (b'keystep', 1)])),
-                ]
+class KeySpec:
+    """One of a command's key specs (Redis 7.0's keySpec), declared as a line of text:
+
+        'RW access delete; index 1; range 0 1 0'
+        'RO access; keyword STREAMS 1; range -1 1 2; a note'
+
+    flags; where the search begins ('index POS', 'keyword WORD STARTFROM' or 'unknown');
+    how keys are found from there ('range LASTKEY KEYSTEP LIMIT', 'keynum KEYNUMIDX
+    FIRSTKEY KEYSTEP' or 'unknown'); and an optional note. COMMAND INFO shows it (`info`)
+    and COMMAND GETKEYSANDFLAGS applies it (`positions`, getKeysUsingKeySpecs)."""
+
+    __slots__ = ('flags', 'begin', 'keyword', 'start', 'find', 'numbers', 'notes')
+
+    def __init__(self, text: str) -> None:
+        flags, begin, find, *notes = (part.strip() for part in text.split(';', 3))
+        self.flags = tuple(flags.split())
+        self.begin, *where = begin.split()
+        self.keyword = where.pop(0).encode() if self.begin == 'keyword' else b''
+        self.start = int(where[0]) if where else 0  # the index, or where a keyword search starts
+        self.find, *numbers = find.split()
+        self.numbers = tuple(int(n) for n in numbers)
+        self.notes = notes[0] if notes else ''
+
+    def info(self) -> Map:
+        """The spec as COMMAND INFO shows it (addReplyCommandKeySpecs)."""
+        if self.begin == 'index':
+            begin = Map([(b'index', self.start)])
+        elif self.begin == 'keyword':
+            begin = Map([(b'keyword', self.keyword), (b'startfrom', self.start)])
+        else:
+            begin = Map([])
+        names = _FIND_FIELDS.get(self.find, ())
+        out: list[tuple[bytes, Any]] = [(b'notes', self.notes.encode())] if self.notes else []
+        out += [
+            (b'flags', Set(list(self.flags))),  # statuses, as addReplyFlagsForKeyArgs sends
+            (b'begin_search', Map([(b'type', self.begin.encode()), (b'spec', begin)])),
+            (
+                b'find_keys',
+                Map(
+                    [(b'type', self.find.encode()), (b'spec', Map(list(zip(names, self.numbers))))]
+                ),
             ),
-        ),
-    ]
-    if notes:
-        spec.insert(0, (b'notes', notes.encode()))
-    return Map(spec)
+        ]
+        return Map(out)
+
+    def positions(self, args: list[bytes]) -> list[int]:
+        """The key positions this spec finds in `args` (none where the search fails)."""
+        argc = len(args)
+        if self.begin == 'index':
+            first = self.start
+        elif self.begin == 'keyword':  # searched forwards, or backwards from the end
+            start, word = self.start, self.keyword.lower()
+            order = range(start, argc) if start > 0 else range(argc + start, 1, -1)
+            first = next((i + 1 for i in order if args[i].lower() == word), -1)
+            if first < 0:
+                return []
+        else:
+            return []
+        if self.find == 'range':
+            lastkey, step, limit = self.numbers
+            if lastkey >= 0:
+                last = first + lastkey
+            elif limit <= 1:
+                last = argc + lastkey
+            else:
+                last = first + (argc - first) // limit + lastkey
+        elif self.find == 'keynum':
+            idx, firstkey, step = self.numbers
+            n = string2ll(args[first + idx]) if first + idx < argc else None
+            if n is None or n < 0:
+                return []
+            first += firstkey
+            last = first + n - 1
+        else:
+            return []
+        if last >= argc or first >= argc:
+            return []
+        return list(range(first, last + 1, step))
+
+
+_FIND_FIELDS = {
+    'range': (b'lastkey', b'keystep', b'limit'),
+    'keynum': (b'keynumidx', b'firstkey', b'keystep'),
+}
+
+
+def parse_key_specs(text: str) -> list[KeySpec]:
+    """A command's key specs from their declaration, one per '|'-separated part."""
+    return [KeySpec(part) for part in text.split('|')] if text else []
 
 
 def keys_after_streams(args: list[bytes]) -> list[int]:

@@ -1,7 +1,7 @@
 """Every command and subcommand of every family (store.commands.MODULES, so a family added
 later is checked too) against redis-server 7.0.15: COMMAND INFO's arity, flags, key
-positions, ACL categories and tips from the reference's parsed reply, and COMMAND DOCS's
-summary, since and group compared between both servers.
+positions, ACL categories and tips from the reference's parsed reply, its key specs as
+sent, COMMAND DOCS's summary, since and group, and COMMAND GETKEYSANDFLAGS.
 """
 
 import hiredis
@@ -53,3 +53,65 @@ def test_command_docs_match_redis(family, server, redis_ref):
         ours, theirs = _docs(server.port, name), _docs(redis_ref[1], name)
         for field in (b'summary', b'since', b'group'):
             assert ours.get(field) == theirs.get(field), (cmd.name, field)
+
+
+def _raw(port, *args):
+    with RawConn(port, proto=2) as conn:
+        return conn.cmd(*args)
+
+
+@pytest.mark.parametrize('family', FAMILIES, ids=IDS)
+def test_key_specs_match_redis(family, server, redis_ref):
+    for cmd in commands(family):
+        reply = [_raw(port, 'COMMAND', 'INFO', cmd.name) for port in (server.port, redis_ref[1])]
+        specs = []
+        for r in reply:
+            reader = hiredis.Reader()
+            reader.feed(r)
+            specs.append(reader.gets()[0][8])
+        assert specs[0] == specs[1], cmd.name
+
+
+GETKEYS = [
+    ('LMOVE', 'a', 'b', 'LEFT', 'LEFT'),
+    ('SET', 'k', 'v', 'GET'),
+    ('SET', 'k', 'v', 'EX', '10'),
+    ('BITFIELD', 'k', 'GET', 'u8', '0', 'OVERFLOW', 'SAT'),
+    ('BITFIELD', 'k', 'GET', 'u8', '0', 'INCRBY', 'u8', '0', '1'),
+    ('BITFIELD', 'k', 'GET', 'u8'),
+    ('DEL', 'a', 'b', 'c'),
+    ('MSET', 'a', '1', 'b', '2'),
+    ('RENAME', 'a', 'b'),
+    ('COPY', 'a', 'b'),
+    ('SMOVE', 'a', 'b', 'm'),
+    ('ZUNIONSTORE', 'd', '2', 'a', 'b', 'WEIGHTS', '1', '2'),
+    ('ZINTERCARD', '2', 'a', 'b'),
+    ('SINTERCARD', '2', 'a', 'b', 'LIMIT', '1'),
+    ('LMPOP', '2', 'a', 'b', 'LEFT'),
+    ('BLMPOP', '0', '2', 'a', 'b', 'LEFT'),
+    ('XREAD', 'COUNT', '2', 'STREAMS', 'a', 'b', '0', '0'),
+    ('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', 'a', '>'),
+    ('SORT', 'a', 'BY', 'x', 'STORE', 'd'),
+    ('SORT_RO', 'a'),
+    ('GEORADIUS', 'g', '0', '0', '1', 'km', 'STORE', 'd'),
+    ('GEOSEARCHSTORE', 'd', 'g', 'FROMLONLAT', '0', '0', 'BYRADIUS', '1', 'km'),
+    ('EVAL', 'return 1', '2', 'a', 'b', 'x'),
+    ('FCALL_RO', 'f', '1', 'a'),
+    ('BITOP', 'AND', 'd', 'a', 'b'),
+    ('PFMERGE', 'd', 'a', 'b'),
+    ('OBJECT', 'ENCODING', 'a'),
+    ('MEMORY', 'USAGE', 'a'),
+    ('XGROUP', 'CREATE', 's', 'g', '$'),
+    ('EXPIRE', 'a', '10'),
+    ('GETEX', 'a', 'PERSIST'),
+    ('SPUBLISH', 'ch', 'm'),
+    ('WATCH', 'a', 'b'),
+]
+
+
+@pytest.mark.parametrize('command', GETKEYS, ids=[' '.join(c) for c in GETKEYS])
+def test_getkeysandflags_match_redis(server, redis_ref, command):
+    ours, theirs = (
+        _raw(p, 'COMMAND', 'GETKEYSANDFLAGS', *command) for p in (server.port, redis_ref[1])
+    )
+    assert ours == theirs

@@ -46,6 +46,7 @@ def _bit_offset(c, b):
     keys=(1, 1, 1),
     categories='@write @bitmap @slow',
     summary='Sets or clears the bit at offset in the string value stored at key',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def setbit(c, args):
     key = args[1]
@@ -81,6 +82,7 @@ def setbit(c, args):
     keys=(1, 1, 1),
     categories='@read @bitmap @fast',
     summary='Returns the bit value at offset in the string value stored at key',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def getbit(c, args):
     off = _bit_offset(c, args[2])
@@ -123,6 +125,7 @@ def _range(start, end, size, isbit):
     categories='@read @bitmap @slow',
     since='2.6.0',
     summary='Count set bits in a string',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def bitcount(c, args):
     v = _read_buffer(c, args[1])
@@ -173,6 +176,7 @@ def _first_bit(s, bit):
     categories='@read @bitmap @slow',
     since='2.8.7',
     summary='Find first bit set or clear in a string',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def bitpos(c, args):
     bit = int_arg(args[2])
@@ -221,6 +225,7 @@ _NOT = bytes(255 - i for i in range(256))
     categories='@write @bitmap @slow',
     since='2.6.0',
     summary='Perform bitwise operations between strings',
+    key_specs='OW update; index 2; range 0 1 0 | RO access; index 3; range -1 1 0',
 )
 def bitop(c, args):
     op = keyword(args[1])
@@ -431,6 +436,21 @@ def _bitfield(c, args, read_only):
     return out
 
 
+def _bitfield_key_flags(args):
+    """bitfieldGetKeys: read-only while the subcommands are GETs and OVERFLOWs; a SET, an
+    INCRBY or anything else (a syntax error) makes it a write."""
+    i, n = 2, len(args)
+    while i < n:
+        op = args[i].lower()
+        if op == b'get' and n - i > 2:
+            i += 3
+        elif op == b'overflow' and n - i > 1:
+            i += 2
+        else:
+            return 'RW access update'
+    return 'RO access'
+
+
 @COMMANDS.command(
     'bitfield',
     -2,
@@ -439,6 +459,11 @@ def _bitfield(c, args, read_only):
     categories='@write @bitmap @slow',
     since='3.2.0',
     summary='Perform arbitrary bitfield integer operations on strings',
+    key_specs=(
+        'RW access update variable_flags; index 1; range 0 1 0; '
+        'This command allows both access and modification of the key'
+    ),
+    key_flags_of=_bitfield_key_flags,
 )
 def bitfield(c, args):
     return _bitfield(c, args, False)
@@ -453,6 +478,7 @@ def bitfield(c, args):
     since='6.0.0',
     summary='Perform arbitrary bitfield integer operations on strings. Read-only variant of '
     'BITFIELD',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def bitfield_ro(c, args):
     return _bitfield(c, args, True)

@@ -96,6 +96,7 @@ def expire_generic(c, args, relative, seconds):
     categories='@keyspace @write @fast',
     since='1.0.0',
     summary="Set a key's time to live in seconds",
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def expire(c, args):
     return expire_generic(c, args, relative=True, seconds=True)
@@ -108,6 +109,7 @@ def expire(c, args):
     keys=(1, 1, 1),
     categories='@keyspace @write @fast',
     summary="Set a key's time to live in milliseconds",
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def pexpire(c, args):
     return expire_generic(c, args, relative=True, seconds=False)
@@ -121,6 +123,7 @@ def pexpire(c, args):
     categories='@keyspace @write @fast',
     since='1.2.0',
     summary='Set the expiration for a key as a UNIX timestamp',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def expireat(c, args):
     return expire_generic(c, args, relative=False, seconds=True)
@@ -133,6 +136,7 @@ def expireat(c, args):
     keys=(1, 1, 1),
     categories='@keyspace @write @fast',
     summary='Set the expiration for a key as a UNIX timestamp specified in milliseconds',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def pexpireat(c, args):
     return expire_generic(c, args, relative=False, seconds=False)
@@ -161,6 +165,7 @@ def ttl_generic(c, key, in_ms, absolute):
     tips='nondeterministic_output',
     since='1.0.0',
     summary='Get the time to live for a key in seconds',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def ttl(c, args):
     return ttl_generic(c, args[1], in_ms=False, absolute=False)
@@ -174,6 +179,7 @@ def ttl(c, args):
     categories='@keyspace @read @fast',
     tips='nondeterministic_output',
     summary='Get the time to live for a key in milliseconds',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def pttl(c, args):
     return ttl_generic(c, args[1], in_ms=True, absolute=False)
@@ -187,6 +193,7 @@ def pttl(c, args):
     categories='@keyspace @read @fast',
     since='7.0.0',
     summary='Get the expiration Unix timestamp for a key',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def expiretime(c, args):
     return ttl_generic(c, args[1], in_ms=False, absolute=True)
@@ -200,6 +207,7 @@ def expiretime(c, args):
     categories='@keyspace @read @fast',
     since='7.0.0',
     summary='Get the expiration Unix timestamp for a key in milliseconds',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def pexpiretime(c, args):
     return ttl_generic(c, args[1], in_ms=True, absolute=True)
@@ -213,6 +221,7 @@ def pexpiretime(c, args):
     categories='@keyspace @write @fast',
     since='2.2.0',
     summary='Remove the expiration from a key',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def persist(c, args):
     if c.ks.persist(c.db, args[1]):

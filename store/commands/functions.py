@@ -17,7 +17,12 @@ _ALL_SHARDS = 'request_policy:all_shards response_policy:all_succeeded'
 
 
 @COMMANDS.command(
-    'fcall', -3, flags=CALL_FLAGS, summary='Invoke a function', key_specs=RW_KEYS, **CALL
+    'fcall',
+    -3,
+    flags=CALL_FLAGS,
+    summary='Invoke a function',
+    key_specs=RW_KEYS,
+    **CALL,
 )
 def fcall(c, args):
     return c.server.functions.call(c, args, False)

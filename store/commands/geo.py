@@ -61,6 +61,7 @@ def _coord(x):
     categories='@write @geo @slow',
     summary='Add one or more geospatial items in the geospatial index represented using a '
     'sorted set',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def geoadd(c, args):
     i, n = 2, len(args)
@@ -90,6 +91,7 @@ def _position(z, member):
     keys=(1, 1, 1),
     categories='@read @geo @slow',
     summary='Returns the distance between two members of a geospatial index',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def geodist(c, args):
     unit = 1.0
@@ -113,6 +115,7 @@ def geodist(c, args):
     keys=(1, 1, 1),
     categories='@read @geo @slow',
     summary='Returns members of a geospatial index as standard geohash strings',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def geohash(c, args):
     z = read_value(c, args[1], ZSet)
@@ -130,6 +133,7 @@ def geohash(c, args):
     keys=(1, 1, 1),
     categories='@read @geo @slow',
     summary='Returns longitude and latitude of members of a geospatial index',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def geopos(c, args):
     z = read_value(c, args[1], ZSet)
@@ -356,6 +360,10 @@ _RADIUS = dict(categories='@write @geo @slow', keys=(1, 1, 1), flags='write deny
     'given maximum distance from a point',
     getkeys=_store_keys(6),
     **_RADIUS,
+    key_specs=(
+        'RO access; index 1; range 0 1 0 | OW update; keyword STORE 6; range 0 1 0 | '
+        'OW update; keyword STOREDIST 6; range 0 1 0'
+    ),
 )
 def georadius(c, args):
     return _search(c, args, 1, COORDS)
@@ -367,6 +375,7 @@ def georadius(c, args):
     since='3.2.10',
     summary='A read-only variant for GEORADIUS',
     **_SEARCH,
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def georadius_ro(c, args):
     return _search(c, args, 1, COORDS | NOSTORE)
@@ -379,6 +388,10 @@ def georadius_ro(c, args):
     'given maximum distance from a member',
     getkeys=_store_keys(5),
     **_RADIUS,
+    key_specs=(
+        'RO access; index 1; range 0 1 0 | OW update; keyword STORE 5; range 0 1 0 | '
+        'OW update; keyword STOREDIST 5; range 0 1 0'
+    ),
 )
 def georadiusbymember(c, args):
     return _search(c, args, 1, MEMBER)
@@ -390,6 +403,7 @@ def georadiusbymember(c, args):
     since='3.2.10',
     summary='A read-only variant for GEORADIUSBYMEMBER',
     **_SEARCH,
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def georadiusbymember_ro(c, args):
     return _search(c, args, 1, MEMBER | NOSTORE)
@@ -402,6 +416,7 @@ def georadiusbymember_ro(c, args):
     summary='Query a sorted set representing a geospatial index to fetch members inside an '
     'area of a box or a circle.',
     **_SEARCH,
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def geosearch(c, args):
     return _search(c, args, 1, SEARCH)
@@ -416,6 +431,7 @@ def geosearch(c, args):
     since='6.2.0',
     summary='Query a sorted set representing a geospatial index to fetch members inside an '
     'area of a box or a circle, and store the result in another key.',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range 0 1 0',
 )
 def geosearchstore(c, args):
     return _search(c, args, 2, SEARCH | SEARCHSTORE)

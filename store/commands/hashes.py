@@ -94,6 +94,7 @@ def _hash_arity_error(args):
     keys=(1, 1, 1),
     categories='@write @hash @fast',
     summary='Set the string value of a hash field',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def hset(c, args):
     """hsetCommand: set every field-value pair; returns how many fields were new."""
@@ -132,6 +133,7 @@ def hset(c, args):
     keys=(1, 1, 1),
     categories='@write @hash @fast',
     summary='Set multiple hash fields to multiple values',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def hmset(c, args):
     hset(c, args)
@@ -145,6 +147,7 @@ def hmset(c, args):
     keys=(1, 1, 1),
     categories='@write @hash @fast',
     summary='Set the value of a hash field, only if the field does not exist',
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def hsetnx(c, args):
     key, field, value = args[1], args[2], args[3]
@@ -169,6 +172,7 @@ def hsetnx(c, args):
     keys=(1, 1, 1),
     categories='@read @hash @fast',
     summary='Get the value of a hash field',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hget(c, args):
     h = c.ks.read(c.db, args[1])
@@ -186,6 +190,7 @@ def hget(c, args):
     keys=(1, 1, 1),
     categories='@read @hash @fast',
     summary='Get the values of all the given hash fields',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hmget(c, args):
     h = read_value(c, args[1], Hash)
@@ -202,6 +207,7 @@ def hmget(c, args):
     keys=(1, 1, 1),
     categories='@read @hash @fast',
     summary='Determine if a hash field exists',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def hexists(c, args):
     h = read_value(c, args[1], Hash)
@@ -216,6 +222,7 @@ def hexists(c, args):
     categories='@read @hash @fast',
     since='3.2.0',
     summary='Get the length of the value of a hash field',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def hstrlen(c, args):
     h = read_value(c, args[1], Hash)
@@ -229,6 +236,7 @@ def hstrlen(c, args):
     keys=(1, 1, 1),
     categories='@read @hash @fast',
     summary='Get the number of fields in a hash',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def hlen(c, args):
     h = read_value(c, args[1], Hash)
@@ -246,6 +254,7 @@ def hlen(c, args):
     categories='@read @hash @slow',
     tips='nondeterministic_output_order',
     summary='Get all the fields and values in a hash',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hgetall(c, args):
     """A map in RESP3 (an empty map for a missing key), a flat array in RESP2."""
@@ -261,6 +270,7 @@ def hgetall(c, args):
     categories='@read @hash @slow',
     tips='nondeterministic_output_order',
     summary='Get all the fields in a hash',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hkeys(c, args):
     h = read_value(c, args[1], Hash)
@@ -275,6 +285,7 @@ def hkeys(c, args):
     categories='@read @hash @slow',
     tips='nondeterministic_output_order',
     summary='Get all the values in a hash',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hvals(c, args):
     h = read_value(c, args[1], Hash)
@@ -291,6 +302,7 @@ def hvals(c, args):
     keys=(1, 1, 1),
     categories='@write @hash @fast',
     summary='Delete one or more hash fields',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def hdel(c, args):
     key = args[1]
@@ -319,6 +331,7 @@ def hdel(c, args):
     keys=(1, 1, 1),
     categories='@write @hash @fast',
     summary='Increment the integer value of a hash field by the given number',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def hincrby(c, args):
     incr = int_arg(args[3])
@@ -351,6 +364,7 @@ def hincrby(c, args):
     categories='@write @hash @fast',
     since='2.6.0',
     summary='Increment the float value of a hash field by the given amount',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def hincrbyfloat(c, args):
     """Long-double arithmetic as INCRBYFLOAT (store/longdouble.py)."""
@@ -447,6 +461,7 @@ def _random_fields(c, key, count, withvalues):
     tips='nondeterministic_output',
     since='6.2.0',
     summary='Get one or multiple random fields from a hash',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hrandfield(c, args):
     """HRANDFIELD key [count [WITHVALUES]]."""
@@ -488,6 +503,7 @@ def _field_and_value(h, field, out):
     tips='nondeterministic_output',
     since='2.8.0',
     summary='Incrementally iterate hash fields and associated values',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def hscan(c, args):
     """HSCAN key cursor [MATCH pattern] [COUNT count]. Redis answers a bad cursor, then a

@@ -52,6 +52,7 @@ def _registers(h):
     keys=(1, 1, 1),
     categories='@write @hyperloglog @fast',
     summary='Adds the specified elements to the specified HyperLogLog.',
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def pfadd(c, args):
     key = args[1]
@@ -81,6 +82,10 @@ def pfadd(c, args):
     categories='@read @hyperloglog @slow',
     summary='Return the approximated cardinality of the set(s) observed by the HyperLogLog '
     'at key(s).',
+    key_specs=(
+        'RW access; index 1; range -1 1 0; '
+        'RW because it may change the internal representation of the key, and propagate to replicas'
+    ),
 )
 def pfcount(c, args):
     ks, db = c.ks, c.db
@@ -114,6 +119,7 @@ def pfcount(c, args):
     keys=(1, -1, 1),
     categories='@write @hyperloglog @slow',
     summary='Merge N different HyperLogLogs into a single one.',
+    key_specs='RW access insert; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
 def pfmerge(c, args):
     ks, db = c.ks, c.db
@@ -154,6 +160,7 @@ def pfmerge(c, args):
     keys=(2, 2, 1),
     categories='@write @hyperloglog @admin @slow @dangerous',
     summary='Internal commands for debugging HyperLogLog values',
+    key_specs='RW access; index 2; range 0 1 0',
 )
 def pfdebug(c, args):
     ks, db, key = c.ks, c.db, args[2]

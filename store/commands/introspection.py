@@ -50,44 +50,6 @@ COMMAND_HELP = [
 ]
 
 
-def _key_flags(cmd):
-    """Key-spec flags derived from the command's flags (the table has no key specs)."""
-    if 'write' in cmd.flags:
-        return ['RW', 'update']
-    return ['RO', 'access']
-
-
-def _key_specs(cmd):
-    if cmd.key_specs is not None:
-        return cmd.key_specs
-    if not cmd.first_key:
-        return []
-    last = cmd.last_key - cmd.first_key if cmd.last_key >= 0 else cmd.last_key
-    return [
-        Map(
-            [
-                (b'flags', Set(_key_flags(cmd))),
-                (
-                    b'begin_search',
-                    Map([(b'type', b'index'), (b'spec', Map([(b'index', cmd.first_key)]))]),
-                ),
-                (
-                    b'find_keys',
-                    Map(
-                        [
-                            (b'type', b'range'),
-                            (
-                                b'spec',
-                                Map([(b'lastkey', last), (b'keystep', cmd.step), (b'limit', 0)]),
-                            ),
-                        ]
-                    ),
-                ),
-            ]
-        )
-    ]
-
-
 def command_info(cmd):
     """addReplyCommandInfo: name, arity, flags, first/last/step, ACL categories, tips, key
     specs, subcommands."""
@@ -100,7 +62,7 @@ def command_info(cmd):
         cmd.step,
         Set(list(cmd.categories)),
         Set([t.encode() for t in cmd.tips]),
-        _key_specs(cmd),
+        [spec.info() for spec in cmd.key_specs],
         [command_info(sub) for sub in cmd.subcommands.values()],
     ]
 
@@ -361,23 +323,24 @@ def command_list(c, args):
 
 
 def _getkeys(c, args):
-    """The command named by args[2:] and the positions of its keys, with Redis's errors."""
+    """The command named by args[2:], its arguments and its keys' positions, with
+    Redis's errors."""
     argv = args[2:]
     cmd = c.server.commands.get(argv[0].lower())
     if cmd is not None and cmd.subcommands and len(argv) >= 2:
         cmd = cmd.subcommands.get(as_text(argv[1]).lower())
     if cmd is None:
         raise RedisError('ERR Invalid command specified')
-    if not cmd.first_key and cmd.getkeys is None:
+    if not cmd.has_keys():
         raise RedisError('ERR The command has no key arguments')
     if not cmd.arity_ok(len(argv)):
         raise RedisError('ERR Invalid number of arguments specified for command')
     positions = cmd.key_positions(argv)
     if not positions or positions[-1] >= len(argv):
         if 'no_mandatory_keys' in cmd.flags:  # EVAL with no keys, ...
-            return cmd, []
+            return cmd, argv, []
         raise RedisError('ERR Invalid arguments specified for command')
-    return cmd, [argv[i] for i in positions]
+    return cmd, argv, positions
 
 
 @COMMAND.subcommand(
@@ -388,7 +351,8 @@ def _getkeys(c, args):
     summary='Extract keys given a full Redis command',
 )
 def command_getkeys(c, args):
-    return _getkeys(c, args)[1]
+    _, argv, positions = _getkeys(c, args)
+    return [argv[i] for i in positions]
 
 
 @COMMAND.subcommand(
@@ -400,8 +364,8 @@ def command_getkeys(c, args):
     summary='Extract keys and access flags given a full Redis command',
 )
 def command_getkeysandflags(c, args):
-    cmd, keys = _getkeys(c, args)
-    return [[key, Set(_key_flags(cmd))] for key in keys]
+    cmd, argv, positions = _getkeys(c, args)
+    return [[argv[i], Set(list(flags))] for i, flags in cmd.key_flags(argv, positions)]
 
 
 @COMMAND.subcommand(

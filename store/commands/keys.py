@@ -52,6 +52,7 @@ COMMANDS = Family('generic')
     categories='@keyspace @write @slow',
     tips='request_policy:multi_shard response_policy:agg_sum',
     summary='Delete a key',
+    key_specs='RM delete; index 1; range -1 1 0',
 )
 def delete(c, args):
     """DEL frees a big value lazily only with lazyfree-lazy-user-del (store/lazyfree.py)."""
@@ -68,6 +69,7 @@ def delete(c, args):
     since='4.0.0',
     summary='Delete a key asynchronously in another thread. Otherwise it is just as '
     'DEL, but non blocking.',
+    key_specs='RM delete; index 1; range -1 1 0',
 )
 def unlink(c, args):
     """UNLINK: the keys go at once, a big value's memory is freed in steps."""
@@ -92,6 +94,7 @@ def _delete(c, args, lazy):
     categories='@keyspace @read @fast',
     tips='request_policy:multi_shard response_policy:agg_sum',
     summary='Determine if a key exists',
+    key_specs='RO; index 1; range -1 1 0',
 )
 def exists(c, args):
     """EXISTS does not count as an access (LOOKUP_NOTOUCH); TOUCH does."""
@@ -106,6 +109,7 @@ def exists(c, args):
     keys=(1, 1, 1),
     categories='@keyspace @read @fast',
     summary='Determine the type stored at key',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def type_(c, args):
     return type_name(c.ks.read_notouch(c.db, args[1]))
@@ -121,6 +125,7 @@ def type_(c, args):
     since='3.2.1',
     summary='Alters the last access time of a key(s). Returns the number of '
     'existing keys specified.',
+    key_specs='RO; index 1; range -1 1 0',
 )
 def touch(c, args):
     ks, db = c.ks, c.db
@@ -497,6 +502,7 @@ def rename_generic(c, args, nx):
     keys=(1, 2, 1),
     categories='@keyspace @write @slow',
     summary='Rename a key',
+    key_specs='RW access delete; index 1; range 0 1 0 | OW update; index 2; range 0 1 0',
 )
 def rename(c, args):
     return rename_generic(c, args, nx=False)
@@ -509,6 +515,7 @@ def rename(c, args):
     keys=(1, 2, 1),
     categories='@keyspace @write @fast',
     summary='Rename a key, only if the new key does not exist',
+    key_specs='RW access delete; index 1; range 0 1 0 | OW insert; index 2; range 0 1 0',
 )
 def renamenx(c, args):
     return rename_generic(c, args, nx=True)
@@ -531,6 +538,7 @@ def _db_index(c, b):
     keys=(1, 1, 1),
     categories='@keyspace @write @fast',
     summary='Move a key to another database',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def move(c, args):
     ks, src_db, key = c.ks, c.db, args[1]
@@ -559,6 +567,7 @@ def move(c, args):
     categories='@keyspace @write @slow',
     since='6.2.0',
     summary='Copy a key',
+    key_specs='RO access; index 1; range 0 1 0 | OW update; index 2; range 0 1 0',
 )
 def copy_(c, args):
     ks, db = c.ks, c.db
@@ -602,6 +611,7 @@ def copy_(c, args):
     tips='nondeterministic_output',
     since='2.6.0',
     summary='Return a serialized version of the value stored at the specified key.',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def dump(c, args):
     value = c.ks.read(c.db, args[1])
@@ -616,6 +626,7 @@ def dump(c, args):
     categories='@keyspace @write @slow @dangerous',
     since='2.6.0',
     summary='Create a key using the provided serialized value, previously obtained using DUMP.',
+    key_specs='OW update; index 1; range 0 1 0',
 )
 def restore(c, args):
     """RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], checks in Redis

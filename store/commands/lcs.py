@@ -16,6 +16,7 @@ COMMANDS = Family('string')
     categories='@read @string @slow',
     since='7.0.0',
     summary='Find longest common substring',
+    key_specs='RO access; index 1; range 1 1 0',
 )
 def lcs(c, args):
     ks = c.ks

@@ -96,6 +96,7 @@ _BPOP = dict(
     -3,
     summary='Remove and get the first element in a list, or block until one is available',
     **_BPOP,
+    key_specs='RW access delete; index 1; range -2 1 0',
 )
 def blpop(c, args):
     return _blocking_pop(c, args[1:-1], True, args[-1], -1)
@@ -106,6 +107,7 @@ def blpop(c, args):
     -3,
     summary='Remove and get the last element in a list, or block until one is available',
     **_BPOP,
+    key_specs='RW access delete; index 1; range -2 1 0',
 )
 def brpop(c, args):
     return _blocking_pop(c, args[1:-1], False, args[-1], -1)
@@ -119,6 +121,7 @@ def brpop(c, args):
     categories='@write @list @slow @blocking',
     summary='Pop elements from a list, or block until one is available',
     since='7.0.0',
+    key_specs='RW access delete; index 2; keynum 0 1 1',
 )
 def blmpop(c, args):
     """BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]: the numkeys, side
@@ -167,7 +170,13 @@ _BMOVE = dict(
 )
 
 
-@COMMANDS.command('blmove', 6, since='6.2.0', **_BMOVE)
+@COMMANDS.command(
+    'blmove',
+    6,
+    since='6.2.0',
+    **_BMOVE,
+    key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
+)
 def blmove(c, args):
     head_from = where_arg(args[3])
     head_to = where_arg(args[4])
@@ -175,7 +184,13 @@ def blmove(c, args):
     return _blocking_move(c, args, head_from, head_to, timeout)
 
 
-@COMMANDS.command('brpoplpush', 4, since='2.2.0', **_BMOVE)
+@COMMANDS.command(
+    'brpoplpush',
+    4,
+    since='2.2.0',
+    **_BMOVE,
+    key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
+)
 def brpoplpush(c, args):
     timeout = timeout_arg(args[3])
     return _blocking_move(c, args, False, True, timeout)

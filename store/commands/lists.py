@@ -174,12 +174,24 @@ def _push(c, args, head, xx):
 _PUSH = dict(flags='write denyoom fast', keys=(1, 1, 1), categories='@write @list @fast')
 
 
-@COMMANDS.command('lpush', -3, summary='Prepend one or multiple elements to a list', **_PUSH)
+@COMMANDS.command(
+    'lpush',
+    -3,
+    summary='Prepend one or multiple elements to a list',
+    **_PUSH,
+    key_specs='RW insert; index 1; range 0 1 0',
+)
 def lpush(c, args):
     return _push(c, args, True, False)
 
 
-@COMMANDS.command('rpush', -3, summary='Append one or multiple elements to a list', **_PUSH)
+@COMMANDS.command(
+    'rpush',
+    -3,
+    summary='Append one or multiple elements to a list',
+    **_PUSH,
+    key_specs='RW insert; index 1; range 0 1 0',
+)
 def rpush(c, args):
     return _push(c, args, False, False)
 
@@ -190,6 +202,7 @@ def rpush(c, args):
     summary='Prepend an element to a list, only if the list exists',
     since='2.2.0',
     **_PUSH,
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def lpushx(c, args):
     return _push(c, args, True, True)
@@ -201,6 +214,7 @@ def lpushx(c, args):
     summary='Append an element to a list, only if the list exists',
     since='2.2.0',
     **_PUSH,
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def rpushx(c, args):
     return _push(c, args, False, True)
@@ -241,12 +255,24 @@ def _pop(c, args, head):
 _POP = dict(flags='write fast', keys=(1, 1, 1), categories='@write @list @fast')
 
 
-@COMMANDS.command('lpop', -2, summary='Remove and get the first elements in a list', **_POP)
+@COMMANDS.command(
+    'lpop',
+    -2,
+    summary='Remove and get the first elements in a list',
+    **_POP,
+    key_specs='RW access delete; index 1; range 0 1 0',
+)
 def lpop(c, args):
     return _pop(c, args, True)
 
 
-@COMMANDS.command('rpop', -2, summary='Remove and get the last elements in a list', **_POP)
+@COMMANDS.command(
+    'rpop',
+    -2,
+    summary='Remove and get the last elements in a list',
+    **_POP,
+    key_specs='RW access delete; index 1; range 0 1 0',
+)
 def rpop(c, args):
     return _pop(c, args, False)
 
@@ -259,6 +285,7 @@ def rpop(c, args):
     categories='@write @list @slow',
     summary='Pop elements from a list',
     since='7.0.0',
+    key_specs='RW access delete; index 1; keynum 0 1 1',
 )
 def lmpop(c, args):
     """mpopGenericCommand: pop from the first non-empty list of the keys given."""
@@ -282,13 +309,20 @@ _READ = dict(flags='readonly', keys=(1, 1, 1), categories='@read @list @slow')
     keys=(1, 1, 1),
     categories='@read @list @fast',
     summary='Get the length of a list',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def llen(c, args):
     lst = read_value(c, args[1], List)
     return 0 if lst is None else len(lst)
 
 
-@COMMANDS.command('lrange', 4, summary='Get a range of elements from a list', **_READ)
+@COMMANDS.command(
+    'lrange',
+    4,
+    summary='Get a range of elements from a list',
+    **_READ,
+    key_specs='RO access; index 1; range 0 1 0',
+)
 def lrange(c, args):
     start = int_arg(args[2])
     end = int_arg(args[3])
@@ -298,7 +332,13 @@ def lrange(c, args):
     return bulk_array(list_range(lst, start, end))
 
 
-@COMMANDS.command('lindex', 3, summary='Get an element from a list by its index', **_READ)
+@COMMANDS.command(
+    'lindex',
+    3,
+    summary='Get an element from a list by its index',
+    **_READ,
+    key_specs='RO access; index 1; range 0 1 0',
+)
 def lindex(c, args):
     lst = read_value(c, args[1], List)
     if lst is None:
@@ -315,6 +355,7 @@ def lindex(c, args):
     summary='Return the index of matching elements on a list',
     since='6.0.6',
     **_READ,
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def lpos(c, args):
     """LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]. RANK counts matches
@@ -377,7 +418,13 @@ def lpos(c, args):
 _WRITE = dict(flags='write denyoom', keys=(1, 1, 1), categories='@write @list @slow')
 
 
-@COMMANDS.command('lset', 4, summary='Set the value of an element in a list by its index', **_WRITE)
+@COMMANDS.command(
+    'lset',
+    4,
+    summary='Set the value of an element in a list by its index',
+    **_WRITE,
+    key_specs='RW update; index 1; range 0 1 0',
+)
 def lset(c, args):
     lst = write_value(c, args[1], List)
     if lst is None:
@@ -396,6 +443,7 @@ def lset(c, args):
     summary='Insert an element before or after another element in a list',
     since='2.2.0',
     **_WRITE,
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def linsert(c, args):
     where = args[2].lower()
@@ -424,6 +472,7 @@ def linsert(c, args):
     keys=(1, 1, 1),
     categories='@write @list @slow',
     summary='Remove elements from a list',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def lrem(c, args):
     """Remove the first |count| occurrences of element, from the tail when count is
@@ -464,6 +513,7 @@ def lrem(c, args):
     keys=(1, 1, 1),
     categories='@write @list @slow',
     summary='Trim a list to the specified range',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def ltrim(c, args):
     start = int_arg(args[2])
@@ -533,6 +583,7 @@ _MOVE = dict(flags='write denyoom', keys=(1, 2, 1), categories='@write @list @sl
     summary='Pop an element from a list, push it to another list and return it',
     since='6.2.0',
     **_MOVE,
+    key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
 def lmove(c, args):
     head_from = where_arg(args[3])
@@ -546,6 +597,7 @@ def lmove(c, args):
     summary='Remove the last element in a list, prepend it to another list and return it',
     since='1.2.0',
     **_MOVE,
+    key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
 def rpoplpush(c, args):
     return lmove_generic(c, args[1], args[2], False, True)

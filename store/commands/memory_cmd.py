@@ -6,7 +6,7 @@ from ..args import SYNTAX, int_arg, lower
 from ..command_table import Family
 from ..memory import report
 from ..memory.sizes import KEY_OVERHEAD, bytes_size, value_size
-from ..resp import OK, Map, Set, Verbatim
+from ..resp import OK, Verbatim
 
 COMMANDS = Family('server', since='4.0.0')
 
@@ -55,31 +55,14 @@ def memory_doctor(c, args):
     return Verbatim(report.doctor(c.server).encode())
 
 
-# MEMORY USAGE's key is read without an access (RO, no `access`): it neither touches the
-# key's LRU/LFU information nor expires it, as Redis's dictFind does not.
-_USAGE_KEY_SPEC = Map(
-    [
-        (b'flags', Set(['RO'])),
-        (b'begin_search', Map([(b'type', b'index'), (b'spec', Map([(b'index', 2)]))])),
-        (
-            b'find_keys',
-            Map(
-                [
-                    (b'type', b'range'),
-                    (b'spec', Map([(b'lastkey', 0), (b'keystep', 1), (b'limit', 0)])),
-                ]
-            ),
-        ),
-    ]
-)
-
-
 @MEMORY.subcommand(
     'usage',
     -3,
     flags='readonly',
     keys=(2, 2, 1),
-    key_specs=[_USAGE_KEY_SPEC],
+    # read without an access (RO, no `access`): it neither touches the key's LRU/LFU
+    # information nor expires it, as Redis's dictFind does not
+    key_specs='RO; index 2; range 0 1 0',
     categories='@read @slow',
     summary='Estimate the memory usage of a key',
 )

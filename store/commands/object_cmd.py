@@ -73,6 +73,7 @@ def _lfu(c):
     categories='@keyspace @read @slow',
     tips='nondeterministic_output',
     summary='Inspect the internal encoding of a Redis object',
+    key_specs='RO; index 2; range 0 1 0',
 )
 def object_encoding(c, args):
     value = _object_lookup(c, args[2])
@@ -87,6 +88,7 @@ def object_encoding(c, args):
     categories='@keyspace @read @slow',
     tips='nondeterministic_output',
     summary='Get the number of references to the value of the key',
+    key_specs='RO; index 2; range 0 1 0',
 )
 def object_refcount(c, args):
     value = _object_lookup(c, args[2])
@@ -114,6 +116,7 @@ def object_refcount(c, args):
     categories='@keyspace @read @slow',
     tips='nondeterministic_output',
     summary='Get the time since a Redis object was last accessed',
+    key_specs='RO; index 2; range 0 1 0',
 )
 def object_idletime(c, args):
     value = _object_lookup(c, args[2])
@@ -133,6 +136,7 @@ def object_idletime(c, args):
     tips='nondeterministic_output',
     since='4.0.0',
     summary='Get the logarithmic access frequency counter of a Redis object',
+    key_specs='RO; index 2; range 0 1 0',
 )
 def object_freq(c, args):
     value = _object_lookup(c, args[2])

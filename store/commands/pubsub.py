@@ -44,6 +44,7 @@ def psubscribe(c, args):
     categories='@pubsub @slow',
     since='7.0.0',
     summary='Listen for messages published to the given shard channels',
+    key_specs='not_key; index 1; range -1 1 0',
 )
 def ssubscribe(c, args):
     return c.server.pubsub.subscribe(c, SHARD_CHANNELS, args[1:])
@@ -79,6 +80,7 @@ def punsubscribe(c, args):
     categories='@pubsub @slow',
     since='7.0.0',
     summary='Stop listening for messages posted to the given shard channels',
+    key_specs='not_key; index 1; range -1 1 0',
 )
 def sunsubscribe(c, args):
     return c.server.pubsub.unsubscribe(c, SHARD_CHANNELS, args[1:] or None)
@@ -103,6 +105,7 @@ def publish(c, args):
     categories='@pubsub @fast',
     since='7.0.0',
     summary='Post a message to a shard channel',
+    key_specs='not_key; index 1; range 0 1 0',
 )
 def spublish(c, args):
     return c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)

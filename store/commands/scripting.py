@@ -3,20 +3,24 @@ the conversions and the script cache are in store/scripting/; this module reads 
 arguments and answers."""
 
 from ..args import int_arg, lower
-from ..command_table import Family, keynum_spec, numkeys_keys
+from ..command_table import Family, numkeys_keys
 from ..resp import OK, RedisError
 from ..scripting.engine import split_keys
 
 COMMANDS = Family('scripting', since='2.6.0')
 
 # What EVAL, EVALSHA, FCALL and their _RO forms declare alike; their key specs are
-# Redis's, notes included (EVALSHA's have none).
+# Redis's, notes included (EVALSHA's have none: they are written out there).
 CALL = dict(keys=(0, 0, 0), categories='@slow @scripting', getkeys=numkeys_keys(2))
 CALL_FLAGS = 'noscript stale skip_monitor no_mandatory_keys movablekeys'
-RW_NOTES = 'We cannot tell how the keys will be used so we assume the worst, RW and UPDATE'
-RO_NOTES = 'We cannot tell how the keys will be used so we assume the worst, RO and ACCESS'
-RW_KEYS = [keynum_spec('RW access update', RW_NOTES)]
-RO_KEYS = [keynum_spec('RO access', RO_NOTES)]
+RW_KEYS = (
+    'RW access update; index 2; keynum 0 1 1; '
+    'We cannot tell how the keys will be used so we assume the worst, RW and UPDATE'
+)
+RO_KEYS = (
+    'RO access; index 2; keynum 0 1 1; '
+    'We cannot tell how the keys will be used so we assume the worst, RO and ACCESS'
+)
 E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 
@@ -57,7 +61,7 @@ def eval_(c, args):
     -3,
     flags=CALL_FLAGS,
     summary='Execute a Lua script server side',
-    key_specs=[keynum_spec('RW access update')],
+    key_specs='RW access update; index 2; keynum 0 1 1',
     **CALL,
 )
 def evalsha(c, args):
@@ -83,7 +87,7 @@ def eval_ro(c, args):
     flags='readonly ' + CALL_FLAGS,
     summary='Execute a read-only Lua script server side',
     since='7.0.0',
-    key_specs=[keynum_spec('RO access')],
+    key_specs='RO access; index 2; keynum 0 1 1',
     **CALL,
 )
 def evalsha_ro(c, args):

@@ -106,6 +106,7 @@ def _read_sources(c, keys):
     keys=(1, 1, 1),
     categories='@write @set @fast',
     summary='Add one or more members to a set',
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def sadd(c, args):
     key = args[1]
@@ -125,6 +126,7 @@ def sadd(c, args):
     keys=(1, 1, 1),
     categories='@write @set @fast',
     summary='Remove one or more members from a set',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def srem(c, args):
     key = args[1]
@@ -147,6 +149,7 @@ def srem(c, args):
     keys=(1, 2, 1),
     categories='@write @set @fast',
     summary='Move a member from one set to another',
+    key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
 def smove(c, args):
     ks, db = c.ks, c.db
@@ -183,6 +186,7 @@ def smove(c, args):
     keys=(1, 1, 1),
     categories='@read @set @fast',
     summary='Determine if a given value is a member of a set',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def sismember(c, args):
     s = read_value(c, args[1], Set)
@@ -197,6 +201,7 @@ def sismember(c, args):
     categories='@read @set @fast',
     since='6.2.0',
     summary='Returns the membership associated with the given elements for a set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def smismember(c, args):
     s = read_value(c, args[1], Set)
@@ -212,6 +217,7 @@ def smismember(c, args):
     keys=(1, 1, 1),
     categories='@read @set @fast',
     summary='Get the number of members in a set',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def scard(c, args):
     s = read_value(c, args[1], Set)
@@ -226,6 +232,7 @@ def scard(c, args):
     categories='@read @set @slow',
     tips='nondeterministic_output_order',
     summary='Get all the members in a set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def smembers(c, args):
     """Redis 7.0 serves SMEMBERS with sinterCommand: the intersection of one set."""
@@ -243,6 +250,7 @@ def smembers(c, args):
     categories='@write @set @fast',
     tips='nondeterministic_output',
     summary='Remove and return one or multiple random members from a set',
+    key_specs='RW access delete; index 1; range 0 1 0',
 )
 def spop(c, args):
     if len(args) == 3:
@@ -302,6 +310,7 @@ def _spop_count(c, key, count):
     categories='@read @set @slow',
     tips='nondeterministic_output',
     summary='Get one or multiple random members from a set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def srandmember(c, args):
     if len(args) == 3:
@@ -383,6 +392,7 @@ def _sinter(c, keys, dst, cardinality_only, limit):
     categories='@read @set @slow',
     tips='nondeterministic_output_order',
     summary='Intersect multiple sets',
+    key_specs='RO access; index 1; range -1 1 0',
 )
 def sinter(c, args):
     return _sinter(c, args[1:], None, False, 0)
@@ -396,6 +406,7 @@ def sinter(c, args):
     categories='@read @set @slow',
     since='7.0.0',
     summary='Intersect multiple sets and return the cardinality of the result',
+    key_specs='RO access; index 1; keynum 0 1 1',
 )
 def sintercard(c, args):
     numkeys = int_arg(args[1], E_NUMKEYS)
@@ -422,6 +433,7 @@ def sintercard(c, args):
     keys=(1, -1, 1),
     categories='@write @set @slow',
     summary='Intersect multiple sets and store the resulting set in a key',
+    key_specs='RW update; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
 def sinterstore(c, args):
     return _sinter(c, args[2:], args[1], False, 0)
@@ -463,6 +475,7 @@ def _sunion_diff(c, keys, dst, diff):
     categories='@read @set @slow',
     tips='nondeterministic_output_order',
     summary='Add multiple sets',
+    key_specs='RO access; index 1; range -1 1 0',
 )
 def sunion(c, args):
     return _sunion_diff(c, args[1:], None, False)
@@ -475,6 +488,7 @@ def sunion(c, args):
     keys=(1, -1, 1),
     categories='@write @set @slow',
     summary='Add multiple sets and store the resulting set in a key',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
 def sunionstore(c, args):
     return _sunion_diff(c, args[2:], args[1], False)
@@ -488,6 +502,7 @@ def sunionstore(c, args):
     categories='@read @set @slow',
     tips='nondeterministic_output_order',
     summary='Subtract multiple sets',
+    key_specs='RO access; index 1; range -1 1 0',
 )
 def sdiff(c, args):
     return _sunion_diff(c, args[1:], None, True)
@@ -500,6 +515,7 @@ def sdiff(c, args):
     keys=(1, -1, 1),
     categories='@write @set @slow',
     summary='Subtract multiple sets and store the resulting set in a key',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
 def sdiffstore(c, args):
     return _sunion_diff(c, args[2:], args[1], True)
@@ -525,6 +541,7 @@ def _append_member(s, member, out):
     tips='nondeterministic_output',
     since='2.8.0',
     summary='Incrementally iterate Set elements',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def sscan(c, args):
     parse_cursor(args[2])

@@ -330,6 +330,14 @@ def _sort_keys(args):
     getkeys=_sort_keys,
     categories='@write @set @sortedset @list @slow @dangerous',
     summary='Sort the elements in a list, set or sorted set',
+    key_specs=(
+        'RO access; index 1; range 0 1 0 | RO access; unknown; unknown; '
+        "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
+        'the content of the key we sort | '
+        'OW update; unknown; unknown; '
+        "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear "
+        'anywhere in the argument array'
+    ),
 )
 def sort(c, args):
     return _sort(c, args, readonly=False)
@@ -343,6 +351,11 @@ def sort(c, args):
     categories='@read @set @sortedset @list @slow @dangerous',
     since='7.0.0',
     summary='Sort the elements in a list, set or sorted set. Read-only variant of SORT.',
+    key_specs=(
+        'RO access; index 1; range 0 1 0 | RO access; unknown; unknown; '
+        "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
+        'the content of the key we sort'
+    ),
 )
 def sort_ro(c, args):
     return _sort(c, args, readonly=True)

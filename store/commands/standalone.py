@@ -115,15 +115,6 @@ def module_list(c, args):
     return []
 
 
-def _load(c, path):
-    """moduleLoad of a shared library: a Python server cannot run one."""
-    if not protected_allowed(c, c.server.config['enable-module-command']):
-        raise RedisError(E_MODULE_DISABLED)
-    name = path.decode('utf-8', 'replace')
-    c.server.log(f'Module {name} failed to load: this server cannot load native modules', '#')
-    raise RedisError('ERR Error loading the extension. Please check the server logs.')
-
-
 @MODULE.subcommand(
     'load',
     -3,
@@ -131,10 +122,6 @@ def _load(c, path):
     categories='@admin @slow @dangerous',
     summary='Load a module',
 )
-def module_load(c, args):
-    _load(c, args[2])
-
-
 @MODULE.subcommand(
     'loadex',
     -3,
@@ -143,8 +130,17 @@ def module_load(c, args):
     since='7.0.0',
     summary='Load a module with extended parameters',
 )
-def module_loadex(c, args):
-    _load(c, args[2])
+def module_load(c, args):
+    """moduleLoad of the shared library at args[2]: a Python server cannot run one."""
+    _check_allowed(c)
+    name = args[2].decode('utf-8', 'replace')
+    c.server.log(f'Module {name} failed to load: this server cannot load native modules', '#')
+    raise RedisError('ERR Error loading the extension. Please check the server logs.')
+
+
+def _check_allowed(c):
+    if not protected_allowed(c, c.server.config['enable-module-command']):
+        raise RedisError(E_MODULE_DISABLED)
 
 
 @MODULE.subcommand(
@@ -155,6 +151,5 @@ def module_loadex(c, args):
     summary='Unload a module',
 )
 def module_unload(c, args):
-    if not protected_allowed(c, c.server.config['enable-module-command']):
-        raise RedisError(E_MODULE_DISABLED)
+    _check_allowed(c)
     raise RedisError('ERR Error unloading module: no such module with that name')

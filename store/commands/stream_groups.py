@@ -110,6 +110,7 @@ XGROUP = COMMANDS.container(
     keys=(2, 2, 1),
     categories='@write @stream @slow',
     summary='Create a consumer group.',
+    key_specs='RW insert; index 2; range 0 1 0',
 )
 def xgroup_create(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'create')
@@ -138,6 +139,7 @@ def xgroup_create(c, args):
     categories='@write @stream @slow',
     since='5.0.0',
     summary='Set a consumer group to an arbitrary last delivered ID value.',
+    key_specs='RW update; index 2; range 0 1 0',
 )
 def xgroup_setid(c, args):
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'setid')
@@ -162,6 +164,7 @@ def xgroup_setid(c, args):
     categories='@write @stream @slow',
     since='5.0.0',
     summary='Destroy a consumer group.',
+    key_specs='RW delete; index 2; range 0 1 0',
 )
 def xgroup_destroy(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'destroy')
@@ -181,6 +184,7 @@ def xgroup_destroy(c, args):
     categories='@write @stream @slow',
     since='6.2.0',
     summary='Create a consumer in a consumer group.',
+    key_specs='RW insert; index 2; range 0 1 0',
 )
 def xgroup_createconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'createconsumer')
@@ -197,6 +201,7 @@ def xgroup_createconsumer(c, args):
     keys=(2, 2, 1),
     categories='@write @stream @slow',
     summary='Delete a consumer from a consumer group.',
+    key_specs='RW delete; index 2; range 0 1 0',
 )
 def xgroup_delconsumer(c, args):
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'delconsumer')
@@ -236,6 +241,7 @@ def xgroup_help(c, args):
     'pending entries list of the consumer group. Return value of the command is the '
     'number of messages successfully acknowledged, that is, the IDs we were actually able'
     ' to resolve in the PEL.',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def xack(c, args):
     s = _read_stream(c, args[1])
@@ -271,6 +277,7 @@ def _nogroup(key, grp):
     summary='Return information and entries from a stream consumer group pending entries list, '
     'that are messages fetched but never acknowledged.',
     tips='nondeterministic_output',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def xpending(c, args):
     n = len(args)
@@ -353,6 +360,7 @@ def _transfer(nack, consumer, i):
     summary='Changes (or acquires) ownership of a message in a consumer group, as if the message '
     'was delivered to the specified consumer.',
     tips='nondeterministic_output',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def xclaim(c, args):
     key = args[1]
@@ -447,6 +455,7 @@ def xclaim(c, args):
     summary='Changes (or acquires) ownership of messages in a consumer group, as if the messages '
     'were delivered to the specified consumer.',
     tips='nondeterministic_output',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def xautoclaim(c, args):
     key = args[1]

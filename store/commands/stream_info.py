@@ -55,6 +55,7 @@ XINFO = COMMANDS.container(
     categories='@read @stream @slow',
     since='5.0.0',
     summary='Get information about a stream',
+    key_specs='RO access; index 2; range 0 1 0',
 )
 def xinfo_stream(c, args):
     s = _xinfo_stream_obj(c, args[2])
@@ -145,6 +146,7 @@ def xinfo_stream(c, args):
     categories='@read @stream @slow',
     since='5.0.0',
     summary='List the consumer groups of a stream',
+    key_specs='RO access; index 2; range 0 1 0',
 )
 def xinfo_groups(c, args):
     s = _xinfo_stream_obj(c, args[2])
@@ -173,6 +175,7 @@ def xinfo_groups(c, args):
     categories='@read @stream @slow',
     summary='List the consumers in a consumer group',
     tips='nondeterministic_output',
+    key_specs='RO access; index 2; range 0 1 0',
 )
 def xinfo_consumers(c, args):
     s = _xinfo_stream_obj(c, args[2])

@@ -223,6 +223,7 @@ def _xread(c, args, xreadgroup):
     getkeys=keys_after_streams,
     summary='Return never seen elements in multiple streams, with IDs greater than the ones '
     'reported by the caller for each stream. Can block.',
+    key_specs='RO access; keyword STREAMS 1; range -1 1 2',
 )
 def xread(c, args):
     return _xread(c, args, False)
@@ -236,6 +237,7 @@ def xread(c, args):
     getkeys=keys_after_streams,
     summary='Return new entries from a stream using a consumer group, or access the history of '
     'the pending entries for a given consumer. Can block.',
+    key_specs='RO access; keyword STREAMS 4; range -1 1 2',
 )
 def xreadgroup(c, args):
     return _xread(c, args, True)

@@ -318,6 +318,10 @@ def _apply_trim(s, t):
     categories='@write @stream @fast',
     summary='Appends a new entry to a stream',
     tips='nondeterministic_output',
+    key_specs=(
+        'RW update; index 1; range 0 1 0; '
+        'UPDATE instead of INSERT because of the optional trimming feature'
+    ),
 )
 def xadd(c, args):
     t, idpos = parse_add_trim(args, True)
@@ -363,6 +367,7 @@ def xadd(c, args):
     categories='@write @stream @slow',
     summary="Trims the stream to (approximately if '~' is passed) a certain size",
     tips='nondeterministic_output',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def xtrim(c, args):
     t, _ = parse_add_trim(args, False)
@@ -414,6 +419,7 @@ def _xrange(c, args, rev):
     keys=(1, 1, 1),
     categories='@read @stream @slow',
     summary='Return a range of elements in a stream, with IDs matching the specified IDs interval',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def xrange_(c, args):
     return _xrange(c, args, False)
@@ -427,6 +433,7 @@ def xrange_(c, args):
     categories='@read @stream @slow',
     summary='Return a range of elements in a stream, with IDs matching the specified IDs '
     'interval, in reverse order (from greater to smaller IDs) compared to XRANGE',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def xrevrange(c, args):
     return _xrange(c, args, True)
@@ -439,6 +446,7 @@ def xrevrange(c, args):
     keys=(1, 1, 1),
     categories='@read @stream @fast',
     summary='Return the number of entries in a stream',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def xlen(c, args):
     s = _read_stream(c, args[1])
@@ -454,6 +462,7 @@ def xlen(c, args):
     summary='Removes the specified entries from the stream. Returns the number of items actually '
     'deleted, that may be different from the number of IDs passed in case certain IDs do '
     'not exist.',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def xdel(c, args):
     key = args[1]
@@ -487,6 +496,7 @@ def xdel(c, args):
     keys=(1, 1, 1),
     categories='@write @stream @fast',
     summary='An internal command for replicating stream values',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def xsetid(c, args):
     key = args[1]

@@ -61,6 +61,7 @@ def _check_length(c, size, append):
     keys=(1, 1, 1),
     categories='@read @string @fast',
     summary='Get the value of a key',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def get(c, args):
     v = c.ks.read(c.db, args[1])
@@ -151,6 +152,11 @@ def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
     return old if flags & GET else ok_reply
 
 
+def _set_key_flags(args):
+    """setGetKeys: with GET the old value is read too."""
+    return 'RW access update' if any(a.lower() == b'get' for a in args[3:]) else 'OW update'
+
+
 @COMMANDS.command(
     'set',
     -3,
@@ -158,6 +164,11 @@ def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
     keys=(1, 1, 1),
     categories='@write @string @slow',
     summary='Set the string value of a key',
+    key_specs=(
+        'RW access update variable_flags; index 1; range 0 1 0; '
+        'RW and ACCESS due to the optional `GET` argument'
+    ),
+    key_flags_of=_set_key_flags,
 )
 def set_(c, args):
     if len(args) == 3:
@@ -189,6 +200,7 @@ def set_(c, args):
     keys=(1, 1, 1),
     categories='@write @string @fast',
     summary='Set the value of a key, only if the key does not exist',
+    key_specs='OW insert; index 1; range 0 1 0',
 )
 def setnx(c, args):
     return _set_generic(c, args[1], args[2], NX, None, 1, 0)
@@ -202,6 +214,7 @@ def setnx(c, args):
     categories='@write @string @slow',
     since='2.0.0',
     summary='Set the value and expiration of a key',
+    key_specs='OW update; index 1; range 0 1 0',
 )
 def setex(c, args):
     return _set_generic(c, args[1], args[3], EX, _deadline(c, args[2], EX, 'setex'))
@@ -215,6 +228,7 @@ def setex(c, args):
     categories='@write @string @slow',
     since='2.6.0',
     summary='Set the value and expiration in milliseconds of a key',
+    key_specs='OW update; index 1; range 0 1 0',
 )
 def psetex(c, args):
     return _set_generic(c, args[1], args[3], PX, _deadline(c, args[2], PX, 'psetex'))
@@ -227,6 +241,7 @@ def psetex(c, args):
     keys=(1, 1, 1),
     categories='@write @string @fast',
     summary='Set the string value of a key and return its old value',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def getset(c, args):
     key = args[1]
@@ -247,6 +262,7 @@ def getset(c, args):
     categories='@write @string @fast',
     since='6.2.0',
     summary='Get the value of a key and delete the key',
+    key_specs='RW access delete; index 1; range 0 1 0',
 )
 def getdel(c, args):
     key = args[1]
@@ -264,6 +280,7 @@ def getdel(c, args):
     categories='@write @string @fast',
     since='6.2.0',
     summary='Get the value of a key and optionally set its expiration',
+    key_specs='RW access update; index 1; range 0 1 0; RW and UPDATE because it changes the TTL',
 )
 def getex(c, args):
     flags, expire = _parse_options(args, 2, False)
@@ -301,6 +318,7 @@ def getex(c, args):
     categories='@read @string @fast',
     tips='request_policy:multi_shard',
     summary='Get the values of all the given keys',
+    key_specs='RO access; index 1; range -1 1 0',
 )
 def mget(c, args):
     read = c.ks.read
@@ -321,6 +339,7 @@ def mget(c, args):
     tips='request_policy:multi_shard response_policy:all_succeeded',
     since='1.0.1',
     summary='Set multiple keys to multiple values',
+    key_specs='OW update; index 1; range -1 2 0',
 )
 def mset(c, args):
     n = len(args)
@@ -343,6 +362,7 @@ def mset(c, args):
     tips='request_policy:multi_shard response_policy:agg_min',
     since='1.0.1',
     summary='Set multiple keys to multiple values, only if none of the keys exist',
+    key_specs='OW insert; index 1; range -1 2 0',
 )
 def msetnx(c, args):
     n = len(args)
@@ -419,6 +439,7 @@ def _store(c, key, value, created, event):
     categories='@write @string @fast',
     since='2.0.0',
     summary='Append a value to a key',
+    key_specs='RW insert; index 1; range 0 1 0',
 )
 def append(c, args):
     key, tail = args[1], args[2]
@@ -440,6 +461,7 @@ def append(c, args):
     categories='@read @string @fast',
     since='2.2.0',
     summary='Get the length of the value stored in a key',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def strlen(c, args):
     v = _read_buffer(c, args[1])
@@ -454,6 +476,7 @@ def strlen(c, args):
     categories='@write @string @slow',
     since='2.2.0',
     summary='Overwrite part of a string at key starting at the specified offset',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def setrange(c, args):
     key, value = args[1], args[3]
@@ -495,6 +518,7 @@ def _clamp_range(start, end, n):
     keys=(1, 1, 1),
     categories='@read @string @slow',
     summary='Get a substring of the string stored at a key',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 @COMMANDS.command(
     'getrange',
@@ -504,6 +528,7 @@ def _clamp_range(start, end, n):
     categories='@read @string @slow',
     since='2.4.0',
     summary='Get a substring of the string stored at a key',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def getrange(c, args):
     start = int_arg(args[2])
@@ -556,6 +581,7 @@ def _incr(c, key, by):
     keys=(1, 1, 1),
     categories='@write @string @fast',
     summary='Increment the integer value of a key by one',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def incr(c, args):
     return _incr(c, args[1], 1)
@@ -568,6 +594,7 @@ def incr(c, args):
     keys=(1, 1, 1),
     categories='@write @string @fast',
     summary='Decrement the integer value of a key by one',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def decr(c, args):
     return _incr(c, args[1], -1)
@@ -580,6 +607,7 @@ def decr(c, args):
     keys=(1, 1, 1),
     categories='@write @string @fast',
     summary='Increment the integer value of a key by the given amount',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def incrby(c, args):
     return _incr(c, args[1], int_arg(args[2]))
@@ -592,6 +620,7 @@ def incrby(c, args):
     keys=(1, 1, 1),
     categories='@write @string @fast',
     summary='Decrement the integer value of a key by the given number',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def decrby(c, args):
     by = int_arg(args[2])
@@ -608,6 +637,7 @@ def decrby(c, args):
     categories='@write @string @fast',
     since='2.6.0',
     summary='Increment the float value of a key by the given amount',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def incrbyfloat(c, args):
     key = args[1]

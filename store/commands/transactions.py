@@ -91,6 +91,7 @@ def discard(c, args):
     categories='@fast @transaction',
     summary='Watch the given keys to determine execution of the MULTI/EXEC block',
     since='2.2.0',
+    key_specs='RO; index 1; range -1 1 0',
 )
 def watch(c, args):
     if c.multi is not None:

@@ -242,6 +242,7 @@ _WRITE = dict(
     -4,
     **_WRITE,
     summary='Add multiple sorted sets and store the resulting sorted set in a new key',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; keynum 0 1 1',
 )
 def zunionstore(c, args):
     return _union_inter_diff(c, args, 'zunionstore', args[1], 2, UNION)
@@ -252,6 +253,7 @@ def zunionstore(c, args):
     -4,
     **_WRITE,
     summary='Intersect multiple sorted sets and store the resulting sorted set in a new key',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; keynum 0 1 1',
 )
 def zinterstore(c, args):
     return _union_inter_diff(c, args, 'zinterstore', args[1], 2, INTER)
@@ -263,17 +265,32 @@ def zinterstore(c, args):
     **_WRITE,
     since='6.2.0',
     summary='Subtract multiple sorted sets and store the resulting sorted set in a new key',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; keynum 0 1 1',
 )
 def zdiffstore(c, args):
     return _union_inter_diff(c, args, 'zdiffstore', args[1], 2, DIFF)
 
 
-@COMMANDS.command('zunion', -3, **_READ, since='6.2.0', summary='Add multiple sorted sets')
+@COMMANDS.command(
+    'zunion',
+    -3,
+    **_READ,
+    since='6.2.0',
+    summary='Add multiple sorted sets',
+    key_specs='RO access; index 1; keynum 0 1 1',
+)
 def zunion(c, args):
     return _union_inter_diff(c, args, 'zunion', None, 1, UNION)
 
 
-@COMMANDS.command('zinter', -3, **_READ, since='6.2.0', summary='Intersect multiple sorted sets')
+@COMMANDS.command(
+    'zinter',
+    -3,
+    **_READ,
+    since='6.2.0',
+    summary='Intersect multiple sorted sets',
+    key_specs='RO access; index 1; keynum 0 1 1',
+)
 def zinter(c, args):
     return _union_inter_diff(c, args, 'zinter', None, 1, INTER)
 
@@ -284,11 +301,19 @@ def zinter(c, args):
     **_READ,
     since='7.0.0',
     summary='Intersect multiple sorted sets and return the cardinality of the result',
+    key_specs='RO access; index 1; keynum 0 1 1',
 )
 def zintercard(c, args):
     return _union_inter_diff(c, args, 'zintercard', None, 1, INTER, cardinality_only=True)
 
 
-@COMMANDS.command('zdiff', -3, **_READ, since='6.2.0', summary='Subtract multiple sorted sets')
+@COMMANDS.command(
+    'zdiff',
+    -3,
+    **_READ,
+    since='6.2.0',
+    summary='Subtract multiple sorted sets',
+    key_specs='RO access; index 1; keynum 0 1 1',
+)
 def zdiff(c, args):
     return _union_inter_diff(c, args, 'zdiff', None, 1, DIFF)

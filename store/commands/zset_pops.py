@@ -104,6 +104,7 @@ def _zpop(c, args, highest):
     keys=(1, 1, 1),
     categories='@write @sortedset @fast',
     summary='Remove and return members with the lowest scores in a sorted set',
+    key_specs='RW access delete; index 1; range 0 1 0',
 )
 def zpopmin(c, args):
     return _zpop(c, args, 0)
@@ -116,6 +117,7 @@ def zpopmin(c, args):
     keys=(1, 1, 1),
     categories='@write @sortedset @fast',
     summary='Remove and return members with the highest scores in a sorted set',
+    key_specs='RW access delete; index 1; range 0 1 0',
 )
 def zpopmax(c, args):
     return _zpop(c, args, 1)
@@ -138,6 +140,7 @@ def _min_max(b):
     categories='@write @sortedset @slow',
     since='7.0.0',
     summary='Remove and return members with scores in a sorted set',
+    key_specs='RW access delete; index 1; keynum 0 1 1',
 )
 def zmpop(c, args):
     """ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]."""
@@ -185,6 +188,7 @@ def _blocking_pop(c, keys, timeout_b, highest, count, nested):
     categories='@write @sortedset @fast @blocking',
     summary='Remove and return the member with the lowest score from one or more sorted '
     'sets, or block until one is available',
+    key_specs='RW access delete; index 1; range -2 1 0',
 )
 def bzpopmin(c, args):
     """BZPOPMIN key [key ...] timeout."""
@@ -199,6 +203,7 @@ def bzpopmin(c, args):
     categories='@write @sortedset @fast @blocking',
     summary='Remove and return the member with the highest score from one or more sorted '
     'sets, or block until one is available',
+    key_specs='RW access delete; index 1; range -2 1 0',
 )
 def bzpopmax(c, args):
     """BZPOPMAX key [key ...] timeout."""
@@ -212,6 +217,7 @@ def bzpopmax(c, args):
     categories='@write @sortedset @slow @blocking',
     since='7.0.0',
     summary='Remove and return members with scores in a sorted set or block until one is available',
+    key_specs='RW access delete; index 2; keynum 0 1 1',
 )
 def bzmpop(c, args):
     """BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]: the numkeys, side and

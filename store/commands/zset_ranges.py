@@ -411,7 +411,13 @@ _RANGE_READ = dict(
 )
 
 
-@COMMANDS.command('zrange', -4, **_RANGE_READ, summary='Return a range of members in a sorted set')
+@COMMANDS.command(
+    'zrange',
+    -4,
+    **_RANGE_READ,
+    summary='Return a range of members in a sorted set',
+    key_specs='RO access; index 1; range 0 1 0',
+)
 def zrange(c, args):
     return zrange_generic(c, args, 1, False, None, None)
 
@@ -424,6 +430,7 @@ def zrange(c, args):
     categories='@write @sortedset @slow',
     summary='Store a range of members from sorted set into another key',
     since='6.2.0',
+    key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range 0 1 0',
 )
 def zrangestore(c, args):
     return zrange_generic(c, args, 2, True, None, None)
@@ -435,6 +442,7 @@ def zrangestore(c, args):
     **_RANGE_READ,
     summary='Return a range of members in a sorted set, by index, with scores ordered from '
     'high to low',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrevrange(c, args):
     return zrange_generic(c, args, 1, False, RANK, True)
@@ -445,6 +453,7 @@ def zrevrange(c, args):
     -4,
     **{**_RANGE_READ, 'since': '1.0.5'},
     summary='Return a range of members in a sorted set, by score',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrangebyscore(c, args):
     return zrange_generic(c, args, 1, False, SCORE, False)
@@ -456,6 +465,7 @@ def zrangebyscore(c, args):
     **{**_RANGE_READ, 'since': '2.2.0'},
     summary='Return a range of members in a sorted set, by score, with scores ordered from '
     'high to low',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrevrangebyscore(c, args):
     return zrange_generic(c, args, 1, False, SCORE, True)
@@ -466,6 +476,7 @@ def zrevrangebyscore(c, args):
     -4,
     **{**_RANGE_READ, 'since': '2.8.9'},
     summary='Return a range of members in a sorted set, by lexicographical range',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrangebylex(c, args):
     return zrange_generic(c, args, 1, False, LEX, False)
@@ -477,6 +488,7 @@ def zrangebylex(c, args):
     **{**_RANGE_READ, 'since': '2.8.9'},
     summary='Return a range of members in a sorted set, by lexicographical range, ordered '
     'from higher to lower strings.',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrevrangebylex(c, args):
     return zrange_generic(c, args, 1, False, LEX, True)
@@ -493,6 +505,7 @@ def zrevrangebylex(c, args):
     categories='@read @sortedset @fast',
     summary='Count the members in a sorted set with scores within the given values',
     since='2.0.0',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zcount(c, args):
     rng = parse_score_range(args[2], args[3])
@@ -511,6 +524,7 @@ def zcount(c, args):
     categories='@read @sortedset @fast',
     summary='Count the number of members in a sorted set between a given lexicographical range',
     since='2.8.9',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zlexcount(c, args):
     rng = parse_lex_range(args[2], args[3])
@@ -584,6 +598,7 @@ _REMRANGE = dict(flags='write', keys=(1, 1, 1), categories='@write @sortedset @s
     **_REMRANGE,
     summary='Remove all members in a sorted set within the given scores',
     since='1.2.0',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def zremrangebyscore(c, args):
     return zremrange_generic(c, args, SCORE, b'zremrangebyscore')
@@ -595,6 +610,7 @@ def zremrangebyscore(c, args):
     **_REMRANGE,
     summary='Remove all members in a sorted set within the given indexes',
     since='2.0.0',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def zremrangebyrank(c, args):
     return zremrange_generic(c, args, RANK, b'zremrangebyrank')
@@ -606,6 +622,7 @@ def zremrangebyrank(c, args):
     **_REMRANGE,
     summary='Remove all members in a sorted set between the given lexicographical range',
     since='2.8.9',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def zremrangebylex(c, args):
     return zremrange_generic(c, args, LEX, b'zremrangebylex')

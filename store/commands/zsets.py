@@ -169,6 +169,7 @@ def _zadd(c, args, flags):
     keys=(1, 1, 1),
     categories='@write @sortedset @fast',
     summary='Add one or more members to a sorted set, or update its score if it already exists',
+    key_specs='RW update; index 1; range 0 1 0',
 )
 def zadd(c, args):
     """ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...].
@@ -212,6 +213,7 @@ def zadd(c, args):
     keys=(1, 1, 1),
     categories='@write @sortedset @fast',
     summary='Increment the score of a member in a sorted set',
+    key_specs='RW access update; index 1; range 0 1 0',
 )
 def zincrby(c, args):
     """ZINCRBY key increment member: ZADD INCR (Redis parses it with ZADD's code, so an
@@ -229,6 +231,7 @@ def zincrby(c, args):
     keys=(1, 1, 1),
     categories='@write @sortedset @fast',
     summary='Remove one or more members from a sorted set',
+    key_specs='RW delete; index 1; range 0 1 0',
 )
 def zrem(c, args):
     """ZREM key member [member ...]: stops at the member that empties the set."""
@@ -258,6 +261,7 @@ def zrem(c, args):
     keys=(1, 1, 1),
     categories='@read @sortedset @fast',
     summary='Get the number of members in a sorted set',
+    key_specs='RO; index 1; range 0 1 0',
 )
 def zcard(c, args):
     z = read_value(c, args[1], ZSet)
@@ -271,6 +275,7 @@ def zcard(c, args):
     keys=(1, 1, 1),
     categories='@read @sortedset @fast',
     summary='Get the score associated with the given member in a sorted set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zscore(c, args):
     z = read_value(c, args[1], ZSet)
@@ -285,6 +290,7 @@ def zscore(c, args):
     categories='@read @sortedset @fast',
     since='6.2.0',
     summary='Get the score associated with the given members in a sorted set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zmscore(c, args):
     z = read_value(c, args[1], ZSet)
@@ -312,6 +318,7 @@ def _rank(c, args, reverse):
     categories='@read @sortedset @fast',
     since='2.0.0',
     summary='Determine the index of a member in a sorted set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrank(c, args):
     return _rank(c, args, False)
@@ -325,6 +332,7 @@ def zrank(c, args):
     categories='@read @sortedset @fast',
     since='2.0.0',
     summary='Determine the index of a member in a sorted set, with scores ordered from high to low',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrevrank(c, args):
     return _rank(c, args, True)
@@ -397,6 +405,7 @@ def _random_members(c, key, count, withscores):
     tips='nondeterministic_output',
     since='6.2.0',
     summary='Get one or multiple random elements from a sorted set',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zrandmember(c, args):
     """ZRANDMEMBER key [count [WITHSCORES]]."""
@@ -438,6 +447,7 @@ def _scan_item(z, member, out):
     tips='nondeterministic_output',
     since='2.8.0',
     summary='Incrementally iterate sorted sets elements and associated scores',
+    key_specs='RO access; index 1; range 0 1 0',
 )
 def zscan(c, args):
     """ZSCAN key cursor [MATCH pattern] [COUNT count]."""

@@ -628,6 +628,17 @@ def dump(c, args):
     summary='Create a key using the provided serialized value, previously obtained using DUMP.',
     key_specs='OW update; index 1; range 0 1 0',
 )
+@COMMANDS.command(
+    'restore-asking',
+    -4,
+    flags='write denyoom asking',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @slow @dangerous',
+    group='server',
+    since='3.0.0',
+    summary='An internal command for migrating keys in a cluster',
+    key_specs='OW update; index 1; range 0 1 0',
+)
 def restore(c, args):
     """RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], checks in Redis
     7.0's order: options, existing key, TTL, payload."""

@@ -602,6 +602,8 @@ _REWRITES: dict[str, Any] = {
     'psetex': _setex,
     'getex': _getex,
     'restore': _restore,
+    'restore-asking': _restore,
+    'migrate': lambda c, args, reply: [],  # written as the DEL of the keys it moved
     'spop': _spop,
     'incrbyfloat': _incrbyfloat,
     'hincrbyfloat': _hincrbyfloat,

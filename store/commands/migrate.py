@@ -104,13 +104,13 @@ def _transfer(c, conn, keys, db, auth, copy, replace):
     moved = []
     for key in keys:
         deadline = ks.deadline(c.db, key)
-        ttl = 0
+        value = ks.materialize(c.db, key)
+        ttl = 0 if deadline is None else deadline - now_ms()
+        if value is None or ttl < 0:
+            continue  # expired since the lookup
         if deadline is not None:
-            ttl = deadline - now_ms()
-            if ttl < 0:
-                continue  # expired since the lookup
             ttl = max(ttl, 1)
-        payload = persistence.dump(ks.materialize(c.db, key))
+        payload = persistence.dump(value)
         commands.append([b'RESTORE', key, b'%d' % ttl, payload] + ([b'REPLACE'] if replace else []))
         moved.append(key)
     reader = hiredis.Reader(notEnoughData=False)

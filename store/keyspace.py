@@ -42,7 +42,12 @@ A command that changes a string in place (SETBIT, BITFIELD, SETRANGE, APPEND, PF
 Redis changes its sds) asks `lookup(db, key, buffer=True)`, which turns the stored bytes
 into a bytearray once, and then writes into it: a run of such writes costs what each
 changes, not a copy of the whole string each time (a BITFIELD at the end of a 1 MB
-bitmap: 55 -> 10.5 us of server CPU a request, docs/benchmarks.md).
+bitmap: 55 -> 10.5 us of server CPU a request, docs/benchmarks.md). A string shorter
+than BUFFER_MIN is not turned into a bytearray: the writer gets a copy, stored back as
+bytes (`string_written`), because a stored bytearray with its charge entry and size mark
+costs more RSS than copying a short string costs time (200,000 keys SET and APPENDed
+once: 444 bytes of RSS a key held as bytearrays, 354 frozen back after each write, 201
+copied as before).
 A bytearray is charged as an aggregate (it changes in place after the lookup). Every
 other lookup freezes it back into bytes (`_freeze`, one copy, as a GET's reply copies in
 Redis), so commands, replies and scripts only ever see bytes; readers that only look
@@ -78,6 +83,8 @@ from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, shard_charges, value_size
 from .resp import RedisError
 from .types import EncodingLimits
 from .types.packed import Packed
+
+BUFFER_MIN = 512  # strings at least this long stay bytearrays once written in place
 
 CHUNK = 64  # keys taken from an index between two looks at the clock
 
@@ -224,6 +231,8 @@ class Keyspace:
                     return self._freeze(s, db, key, v)
                 self.mark(db, key)
             elif buffer:
+                if len(v) < BUFFER_MIN:
+                    return bytearray(v)  # a copy, which string_written stores back
                 v = s.data[db][key] = bytearray(v)
                 s.charged[db][key] = (len(v) + 48) & -16  # as bytes, until settled
                 self.mark(db, key)
@@ -315,6 +324,21 @@ class Keyspace:
         if self.watchers:
             self.touch(db, key)
 
+    def string_written(self, db: int, key: bytes, v: bytearray, signal: bool = True) -> None:
+        """A string from lookup(buffer=True) was changed: the stored bytearray itself, or
+        for a string shorter than BUFFER_MIN a copy, stored back as bytes here. WATCH and
+        client tracking are told unless not `signal`."""
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        data = s.data[db]
+        old = data[key]
+        if old is not v:
+            new = data[key] = bytes(v)
+            n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
+            self.used += n
+            self.db_used[db] += n
+        if self.watchers and signal:
+            self.touch(db, key)
+
     def replaced(self, db: int, key: bytes, old: bytes, new: bytes) -> None:
         """A string found by lookup_for_update was replaced in its dict by `new` (INCR)."""
         n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
@@ -351,6 +375,9 @@ class Keyspace:
         prev = data.get(key)
         data[key] = value
         if type(value) is bytes:
+            size = (len(value) + 48) & -16
+        elif type(value) is bytearray and len(value) < BUFFER_MIN:
+            value = data[key] = bytes(value)
             size = (len(value) + 48) & -16
         else:
             size = 0
@@ -427,6 +454,9 @@ class Keyspace:
         prev = data.get(key)
         data[key] = value
         if type(value) is bytes:
+            size = (len(value) + 48) & -16
+        elif type(value) is bytearray and len(value) < BUFFER_MIN:
+            value = data[key] = bytes(value)
             size = (len(value) + 48) & -16
         else:
             size = 0

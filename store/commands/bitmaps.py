@@ -71,7 +71,7 @@ def setbit(c, args):
             v[byte] |= mask
         else:
             v[byte] &= ~mask
-        _changed(c, key, b'setbit')
+        _changed(c, key, v, b'setbit')
     return old
 
 
@@ -431,8 +431,9 @@ def _bitfield(c, args, read_only):
         else:
             _store(c, key, buf, True, b'setbit')
     elif changes:
-        _changed(c, key, b'setbit')
-    # else grown in place with every write failed: silently (the lookup told the size model)
+        _changed(c, key, buf, b'setbit')
+    elif grown:  # grown in place with every write failed: silently
+        c.ks.string_written(c.db, key, buf, signal=False)
     return out
 
 

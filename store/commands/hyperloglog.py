@@ -33,7 +33,7 @@ def _write_back(c, key, h, v, created, event):
     """The HLL `h` changed; it is the stored bytearray `v` itself unless a promotion or a
     new key made another one."""
     if h is v:
-        _changed(c, key, event)
+        _changed(c, key, h, event)
     else:
         _store(c, key, h, created, event)
 
@@ -103,12 +103,13 @@ def pfcount(c, args):
     card = hll.cached(_checked(h))
     if card is None:
         card = hll.count(_registers(h))
-        if type(h) is bytearray:
-            ks.updated(db, key)
+        if type(h) is bytearray:  # the stored one
+            hll.set_cached(h, card)
+            ks.string_written(db, key, h)
         else:
             h = bytearray(h)
+            hll.set_cached(h, card)
             ks.overwrite(db, key, h)
-        hll.set_cached(h, card)
     return card
 
 

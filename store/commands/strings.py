@@ -410,10 +410,11 @@ def _lookup_buffer(c, key):
     raise WRONGTYPE
 
 
-def _changed(c, key, event):
-    """A string changed in place: WATCH and the size model are told, `event` raised."""
+def _changed(c, key, v, event):
+    """The string `v` changed in place: WATCH and the size model are told, `event`
+    raised."""
     ks = c.ks
-    ks.updated(c.db, key)
+    ks.string_written(c.db, key, v)
     if ks.notify_flags:
         ks.notify(STRING, event, c.db, key)
 
@@ -449,7 +450,7 @@ def append(c, args):
         return len(tail)
     _check_length(c, len(v), len(tail))
     v += tail
-    _changed(c, key, b'append')
+    _changed(c, key, v, b'append')
     return len(v)
 
 
@@ -497,7 +498,7 @@ def setrange(c, args):
     if offset > len(v):
         v += bytes(offset - len(v))
     v[offset : offset + len(value)] = value
-    _changed(c, key, b'setrange')
+    _changed(c, key, v, b'setrange')
     return len(v)
 
 

@@ -46,8 +46,7 @@ bitmap: 55 -> 10.5 us of server CPU a request, docs/benchmarks.md). A string sho
 than BUFFER_MIN is not turned into a bytearray: the writer gets a copy, stored back as
 bytes (`string_written`), because a stored bytearray with its charge entry and size mark
 costs more RSS than copying a short string costs time (200,000 keys SET and APPENDed
-once: 444 bytes of RSS a key held as bytearrays, 354 frozen back after each write, 201
-copied as before).
+once: 444 bytes of RSS a key held as bytearrays, 206 copied).
 A bytearray is charged as an aggregate (it changes in place after the lookup). Every
 other lookup freezes it back into bytes (`_freeze`, one copy, as a GET's reply copies in
 Redis), so commands, replies and scripts only ever see bytes; readers that only look

@@ -627,8 +627,9 @@ class Connection(asyncio.Protocol):
         return RedisError(f'ERR internal error while running {cmd.name}: {e!r}'[:500])
 
     def _failed(self, cmd, err):
-        """A handler returned its error reply (EVAL, FCALL): the command failed, and the
-        error is counted unless its script's redis.call counted it (CountedError)."""
+        """A command's error reply (raised, a bug's, or returned by EVAL and FCALL): the
+        command failed, and the error counts in errorstats unless a script's redis.call
+        counted it already (CountedError)."""
         cmd.failed += 1
         if type(err) is not CountedError:
             self.server.stats.error(err.msg)

@@ -210,7 +210,7 @@ class Keyspace:
     def lookup(self, db: int, key: bytes, buffer: bool = False) -> Any:
         """Look a key up for a write command: lazy expiry, and an aggregate is marked
         for re-estimating its size (the command may change it in place). `buffer`: a
-        string comes as a bytearray to change in place (then `updated`)."""
+        string comes as a bytearray to change in place (then `string_written`)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
@@ -327,8 +327,7 @@ class Keyspace:
         """A string from lookup(buffer=True) was changed: the stored bytearray itself, or
         for a string shorter than BUFFER_MIN a copy, stored back as bytes here. WATCH and
         client tracking are told unless not `signal`."""
-        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
-        data = s.data[db]
+        data = self.shard_for(key).data[db]
         old = data[key]
         if old is not v:
             new = data[key] = bytes(v)

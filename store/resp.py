@@ -186,7 +186,7 @@ def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
             _encode_many(value, proto, out)
     elif t is RedisError:
         out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
-    elif t is Raw:
+    elif t is Raw or t is FailedRaw:
         if value is NULL_ARRAY and proto == 3:
             out.append(b'_\r\n')
         else:
@@ -221,8 +221,6 @@ def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
         out.append(b',%s\r\n' % value if proto == 3 else b'$%d\r\n%s\r\n' % (len(value), value))
     elif isinstance(value, RedisError):
         out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
-    elif t is FailedRaw:
-        out.append(value)
     else:
         raise TypeError(f'cannot encode {t.__name__}')
     return out

@@ -30,8 +30,8 @@ def _checked(v):
 
 
 def _write_back(c, key, h, v, created, event):
-    """The HLL `h` changed; it is the stored bytearray `v` itself unless a promotion or a
-    new key made another one."""
+    """The HLL `h` changed; it is the bytearray `v` from the lookup unless a promotion or
+    a new key made another one."""
     if h is v:
         _changed(c, key, h, event)
     else:
@@ -103,13 +103,10 @@ def pfcount(c, args):
     card = hll.cached(_checked(h))
     if card is None:
         card = hll.count(_registers(h))
-        if type(h) is bytearray:  # the stored one
-            hll.set_cached(h, card)
-            ks.string_written(db, key, h)
-        else:
-            h = bytearray(h)
-            hll.set_cached(h, card)
-            ks.overwrite(db, key, h)
+        if type(h) is not bytearray:
+            h = bytearray(h)  # a copy, which string_written stores back
+        hll.set_cached(h, card)
+        ks.string_written(db, key, h)
     return card
 
 

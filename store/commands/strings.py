@@ -403,7 +403,8 @@ def _read_buffer(c, key):
 
 def _lookup_buffer(c, key):
     """_lookup_string for a command that changes the string in place (APPEND, SETRANGE,
-    SETBIT...): the stored bytearray (store/keyspace.py), or None; `_changed` after."""
+    SETBIT...): a bytearray, the stored one or a short string's copy (store/keyspace.py),
+    or None; `_changed` stores the change."""
     v = c.ks.lookup(c.db, key, buffer=True)
     if v is None or type(v) is bytearray:
         return v

@@ -97,14 +97,15 @@ class Server:
         self.keyspace.log = self.log  # a packed value that fails to decode (types/packed.py)
         self.blocking = BlockingRegistry(self)
         self.tracking = Tracking(self)  # CLIENT TRACKING's tables and invalidations
+        # MONITOR clients (store/commands/monitor.py); scripts feed them too. With CLIENT
+        # PAUSE below, they gate every connection while on: the hot path never checks.
+        self.monitors = Monitors(self)
         # Scripts run their commands on a connection of their own, with no socket.
         self.scripts = EvalScripts(self, Connection(self))
         self.functions = Functions(self, Connection(self))
         self.busy = Busy(self)  # a script past busy-reply-threshold
         self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
         self.evictor = Evictor(self)  # maxmemory (store/memory)
-        # Both gate every connection while they are on, so the hot path never checks them.
-        self.monitors = Monitors(self)  # MONITOR clients (store/commands/monitor.py)
         self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client.py)
         self.cron_hooks.append(self.evictor.refresh)
         self.apply_all()

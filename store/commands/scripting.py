@@ -5,7 +5,7 @@ arguments and answers."""
 from ..args import int_arg, lower
 from ..command_table import Family, numkeys_keys
 from ..resp import OK, RedisError
-from ..scripting.engine import split_keys
+from ..scripting.engine import check_numkeys
 
 COMMANDS = Family('scripting', since='2.6.0')
 
@@ -24,24 +24,19 @@ RO_KEYS = (
 E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 
-def _split(args):
-    """KEYS and ARGV (numkeys read as evalGenericCommand reads it)."""
-    return split_keys(args, int_arg(args[2]))
-
-
 def _eval(c, args, ro):
-    keys, argv = _split(args)
+    numkeys = check_numkeys(args, int_arg(args[2]))  # as evalGenericCommand reads it
     scripts = c.server.scripts
-    return scripts.run(c, scripts.load(args[1]), keys, argv, ro)
+    return scripts.run(c, scripts.load(args[1]), numkeys, args, ro)
 
 
 def _evalsha(c, args, ro):
-    keys, argv = _split(args)
+    numkeys = check_numkeys(args, int_arg(args[2]))
     scripts = c.server.scripts
     script = scripts.get(args[1])
     if script is None:
         raise E_NOSCRIPT
-    return scripts.run(c, script, keys, argv, ro)
+    return scripts.run(c, script, numkeys, args, ro)
 
 
 @COMMANDS.command(

@@ -94,14 +94,14 @@ def _lua_tonumber(v: Any) -> float | None:
     return None
 
 
-def split_keys(args: list[bytes], numkeys: int) -> tuple[list[bytes], list[bytes]]:
-    """The keys and the arguments of EVAL / FCALL `args` (name, script, numkeys, ...),
-    after Redis's two checks of numkeys, in its order."""
+def check_numkeys(args: list[bytes], numkeys: int) -> int:
+    """EVAL's / FCALL's `numkeys` after Redis's two checks of it, in its order (`args`:
+    the command, the script or function, numkeys, the keys, the other arguments)."""
     if numkeys > len(args) - 3:
         raise RedisError("ERR Number of keys can't be greater than number of args")
     if numkeys < 0:
         raise RedisError("ERR Number of keys can't be negative")
-    return args[3 : 3 + numkeys], args[3 + numkeys :]
+    return numkeys
 
 
 def read_only(flags: frozenset[str] | None, ro: bool) -> bool:
@@ -194,8 +194,8 @@ class LuaEngine:
         major, minor, patch = (int(p) for p in VERSION.split('.'))
         (
             self._compile,
-            self._run,
             self._run_eval,
+            self._run_fcall,
             self._reply,
         ) = lua.execute(
             boot,
@@ -220,7 +220,11 @@ class LuaEngine:
         self._gc_collect = lua.eval(b'function() collectgarbage("collect") end')
         self.table = lua.table_from
         self.resp = 2  # redis.setresp: the protocol commands answer the script in
-        self._checked: dict[bytes, tuple[Any, bool]] = {}  # name as sent -> (command, writes)
+        # name as sent -> (command, writes, arity): see _check_command
+        self._checked: dict[bytes, tuple[Any, bool, int]] = {}
+        self.config = server.config
+        self.monitors = server.monitors  # MONITOR clients
+        self.tracked = None  # the running script's caller, if it has CLIENT TRACKING on
 
     def memory(self) -> int:
         """Bytes the Lua state holds (INFO used_memory_lua)."""
@@ -235,27 +239,24 @@ class LuaEngine:
             raise CompileError(err.decode('utf-8', 'surrogateescape'))
         return f
 
-    def execute(self, run: ScriptRun, f: Any, *args: Any) -> Any:
-        """Run `f(*args)` as `run`, on the caller's database, and return its reply for the
-        caller (a reply value or a RedisError)."""
-        return self._execute(run, self._run, f, *args)
-
-    def execute_eval(self, run: ScriptRun, f: Any, keys: list[bytes], argv: list[bytes]):
-        """Run an EVAL script with its KEYS and ARGV."""
-        return self._execute(run, self._run_eval, f, len(keys), *keys, *argv)
-
-    def _execute(self, run: ScriptRun, runner: Any, *args: Any) -> Any:
+    def execute(self, run: ScriptRun, f: Any, numkeys: int, args: list[bytes]) -> Any:
+        """Run the script or function `f` as `run`, on the caller's database, and return
+        its reply for the caller (a reply value or a RedisError). `args` are the EVAL's or
+        FCALL's, numkeys checked: the keys and arguments after it reach an EVAL script as
+        KEYS and ARGV, a function as its two arguments."""
         caller = run.caller
         client = self.client
         client.db = caller.db
         client.proto = self.resp = 2
         self.run = run
+        self.tracked = caller if getattr(caller, 'tracking', None) is not None else None
         clock.freeze(clock.now_ms())
         aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
         if aof is not None:
             aof.begin()
         try:
-            ok, r = runner(*args)
+            runner = self._run_eval if run.is_eval else self._run_fcall
+            ok, r = runner(f, numkeys, *args[3:])
         finally:
             if aof is not None:
                 aof.end()
@@ -301,7 +302,9 @@ class LuaEngine:
 
     def _redis_call(self, *args: Any) -> Any:
         """redis.call (scriptCall): run one command for the script and answer its reply;
-        an error is raised in the script as its error table."""
+        an error is raised in the script as its error table. Per call, so written out:
+        the executor (command_table.call) is inlined, and a plain command seen before
+        skips scriptCall's checks but arity (`_checked`)."""
         argv = list(args)
         for a in argv:
             if type(a) is not bytes:
@@ -312,24 +315,16 @@ class LuaEngine:
             top, cmd, write = self._check_command(argv)
         else:
             top = cmd = known[0]
-            write = known[1]
-            n, arity = len(argv), cmd.arity
+            write, arity = known[1], known[2]
+            n = len(argv)
             if (n != arity) if arity > 0 else (n < -arity):
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
+        client = self.client
         if write:
-            run = self.run
-            assert run is not None  # the redis API is called from a running script
-            if run.read_only:
-                self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
-            denied = self.server.write_denied  # -MISCONF (store/persistence/manager.py)
-            if denied is not None:
-                self._reject(denied.encode(), cmd)
-            if run.oom and not run.written and 'denyoom' in cmd.flags:
-                self._reject(OOM.encode(), cmd)
-            run.written = True
-        t0 = _perf_ns()  # the executor (command_table.call), inlined: this is per call
+            self._check_write(cmd)
+        t0 = _perf_ns()
         try:
-            r = top.handler(self.client, argv)
+            r = top.handler(client, argv)
         except RedisError as e:
             top.failed += 1
             self._reject(e.msg.encode('utf-8', 'surrogateescape'))
@@ -342,21 +337,33 @@ class LuaEngine:
             top.calls += 1
             top.ns += took
             top.hist[took.bit_length()] += 1
-            if took >= self.server.config.slow_ns:
-                observe(self.client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
-            monitors = self.server.monitors
-            if monitors and monitors.shows(cmd):
-                monitors.feed(self.client, argv)  # MONITOR's [db lua] lines
-        run = self.run
-        if run is not None and getattr(run.caller, 'tracking', None) is not None:
+            if took >= self.config.slow_ns:
+                observe(client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
+            if self.monitors and self.monitors.shows(cmd):
+                self.monitors.feed(client, argv)  # MONITOR's [db lua] lines
+        if self.tracked is not None:
             # CLIENT TRACKING: the keys a script's read-only command read are the caller's
-            self.server.tracking.remember(run.caller, top, argv)
+            self.server.tracking.remember(self.tracked, top, argv)
         t = type(r)
         if t is bytes or t is int:
             return r
         if r is OK:
             return self._status(b'OK')
         return self.to_lua(r, self.resp)
+
+    def _check_write(self, cmd: Any) -> None:
+        """scriptCall's checks of a write command, and the run has written from then on
+        (SCRIPT KILL refuses)."""
+        run = self.run
+        assert run is not None  # the redis API is called from a running script
+        if run.read_only:
+            self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
+        denied = self.server.write_denied  # -MISCONF (store/persistence/manager.py)
+        if denied is not None:
+            self._reject(denied.encode(), cmd)
+        if run.oom and not run.written and 'denyoom' in cmd.flags:
+            self._reject(OOM.encode(), cmd)
+        run.written = True
 
     def _check_command(self, argv: list[bytes]) -> tuple[Any, Any, bool]:
         """scriptCall's checks, in its order: (the command to run, the command or
@@ -378,7 +385,7 @@ class LuaEngine:
             self._reject(b'ERR This Redis command is not allowed from script', cmd)
         write = 'write' in cmd.flags
         if cmd is top and not cmd.subcommands:
-            self._checked[argv[0]] = (cmd, write)
+            self._checked[argv[0]] = (cmd, write, arity)
         return top, cmd, write
 
     def _redis_pcall(self, *args: Any) -> Any:

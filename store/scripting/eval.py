@@ -94,8 +94,9 @@ class EvalScripts:
         """The cached scripts' source (INFO used_memory_scripts_eval)."""
         return sum(len(s.body) for s in self.cache.values())
 
-    def run(self, caller: Any, script: Script, keys: list[bytes], argv: list[bytes], ro: bool):
-        """Run a cached script for `caller` (scriptPrepareForRun's checks first)."""
+    def run(self, caller: Any, script: Script, numkeys: int, args: list[bytes], ro: bool):
+        """Run a cached script for `caller` (scriptPrepareForRun's checks first) on EVAL's
+        `args`, numkeys checked."""
         run = ScriptRun(script.sha, caller, read_only(script.flags, ro), is_eval=True)
         run.oom = out_of_memory(self.server, script.flags)
-        return self.engine.execute_eval(run, script.function, keys, argv)
+        return self.engine.execute(run, script.function, numkeys, args)

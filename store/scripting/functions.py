@@ -23,7 +23,7 @@ import lupa.lua51 as lua51
 
 from ..rdb import RdbError, RdbReader, dump_payload, rdb_string, verify_payload
 from ..resp import RedisError, split_args, string2ll
-from .engine import LuaEngine, ScriptRun, lua_tostring, out_of_memory, read_only, split_keys
+from .engine import LuaEngine, ScriptRun, check_numkeys, lua_tostring, out_of_memory, read_only
 from .eval import FLAGS
 
 RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
@@ -457,14 +457,12 @@ class Functions:
         numkeys = string2ll(argv[2])  # getLongLongFromObject
         if numkeys is None:
             raise RedisError('ERR Bad number of keys provided')
-        keys, args = split_keys(argv, numkeys)
+        check_numkeys(argv, numkeys)
         run = ScriptRun(fn.name, caller, read_only(fn.flags, ro), is_eval=False)
         out_of_memory(self.server, fn.flags)
-        engine = self.engine
-        keys, args = engine.table(keys), engine.table(args)
         self.current = (run, argv)
         try:
-            return engine.execute(run, fn.callback, keys, args)
+            return self.engine.execute(run, fn.callback, numkeys, argv)
         finally:
             self.current = None
 

@@ -10,7 +10,7 @@ local V = {}
 for k, v in pairs(_G) do V[k] = v end
 local error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select =
       error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select
-local loadstring, setfenv, unpack, ipairs, pairs = loadstring, setfenv, unpack, ipairs, pairs
+local loadstring, setfenv, ipairs, pairs = loadstring, setfenv, ipairs, pairs
 local getinfo, sethook = debug.getinfo, debug.sethook
 local SELF = getinfo(1, 'S').source
 
@@ -140,22 +140,24 @@ local function hook()
 end
 sethook(hook, '', 100000)
 
--- run(f, ...): true and f's first result, or false and the error table (a string for
--- errors the handler cannot see, as out of memory). What follows the call is on the
--- call's line, with no Lua function called: a killed script's line hook must not fire.
-local function run(f, ...)
-  local n, args = select('#', ...), {...}
-  local ok, r = xpcall0(function() return f(unpack(args, 1, n)) end, handler) if killed then killed = false sethook(hook, '', 100000) end return ok, r
+-- run_eval(f, numkeys, ...) and run_fcall(f, numkeys, ...): run f on the arguments of
+-- EVAL or FCALL after their numkeys (keys first, then the rest): true and f's first
+-- result, or false and the error table (a string for errors the handler cannot see, as
+-- out of memory). An EVAL script finds them in the globals KEYS and ARGV, a function gets
+-- them as its two arguments. What follows the call is on the call's line, with no Lua
+-- function called: a killed script's line hook must not fire.
+local function split(numkeys, ...)
+  local keys, argv = {...}, {}  -- one table made for the keys, the rest moved out of it
+  for i = numkeys + 1, select('#', ...) do argv[i - numkeys] = keys[i] keys[i] = nil end
+  return keys, argv
 end
-
--- run_eval(f, numkeys, ...): EVAL's run, the arguments split into KEYS and ARGV.
 local function run_eval(f, numkeys, ...)
-  local all, keys, argv = {...}, {}, {}
-  for i = 1, numkeys do keys[i] = all[i] end
-  for i = numkeys + 1, select('#', ...) do argv[i - numkeys] = all[i] end
-  rawset(V, 'KEYS', keys)
-  rawset(V, 'ARGV', argv)
+  V.KEYS, V.ARGV = split(numkeys, ...)
   local ok, r = xpcall0(f, handler) if killed then killed = false sethook(hook, '', 100000) end return ok, r
+end
+local function run_fcall(f, numkeys, ...)
+  local keys, argv = split(numkeys, ...)
+  local ok, r = xpcall0(function() return f(keys, argv) end, handler) if killed then killed = false sethook(hook, '', 100000) end return ok, r
 end
 
 -- reply(v, proto, resp): the script's result as the caller's reply bytes, for a client
@@ -278,4 +280,4 @@ local function reply(v, proto, resp)
   return concat(out), errors[1] and errors, marked
 end
 
-return compile, run, run_eval, reply
+return compile, run_eval, run_fcall, reply

@@ -963,6 +963,7 @@ class Config:
         self.slow_ns = 0
         self.file = None  # absolute path of the config file, if any
         self.save_loaded = False  # a 'save' line was read: later ones add points
+        self.users = []  # `user <name> <rules...>` lines, as bytes (store/acl.py loads them)
 
     def __getitem__(self, name):
         return self.values[TABLE[name].name]
@@ -1015,6 +1016,9 @@ class Config:
                     continue
                 if name == 'include' and len(args) == 2:
                     self.load_file(args[1])
+                    continue
+                if name == 'user' and len(args) >= 2:
+                    self.users.append(argv[1:])
                     continue
                 self.set_from_args(args[0], args[1:])
             except ConfigError as e:

@@ -125,6 +125,7 @@ class Connection(asyncio.Protocol):
         'db',
         'proto',
         'authenticated',
+        'user',  # the ACL user (store/acl.py)
         'gated',
         'reply_mode',
         'no_evict',
@@ -171,7 +172,8 @@ class Connection(asyncio.Protocol):
         self.created = self.last_interaction = time.time()
         self.last_cmd = None  # the Command last run (CLIENT LIST cmd=)
         self.last_sub = None  # its subcommand, for containers
-        self.authenticated = not server.config['requirepass']
+        self.user = server.acl.default
+        self.authenticated = not server.acl.auth_required()
         self.closing = False
         # MULTI/EXEC and WATCH
         self.multi = None  # list of queued (cmd, args) while in MULTI
@@ -224,7 +226,7 @@ class Connection(asyncio.Protocol):
         cfg = server.config
         if (
             cfg['protected-mode']
-            and not cfg['requirepass']
+            and server.acl.default.nopass
             and peer
             and peer[0] not in ('127.0.0.1', '::1')
         ):
@@ -638,6 +640,7 @@ class Connection(asyncio.Protocol):
         self.gated = (
             self.closing
             or not self.authenticated
+            or not self.user.unrestricted()  # ACL checks run on the gated path
             or self.multi is not None
             or (self.subscriptions > 0 and self.proto == 2)
             or self.reply_mode != 'on'
@@ -721,6 +724,13 @@ class Connection(asyncio.Protocol):
                 )
         if not self.authenticated and not cmd.no_auth:
             return self._reject(cmd, 'NOAUTH Authentication required.')
+        if not self.user.unrestricted():
+            # Redis records the command when it looks it up: the ACL log and a script's
+            # denials name it
+            self.last_cmd, self.last_sub = cmd, shown
+            denied = self.server.acl.deny(self, shown, args, 'toplevel')
+            if denied is not None:
+                return self._reject(shown, denied)
         if self.subscriptions > 0 and self.proto == 2 and not cmd.pubsub_ok:
             return self._reject(
                 cmd,

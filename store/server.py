@@ -16,10 +16,16 @@ import sys
 import time
 import traceback
 
+from .acl import Acl, channel_in
 from .blocking import BlockingRegistry
 from .command_table import build_table
 from .commands import MODULES
-from .commands.client import ClientPause
+from .commands.client import (
+    ClientPause,
+    client_info_line,
+    close_after_this_reply,
+    kill_connection,
+)
 from .commands.monitor import Monitors
 from .config import Config
 from .connection import Connection
@@ -64,6 +70,7 @@ class Server:
         self.config = config or Config()
         cfg = self.config
         self.commands = build_table(*MODULES)
+        self.acl = Acl(self)  # users and their rules (store/acl.py)
         self.clients = {}
         self.current_client = None  # the connection whose read is being run
         self.pending_flush = []  # connections whose replies wait for the end of the turn
@@ -142,12 +149,14 @@ class Server:
         elif name == 'tracking-table-max-keys':
             self.tracking.limit()  # Redis enforces it before the next command
         elif name == 'requirepass':
-            # Redis keeps existing connections authenticated; new ones must AUTH.
-            pass
+            # The default user's password; connections keep their authentication.
+            self.acl.set_default_password(cfg[name])
+            self.users_changed(self.acl.default)
 
     def apply_all(self):
         for name in (
             'proto-max-bulk-len',
+            'requirepass',
             'script-memory-limit',
             'notify-keyspace-events',
             'keyevent-journal-key',
@@ -192,6 +201,45 @@ class Server:
         sock = conn.transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def client_info(self, conn):
+        """A connection's CLIENT LIST line (for the ACL log, which sits below commands)."""
+        return client_info_line(conn)
+
+    def users_changed(self, user, deleted=False):
+        """An ACL user's rules changed: its connections' gates follow (a user that may
+        run everything is ungated). A deleted user's connections are closed, after the
+        reply for the one deleting it (ACLFreeUserAndKillClients)."""
+        for conn in list(self.clients.values()):
+            if conn.user is not user:
+                continue
+            if deleted:
+                conn.user = self.acl.default
+                conn.authenticated = False
+                if conn is self.current_client:
+                    close_after_this_reply(conn)
+                else:
+                    kill_connection(conn)
+            else:
+                conn.update_gate()
+
+    def kill_pubsub_clients(self, user, new):
+        """ACLKillPubsubClientsIfNeeded: before `user` takes the rules of `new`, close its
+        subscribed connections that would no longer be allowed one of their channels or
+        patterns."""
+        if any(s.allchannels for s in new.selectors):
+            return
+        upcoming = [c for s in new.selectors for c in s.channels]
+        if all(c in upcoming for s in user.selectors for c in s.channels):
+            return
+        for conn in list(self.clients.values()):
+            if conn.user is not user or conn.pubsub is None or conn.subscriptions == 0:
+                continue
+            channels, patterns, shard_channels = conn.pubsub.sets
+            if any(not channel_in(upcoming, p, True) for p in patterns) or any(
+                not channel_in(upcoming, ch, False) for ch in (*channels, *shard_channels)
+            ):
+                kill_connection(conn)
 
     def update_gates(self):
         """Re-derive every connection's gate after a server-wide state changed."""
@@ -239,6 +287,12 @@ class Server:
             if port == 0:  # ephemeral: every address shares the first one's port
                 port = server.sockets[0].getsockname()[1]
         self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
+        errors = self.acl.load_at_startup()
+        if errors is not None:
+            self.log(errors, '#')
+            for server in self.listeners:
+                server.close()
+            raise LoadError(errors)
         self.log(f'Ready to accept connections tcp on {" ".join(hosts)}:{port}')
         try:
             await self.persistence.load()

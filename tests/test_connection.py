@@ -366,8 +366,14 @@ def test_unauthenticated_request_limits(make_server, ref_auth, data):
 
 
 def set_requirepass(server, value):
-    config = server.server.config
-    server.call(lambda: config.set_from_args('requirepass', [value]))
+    """CONFIG SET requirepass, as the server applies it (the default user's password)."""
+    srv = server.server
+
+    def apply():
+        srv.config.set_from_args('requirepass', [value])
+        srv.apply_config('requirepass')
+
+    server.call(apply)
 
 
 def test_requirepass_set_later_keeps_existing_clients(server):

@@ -1,6 +1,7 @@
 """Command families, one module each; the server merges their COMMANDS tables."""
 
 from . import (
+    acl,
     admin,
     bitmaps,
     client,
@@ -44,6 +45,7 @@ from . import (
 
 MODULES = [
     client,
+    acl,
     strings,
     bitmaps,
     lcs,

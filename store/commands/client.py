@@ -417,7 +417,7 @@ def client_info_line(conn, current=None, args=None):
         f'multi={len(conn.multi) if conn.multi is not None else -1} '
         f'qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} '
         f'rbs={rbs} rbp={rbp} obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} '
-        f'events={events} cmd={cmd} user=default '
+        f'events={events} cmd={cmd} user={error_arg(conn.user.name)} '
         f'redir={conn.tracking.redirect if conn.tracking is not None else -1} resp={conn.proto}'
     )
 
@@ -564,9 +564,9 @@ def client_kill(c, args):
             elif opt == 'laddr' and more:
                 laddr = args[i + 1].decode('utf-8', 'replace')
             elif opt == 'user' and more:
-                user = args[i + 1]
-                if user != b'default':
-                    raise RedisError(f"ERR No such user '{error_arg(user)}'")
+                user = c.server.acl.users.get(args[i + 1])
+                if user is None:
+                    raise RedisError(f"ERR No such user '{error_arg(args[i + 1])}'")
             elif opt == 'skipme' and more:
                 v = lower(args[i + 1])
                 if v == 'yes':
@@ -588,6 +588,8 @@ def client_kill(c, args):
         if ctype is not None and client_type(conn) != ctype:
             continue
         if cid and conn.id != cid:
+            continue
+        if user is not None and conn.user is not user:
             continue
         if conn is c:
             if skipme:

@@ -1,6 +1,7 @@
 """Connection commands: PING, ECHO, SELECT, QUIT, AUTH, HELLO, RESET (CLIENT has its own
 module, client.py)."""
 
+from ..acl import DENIED_AUTH
 from ..args import E_DB_RANGE, E_NOT_INT, lower
 from ..command_table import Family
 from ..resp import OK, PONG, Map, RedisError, string2ll
@@ -73,9 +74,19 @@ def quit_(c, args):
     return OK
 
 
-def check_password(c, user, password):
-    required = c.server.config['requirepass']
-    return user == b'default' and (not required or password == required.encode())
+def authenticate(c, command, name, password):
+    """ACLAuthenticateUser: the connection becomes the user's, or -WRONGPASS (logged
+    with `command`, the AUTH or HELLO as sent)."""
+    acl = c.server.acl
+    user = acl.credentials(name, password)
+    if user is None:
+        context = 'multi' if c.multi is not None else 'toplevel'
+        cmd = c.server.commands.get(command.lower())
+        acl.add_log(c, DENIED_AUTH, context, command, username=name, cmd=cmd)
+        raise RedisError(E_WRONGPASS)
+    c.user = user
+    c.authenticated = True
+    c.update_gate()
 
 
 @COMMANDS.command(
@@ -88,16 +99,13 @@ def check_password(c, user, password):
 def auth(c, args):
     if len(args) > 3:
         raise RedisError('ERR syntax error')
-    if len(args) == 2 and not c.server.config['requirepass']:
+    if len(args) == 2 and c.server.acl.default.nopass:
         raise RedisError(
             'ERR AUTH <password> called without any password configured for '
             'the default user. Are you sure your configuration is correct?'
         )
     user, password = (b'default', args[1]) if len(args) == 2 else (args[1], args[2])
-    if not check_password(c, user, password):
-        raise RedisError(E_WRONGPASS)
-    c.authenticated = True
-    c.update_gate()
+    authenticate(c, args[0], user, password)
     return OK
 
 
@@ -124,10 +132,7 @@ def hello(c, args):
     while i < len(args):
         opt = lower(args[i])
         if opt == 'auth' and i + 2 < len(args):
-            if not check_password(c, args[i + 1], args[i + 2]):
-                raise RedisError(E_WRONGPASS)
-            c.authenticated = True
-            c.update_gate()
+            authenticate(c, args[0], args[i + 1], args[i + 2])
             i += 3
         elif opt == 'setname' and i + 1 < len(args):
             name = args[i + 1]
@@ -185,6 +190,7 @@ def reset(c, args):
     if c.reply_mode != 'skip':
         c.reply_mode = 'on'
     c.no_touch = False
-    c.authenticated = not c.server.config['requirepass']
+    c.user = c.server.acl.default  # clientSetDefaultAuth
+    c.authenticated = not c.server.acl.auth_required()
     c.update_gate()
     return 'RESET'

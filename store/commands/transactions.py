@@ -53,12 +53,24 @@ def exec_(c, args):
     aof = c.ks.aof  # the AOF writes what EXEC ran as one unit (MULTI ... EXEC)
     if aof is not None:
         aof.begin()
+    acl = None if c.user.unrestricted() else c.server.acl
     try:
-        return [c.call(cmd, a) for cmd, a in queued]
+        return [_run_queued(c, cmd, a, acl) for cmd, a in queued]
     finally:
         c.in_exec = False
         if aof is not None:
             aof.end()
+
+
+def _run_queued(c, cmd, args, acl):
+    """One queued command; with `acl`, its permissions are checked again first: they
+    may have changed since it was queued."""
+    if acl is not None:
+        denied = acl.deny_queued(c, cmd, args)
+        if denied is not None:
+            c.server.stats.error(denied)
+            return RedisError(denied)
+    return c.call(cmd, args)
 
 
 def _watched_key_expired(c):

@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 import lupa.lua51 as lua51
 
-from .. import clock
+from .. import acl, clock
 from ..latency import observe
 from ..memory.eviction import OOM
 from ..resp import (
@@ -53,6 +53,13 @@ from ..resp import (
 from ..version import VERSION
 from . import libs
 
+_ACL_DENIED = {
+    acl.DENIED_CMD: b"ERR The user executing the script can't run this command or subcommand",
+    acl.DENIED_KEY: b"ERR The user executing the script can't access at least one of the keys "
+    b'mentioned in the command arguments',
+    acl.DENIED_CHANNEL: b"ERR The user executing the script can't publish to the channel "
+    b'mentioned in the command',
+}
 _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
 
 _lua_type = lua51.lua_type
@@ -225,6 +232,7 @@ class LuaEngine:
         self.config = server.config
         self.monitors = server.monitors  # MONITOR clients
         self.tracked = None  # the running script's caller, if it has CLIENT TRACKING on
+        self.acl_caller: Any = None  # the running script's caller, if its ACL user is restricted
 
     def memory(self) -> int:
         """Bytes the Lua state holds (INFO used_memory_lua)."""
@@ -250,6 +258,7 @@ class LuaEngine:
         client.proto = self.resp = 2
         self.run = run
         self.tracked = caller if getattr(caller, 'tracking', None) is not None else None
+        self.acl_caller = None if caller.user.unrestricted() else caller
         clock.freeze(clock.now_ms())
         aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
         if aof is not None:
@@ -320,6 +329,8 @@ class LuaEngine:
             if (n != arity) if arity > 0 else (n < -arity):
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
         client = self.client
+        if self.acl_caller is not None:
+            self._check_acl(cmd, argv)
         if write:
             self._check_write(cmd)
         t0 = _perf_ns()
@@ -487,12 +498,25 @@ class LuaEngine:
             )
 
     def _acl_check_cmd(self, *args: Any) -> bool:
+        """redis.acl_check_cmd: whether the script's caller may run the command."""
         if not args:
             self._raise(b'Please specify at least one argument for this redis lib call')
-        name = lua_tostring(args[0]) or b''
-        if self.server.commands.get(name.lower()) is None:
+        argv = self._convert_args(list(args))
+        cmd = self.server.commands.get(argv[0].lower())
+        if cmd is not None and cmd.subcommands and len(argv) > 1:
+            cmd = cmd.subcommands.get(argv[1].decode('latin-1').lower())
+        if cmd is None:
             self._raise(b'Invalid command passed to redis.acl_check_cmd()')
-        return True  # one user, allowed everything
+        run = self.run
+        assert run is not None
+        return self.server.acl.check(run.caller.user, cmd, argv)[0] == acl.OK
+
+    def _check_acl(self, cmd: Any, argv: list[bytes]) -> None:
+        """scriptVerifyACL: the caller's user must be allowed the command, its keys and
+        channels (logged in the 'lua' context)."""
+        result = self.server.acl.check_logged(self.acl_caller, cmd, argv, 'lua')
+        if result != acl.OK:
+            self._reject(_ACL_DENIED[result], cmd)
 
     def unwrap_error(self, e: Any) -> Any:
         """The error value (a table, or a message) a Python callback raised, as the

@@ -53,8 +53,6 @@ TLS = 'tls'  # plain TCP only
 MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
 PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, threads
-MONITORING = 'monitoring'  # no ACL LOG
-ACCESS = 'access'  # no ACL file
 NETWORK = 'network'  # listeners and sockets options this server does not apply
 EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adapt
 
@@ -867,13 +865,12 @@ PARAMS = [
     Param('tls-session-cache-size', 'int', 20480, 0, INT_MAX, inert=TLS),
     Param('tls-session-cache-timeout', 'int', 300, 0, INT_MAX, inert=TLS),
     # ACL and modules
-    Param('aclfile', 'str', '', mutable=False, inert=ACCESS),
+    Param('aclfile', 'str', '', mutable=False),  # ACL LOAD / ACL SAVE (store/acl.py)
     Param(
         'acl-pubsub-default',
         'enum',
         'resetchannels',
-        choices=('allchannels', 'resetchannels'),
-        inert=ACCESS,
+        choices=('allchannels', 'resetchannels'),  # new users' channels
     ),
     Param('enable-module-command', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
     # the process
@@ -933,7 +930,7 @@ PARAMS = [
     Param('latency-monitor-threshold', 'int', 0, 0, LLONG_MAX, on_set=_monitor_changed),
     Param('latency-tracking', 'bool', True, on_set=_monitor_changed),
     Param('latency-tracking-info-percentiles', 'special', (50.0, 99.0, 99.9), multi=True),
-    Param('acllog-max-len', 'int', 128, 0, LLONG_MAX, inert=MONITORING),
+    Param('acllog-max-len', 'int', 128, 0, LLONG_MAX),
     # scripting
     Param('busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, alias='lua-time-limit'),
     Param('script-memory-limit', 'mem', 1024**3, 1024**2, LLONG_MAX),  # this server's own

@@ -90,8 +90,15 @@ def hash_password(password: bytes) -> str:
     return hashlib.sha256(password).hexdigest()
 
 
-def _valid_hash(h: bytes) -> bool:
-    return len(h) == 64 and all(48 <= c <= 57 or 97 <= c <= 102 for c in h)
+def _password_hash(op: bytes) -> str:
+    """The hash a password rule names: of the password after > or <, or the hash after #
+    or ! (64 lowercase hex digits)."""
+    if op[:1] in (b'>', b'<'):
+        return hash_password(op[1:])
+    h = op[1:]
+    if len(h) != 64 or not all(48 <= c <= 57 or 97 <= c <= 102 for c in h):
+        raise AclError(E_BAD_HASH)
+    return h.decode()
 
 
 def has_spaces(s: bytes) -> bool:
@@ -190,7 +197,8 @@ class Acl:
         self.users: dict[bytes, User] = {}
         self.default = self._create_default()
         self.users[b'default'] = self.default
-        self.to_load: list[list[bytes]] = []  # `user` lines of the config file
+        # No user's: what the AOF replays (Redis's fake client has no user, no checks)
+        self.loader = self._create_default()
 
     # -- the command table ------------------------------------------------------------------
 
@@ -387,22 +395,12 @@ class Acl:
             user.nopass = False
             user.passwords.clear()
         elif op[:1] in (b'>', b'#'):
-            if op[:1] == b'>':
-                h = hash_password(op[1:])
-            elif not _valid_hash(op[1:]):
-                raise AclError(E_BAD_HASH)
-            else:
-                h = op[1:].decode()
+            h = _password_hash(op)
             if h not in user.passwords:
                 user.passwords.append(h)
             user.nopass = False
         elif op[:1] in (b'<', b'!'):
-            if op[:1] == b'<':
-                h = hash_password(op[1:])
-            elif not _valid_hash(op[1:]):
-                raise AclError(E_BAD_HASH)
-            else:
-                h = op[1:].decode()
+            h = _password_hash(op)
             if h not in user.passwords:
                 raise AclError(E_NO_SUCH_PASSWORD)
             user.passwords.remove(h)

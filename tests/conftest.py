@@ -117,13 +117,15 @@ def wait_for_port(port, proc=None, timeout=WAIT):
     raise TimeoutError(f'nothing listening on {port}')
 
 
-def spawn_store(*args, port=None):
-    """Start `python -m store` as a subprocess; returns (proc, port). No save points
-    unless `args` give some (`--save ''` first, as a config file's first `save` line
-    replaces the defaults), so no test writes dump.rdb where it runs."""
+def spawn_store(*args, port=None, conf=None):
+    """Start `python -m store` as a subprocess, with the config file `conf` if given;
+    returns (proc, port). No save points unless `args` give some (`--save ''` first, as
+    a config file's first `save` line replaces the defaults), so no test writes dump.rdb
+    where it runs."""
     port = port or free_port()
+    first = [str(conf)] if conf else []
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'store', '--port', str(port), '--save', '', *args],
+        [sys.executable, '-m', 'store', *first, '--port', str(port), '--save', '', *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -132,8 +134,9 @@ def spawn_store(*args, port=None):
     return proc, port
 
 
-def spawn_redis(*args, port=None):
-    """Start Debian's redis-server on a free port (the reference implementation)."""
+def spawn_redis(*args, port=None, conf=None):
+    """Start Debian's redis-server on a free port (the reference implementation), with
+    the config file `conf` if given."""
     exe = shutil.which('redis-server')
     if exe is None:
         pytest.fail('redis-server is not installed; scripts/test installs it')
@@ -141,6 +144,7 @@ def spawn_redis(*args, port=None):
     proc = subprocess.Popen(
         [
             exe,
+            *([str(conf)] if conf else []),
             '--port',
             str(port),
             '--bind',

@@ -7,14 +7,13 @@ in its command dict's hash order, which changes from run to run: those are compa
 sets. Everything else is compared as it is."""
 
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 import redis
 
-from conftest import free_port, spawn_redis, spawn_store, stop, wait_for_port, wait_until
+from conftest import free_port, spawn_redis, spawn_store, stop, wait_until
 
 
 def run_all(client, commands):
@@ -586,7 +585,7 @@ def test_users_from_the_config_file(tmp_path):
             'user default on >adminpw ~* &* +@all\n'
             'user app on >apppw ~app:* +@read +@write (~tmp:* +get)\n'
         )
-        proc, port = spawn_with_conf(spawn is spawn_store, conf)
+        proc, port = spawn(conf=conf)
         try:
             c = redis.Redis(port=port, protocol=2)
             out = run_all(
@@ -607,30 +606,6 @@ def test_users_from_the_config_file(tmp_path):
         finally:
             stop(proc)
     assert outcome[0] == outcome[1]
-
-
-def spawn_with_conf(ours, conf):
-    """This server or redis-server started with a config file (its first argument)."""
-    port = free_port()
-    exe = [sys.executable, '-m', 'store'] if ours else [shutil.which('redis-server')]
-    proc = subprocess.Popen(
-        [
-            *exe,
-            str(conf),
-            '--port',
-            str(port),
-            '--bind',
-            '127.0.0.1',
-            '--save',
-            '',
-            '--appendonly',
-            'no',
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_for_port(port, proc)
-    return proc, port
 
 
 def test_a_bad_user_line_stops_the_start(tmp_path):

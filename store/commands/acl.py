@@ -294,6 +294,6 @@ def acl_help(c, args):
 
 
 def _syntax(args):
-    return f"ERR unknown subcommand or wrong number of arguments for '{_text(args[1])}'. " + (
-        'Try ACL HELP.'
-    )
+    """addReplySubcommandSyntaxError: a subcommand given more arguments than it takes."""
+    name = _text(args[1])
+    return f"ERR unknown subcommand or wrong number of arguments for '{name}'. Try ACL HELP."

@@ -621,3 +621,33 @@ def test_a_bad_user_line_stops_the_start(tmp_path):
     )
     assert out.returncode != 0
     assert "Error loading ACL rule '+nosuch' for the user named 'app'" in out.stdout + out.stderr
+
+
+def test_config_rewrite_writes_the_users(tmp_path):
+    files = []
+    for spawn in (spawn_store, spawn_redis):
+        conf = tmp_path / f'{spawn.__name__}.conf'
+        conf.write_text(
+            '# users\nuser old on >pw ~* +@all\nuser gone off\nmaxmemory-policy allkeys-lru\n'
+        )
+        proc, port = spawn(conf=conf)
+        try:
+            c = redis.Redis(port=port, protocol=2)
+            c.execute_command('ACL', 'SETUSER', 'new', 'on', 'nopass', '~k*', '+get', '(+set ~w*)')
+            c.execute_command('ACL', 'DELUSER', 'gone')
+            assert c.execute_command('CONFIG', 'REWRITE') == b'OK'
+            c.close()
+        finally:
+            stop(proc)
+        text = conf.read_text()
+        # the same users after a restart from the rewritten file
+        proc, port = spawn(conf=conf)
+        try:
+            c = redis.Redis(port=port, protocol=2)
+            users = normal(c.execute_command('ACL', 'LIST'))
+            c.close()
+        finally:
+            stop(proc)
+        lines = [normal(line.encode()) for line in text.split('\n') if line.startswith('user ')]
+        files.append((text.split('\n')[:2], lines, users))
+    assert files[0] == files[1]

@@ -605,6 +605,18 @@ class Acl:
         what = 'keys' if result == DENIED_KEY else 'channels'
         return f'NOPERM this user has no permissions to access one of the {what} used as arguments'
 
+    def reads_every_key(self, user: User, cmd: Any, args: list[bytes]) -> bool:
+        """ACLUserCheckCmdWithUnrestrictedKeyAccess for reads: a selector allows the
+        command and reads of any key (allkeys, or a `*` pattern that may read)."""
+        keys = None
+        for s in user.selectors:
+            result, _, keys = self._check_selector(s, cmd, args, keys)
+            if result == OK and (
+                s.allkeys or any(p == b'*' and f & READ for p, f in s.patterns)
+            ):
+                return True
+        return False
+
     def check_logged(self, conn: Any, cmd: Any, args: list[bytes], context: str) -> int:
         """`check` for `conn`'s user, a denial logged (a script's with its caller's
         command: the EVAL or FCALL)."""

@@ -363,6 +363,28 @@ def test_commands_keys_and_channels_are_denied_as_in_redis(pair):
         u.close()
 
 
+def test_sort_by_and_get_need_every_key(pair):
+    cmds = [
+        ('RPUSH', 'k:list', '3', '1', '2'),
+        ('SORT', 'k:list'),
+        ('SORT', 'k:list', 'BY', 'nosort'),
+        ('SORT', 'k:list', 'BY', 'w_*'),
+        ('SORT', 'k:list', 'GET', '#'),
+        ('SORT_RO', 'k:list', 'GET', 'k:*'),
+    ]
+    outcome = []
+    for rules in (('~k:*',), ('~*',), ('%W~*', '~k:*'), ('~k:*', '(~* +@all)')):
+        for c in pair:
+            c.execute_command('ACL', 'SETUSER', 'sorter', 'reset', 'on', '>pw', '+@all', *rules)
+        users = as_user(pair, 'sorter', 'pw')
+        outcome.append([run_all(u, cmds) for u in users])
+        for u in users:
+            u.close()
+    for rules_outcome in outcome:
+        assert rules_outcome[0] == rules_outcome[1]
+    assert any(isinstance(r, tuple) for r in outcome[0][0])  # denied under ~k:* alone
+
+
 def test_dryrun_names_the_command_key_or_channel(pair):
     for c in pair:
         c.execute_command('ACL', 'SETUSER', 'limited', *RESTRICTED)

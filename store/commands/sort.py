@@ -222,6 +222,16 @@ def _comparator(alpha, desc):
     return compare
 
 
+def _check_key_access(c, args, readonly, option):
+    """BY and GET patterns read keys no key spec names: Redis allows them only to a user
+    that may read every key with this command."""
+    if c.user.unrestricted():
+        return
+    cmd = c.server.commands[b'sort_ro' if readonly else b'sort']
+    if not c.server.acl.reads_every_key(c.user, cmd, args):
+        raise RedisError(f'ERR {option} option of SORT denied due to insufficient ACL permissions.')
+
+
 def _sort(c, args, readonly):
     """sortCommandGeneric."""
     desc = alpha = dontsort = False
@@ -249,8 +259,11 @@ def _sort(c, args, readonly):
             sortby = args[j + 1]
             if b'*' not in _c_string(sortby):
                 dontsort = True
+            else:
+                _check_key_access(c, args, readonly, 'BY')
             j += 1
         elif opt == b'get' and left >= 1:
+            _check_key_access(c, args, readonly, 'GET')
             gets.append(args[j + 1])
             j += 1
         else:

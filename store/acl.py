@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .clock import now_ms
-from .glob import glob_match
+from .glob import compile_glob, glob_match
 
 CATEGORIES = (
     'keyspace',
@@ -128,7 +128,7 @@ class Selector:
         self.future = False
         self.allcommands = False  # every command, without looking at `allowed`
         self.firstargs: dict[Any, list[bytes]] = {}  # +select|0: command -> first args
-        self.patterns: list[list[Any]] = []  # [pattern, READ|WRITE], in order
+        self.patterns: list[list[Any]] = []  # [pattern, READ|WRITE, its Glob], in order
         self.allkeys = False
         self.channels: list[bytes] = []
         self.allchannels = allchannels  # acl-pubsub-default
@@ -151,10 +151,11 @@ class Selector:
 class User:
     """A user: flags, password hashes, selectors (the root one first)."""
 
-    __slots__ = ('name', 'enabled', 'nopass', 'sanitize', 'passwords', 'selectors')
+    __slots__ = ('name', 'enabled', 'nopass', 'sanitize', 'passwords', 'selectors', 'table')
 
     def __init__(self, name: bytes, allchannels: bool) -> None:
         self.name = name
+        self.table: dict[bytes, Any] | None = None  # Acl.table_for's, until a rule changes
         self.enabled = False
         self.nopass = False
         self.sanitize: str | None = None  # 'sanitize-payload' or 'skip-sanitize-payload'
@@ -167,6 +168,7 @@ class User:
 
     def copy_from(self, other: User) -> None:
         """ACLCopyUser: the rules of `other`, this user's name."""
+        self.table = None
         self.enabled = other.enabled
         self.nopass = other.nopass
         self.sanitize = other.sanitize
@@ -194,6 +196,8 @@ class Acl:
     def __init__(self, server: Any) -> None:
         self.server = server
         self.log: list[dict[str, Any]] = []  # newest first
+        self.keyed: dict[Any, int] = {}  # a command's one key spec's needs, -1: no such
+        self.with_keys = {cmd for cmd in self.all_commands() if cmd.has_keys()}
         self.users: dict[bytes, User] = {}
         self.default = self._create_default()
         self.users[b'default'] = self.default
@@ -339,7 +343,7 @@ class Acl:
                 known[1] |= flags
                 break
         else:
-            s.patterns.append([pattern, flags])
+            s.patterns.append([pattern, flags, compile_glob(pattern)])
         s.allkeys = False
 
     def _allow(self, s: Selector, name: bytes) -> None:
@@ -379,6 +383,7 @@ class Acl:
         """ACLSetUser: one rule (AclError when it does not apply)."""
         if not op:
             return
+        user.table = None
         low = op.lower()
         if low == b'on':
             user.enabled = True
@@ -484,7 +489,7 @@ class Acl:
     def describe_keys(s: Selector) -> str:
         if s.allkeys:
             return '~*'
-        return ' '.join(_pattern_string(p, f) for p, f in s.patterns)
+        return ' '.join(_pattern_string(p, f) for p, f, _ in s.patterns)
 
     @staticmethod
     def describe_channels(s: Selector) -> str:
@@ -498,7 +503,7 @@ class Acl:
         if s.allkeys:
             parts.append('~*')
         else:
-            parts += [_pattern_string(p, f) for p, f in s.patterns]
+            parts += [_pattern_string(p, f) for p, f, _ in s.patterns]
         if s.allchannels:
             parts.append('&*')
         else:
@@ -551,6 +556,27 @@ class Acl:
 
     # -- checks ------------------------------------------------------------------------------
 
+    def table_for(self, user: User) -> dict[bytes, Any] | None:
+        """The commands `user` may run with no check, as a command table for the hot path:
+        the server's own for a user that may run everything; for one whose root selector
+        allows every key and channel, the commands it allows whole (a container with
+        every subcommand; AUTH, HELLO and the other no_auth ones); None when every
+        command needs its keys or channels checked."""
+        if user.unrestricted():
+            return self.server.commands
+        root = user.root
+        if not (root.allkeys and root.allchannels):
+            return None
+        if user.table is None:
+            allowed = root.allowed
+            user.table = {
+                name: cmd
+                for name, cmd in self.server.commands.items()
+                if (cmd.no_auth or cmd in allowed)
+                and all(sub in allowed for sub in cmd.subcommands.values())
+            }
+        return user.table
+
     def check(self, user: User, cmd: Any, args: list[bytes]) -> tuple[int, int]:
         """ACLCheckAllUserCommandPerm: (OK, 0), or the reason no selector allows `cmd` (the
         command or subcommand found for `args`) and the position of the key or channel to
@@ -565,6 +591,18 @@ class Acl:
                 relevant, last = result, pos
         return relevant, last
 
+    def _keys_of(self, cmd: Any, args: list[bytes]) -> list[tuple[int, int]]:
+        """key_needs, with what a command's declaration fixes worked out once: for most
+        commands, one key spec of fixed flags and positions by first/last/step."""
+        need = self.keyed.get(cmd)
+        if need is None:
+            simple = cmd.getkeys is None and cmd.key_flags_of is None and len(cmd.key_specs) == 1
+            need = self.keyed[cmd] = _need(cmd.key_specs[0].flags) if simple else -1
+        if need < 0:
+            return key_needs(cmd, args)
+        n = len(args)
+        return [(i, need) for i in cmd.key_positions(args) if i < n]
+
     def _check_selector(
         self, s: Selector, cmd: Any, args: list[bytes], keys: list[Any] | None
     ) -> tuple[int, int, list[Any] | None]:
@@ -575,11 +613,11 @@ class Acl:
             first = args[2 if cmd.container is not None else 1].lower()
             if all(a.lower() != first for a in allowed):
                 return DENIED_CMD, 0, keys
-        if not s.allkeys and cmd.has_keys():
+        if not s.allkeys and cmd in self.with_keys:
             if keys is None:
-                keys = key_flags(cmd, args)
-            for pos, flags in keys:
-                if not _key_allowed(s, args[pos], flags):
+                keys = self._keys_of(cmd, args)
+            for pos, need in keys:
+                if not _key_allowed(s, args[pos], need):
                     return DENIED_KEY, pos, keys
         if not s.allchannels and cmd.name in _CHANNEL_COMMANDS:
             if cmd.name in ('publish', 'spublish'):
@@ -612,18 +650,20 @@ class Acl:
         for s in user.selectors:
             result, _, keys = self._check_selector(s, cmd, args, keys)
             if result == OK and (
-                s.allkeys or any(p == b'*' and f & READ for p, f in s.patterns)
+                s.allkeys or any(p == b'*' and f & READ for p, f, _ in s.patterns)
             ):
                 return True
         return False
 
-    def check_logged(self, conn: Any, cmd: Any, args: list[bytes], context: str) -> int:
-        """`check` for `conn`'s user, a denial logged (a script's with its caller's
-        command: the EVAL or FCALL)."""
+    def check_logged(
+        self, conn: Any, cmd: Any, args: list[bytes], context: str, running: Any = None
+    ) -> int:
+        """`check` for `conn`'s user, a denial logged with the command `conn` is running
+        (`cmd`, or for a script's command its EVAL or FCALL)."""
         result, pos = self.check(conn.user, cmd, args)
         if result != OK:
             obj = cmd.name.encode() if result == DENIED_CMD else args[pos]
-            self.add_log(conn, result, context, obj, cmd=None if context == 'lua' else cmd)
+            self.add_log(conn, result, context, obj, cmd=running or cmd)
         return result
 
     def deny_queued(self, conn: Any, cmd: Any, args: list[bytes]) -> str | None:
@@ -833,18 +873,31 @@ def open_selector_index(ops: list[bytes]) -> int:
     return start
 
 
-def key_flags(cmd: Any, args: list[bytes]) -> list[tuple[int, frozenset[str]]]:
-    """The key positions of a command's arguments with their key spec flags
-    (getKeysFromCommandWithSpecs), positions past the arguments dropped."""
+def key_needs(cmd: Any, args: list[bytes]) -> list[tuple[int, int]]:
+    """The key positions of a command's arguments (positions past them dropped), each
+    with the permissions its key spec needs (getKeysFromCommandWithSpecs, then
+    ACLSelectorCheckKey's flags)."""
     positions = [i for i in cmd.key_positions(args) if i < len(args)]
-    return [(i, frozenset(f.lower() for f in flags)) for i, flags in cmd.key_flags(args, positions)]
+    return [(i, _need(flags)) for i, flags in cmd.key_flags(args, positions)]
 
 
-def _key_allowed(s: Selector, key: bytes, spec_flags: frozenset[str]) -> bool:
+_NEEDS: dict[tuple[str, ...], int] = {}
+
+
+def _need(flags: tuple[str, ...]) -> int:
+    """READ for a key spec that accesses the value, WRITE for one that inserts, deletes
+    or updates it (per flag set, once)."""
+    need = _NEEDS.get(flags)
+    if need is None:
+        low = {f.lower() for f in flags}
+        need = _NEEDS[flags] = (READ if low & _KEY_READ else 0) | (WRITE if low & _KEY_WRITE else 0)
+    return need
+
+
+def _key_allowed(s: Selector, key: bytes, need: int) -> bool:
     """ACLSelectorCheckKey."""
-    need = (READ if spec_flags & _KEY_READ else 0) | (WRITE if spec_flags & _KEY_WRITE else 0)
-    for pattern, flags in s.patterns:
-        if flags & need == need and glob_match(pattern, key):
+    for _, flags, glob in s.patterns:
+        if flags & need == need and glob.match(key):
             return True
     return False
 

@@ -126,6 +126,7 @@ class Connection(asyncio.Protocol):
         'proto',
         'authenticated',
         'user',  # the ACL user (store/acl.py)
+        'acl_checks',  # its commands need checking one by one (the gated path)
         'gated',
         'reply_mode',
         'no_evict',
@@ -172,7 +173,8 @@ class Connection(asyncio.Protocol):
         self.created = self.last_interaction = time.time()
         self.last_cmd = None  # the Command last run (CLIENT LIST cmd=)
         self.last_sub = None  # its subcommand, for containers
-        self.user = server.acl.default
+        self.acl_checks = False
+        self.set_user(server.acl.default)
         self.authenticated = not server.acl.auth_required()
         self.closing = False
         # MULTI/EXEC and WATCH
@@ -201,7 +203,7 @@ class Connection(asyncio.Protocol):
         self.out_limit = server.pubsub.limits.gate()
         self.obl_soft_since = None
         self.raw = None
-        self.gated = not self.authenticated or server.loading
+        self.gated = not self.authenticated or server.loading or self.acl_checks
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
@@ -636,11 +638,21 @@ class Connection(asyncio.Protocol):
         if type(err) is not CountedError:
             self.server.stats.error(err.msg)
 
+    def set_user(self, user):
+        """Run as ACL user `user` from now on. The hot path's command table is the one
+        of commands the user may run with no check (store/acl.py, Acl.table_for): a
+        command outside it takes the gated path, where ACL checks it; a user with key or
+        channel patterns has no such table, and all its commands take that path."""
+        self.user = user
+        table = self.server.acl.table_for(user)
+        self.table = table if table is not None else self.server.commands
+        self.acl_checks = table is None
+
     def update_gate(self):
         self.gated = (
             self.closing
             or not self.authenticated
-            or not self.user.unrestricted()  # ACL checks run on the gated path
+            or self.acl_checks
             or self.multi is not None
             or (self.subscriptions > 0 and self.proto == 2)
             or self.reply_mode != 'on'
@@ -693,7 +705,7 @@ class Connection(asyncio.Protocol):
             return
         name = args[0]
         if cmd is None:
-            cmd = self.table.get(name.lower())
+            cmd = self.server.commands.get(name.lower())
         if name.lower() == b'quit':  # Redis 7.0 handles QUIT before anything else
             server = self.server
             if server.pause.kind is not None and server.pause.holds(self, cmd, args):

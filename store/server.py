@@ -207,20 +207,21 @@ class Server:
         return client_info_line(conn)
 
     def users_changed(self, user, deleted=False):
-        """An ACL user's rules changed: its connections' gates follow (a user that may
-        run everything is ungated). A deleted user's connections are closed, after the
-        reply for the one deleting it (ACLFreeUserAndKillClients)."""
+        """An ACL user's rules changed: its connections take its new table of commands
+        and gate (Connection.set_user). A deleted user's connections are closed, after
+        the reply for the one deleting it (ACLFreeUserAndKillClients)."""
         for conn in list(self.clients.values()):
             if conn.user is not user:
                 continue
             if deleted:
-                conn.user = self.acl.default
+                conn.set_user(self.acl.default)
                 conn.authenticated = False
                 if conn is self.current_client:
                     close_after_this_reply(conn)
                 else:
                     kill_connection(conn)
             else:
+                conn.set_user(user)  # its table of commands may have changed
                 conn.update_gate()
 
     def kill_pubsub_clients(self, user, new):

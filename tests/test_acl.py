@@ -363,6 +363,48 @@ def test_commands_keys_and_channels_are_denied_as_in_redis(pair):
         u.close()
 
 
+FAST = ('on', '>pw', '~*', '&*', '+@all', '-@dangerous', '-config|set', '+config|get')
+
+
+def test_a_user_with_every_key_denied_some_commands(pair):
+    """Every key and channel, some commands denied: the allowed ones run without checks
+    (a table of its own), the others are denied as Redis denies them, also when the
+    rules change while the user is connected, and in a pipeline."""
+    for c in pair:
+        c.execute_command('ACL', 'SETUSER', 'app', *FAST)
+    cmds = [
+        ('SET', 'a', '1'),
+        ('GET', 'a'),
+        ('KEYS', '*'),
+        ('FLUSHALL',),
+        ('CONFIG', 'GET', 'maxmemory'),
+        ('CONFIG', 'SET', 'maxmemory', '0'),
+        ('CLIENT', 'ID'),
+        ('AUTH', 'app', 'pw'),
+        ('MULTI',),
+        ('INCR', 'n'),
+        ('SWAPDB', '0', '1'),
+        ('EXEC',),
+        ('EVAL', "return redis.call('KEYS', '*')", 0),
+        ('EVAL', "return redis.call('GET', 'a')", 0),
+    ]
+    users = as_user(pair, 'app', 'pw')
+    outcome = []
+    for admin, user in zip(pair, users):
+        out = run_all(user, cmds)
+        out[6] = type(out[6])  # the client id
+        admin.execute_command('ACL', 'SETUSER', 'app', '-get', '+keys')
+        out += run_all(user, [('GET', 'a'), ('KEYS', 'a'), ('SET', 'b', '2')])
+        pipe = user.pipeline(transaction=False)
+        for cmd in (('SET', 'c', '3'), ('GET', 'c'), ('FLUSHDB',), ('INCR', 'n')):
+            pipe.execute_command(*cmd)
+        out.append([str(r) for r in pipe.execute(raise_on_error=False)])
+        outcome.append(out)
+        user.close()
+    assert outcome[0] == outcome[1]
+    assert log_entries(pair[0]) == log_entries(pair[1])
+
+
 def test_sort_by_and_get_need_every_key(pair):
     cmds = [
         ('RPUSH', 'k:list', '3', '1', '2'),

@@ -84,7 +84,7 @@ def authenticate(c, command, name, password):
         cmd = c.server.commands.get(command.lower())
         acl.add_log(c, DENIED_AUTH, context, command, username=name, cmd=cmd)
         raise RedisError(E_WRONGPASS)
-    c.user = user
+    c.set_user(user)
     c.authenticated = True
     c.update_gate()
 
@@ -190,7 +190,7 @@ def reset(c, args):
     if c.reply_mode != 'skip':
         c.reply_mode = 'on'
     c.no_touch = False
-    c.user = c.server.acl.default  # clientSetDefaultAuth
+    c.set_user(c.server.acl.default)  # clientSetDefaultAuth
     c.authenticated = not c.server.acl.auth_required()
     c.update_gate()
     return 'RESET'

@@ -1363,7 +1363,7 @@ class Aof:
         from ..connection import Connection
 
         conn = Connection(server)
-        conn.user = server.acl.loader  # replayed commands and scripts are not checked
+        conn.set_user(server.acl.loader)  # replayed commands and scripts are not checked
         table = server.commands
         pos = 0
         n = len(data)

@@ -233,6 +233,7 @@ class LuaEngine:
         self.monitors = server.monitors  # MONITOR clients
         self.tracked = None  # the running script's caller, if it has CLIENT TRACKING on
         self.acl_caller: Any = None  # the running script's caller, if its ACL user is restricted
+        self.caller_command = b''
 
     def memory(self) -> int:
         """Bytes the Lua state holds (INFO used_memory_lua)."""
@@ -259,6 +260,7 @@ class LuaEngine:
         self.run = run
         self.tracked = caller if getattr(caller, 'tracking', None) is not None else None
         self.acl_caller = None if caller.user.unrestricted() else caller
+        self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
         clock.freeze(clock.now_ms())
         aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
         if aof is not None:
@@ -514,7 +516,8 @@ class LuaEngine:
     def _check_acl(self, cmd: Any, argv: list[bytes]) -> None:
         """scriptVerifyACL: the caller's user must be allowed the command, its keys and
         channels (logged in the 'lua' context)."""
-        result = self.server.acl.check_logged(self.acl_caller, cmd, argv, 'lua')
+        running = self.server.commands.get(self.caller_command.lower())
+        result = self.server.acl.check_logged(self.acl_caller, cmd, argv, 'lua', running)
         if result != acl.OK:
             self._reject(_ACL_DENIED[result], cmd)
 

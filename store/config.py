@@ -972,6 +972,10 @@ class Config:
         A multi-argument parameter's words may come as one argument ('pubsub 32mb 8mb
         60'); as in a config file, the first 'save' replaces the default points and later
         ones add to them."""
+        if lower(name) == 'user' and args:  # an ACL user: loaded at start-up (store/acl.py)
+            words = ' '.join(args).split(' ') if len(args) == 1 else args
+            self.users.append([w.encode('utf-8', 'surrogateescape') for w in words if w])
+            return None
         param = TABLE.get(lower(name))
         if param is None:
             raise ConfigError('Bad directive or wrong number of arguments')
@@ -1013,9 +1017,6 @@ class Config:
                     continue
                 if name == 'include' and len(args) == 2:
                     self.load_file(args[1])
-                    continue
-                if name == 'user' and len(args) >= 2:
-                    self.users.append(argv[1:])
                     continue
                 self.set_from_args(args[0], args[1:])
             except ConfigError as e:

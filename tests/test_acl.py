@@ -715,3 +715,16 @@ def test_config_rewrite_writes_the_users(tmp_path):
         lines = [normal(line.encode()) for line in text.split('\n') if line.startswith('user ')]
         files.append((text.split('\n')[:2], lines, users))
     assert files[0] == files[1]
+
+
+def test_users_from_the_command_line():
+    lists = []
+    for spawn in (spawn_store, spawn_redis):
+        proc, port = spawn('--user', 'cli', 'on', '>pw', '~k*', '+@read', '--user', 'b', 'off')
+        try:
+            c = redis.Redis(port=port, protocol=2)
+            lists.append(normal(c.execute_command('ACL', 'LIST')))
+            c.close()
+        finally:
+            stop(proc)
+    assert lists[0] == lists[1]

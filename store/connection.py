@@ -703,10 +703,9 @@ class Connection(asyncio.Protocol):
         if self.deferred is not None:  # parked: blocked, a PUBLISH held, CLIENT PAUSE
             self.defer(args)
             return
-        name = args[0]
         if cmd is None:
-            cmd = self.server.commands.get(name.lower())
-        if name.lower() == b'quit':  # Redis 7.0 handles QUIT before anything else
+            cmd = self.server.commands.get(args[0].lower())
+        if cmd is not None and cmd.name == 'quit':  # Redis 7.0 handles it before anything
             server = self.server
             if server.pause.kind is not None and server.pause.holds(self, cmd, args):
                 return server.pause.hold(self, cmd, args)  # but CLIENT PAUSE ALL holds it
@@ -736,7 +735,7 @@ class Connection(asyncio.Protocol):
                 )
         if not self.authenticated and not cmd.no_auth:
             return self._reject(cmd, 'NOAUTH Authentication required.')
-        if not self.user.unrestricted():
+        if self.acl_checks or self.table is not self.server.commands:  # a user with rules
             # Redis records the command when it looks it up: the ACL log and a script's
             # denials name it
             self.last_cmd, self.last_sub = cmd, shown
@@ -772,7 +771,11 @@ class Connection(asyncio.Protocol):
             self.multi_bytes += size
             server.evictor.clients_grew(size)
             self.last_cmd, self.last_sub = cmd, shown  # CLIENT LIST cmd=, as Redis's lastcmd
-            return self._emit(QUEUED)
+            if self.reply_mode == 'on':
+                self.out.append(b'+QUEUED\r\n')
+            else:
+                self._emit(QUEUED)
+            return
         self._emit(self.call(cmd, args))
         if server.monitors and server.monitors.after_reply:  # a monitor's own command
             self.out += server.monitors.after_reply

@@ -53,9 +53,10 @@ def exec_(c, args):
     aof = c.ks.aof  # the AOF writes what EXEC ran as one unit (MULTI ... EXEC)
     if aof is not None:
         aof.begin()
-    acl = None if c.user.unrestricted() else c.server.acl
     try:
-        return [_run_queued(c, cmd, a, acl) for cmd, a in queued]
+        if c.user.unrestricted():
+            return [c.call(cmd, a) for cmd, a in queued]
+        return [_run_queued(c, cmd, a, c.server.acl) for cmd, a in queued]
     finally:
         c.in_exec = False
         if aof is not None:
@@ -63,13 +64,12 @@ def exec_(c, args):
 
 
 def _run_queued(c, cmd, args, acl):
-    """One queued command; with `acl`, its permissions are checked again first: they
-    may have changed since it was queued."""
-    if acl is not None:
-        denied = acl.deny_queued(c, cmd, args)
-        if denied is not None:
-            c.server.stats.error(denied)
-            return RedisError(denied)
+    """One queued command of a user with ACL rules, its permissions checked again first:
+    they may have changed since it was queued."""
+    denied = acl.deny_queued(c, cmd, args)
+    if denied is not None:
+        c.server.stats.error(denied)
+        return RedisError(denied)
     return c.call(cmd, args)
 
 

@@ -198,6 +198,10 @@ class Acl:
         self.log: list[dict[str, Any]] = []  # newest first
         self.keyed: dict[Any, int] = {}  # a command's one key spec's needs, -1: no such
         self.with_keys = {cmd for cmd in self.all_commands() if cmd.has_keys()}
+        self.in_category = {
+            name: [cmd for cmd in self.all_commands() if '@' + name in cmd.categories]
+            for name in CATEGORIES
+        }
         self.users: dict[bytes, User] = {}
         self.default = self._create_default()
         self.users[b'default'] = self.default
@@ -261,15 +265,11 @@ class Acl:
             s.allcommands = False
 
     def _category(self, s: Selector, name: bytes, allow: bool) -> None:
-        category = '@' + name.decode('latin-1').lower()
-        if category[1:] not in CATEGORIES:
+        commands = self.in_category.get(name.decode('latin-1').lower())
+        if commands is None:
             raise AclError(E_UNKNOWN)
-        for cmd in self.commands():
-            if category in cmd.categories:
-                self._change(s, cmd, allow)
-            for sub in cmd.subcommands.values():
-                if category in sub.categories:
-                    self._change(s, sub, allow)
+        for cmd in commands:  # a container before its subcommands, as Redis walks them
+            self._change(s, cmd, allow)
 
     def set_selector(self, s: Selector, op: bytes) -> None:
         """ACLSetSelector: one command, key or channel rule."""
@@ -438,14 +438,10 @@ class Acl:
     # -- describing ------------------------------------------------------------------------
 
     def _counts(self, s: Selector, category: str) -> tuple[int, int]:
-        on = off = 0
-        for cmd in self.all_commands():
-            if category in cmd.categories:
-                if cmd in s.allowed:
-                    on += 1
-                else:
-                    off += 1
-        return on, off
+        """How many of a category's commands the selector allows, and how many not."""
+        commands = self.in_category[category]
+        on = sum(cmd in s.allowed for cmd in commands)
+        return on, len(commands) - on
 
     def describe_commands(self, s: Selector) -> str:
         """ACLDescribeSelectorCommandRules: +@all or -@all, the categories that fit best,
@@ -463,7 +459,7 @@ class Acl:
             for name in CATEGORIES:
                 if name in applied:
                     continue
-                on, off = self._counts(temp, '@' + name)
+                on, off = self._counts(temp, name)
                 diff, same = (off, on) if additive else (on, off)
                 if same > diff and (diff < mindiff or (diff == mindiff and same > maxsame)):
                     best, mindiff, maxsame = name, diff, same

@@ -194,10 +194,10 @@ def acl_cat(c, args):
         raise RedisError(_syntax(args))
     if len(args) == 2:
         return [name.encode() for name in CATEGORIES]
-    category = '@' + lower(args[2])
-    if category[1:] not in CATEGORIES:
+    commands = c.server.acl.in_category.get(lower(args[2]))
+    if commands is None:
         raise RedisError(f"ERR Unknown category '{error_arg(args[2], 128)}'")
-    return [cmd.name.encode() for cmd in c.server.acl.all_commands() if category in cmd.categories]
+    return [cmd.name.encode() for cmd in commands]
 
 
 @ACL.subcommand(

@@ -94,7 +94,16 @@ def _segment_regex(tokens: list[Token], nocase: bool) -> Segment:
 class Glob:
     """A compiled pattern; `match(subject)` is the whole test."""
 
-    __slots__ = ('pattern', 'literal', 'prefix', 'suffix', 'segments', 'starred', 'nocase')
+    __slots__ = (
+        'pattern',
+        'literal',
+        'prefix',
+        'suffix',
+        'segments',
+        'starred',
+        'nocase',
+        'prefix_only',
+    )
 
     pattern: bytes
     literal: bytes | None
@@ -103,6 +112,7 @@ class Glob:
     segments: list[Segment]
     starred: bool
     nocase: bool
+    prefix_only: bool
 
     def __init__(self, pattern: bytes, nocase: bool = False) -> None:
         self.pattern = pattern
@@ -127,6 +137,10 @@ class Glob:
             prefix += bytes(t)
         self.prefix = bytes(prefix)
         self.literal = self.prefix if not self.starred and len(prefix) == len(segments[0]) else None
+        # `prefix*` (KEYS user:*, an ACL's ~app:*): a startswith, no regex
+        self.prefix_only = (
+            len(segments) == 2 and not segments[1] and len(prefix) == len(segments[0])
+        )
         # The literal suffix (bytes after the last wildcard of a starred pattern) indexes
         # patterns such as `*.log` that have no prefix.
         suffix = bytearray()
@@ -141,6 +155,8 @@ class Glob:
     def match(self, subject: bytes) -> bool:
         if not subject:
             return not self.pattern
+        if self.prefix_only:
+            return subject.startswith(self.prefix)
         if self.literal is not None:
             return subject == self.literal
         segs = self.segments

@@ -327,6 +327,9 @@ def test_config_rewrite_updates_file_in_place(make_server, tmp_path):
         'requirepass "se\\"cret"\n'
         f'dir "{tmp_path}"\n'
         'enable-debug-command yes\n'
+        # the users, as redis-server writes them (the default user with requirepass's hash)
+        'user default on #1c3889797b22fdaeb67269173c6ba36125f4ecbaef8db3022e2ac0fd5087cba9 ~* '
+        '&* +@all\n'
     )
 
 

@@ -144,9 +144,6 @@ class Selector:
         new.channels = list(self.channels)
         return new
 
-    def same_commands(self, other: Selector) -> bool:
-        return self.allowed == other.allowed and self.future == other.future
-
 
 class User:
     """A user: flags, password hashes, selectors (the root one first)."""

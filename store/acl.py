@@ -26,6 +26,7 @@ from typing import Any
 
 from .clock import now_ms
 from .glob import compile_glob, glob_match
+from .resp import split_args
 
 CATEGORIES = (
     'keyspace',
@@ -408,7 +409,7 @@ class Acl:
             user.passwords.remove(h)
         elif op[:1] == b'(' and op[-1:] == b')':
             s = Selector(False, self._pubsub_default())
-            for part in op[1:-1].split():
+            for part in split_args(op[1:-1]) or ():  # sdssplitargs: unbalanced, no rules
                 self.set_selector(s, part)
             user.selectors.append(s)
         elif low == b'clearselectors':

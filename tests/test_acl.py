@@ -195,6 +195,8 @@ RULES = [
     ('ACL', 'GETUSER', 'u7'),
     ('ACL', 'GETUSER', 'u8'),
     ('ACL', 'GETUSER', 'u9'),
+    ('ACL', 'SETUSER', 'q1', 'on', '(+get ~"x" +set)', '(+get "~y)'),  # quoted, unbalanced
+    ('ACL', 'GETUSER', 'q1'),
     ('ACL', 'SETUSER', 'u3', 'clearselectors', 'reset'),
     ('ACL', 'GETUSER', 'u3'),
     ('ACL', 'GETUSER', 'nobody'),

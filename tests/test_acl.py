@@ -67,10 +67,9 @@ def pair(ports):
         c.close()
 
 
-# Commands of one server only: LOLWUT and replication's are Redis 7.0's, CLIENT NO-TOUCH
+# Commands of one server only: replication's are Redis 7.0's, CLIENT NO-TOUCH
 # (Redis 7.2) is this server's.
 MISSING = {
-    b'lolwut',
     b'failover',
     b'replicaof',
     b'replconf',
@@ -85,7 +84,7 @@ NOT_HERE = tuple(sign + name for name in MISSING for sign in (b'+', b'-'))
 def normal(value):
     """A reply with the hash-ordered parts made comparable: command rule strings keep
     +@all/-@all and the categories in order, the single commands as a sorted list
-    (without LOLWUT)."""
+    (without the commands of one server only)."""
     if isinstance(value, list):
         return [normal(v) for v in value]
     if isinstance(value, bytes) and value[:5] in (b'+@all', b'-@all'):

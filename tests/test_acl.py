@@ -71,10 +71,8 @@ def pair(ports):
 # (Redis 7.2) is this server's.
 MISSING = {
     b'failover',
-    b'replicaof',
     b'replconf',
     b'psync',
-    b'slaveof',
     b'sync',
     b'client|no-touch',
 }

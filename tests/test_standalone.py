@@ -1,8 +1,9 @@
-"""ROLE, WAIT and MODULE (store/commands/standalone.py), and the cluster commands
-(store/commands/cluster.py) against redis-server 7.0.15, which runs as the same standalone
-master without replicas, modules or cluster support."""
+"""ROLE, WAIT, MODULE, REPLICAOF and SLAVEOF (store/commands/standalone.py), and the
+cluster commands (store/commands/cluster.py) against redis-server 7.0.15, which runs as
+the same standalone master without replicas, modules or cluster support."""
 
 import pytest
+import redis
 
 from conftest import assert_same, spawn_redis, spawn_store, stop, wait_until
 from rawconn import RawConn, pack
@@ -41,8 +42,24 @@ def test_replies_and_errors_match_redis(both_resp):
             ('EVAL', "return redis.call('WAIT', 0, 0)", '0'),
             ('EVAL', "return redis.call('ROLE')", '0'),
             ('EVAL', "return redis.pcall('MODULE', 'LIST')", '0'),
+            ('REPLICAOF', 'NO', 'ONE'),
+            ('slaveof', 'no', 'one'),
+            ('REPLICAOF', 'NO'),
+            ('REPLICAOF', 'localhost', 'x'),
+            ('REPLICAOF', 'localhost', '-5'),
+            ('SLAVEOF', 'localhost', '65536'),
+            ('EVAL', "return redis.pcall('REPLICAOF', 'NO', 'ONE')", '0'),
+            ('ROLE',),
         ],
     )
+
+
+def test_replicaof_a_master_is_refused(r):
+    """Redis would start replicating; this server says it does not, and stays master."""
+    for cmd in ('REPLICAOF', 'SLAVEOF'):
+        with pytest.raises(redis.ResponseError, match='does not replicate'):
+            r.execute_command(cmd, '127.0.0.1', '6379')
+    assert r.execute_command('ROLE')[0] == b'master'
 
 
 def test_wait_for_a_replica_blocks_until_its_timeout_then_answers_0(ports):

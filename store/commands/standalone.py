@@ -1,5 +1,5 @@
-"""ROLE, WAIT and MODULE as Redis 7.0 answers them on a standalone master with no replicas
-and no modules, which is what this server always is.
+"""ROLE, WAIT, MODULE and REPLICAOF as Redis 7.0 answers them on a standalone master with
+no replicas and no modules, which is what this server always is.
 
 Clients ask these to find out where they are: Sentinel-aware clients check ROLE, some
 libraries WAIT for replicas after a write, tools list modules before using one. So the
@@ -7,12 +7,14 @@ answers are Redis's own for that setup (replication.c, module.c), not errors: RO
 master at offset 0 without replicas; WAIT with replicas to wait for blocks until its
 timeout and answers 0 acknowledgements (at once inside MULTI, as Redis's
 CLIENT_DENY_BLOCKING does); MODULE LIST is empty and MODULE LOAD fails as it fails in
-Redis for a library it cannot load, after the `enable-module-command` check.
+Redis for a library it cannot load, after the `enable-module-command` check. REPLICAOF
+(SLAVEOF) NO ONE is +OK, as on any master; given a master's address it refuses, after
+Redis's port check, since this server does not replicate.
 """
 
 from ..args import int_arg
 from ..command_table import Family
-from ..resp import NO_REPLY, RedisError, string2ll
+from ..resp import NO_REPLY, OK, RedisError, string2ll
 from .admin import protected_allowed
 from .aggregates import FOREVER_MS
 
@@ -50,6 +52,38 @@ MODULE_HELP = [
 )
 def role(c, args):
     return [b'master', 0, []]  # the replication offset, the replicas
+
+
+E_NO_REPLICATION = (
+    'ERR This server does not replicate: it is always a master, so REPLICAOF and SLAVEOF '
+    'take NO ONE only'
+)
+REPLICAOF = dict(
+    flags='admin noscript stale no_async_loading',
+    categories='@admin @slow @dangerous',
+    summary='Make the server a replica of another instance, or promote it as master.',
+)
+
+
+def _replicaof(c, args):
+    """replicaofCommand: NO ONE on a master is +OK; a master's address is checked as
+    Redis checks it, then refused (there is no replication here)."""
+    if args[1].lower() == b'no' and args[2].lower() == b'one':
+        return OK
+    port = string2ll(args[2])
+    if port is None or not 0 <= port <= 65535:
+        raise RedisError('ERR Invalid master port')
+    raise RedisError(E_NO_REPLICATION)
+
+
+@COMMANDS.command('replicaof', 3, since='5.0.0', **REPLICAOF)
+def replicaof(c, args):
+    return _replicaof(c, args)
+
+
+@COMMANDS.command('slaveof', 3, since='1.0.0', **REPLICAOF)
+def slaveof(c, args):
+    return _replicaof(c, args)
 
 
 @COMMANDS.command(

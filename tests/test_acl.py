@@ -6,6 +6,7 @@ Redis lists the single commands of a rule set (after +@all / -@all and the categ
 in its command dict's hash order, which changes from run to run: those are compared as
 sets. Everything else is compared as it is."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -614,15 +615,28 @@ def test_client_list_shows_the_user_and_reset_returns_to_default(pair):
 
 # -- files ----------------------------------------------------------------------------------
 
+BOTH = (spawn_store, spawn_redis)  # this server, then redis-server
+
+
+@contextlib.contextmanager
+def started(spawn, *args, conf=None):
+    """A RESP2 client of a server `spawn` starts (with `args`, a config file `conf`),
+    which is stopped after."""
+    proc, port = spawn(*args, conf=conf)
+    client = redis.Redis(port=port, protocol=2)
+    try:
+        yield client
+    finally:
+        client.close()
+        stop(proc)
+
 
 def test_acl_file_save_and_load(tmp_path):
     outcome = []
-    for spawn in (spawn_store, spawn_redis):
+    for spawn in BOTH:
         path = tmp_path / f'{spawn.__name__}.acl'
         path.write_text('user default on nopass ~* &* +@all\nuser a on >pw ~k* +get\n')
-        proc, port = spawn('--aclfile', str(path))
-        try:
-            c = redis.Redis(port=port)
+        with started(spawn, '--aclfile', str(path)) as c:
             out = [normal(c.execute_command('ACL', 'LIST'))]
             out += run_all(
                 c, [('ACL', 'SETUSER', 'b', 'on', '>x', '~*', '+@read'), ('ACL', 'SAVE')]
@@ -633,24 +647,19 @@ def test_acl_file_save_and_load(tmp_path):
             path.write_text(saved.replace('user b', 'user b2'))
             out += [normal(v) for v in run_all(c, [('ACL', 'LOAD'), ('ACL', 'LIST')])]
             out.append(normal(saved.strip().split('\n')))
-            outcome.append([str(v).replace(str(path), 'PATH') for v in out])
-            c.close()
-        finally:
-            stop(proc)
+        outcome.append([str(v).replace(str(path), 'PATH') for v in out])
     assert outcome[0] == outcome[1]
 
 
 def test_users_from_the_config_file(tmp_path):
     outcome = []
-    for spawn in (spawn_store, spawn_redis):
+    for spawn in BOTH:
         conf = tmp_path / f'{spawn.__name__}.conf'
         conf.write_text(
             'user default on >adminpw ~* &* +@all\n'
             'user app on >apppw ~app:* +@read +@write (~tmp:* +get)\n'
         )
-        proc, port = spawn(conf=conf)
-        try:
-            c = redis.Redis(port=port, protocol=2)
+        with started(spawn, conf=conf) as c:
             out = run_all(
                 c,
                 [
@@ -664,10 +673,7 @@ def test_users_from_the_config_file(tmp_path):
                     ('ACL', 'LIST'),
                 ],
             )
-            outcome.append([normal(v) for v in out])
-            c.close()
-        finally:
-            stop(proc)
+        outcome.append([normal(v) for v in out])
     assert outcome[0] == outcome[1]
 
 
@@ -688,29 +694,18 @@ def test_a_bad_user_line_stops_the_start(tmp_path):
 
 def test_config_rewrite_writes_the_users(tmp_path):
     files = []
-    for spawn in (spawn_store, spawn_redis):
+    for spawn in BOTH:
         conf = tmp_path / f'{spawn.__name__}.conf'
         conf.write_text(
             '# users\nuser old on >pw ~* +@all\nuser gone off\nmaxmemory-policy allkeys-lru\n'
         )
-        proc, port = spawn(conf=conf)
-        try:
-            c = redis.Redis(port=port, protocol=2)
+        with started(spawn, conf=conf) as c:
             c.execute_command('ACL', 'SETUSER', 'new', 'on', 'nopass', '~k*', '+get', '(+set ~w*)')
             c.execute_command('ACL', 'DELUSER', 'gone')
             assert c.execute_command('CONFIG', 'REWRITE') == b'OK'
-            c.close()
-        finally:
-            stop(proc)
         text = conf.read_text()
-        # the same users after a restart from the rewritten file
-        proc, port = spawn(conf=conf)
-        try:
-            c = redis.Redis(port=port, protocol=2)
+        with started(spawn, conf=conf) as c:  # the same users after a restart from it
             users = normal(c.execute_command('ACL', 'LIST'))
-            c.close()
-        finally:
-            stop(proc)
         lines = [normal(line.encode()) for line in text.split('\n') if line.startswith('user ')]
         files.append((text.split('\n')[:2], lines, users))
     assert files[0] == files[1]
@@ -718,12 +713,9 @@ def test_config_rewrite_writes_the_users(tmp_path):
 
 def test_users_from_the_command_line():
     lists = []
-    for spawn in (spawn_store, spawn_redis):
-        proc, port = spawn('--user', 'cli', 'on', '>pw', '~k*', '+@read', '--user', 'b', 'off')
-        try:
-            c = redis.Redis(port=port, protocol=2)
+    for spawn in BOTH:
+        with started(
+            spawn, '--user', 'cli', 'on', '>pw', '~k*', '+@read', '--user', 'b', 'off'
+        ) as c:
             lists.append(normal(c.execute_command('ACL', 'LIST')))
-            c.close()
-        finally:
-            stop(proc)
     assert lists[0] == lists[1]

@@ -492,19 +492,13 @@ class Acl:
         return ' '.join('&' + c.decode('utf-8', 'surrogateescape') for c in s.channels)
 
     def describe_selector(self, s: Selector) -> str:
-        """ACLDescribeSelector: keys, channels and commands in ACL SETUSER's words."""
-        parts = []
-        if s.allkeys:
-            parts.append('~*')
-        else:
-            parts += [_pattern_string(p, f) for p, f, _ in s.patterns]
-        if s.allchannels:
-            parts.append('&*')
-        else:
-            parts.append('resetchannels')
-            parts += ['&' + c.decode('utf-8', 'surrogateescape') for c in s.channels]
-        parts.append(self.describe_commands(s))
-        return ' '.join(parts)
+        """ACLDescribeSelector: keys, channels and commands in ACL SETUSER's words (the
+        channels after `resetchannels` unless they are all allowed)."""
+        channels = self.describe_channels(s)
+        if not s.allchannels:
+            channels = f'resetchannels {channels}'.rstrip()
+        parts = (self.describe_keys(s), channels, self.describe_commands(s))
+        return ' '.join(p for p in parts if p)
 
     def describe_user(self, user: User) -> str:
         """ACLDescribeUser: the rules that recreate `user` (ACL LIST, ACL SAVE)."""

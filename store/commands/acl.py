@@ -67,10 +67,6 @@ ACL = COMMANDS.container(
 )
 
 
-def _text(b):
-    return error_arg(b)
-
-
 @ACL.subcommand(
     'setuser', -3, summary='Modify or create the rules for a specific ACL user', **ADMIN
 )
@@ -82,7 +78,9 @@ def acl_setuser(c, args):
     ops = merge_selectors(args[3:])
     if ops is None:
         start = args[3 + open_selector_index(args[3:])]
-        raise RedisError(f"ERR Unmatched parenthesis in acl selector starting at '{_text(start)}'.")
+        raise RedisError(
+            f"ERR Unmatched parenthesis in acl selector starting at '{error_arg(start)}'."
+        )
     user = acl.users.get(name)
     staged = acl.new_user(name)  # every rule applies, or none (a staged copy)
     if user is not None:
@@ -91,10 +89,9 @@ def acl_setuser(c, args):
         acl.apply(staged, ops)
     except AclError as e:
         op, msg = e.args
-        raise RedisError(f"ERR Error in ACL SETUSER modifier '{_text(op)}': {msg}") from None
+        raise RedisError(f"ERR Error in ACL SETUSER modifier '{error_arg(op)}': {msg}") from None
     if user is None:
-        user = acl.users[name] = acl.new_user(name)
-        user.copy_from(staged)
+        acl.users[name] = staged
     else:
         c.server.kill_pubsub_clients(user, staged)
         user.copy_from(staged)
@@ -265,13 +262,13 @@ def acl_dryrun(c, args):
     acl = c.server.acl
     user = acl.users.get(args[2])
     if user is None:
-        raise RedisError(f"ERR User '{_text(args[2])}' not found")
+        raise RedisError(f"ERR User '{error_arg(args[2])}' not found")
     argv = args[3:]
     cmd = c.server.commands.get(argv[0].lower())
     if cmd is not None and cmd.subcommands and len(argv) > 1:
         cmd = cmd.subcommands.get(lower(argv[1]))
     if cmd is None:
-        raise RedisError(f"ERR Command '{_text(argv[0])}' not found")
+        raise RedisError(f"ERR Command '{error_arg(argv[0])}' not found")
     result, pos = acl.check(user, cmd, argv)
     if result == ALLOWED:
         return OK
@@ -279,7 +276,7 @@ def acl_dryrun(c, args):
         return f"This user has no permissions to run the '{cmd.name}' command".encode()
     what = 'key' if result == DENIED_KEY else 'channel'
     assert result in (DENIED_KEY, DENIED_CHANNEL)
-    return f"This user has no permissions to access the '{_text(argv[pos])}' {what}".encode()
+    return f"This user has no permissions to access the '{error_arg(argv[pos])}' {what}".encode()
 
 
 @ACL.subcommand(
@@ -295,5 +292,5 @@ def acl_help(c, args):
 
 def _syntax(args):
     """addReplySubcommandSyntaxError: a subcommand given more arguments than it takes."""
-    name = _text(args[1])
+    name = error_arg(args[1])
     return f"ERR unknown subcommand or wrong number of arguments for '{name}'. Try ACL HELP."

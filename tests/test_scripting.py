@@ -255,6 +255,12 @@ SCRIPTS = [
     "local t = redis.pcall('GET') local out = {} for k in pairs(t) do out[#out + 1] = k end "
     'table.sort(out) return out',  # the error table's fields
     "return redis.pcall('EVAL', 'return 1', 0)",
+    # strings' shared metatable is read-only: no script changes string methods for the next
+    "return getmetatable('x').__index == string",
+    "getmetatable('x').__index.foo = 1 return 1",
+    "local mt = getmetatable('x') mt.__index = {} return 1",
+    "rawset(getmetatable('x'), '__index', {}) return 1",
+    "return {('x'):upper(), getmetatable('a') == getmetatable('b')}",
 ]
 
 SHEBANGS = [

@@ -100,7 +100,11 @@ V.setmetatable = function(t, m)
   if real_of[t] then error('Attempt to modify a readonly table', 0) end
   return setmetatable(t, m)
 end
+-- Strings share one metatable: scripts see it read-only, its __index the read-only
+-- string table, so that no script can change string methods for the scripts after it.
+local string_metatable = protect({__index = V.string})
 V.getmetatable = function(t)
+  if type(t) == 'string' then return string_metatable end
   if real_of[t] then return nil end
   return getmetatable(t)
 end

@@ -618,11 +618,10 @@ class Acl:
                     return DENIED_CHANNEL, pos, keys
         return OK, 0, keys
 
-    def deny(self, conn: Any, cmd: Any, args: list[bytes], context: str) -> str | None:
+    def deny(self, conn: Any, cmd: Any, args: list[bytes]) -> str | None:
         """processCommand's ACL check for `conn`'s user: None when allowed, else the
-        -NOPERM message, the denial logged (in `context`, 'multi' while queueing)."""
-        if context == 'toplevel' and conn.multi is not None:
-            context = 'multi'
+        -NOPERM message, the denial logged ('multi' while queueing)."""
+        context = 'multi' if conn.multi is not None else 'toplevel'
         result = self.check_logged(conn, cmd, args, context)
         if result == OK:
             return None

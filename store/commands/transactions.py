@@ -54,7 +54,7 @@ def exec_(c, args):
     if aof is not None:
         aof.begin()
     try:
-        if c.user.unrestricted():
+        if not c.acl_rules:
             return [c.call(cmd, a) for cmd, a in queued]
         return [_run_queued(c, cmd, a, c.server.acl) for cmd, a in queued]
     finally:

@@ -259,7 +259,7 @@ class LuaEngine:
         client.proto = self.resp = 2
         self.run = run
         self.tracked = caller if getattr(caller, 'tracking', None) is not None else None
-        self.acl_caller = None if caller.user.unrestricted() else caller
+        self.acl_caller = caller if caller.acl_rules else None
         self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
         clock.freeze(clock.now_ms())
         aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit

@@ -218,6 +218,15 @@ class Command:
         return call(sub, c, args)
 
 
+def find_command(table: dict[bytes, Command], argv: list[bytes]) -> Command | None:
+    """lookupCommand: the command a full argv names, a container's subcommand when it
+    has a second argument (COMMAND GETKEYS, ACL DRYRUN, redis.acl_check_cmd)."""
+    cmd = table.get(argv[0].lower())
+    if cmd is not None and cmd.subcommands and len(argv) > 1:
+        return cmd.find_subcommand(argv[1])
+    return cmd
+
+
 def call(cmd: Command, c: Any, args: list[bytes]) -> Any:
     """The executor: run `cmd`'s handler, count the call and its time; a RedisError is
     counted as failed and propagates to the caller, which replies with it. A command at

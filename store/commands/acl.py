@@ -17,7 +17,7 @@ from ..acl import (
 from ..acl import OK as ALLOWED
 from ..args import lower
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Family, find_command
 from ..resp import OK, Map, RedisError, Set, error_arg, string2ll
 
 COMMANDS = Family('server', since='6.0.0')
@@ -264,9 +264,7 @@ def acl_dryrun(c, args):
     if user is None:
         raise RedisError(f"ERR User '{error_arg(args[2])}' not found")
     argv = args[3:]
-    cmd = c.server.commands.get(argv[0].lower())
-    if cmd is not None and cmd.subcommands and len(argv) > 1:
-        cmd = cmd.subcommands.get(lower(argv[1]))
+    cmd = find_command(c.server.commands, argv)
     if cmd is None:
         raise RedisError(f"ERR Command '{error_arg(argv[0])}' not found")
     result, pos = acl.check(user, cmd, argv)

@@ -8,7 +8,7 @@ of the server group's commands (DOCS) lives here, beside the code that renders i
 """
 
 from ..args import E_SYNTAX, lower
-from ..command_table import Family
+from ..command_table import Family, find_command
 from ..glob import glob_match
 from ..resp import Map, RedisError, Set
 from .admin import as_text, unique_commands
@@ -326,9 +326,7 @@ def _getkeys(c, args):
     """The command named by args[2:], its arguments and its keys' positions, with
     Redis's errors."""
     argv = args[2:]
-    cmd = c.server.commands.get(argv[0].lower())
-    if cmd is not None and cmd.subcommands and len(argv) >= 2:
-        cmd = cmd.subcommands.get(as_text(argv[1]).lower())
+    cmd = find_command(c.server.commands, argv)
     if cmd is None:
         raise RedisError('ERR Invalid command specified')
     if not cmd.has_keys():

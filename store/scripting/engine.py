@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 import lupa.lua51 as lua51
 
 from .. import acl, clock
+from ..command_table import find_command
 from ..latency import observe
 from ..memory.eviction import OOM
 from ..resp import (
@@ -258,7 +259,7 @@ class LuaEngine:
         client.db = caller.db
         client.proto = self.resp = 2
         self.run = run
-        self.tracked = caller if getattr(caller, 'tracking', None) is not None else None
+        self.tracked = caller if caller.tracking is not None else None
         self.acl_caller = caller if caller.acl_rules else None
         self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
         clock.freeze(clock.now_ms())
@@ -504,9 +505,7 @@ class LuaEngine:
         if not args:
             self._raise(b'Please specify at least one argument for this redis lib call')
         argv = self._convert_args(list(args))
-        cmd = self.server.commands.get(argv[0].lower())
-        if cmd is not None and cmd.subcommands and len(argv) > 1:
-            cmd = cmd.subcommands.get(argv[1].decode('latin-1').lower())
+        cmd = find_command(self.server.commands, argv)
         if cmd is None:
             self._raise(b'Invalid command passed to redis.acl_check_cmd()')
         run = self.run

@@ -132,6 +132,8 @@ SCRIPTS = [
     "redis.call('set', 'k', 1/3) return redis.call('get', 'k')",
     "redis.call('set', 'k', 1e20) return redis.call('get', 'k')",
     "redis.call('set', 'k', 123456789012345678) return redis.call('get', 'k')",
+    "redis.call('set', 'k', -2^53) return redis.call('get', 'k')",
+    "redis.call('set', 'k', 2^53 + 2) return redis.call('get', 'k')",
     "redis.call('set', 'k', 1/0) return redis.call('get', 'k')",
     "redis.call('set', 'k', -1/0) return redis.call('get', 'k')",
     "redis.call('set', 'k', 0/0) return redis.call('get', 'k')",

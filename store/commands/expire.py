@@ -21,6 +21,10 @@ from ..resp import RedisError
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
+# The seconds a deadline in ms can hold: C's LLONG_MAX / 1000 and LLONG_MIN / 1000, which
+# truncate toward zero (computed once: big-int division costs ~0.1 us a call).
+SECONDS_MAX = LLONG_MAX // 1000
+SECONDS_MIN = -(-LLONG_MIN // 1000)
 
 NX, XX, GT, LT = 1, 2, 4, 8
 _FLAGS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT}
@@ -55,8 +59,7 @@ def expire_generic(c, args, relative, seconds):
     now = now_ms()  # one reading: the base time and checkAlreadyExpired's
     basetime = now if relative else 0
     if seconds:
-        # C's LLONG_MAX / 1000 truncates toward zero, for LLONG_MIN as well.
-        if when > LLONG_MAX // 1000 or when < -(-LLONG_MIN // 1000):
+        if when > SECONDS_MAX or when < SECONDS_MIN:
             raise _invalid(args)
         when *= 1000
     if when > LLONG_MAX - basetime:

@@ -28,6 +28,7 @@ from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, RedisError, string2ll
 from ..types import expect
+from .expire import SECONDS_MAX
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -118,7 +119,7 @@ def _deadline(c, arg, flags, name):
     argument, with Redis's range checks (C overflow counts as an invalid time)."""
     ms = int_arg(arg)
     seconds = flags & (EX | EXAT)
-    if ms <= 0 or (seconds and ms > LLONG_MAX // 1000):
+    if ms <= 0 or (seconds and ms > SECONDS_MAX):
         raise RedisError(f"ERR invalid expire time in '{name}' command")
     if seconds:
         ms *= 1000

@@ -73,7 +73,10 @@ def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
 
 
 def _number_arg(v: float) -> bytes:
-    """A Lua number as a command argument: "%.17g", C's spelling of NaN and infinities."""
+    """A Lua number as a command argument: "%.17g", C's spelling of NaN and infinities.
+    lupa hands integral numbers over as ints: below 2**53 "%d" spells them the same."""
+    if type(v) is int and -9007199254740992 <= v <= 9007199254740992:
+        return b'%d' % v
     if v != v:
         return b'-nan' if math.copysign(1.0, v) < 0 else b'nan'
     return b'%.17g' % v
@@ -326,8 +329,8 @@ class LuaEngine:
         if known is None:
             top, cmd, write = self._check_command(argv)
         else:
-            top = cmd = known[0]
-            write, arity = known[1], known[2]
+            top, write, arity = known
+            cmd = top
             n = len(argv)
             if (n != arity) if arity > 0 else (n < -arity):
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)

@@ -738,6 +738,8 @@ class Connection(asyncio.Protocol):
                 )
         if not self.authenticated and not cmd.no_auth:
             return self._reject(cmd, 'NOAUTH Authentication required.')
+        if self.multi is not None and 'no_multi' in shown.flags:  # SAVE, SHUTDOWN, SYNC
+            return self._reject(cmd, 'ERR Command not allowed inside a transaction')
         if self.acl_rules:
             denied = self.server.acl.deny(self, shown, args)
             if denied is not None:

@@ -121,6 +121,10 @@ def test_queue_time_errors_abort_exec(server, redis_ref):
             ('set', 'k', 'v'),
             ('GeT', 'k'),
             ('EXEC',),  # mixed case queues
+            ('MULTI',),
+            ('SAVE',),  # no_multi: refused at once, as SHUTDOWN and SYNC
+            ('SHUTDOWN', 'NOSAVE'),
+            ('EXEC',),
         ],
     )
 

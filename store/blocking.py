@@ -143,30 +143,31 @@ class BlockingRegistry:
                                 aof = self.server.keyspace.aof
                                 if aof is not None:
                                     aof.served(w.conn, w.aof, reply)
-                            self._end(w, reply)
+                            self.end(w, reply)
 
     # -- ends of a wait ------------------------------------------------------------------------
 
     def _timed_out(self, w: Waiter) -> None:
         w.timer = None
         if w.active:
-            self._end(w, w.timeout_reply)
+            self.end(w, w.timeout_reply)
 
     def client_unblock(self, conn: Any, error: bool) -> bool:
         """CLIENT UNBLOCK: True if `conn` was blocked by a blocking command."""
         w = conn.blocked
         if w is None or not w.active:
             return False
-        self._end(w, RedisError(E_UNBLOCKED) if error else w.timeout_reply)
+        self.end(w, RedisError(E_UNBLOCKED) if error else w.timeout_reply)
         return True
 
     def cancel(self, conn: Any) -> None:
         """Disconnect or RESET: drop the wait without a reply."""
         w = conn.blocked
         if w is not None and w.active:
-            self._end(w, None)
+            self.end(w, None)
 
-    def _end(self, w: Waiter, reply: Any) -> None:
+    def end(self, w: Waiter, reply: Any) -> None:
+        """End `w`'s wait: its client gets `reply` (None: no reply) and runs on."""
         w.active = False
         ks = self.server.keyspace
         for dk in w.keys:

@@ -47,7 +47,7 @@ UINT_MAX = 2**32 - 1
 # Why a parameter is inert here (see docs/config.md): what it would steer does not exist in
 # this server.
 PERSISTENCE = 'persistence'  # tunes a forked child or incremental fsync: none here
-REPLICATION = 'replication'  # never a primary with replicas, never a replica
+REPLICATION = 'replication'  # never a replica, no diskless sync (store/replication.py)
 CLUSTER = 'cluster'  # no cluster mode, no cluster bus
 TLS = 'tls'  # plain TCP only
 MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
@@ -776,14 +776,11 @@ PARAMS = [
         1,
         INT_MAX,
         alias='repl-ping-slave-period',
-        inert=REPLICATION,
     ),
-    Param('repl-timeout', 'int', 60, 1, INT_MAX, inert=REPLICATION),
+    Param('repl-timeout', 'int', 60, 1, INT_MAX),
     Param('repl-disable-tcp-nodelay', 'bool', False, inert=REPLICATION),
-    Param(
-        'repl-backlog-size', 'mem', 1024**2, 1, LLONG_MAX, on_set=_backlog_size, inert=REPLICATION
-    ),
-    Param('repl-backlog-ttl', 'int', 3600, 0, LLONG_MAX, inert=REPLICATION),
+    Param('repl-backlog-size', 'mem', 1024**2, 1, LLONG_MAX, on_set=_backlog_size),
+    Param('repl-backlog-ttl', 'int', 3600, 0, LLONG_MAX),
     Param(
         'min-replicas-to-write',
         'int',

@@ -156,6 +156,8 @@ class Connection(asyncio.Protocol):
         # (args, bytes) of a read holding one command while it runs: the AOF writes a
         # plain write's own bytes instead of encoding them again (Aof._wrapped)
         'raw',
+        # store/replication.py: REPLCONF's state, then the synced replica's
+        'replica',
     )
 
     def __init__(self, server):
@@ -203,6 +205,7 @@ class Connection(asyncio.Protocol):
         self.out_limit = server.pubsub.limits.gate()
         self.obl_soft_since = None
         self.raw = None
+        self.replica = None
         self.gated = not self.authenticated or server.loading or self.acl_checks
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -501,6 +504,13 @@ class Connection(asyncio.Protocol):
         self.closing = self.gated = True
         if not self.out and self.transport is not None:
             self.transport.close()
+
+    def send_stream(self, data):
+        """Bytes of the replication stream (store/replication.py), written after the
+        replies queued before them."""
+        if self.transport is not None and not self.closing:
+            self.out.append(data)
+            self.flush()
 
     def reply(self, value):
         """Queue a reply outside the command path (pushes, protocol errors)."""

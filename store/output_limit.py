@@ -7,7 +7,8 @@ overcoming of output buffer limits", logged as a warning with its CLIENT LIST li
 limit is no limit. Redis's defaults: `normal 0 0 0`, `pubsub 32mb 8mb 60`.
 
 Classes: a client with subscriptions is in the pubsub class, whose queue and checks live in
-store/pubsub/dispatch.py; every other client is in the normal class, checked here. Both use
+store/pubsub/dispatch.py; a replica is in the replica class, checked as its stream is sent
+(store/replication.py); every other client is in the normal class, checked here. All use
 `exceeded`, Redis's checkClientOutputBufferLimits, and `disconnect`.
 
 What is measured (normal class): the bytes the connection holds and has not written, i.e. its
@@ -77,6 +78,7 @@ class OutputLimits:
         self.normal = _NO_LIMIT
         self.normal_floor = 0  # the lower of the normal class's nonzero limits
         self.pubsub = _NO_LIMIT
+        self.replica = _NO_LIMIT
         self.disconnections = 0  # INFO client_output_buffer_limit_disconnections
         self.apply_config()
 
@@ -85,6 +87,7 @@ class OutputLimits:
         self.normal = limits['normal']
         self.normal_floor = min([x for x in self.normal[:2] if x], default=0)
         self.pubsub = limits['pubsub']
+        self.replica = limits['slave']
         gate = self.gate()
         for conn in self.server.clients.values():
             conn.out_limit = gate
@@ -106,6 +109,17 @@ class OutputLimits:
             return False  # under both limits, no soft-limit clock to stop: the usual case
         over, conn.obl_soft_since = exceeded(
             used, self.normal, conn.obl_soft_since, int(time.time())
+        )
+        if over:
+            self.disconnect(conn)
+        return over
+
+    def check_replica(self, conn, queued):
+        """The replica class, for a replica's stream: `queued` is what of it the
+        transport holds (its RDB payload does not count, as Redis sends it apart). True
+        when the replica was disconnected."""
+        over, conn.obl_soft_since = exceeded(
+            queued, self.replica, conn.obl_soft_since, int(time.time())
         )
         if over:
             self.disconnect(conn)

@@ -36,6 +36,7 @@ from .keyspace import Keyspace
 from .memory.eviction import Evictor
 from .persistence.manager import LoadError, Persistence
 from .pubsub import PubSub
+from .replication import Replication
 from .scripting.busy import Busy
 from .scripting.eval import EvalScripts
 from .scripting.functions import Functions
@@ -112,6 +113,8 @@ class Server:
         self.functions = Functions(self, Connection(self))
         self.busy = Busy(self)  # a script past busy-reply-threshold
         self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
+        # replicas follow the AOF's stream (store/replication.py)
+        self.replication = self.persistence.aof.replication = Replication(self)
         self.evictor = Evictor(self)  # maxmemory (store/memory)
         self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client.py)
         self.cron_hooks.append(self.evictor.refresh)

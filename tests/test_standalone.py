@@ -1,6 +1,7 @@
-"""ROLE, WAIT, MODULE, REPLICAOF and SLAVEOF (store/commands/standalone.py), and the
-cluster commands (store/commands/cluster.py) against redis-server 7.0.15, which runs as
-the same standalone master without replicas, modules or cluster support."""
+"""ROLE, WAIT, REPLICAOF and SLAVEOF (store/commands/replication.py), MODULE
+(store/commands/modules.py) and the cluster commands (store/commands/cluster.py) against
+redis-server 7.0.15, both standalone masters without replicas, modules or cluster support
+(replicas: tests/test_replication.py)."""
 
 import pytest
 import redis
@@ -57,7 +58,7 @@ def test_replies_and_errors_match_redis(both_resp):
 def test_replicaof_a_master_is_refused(r):
     """Redis would start replicating; this server says it does not, and stays master."""
     for cmd in ('REPLICAOF', 'SLAVEOF'):
-        with pytest.raises(redis.ResponseError, match='does not replicate'):
+        with pytest.raises(redis.ResponseError, match='always a master'):
             r.execute_command(cmd, '127.0.0.1', '6379')
     assert r.execute_command('ROLE')[0] == b'master'
 

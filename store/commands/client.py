@@ -73,8 +73,8 @@ HELP = [
     '    Prints this help.',
 ]
 
-# getClientTypeByName: the names TYPE accepts. Only 'normal' and 'pubsub' clients exist
-# here (no replication), so 'master' and 'replica' match nobody.
+# getClientTypeByName: the names TYPE accepts. This server is never a replica: 'master'
+# matches nobody.
 CLIENT_TYPES = {
     'normal': 'normal',
     'slave': 'replica',
@@ -245,6 +245,8 @@ def _syntax_error(args):
 
 
 def client_type(conn):
+    if conn.replica is not None and conn.replica.online:
+        return 'replica'
     return 'pubsub' if conn.subscriptions > 0 else 'normal'
 
 
@@ -271,6 +273,8 @@ def _pubsub_queued(conn):
 
 def _flags(conn):
     f = ''
+    if conn.replica is not None and conn.replica.online:
+        f += 'S'
     if conn in conn.server.monitors:
         f += 'O'
     if conn.subscriptions:

@@ -155,7 +155,7 @@ def _clients_section(server):
     clients = list(server.clients.values())
     max_in = max((len(c.parser.buf) for c in clients if c.parser is not None), default=0)
     return [
-        ('connected_clients', len(clients)),
+        ('connected_clients', len(clients) - len(server.replication.replicas)),
         ('cluster_connections', 0),
         ('maxclients', server.config['maxclients']),
         ('client_recent_max_input_buffer', max_in),
@@ -220,7 +220,7 @@ def _memory_section(server):
         ('mem_fragmentation_ratio', f'{f["total_frag"]:.2f}'),
         ('mem_fragmentation_bytes', f['total_frag_bytes']),
         ('mem_not_counted_for_evict', f['aof_buffer']),
-        ('mem_replication_backlog', 0),
+        ('mem_replication_backlog', len(server.replication.backlog or b'')),
         ('mem_total_replication_buffers', 0),
         ('mem_clients_slaves', 0),
         ('mem_clients_normal', f['clients_normal']),
@@ -255,9 +255,9 @@ def _stats_section(server):
         ('instantaneous_input_repl_kbps', '0.00'),
         ('instantaneous_output_repl_kbps', '0.00'),
         ('rejected_connections', stats.rejected_connections),
-        ('sync_full', 0),
-        ('sync_partial_ok', 0),
-        ('sync_partial_err', 0),
+        ('sync_full', server.replication.full_syncs),
+        ('sync_partial_ok', server.replication.partial_syncs),
+        ('sync_partial_err', server.replication.partial_errors),
         ('expired_keys', ks.expired_keys),
         ('expired_stale_perc', '0.00'),
         ('expired_time_cap_reached_count', ks.expire_time_cap_reached),
@@ -294,19 +294,7 @@ def _stats_section(server):
 
 
 def _replication_section(server):
-    return [
-        ('role', 'master'),
-        ('connected_slaves', 0),
-        ('master_failover_state', 'no-failover'),
-        ('master_replid', server.run_id),
-        ('master_replid2', '0' * 40),
-        ('master_repl_offset', 0),
-        ('second_repl_offset', -1),
-        ('repl_backlog_active', 0),
-        ('repl_backlog_size', server.config['repl-backlog-size']),
-        ('repl_backlog_first_byte_offset', 0),
-        ('repl_backlog_histlen', 0),
-    ]
+    return server.replication.info()
 
 
 def _cpu_section(server):

@@ -211,7 +211,7 @@ def command_docs(cmd):
     complexity, arguments = DOCS.get(cmd.name, (None, None))
     if complexity:
         items.append((b'complexity', complexity.encode()))
-    if cmd.name == 'debug':
+    if cmd.name in ('debug', 'replconf'):
         items.append((b'doc_flags', Set(['syscmd'])))
     if arguments:
         items.append((b'arguments', arguments))

@@ -637,6 +637,9 @@ class Aof:
         # queued unencoded mid-turn (see _wrapped); buf_len counts the encoded ones
         self.buf: list[Any] = []
         self.buf_len = 0
+        # store/replication.py: replicas get the stream too, each entry of `buf` once
+        self.replication: Any = None  # the server's Replication, set by the server
+        self.replicas_fed = 0  # entries of `buf` already fed to it
         self.selected_db = -1  # the database the incr file's last SELECT chose
         self.depth = 0  # command handlers running (journal entries wait for them)
         self.after: list[bytes] = []  # journal entries waiting for their command
@@ -906,7 +909,8 @@ class Aof:
             if p.snapshot is not None and p.snapshot_kind == 'aof':
                 p.kill_snapshot()
             self.rewriting = False
-        self._uninstall()
+        if not self.replication.active:
+            self._uninstall()
 
     def _base_name(self, seq: int) -> str:
         ext = 'rdb' if self.server.config['aof-use-rdb-preamble'] else 'aof'
@@ -1106,6 +1110,31 @@ class Aof:
 
     # -- writing -------------------------------------------------------------------------
 
+    # -- replication (store/replication.py) ------------------------------------------------
+
+    def replication_started(self) -> None:
+        """Replicas get the stream from now on: propagation runs with the AOF off too."""
+        self._install()
+
+    def replication_stopped(self) -> None:
+        if not self.on and not self.turning_on:
+            self._uninstall()
+
+    def write_replicas(self) -> None:
+        """Feed the replicas what is queued: before a replica syncs (what was queued is
+        in its RDB), and before commands only replicas get."""
+        if self.buf:
+            self.write()
+
+    def _feed_replicas(self) -> None:
+        buf = self.buf
+        new = buf[self.replicas_fed :] if self.replicas_fed else buf
+        self.replicas_fed = len(buf)
+        if self.timestamps:  # #TS: annotations are the file's (each its own entry)
+            new = [x for x in new if not (type(x) is bytes and x[:4] == b'#TS:')]
+        if new:
+            self.replication.feed(_encode_queued(new))
+
     def _scheduled_write(self) -> None:
         self.write_scheduled = False
         if self.buf:
@@ -1115,14 +1144,16 @@ class Aof:
         """flushAppendOnlyFile: one write(2) of everything queued; fsync at once with
         appendfsync always."""
         buf = self.buf
+        if self.replication.active and self.replicas_fed < len(buf):
+            self._feed_replicas()
         if self.fd < 0:
             if not self.on and not self.turning_on:
                 buf.clear()
-                self.buf_len = 0
+                self.buf_len = self.replicas_fed = 0
             return
         data = _encode_queued(buf)
         buf.clear()
-        self.buf_len = 0
+        self.buf_len = self.replicas_fed = 0
         try:
             view = memoryview(data)
             while view:
@@ -1133,6 +1164,7 @@ class Aof:
             self.current_size += written
             self.buf.append(data[written:])
             self.buf_len = len(data) - written
+            self.replicas_fed = 1  # the replicas had it
             if self.last_write_ok or e.strerror != self.last_write_error:
                 self.log(f'Error writing to the AOF file: {e.strerror}', '#')
             self.last_write_ok = False

@@ -151,7 +151,7 @@ class Persistence:
         if self.snapshot is not None:
             if self.snapshot_kind == 'rdb':
                 raise RedisError(E_BGSAVE_RUNNING)
-            self._complete_now()
+            self.complete_running()
         dirty = self.changes() + running
         final = self.rdb_path()
         tmp = self.path(f'temp-{os.getpid()}.rdb')
@@ -173,7 +173,7 @@ class Persistence:
         self.server.log('DB saved on disk')
         self._saved(dirty)
 
-    def _complete_now(self) -> None:
+    def complete_running(self) -> None:
         """Finish the running background snapshot synchronously."""
         snap = self.snapshot
         if snap is None:

@@ -1,0 +1,162 @@
+"""The replication commands of a master (replication.c): SYNC, PSYNC and REPLCONF, which
+replicas and redis-cli --rdb send; ROLE and WAIT, which clients ask; REPLICAOF / SLAVEOF.
+The stream and the replicas' state are store/replication.py's.
+
+This server is always a master: REPLICAOF (SLAVEOF) NO ONE is +OK, as on any master; a
+master's address is refused after Redis's port check.
+"""
+
+from ..args import SYNTAX, int_arg, lower
+from ..command_table import Family
+from ..resp import NO_REPLY, OK, RedisError, string2ll
+from .aggregates import FOREVER_MS
+
+COMMANDS = Family('server')
+
+E_TIMEOUT = 'ERR timeout is not an integer or out of range'
+SYNC = dict(
+    flags='admin noscript no_async_loading no_multi',
+    categories='@admin @slow @dangerous',
+    summary='Internal command used for replication',
+)
+
+
+@COMMANDS.command('sync', 1, **SYNC)
+def sync(c, args):
+    c.server.replication.sync(c, args)
+    return NO_REPLY
+
+
+@COMMANDS.command('psync', -3, since='2.8.0', **SYNC)
+def psync(c, args):
+    c.server.replication.sync(c, args)
+    return NO_REPLY
+
+
+@COMMANDS.command(
+    'replconf',
+    -1,
+    flags='admin noscript loading stale allow_busy',
+    categories='@admin @slow @dangerous',
+    since='3.0.0',
+    summary='An internal command for configuring the replication stream',
+)
+def replconf(c, args):
+    """replconfCommand: options in pairs, applied in order; ACK and GETACK answer
+    nothing (an ACK's reply would land in the replica's stream)."""
+    if len(args) % 2 == 0:
+        raise SYNTAX
+    replication = c.server.replication
+    r = replication.of(c)
+    for j in range(1, len(args), 2):
+        opt, value = lower(args[j]), args[j + 1]
+        if opt == 'listening-port':
+            r.port = int_arg(value)
+        elif opt == 'ip-address':
+            if len(value) >= 256:  # NET_HOST_STR_LEN
+                raise RedisError(
+                    f'ERR REPLCONF ip-address provided by replica instance is too long: '
+                    f'{len(value)} bytes'
+                )
+            r.ip = value.decode('utf-8', 'replace')
+        elif opt == 'capa':
+            r.capa.add(lower(value))
+        elif opt == 'ack':
+            offset = string2ll(value)
+            if offset is not None:
+                replication.ack(c, offset)
+            return NO_REPLY
+        elif opt == 'getack':
+            return NO_REPLY  # a replica's question: this server is never one
+        elif opt == 'rdb-only':
+            flag = int_arg(value)
+            if not 0 <= flag <= 1:
+                raise RedisError('ERR value is out of range, value must between 0 and 1')
+            r.rdb_only = flag == 1
+        elif opt == 'rdb-filter-only':
+            if value and lower(value) != 'functions':
+                raise RedisError(f'ERR Unsupported rdb-filter-only option: {lower(value)}')
+        else:
+            opt_s = args[j].decode('utf-8', 'replace')
+            raise RedisError(f'ERR Unrecognized REPLCONF option: {opt_s}')
+    return OK
+
+
+@COMMANDS.command(
+    'role',
+    1,
+    flags='noscript loading stale fast',
+    categories='@admin @fast @dangerous',
+    since='2.8.12',
+    summary='Return the role of the instance in the context of replication',
+)
+def role(c, args):
+    return c.server.replication.role()
+
+
+E_NO_REPLICATION = (
+    'ERR This server is always a master (replicas may sync from it): REPLICAOF and SLAVEOF '
+    'take NO ONE only'
+)
+REPLICAOF = dict(
+    flags='admin noscript stale no_async_loading',
+    categories='@admin @slow @dangerous',
+    summary='Make the server a replica of another instance, or promote it as master.',
+)
+
+
+def _replicaof(c, args):
+    """replicaofCommand: NO ONE on a master is +OK; a master's address is checked as
+    Redis checks it, then refused (this server does not become a replica)."""
+    if args[1].lower() == b'no' and args[2].lower() == b'one':
+        return OK
+    port = string2ll(args[2])
+    if port is None or not 0 <= port <= 65535:
+        raise RedisError('ERR Invalid master port')
+    raise RedisError(E_NO_REPLICATION)
+
+
+@COMMANDS.command('replicaof', 3, since='5.0.0', **REPLICAOF)
+def replicaof(c, args):
+    return _replicaof(c, args)
+
+
+@COMMANDS.command('slaveof', 3, since='1.0.0', **REPLICAOF)
+def slaveof(c, args):
+    return _replicaof(c, args)
+
+
+@COMMANDS.command(
+    'wait',
+    3,
+    flags='noscript',
+    categories='@slow @connection',
+    tips='request_policy:all_shards response_policy:agg_min',
+    group='generic',
+    since='3.0.0',
+    summary='Wait for the synchronous replication of all the write commands sent in the '
+    'context of the current connection',
+)
+def wait(c, args):
+    """waitCommand: the replicas that acknowledged the stream up to now, at once when
+    they are enough (or it may not block), else when enough are, or at the timeout."""
+    numreplicas = int_arg(args[1])
+    ms = string2ll(args[2])  # getTimeoutFromObjectOrReply(UNIT_MILLISECONDS)
+    if ms is None:
+        raise RedisError(E_TIMEOUT)
+    if ms < 0:
+        raise RedisError('ERR timeout is negative')
+    replication = c.server.replication
+    replication.server.persistence.aof.write_replicas()  # this client's writes: in the stream
+    offset = replication.offset
+    acked = replication.acked(offset)
+    blocking = c.server.blocking
+    if acked >= numreplicas or not blocking.may_block(c):
+        return acked
+    blocking.block(c, [], _no_key, 0 if ms >= FOREVER_MS else ms / 1000, acked)
+    replication.wait(c.blocked, offset, numreplicas)
+    return NO_REPLY
+
+
+def _no_key(db, key):
+    return None

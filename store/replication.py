@@ -1,0 +1,362 @@
+"""The master side of Redis replication: replicas (redis-server with `replicaof`, and
+`redis-cli --rdb` / `--replica`) sync from this server and follow its writes.
+
+Replicas receive what the append-only file receives. The AOF's propagation (store/
+persistence/aof.py) already turns every write into the commands that replay it: relative
+TTLs made absolute, keys deleted at their deadline as DEL, MULTI/EXEC and scripts as
+MULTI ... EXEC units, SELECT before a command of another database. Redis feeds one such
+stream to both the AOF and its replicas (propagateNow); so does this server: while
+replication is active the AOF's propagation runs whether or not the AOF itself is on,
+and each batch the AOF writes is also `feed`-ed here. What only replicas get (PING every
+`repl-ping-replica-period` seconds, REPLCONF GETACK for WAIT) enters the stream here,
+after the AOF's queue was written, so the order of the two stays the order of events.
+
+SYNC / PSYNC. A full resynchronisation answers +FULLRESYNC <replid> <offset>, then the
+dataset as one RDB payload (`$<len>\r\n` and the file's bytes, as Redis's disk-based
+sync sends it), then the stream from that offset on. The payload is made at once, as SAVE
+makes it (Redis forks a child; here other clients wait, ~0.8 s for a million small keys):
+the AOF's queue is written first, so what it held is in the RDB and not in the replica's
+stream. PSYNC with this server's replication id and an
+offset still held by the backlog (`repl-backlog-size` bytes, kept while replicas come and
+go, freed `repl-backlog-ttl` seconds after the last one left) continues with +CONTINUE and
+the bytes the replica missed. `REPLCONF rdb-only 1` (redis-cli --rdb) gets the payload and
+is then disconnected.
+
+Offsets are bytes of the stream: `offset` is master_repl_offset, a replica's position is
+the offset it acknowledged last (REPLCONF ACK, about once a second). WAIT counts the
+replicas whose acknowledged offset reached the server's offset when WAIT ran.
+
+A replica that stops reading is dropped at client-output-buffer-limit's replica class
+(256mb, or 64mb for 60 s, by default), counted on the stream it was not sent, not on its
+RDB payload.
+
+Not here: this server never becomes a replica itself (REPLICAOF <host> <port> is refused),
+FAILOVER, diskless sync, PUBLISH propagation to replicas, min-replicas-to-write.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from typing import Any
+
+from .persistence.snapshot import Snapshot
+from .resp import RedisError, string2ll
+
+_PING = b'*1\r\n$4\r\nPING\r\n'
+_GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
+
+
+class Replica:
+    """A connection's replication state (Connection.replica): what REPLCONF told, then,
+    once it synced (`online`), its acknowledgements."""
+
+    __slots__ = (
+        'conn',
+        'port',
+        'ip',
+        'capa',
+        'rdb_only',
+        'online',
+        'psync',
+        'ack',
+        'ack_time',
+        'rdb_queued',
+        'streamed',
+    )
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.port = 0  # REPLCONF listening-port
+        self.ip = ''  # REPLCONF ip-address, else the connection's address
+        self.capa: set[str] = set()  # REPLCONF capa: eof, psync2
+        self.rdb_only = False  # REPLCONF rdb-only 1: the RDB, then the connection closes
+        self.online = False  # synced: in Replication.replicas
+        self.psync = False  # SYNC (redis-cli --replica) never acknowledges
+        self.ack = 0  # the offset it acknowledged last
+        self.ack_time = time.time()
+        # what its transport held when it went online (the RDB payload, first out) and
+        # the stream bytes sent since: the stream's part of what the transport holds
+        self.rdb_queued = self.streamed = 0
+
+    def send(self, data: bytes) -> None:
+        """Stream bytes, within the replica class's output-buffer limit."""
+        conn = self.conn
+        conn.send_stream(data)
+        transport = conn.transport
+        if transport is None or conn.closing:
+            return
+        self.streamed += len(data)
+        queued = transport.get_write_buffer_size()
+        drained = self.rdb_queued + self.streamed - queued
+        unsent_rdb = max(self.rdb_queued - drained, 0)
+        conn.server.pubsub.limits.check_replica(conn, queued - unsent_rdb)
+
+    def address(self) -> str:
+        return self.ip or self.conn.addr.rsplit(':', 1)[0]
+
+    def name(self) -> str:
+        """ip:port as Redis's replicationGetSlaveName gives it."""
+        return f'{self.address()}:{self.port}' if self.port else self.conn.addr
+
+
+class Replication:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.replid = os.urandom(20).hex()
+        self.offset = 0  # master_repl_offset: bytes of the stream so far
+        self.replicas: list[Replica] = []
+        # The backlog: the stream's last repl-backlog-size bytes, from offset
+        # `backlog_start` on (None until a replica first syncs).
+        self.backlog: bytearray | None = None
+        self.backlog_start = 0
+        self.no_replicas_since = 0.0  # when the last replica left (the backlog's TTL)
+        self.last_ping = 0.0
+        self.waiting: list[tuple[Any, int, int]] = []  # WAIT: (waiter, offset, replicas)
+        self.getack_scheduled = False
+        self.full_syncs = self.partial_syncs = self.partial_errors = 0
+        server.disconnect_hooks.append(self.detach)
+        server.cron_hooks.append(self.cron)
+
+    @property
+    def active(self) -> bool:
+        """Whether the stream is being fed (replicas, or a backlog kept for them)."""
+        return self.backlog is not None
+
+    # -- the stream ------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Stream bytes: into the backlog and to every replica."""
+        self.offset += len(data)
+        backlog = self.backlog
+        if backlog is not None:
+            backlog += data
+            over = len(backlog) - self.server.config['repl-backlog-size']
+            if over > 0:
+                del backlog[:over]  # cheap: bytearray moves its start
+                self.backlog_start += over
+        for r in list(self.replicas):
+            r.send(data)
+
+    def _control(self, data: bytes) -> None:
+        """A command for the replicas only (PING, GETACK), after what the AOF queued."""
+        self.server.persistence.aof.write_replicas()
+        self.feed(data)
+
+    # -- SYNC / PSYNC ------------------------------------------------------------------------
+
+    def of(self, conn: Any) -> Replica:
+        """The connection's replication state, made at its first REPLCONF or SYNC."""
+        r = conn.replica
+        if r is None:
+            r = conn.replica = Replica(conn)
+        return r
+
+    def sync(self, conn: Any, args: list[bytes]) -> None:
+        """syncCommand: make `conn` a replica, continuing from the backlog when PSYNC
+        names this server's history and an offset it still holds, else from a full copy.
+        Everything is queued on the connection; the command itself has no reply."""
+        psync = args[0].lower() == b'psync'
+        offset = 0
+        if psync:
+            got = string2ll(args[2])
+            if got is None:
+                self.server.log(
+                    f'Replica {conn.addr} asks for synchronization but with a wrong offset', '#'
+                )
+                raise RedisError('ERR value is not an integer or out of range')
+            offset = got
+        if conn.out:
+            raise RedisError('ERR SYNC and PSYNC are invalid with pending output')
+        r = self.of(conn)
+        self.server.log(f'Replica {r.name()} asks for synchronization')
+        if psync and self._continue(r, args[1], offset):
+            return
+        self.full_syncs += 1
+        if psync and args[1] != b'?':
+            self.partial_errors += 1
+        aof = self.server.persistence.aof
+        aof.write_replicas()  # what was queued is in the RDB: the stream starts after it
+        if self.backlog is None:
+            self.replid = os.urandom(20).hex()  # changeReplicationId: a new history
+            self.backlog = bytearray()
+            self.backlog_start = self.offset
+            aof.replication_started()
+        aof.selected_db = -1  # the replica's stream starts with a SELECT
+        rdb = self._rdb()
+        if psync:
+            conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.offset))
+        conn.send_stream(b'$%d\r\n' % len(rdb))
+        conn.send_stream(rdb)
+        self.server.log(f'Synchronization with replica {r.name()} succeeded ({len(rdb)} bytes)')
+        if r.rdb_only:
+            conn.close_after_reply()  # once the payload is written
+            return
+        self._attach(r, psync)
+
+    def _continue(self, r: Replica, replid: bytes, offset: int) -> bool:
+        """masterTryPartialResynchronization: +CONTINUE and the missed bytes, or False.
+        `offset` is the first byte the replica wants (its offset + 1)."""
+        backlog = self.backlog
+        if backlog is None or replid.decode('latin-1').lower() != self.replid:
+            return False
+        start = offset - 1 - self.backlog_start  # into the backlog
+        if start < 0 or offset - 1 > self.offset:
+            self.server.log(f'Unable to partial resync with replica {r.name()} for lack of backlog')
+            return False
+        self.partial_syncs += 1
+        conn = r.conn
+        if 'psync2' in r.capa:
+            conn.send_stream(b'+CONTINUE %s\r\n' % self.replid.encode())
+        else:
+            conn.send_stream(b'+CONTINUE\r\n')
+        if start < len(backlog):
+            conn.send_stream(bytes(backlog[start:]))
+        self.server.log(
+            f'Partial resynchronization request from {r.name()} accepted. Sending '
+            f'{len(backlog) - start} bytes of backlog starting from offset {offset}.'
+        )
+        self._attach(r, True)
+        return True
+
+    def _attach(self, r: Replica, psync: bool) -> None:
+        transport = r.conn.transport
+        r.rdb_queued = transport.get_write_buffer_size() if transport is not None else 0
+        r.online = True
+        r.psync = psync
+        r.ack_time = time.time()
+        self.replicas.append(r)
+
+    def _rdb(self) -> bytes:
+        """The dataset as an RDB file, now (a running BGSAVE or rewrite is completed
+        first: one snapshot shadows the keyspace at a time)."""
+        p = self.server.persistence
+        p.complete_running()
+        out = io.BytesIO()
+        snap = Snapshot(self.server.keyspace, p.encoder(), out, self.server.functions.codes())
+        try:
+            snap.run()
+            snap.complete()
+        finally:
+            snap.abort()
+        return out.getvalue()
+
+    def detach(self, conn: Any) -> None:
+        r = conn.replica
+        if r is None or not r.online:
+            return
+        r.online = False
+        self.replicas.remove(r)
+        self.server.log(f'Connection with replica {r.name()} lost.')
+        if not self.replicas:
+            self.no_replicas_since = time.time()
+        self._check_waiting()
+
+    # -- acknowledgements and WAIT ---------------------------------------------------------
+
+    def ack(self, conn: Any, offset: int) -> None:
+        r = conn.replica
+        if r is None or not r.online:
+            return
+        if offset > r.ack:
+            r.ack = offset
+        r.ack_time = time.time()
+        if self.waiting:
+            self._check_waiting()
+
+    def acked(self, offset: int) -> int:
+        """replicationCountAcksByOffset: replicas that acknowledged `offset`."""
+        return sum(1 for r in self.replicas if r.ack >= offset)
+
+    def wait(self, waiter: Any, offset: int, numreplicas: int) -> None:
+        """A blocked WAIT: answered when `numreplicas` acknowledged `offset` (its
+        timeout reply is kept at the count so far); GETACK asked of the replicas."""
+        self.waiting.append((waiter, offset, numreplicas))
+        self.request_acks()
+
+    def request_acks(self) -> None:
+        if not self.getack_scheduled and self.replicas:
+            self.getack_scheduled = True
+            self.server.loop.call_soon(self._getack)
+
+    def _getack(self) -> None:
+        self.getack_scheduled = False
+        if self.replicas:
+            self._control(_GETACK)
+
+    def _check_waiting(self) -> None:
+        blocking = self.server.blocking
+        still = []
+        for waiter, offset, numreplicas in self.waiting:
+            if not waiter.active:
+                continue
+            count = self.acked(offset)
+            if count >= numreplicas:
+                blocking.end(waiter, count)
+            else:
+                waiter.timeout_reply = count
+                still.append((waiter, offset, numreplicas))
+        self.waiting = still
+
+    # -- housekeeping ----------------------------------------------------------------------
+
+    def cron(self, now: float) -> None:
+        if self.backlog is None:
+            return
+        cfg = self.server.config
+        if self.replicas:
+            if now - self.last_ping >= cfg['repl-ping-replica-period']:
+                self.last_ping = now
+                self._control(_PING)
+            timeout = cfg['repl-timeout']
+            for r in list(self.replicas):
+                if r.psync and now - r.ack_time > timeout:
+                    self.server.log(f'Disconnecting timedout replica: {r.name()}', '#')
+                    r.conn.abort()
+        elif cfg['repl-backlog-ttl'] and now - self.no_replicas_since > cfg['repl-backlog-ttl']:
+            self.server.log(
+                f'Replication backlog freed after {cfg["repl-backlog-ttl"]} seconds without '
+                'connected replicas.'
+            )
+            self.server.persistence.aof.write_replicas()
+            self.backlog = None
+            self.server.persistence.aof.replication_stopped()
+
+    def info(self) -> list[tuple[str, Any]]:
+        """INFO replication (a master's)."""
+        fields: list[tuple[str, Any]] = [
+            ('role', 'master'),
+            ('connected_slaves', len(self.replicas)),
+        ]
+        now = time.time()
+        for i, r in enumerate(self.replicas):
+            lag = int(now - r.ack_time)
+            fields.append(
+                (
+                    f'slave{i}',
+                    f'ip={r.address()},port={r.port},state=online,offset={r.ack},lag={lag}',
+                )
+            )
+        backlog = self.backlog
+        first = self.backlog_start + 1 if backlog is not None else 0
+        fields += [
+            ('master_failover_state', 'no-failover'),
+            ('master_replid', self.replid),
+            ('master_replid2', '0' * 40),
+            ('master_repl_offset', self.offset),
+            ('second_repl_offset', -1),
+            ('repl_backlog_active', int(backlog is not None)),
+            ('repl_backlog_size', self.server.config['repl-backlog-size']),
+            ('repl_backlog_first_byte_offset', first),
+            ('repl_backlog_histlen', len(backlog) if backlog is not None else 0),
+        ]
+        return fields
+
+    def role(self) -> list[Any]:
+        """ROLE: master, the offset, and each replica's ip, port and acknowledged offset."""
+        return [
+            b'master',
+            self.offset,
+            [[r.address().encode(), b'%d' % r.port, b'%d' % r.ack] for r in self.replicas],
+        ]

@@ -1,0 +1,221 @@
+"""Replicas of this server (store/replication.py): Debian's redis-server with `replicaof`
+syncs from it and follows its writes, partial resync after a dropped link, WAIT, and
+redis-cli --rdb backups; REPLCONF's replies compared with redis-server's."""
+
+import os
+import socket
+import subprocess
+
+import pytest
+import redis
+
+from conftest import WAIT, assert_same, redis_cli, spawn_redis, spawn_store, stop, wait_until
+
+DBS = (0, 3)  # the databases the tests write
+
+
+@pytest.fixture
+def master():
+    proc, port = spawn_store('--enable-debug-command', 'yes')
+    client = redis.Redis(port=port, protocol=2, decode_responses=True)
+    yield client
+    client.close()
+    stop(proc)
+
+
+def start_replica(master_port, tmp_path):
+    """redis-server replicating `master_port`; its files in tmp_path. Returns (proc, client)
+    once its link is up."""
+    proc, port = spawn_redis('--replicaof', '127.0.0.1', str(master_port), '--dir', str(tmp_path))
+    client = redis.Redis(port=port, protocol=2, decode_responses=True)
+    wait_until(lambda: client.info('replication')['master_link_status'] == 'up', 'the sync')
+    return proc, client
+
+
+def dataset(client):
+    """Every key of DBS with its type, value and absolute deadline (PEXPIRETIME)."""
+    out = {}
+    for db in DBS:
+        client.execute_command('SELECT', db)
+        for key in client.scan_iter(count=1000):
+            kind = client.type(key)
+            value = {
+                'string': lambda k: client.get(k),
+                'list': lambda k: client.lrange(k, 0, -1),
+                'hash': lambda k: sorted(client.hgetall(k).items()),
+                'set': lambda k: sorted(client.smembers(k)),
+                'zset': lambda k: client.zrange(k, 0, -1, withscores=True),
+                'stream': lambda k: client.xrange(k),
+            }[kind](key)
+            out[db, key] = (kind, value, client.execute_command('PEXPIRETIME', key))
+    client.execute_command('SELECT', 0)
+    return out
+
+
+def write_everything(m, tag):
+    """Writes of every kind the stream must carry, in two databases."""
+    m.set(f's:{tag}', 'v', ex=1000)
+    m.incr(f'n:{tag}')
+    m.incrbyfloat(f'f:{tag}', 1.5)
+    m.rpush(f'l:{tag}', 'a', 'b', 'c')
+    m.hset(f'h:{tag}', mapping={'x': 1, 'y': 2})
+    m.sadd(f'set:{tag}', 'a', 'b', 'c', 'd')
+    m.spop(f'set:{tag}')  # random: replicated as the SREM of what it popped
+    m.zadd(f'z:{tag}', {'a': 1, 'b': 2.5})
+    m.xadd(f'x:{tag}', {'f': 'v'})  # '*': replicated with the id it got
+    m.expire(f'l:{tag}', 500)  # relative: replicated as an absolute deadline
+    pipe = m.pipeline(transaction=True)
+    pipe.set(f'tx1:{tag}', 1)
+    pipe.set(f'tx2:{tag}', 2)
+    pipe.execute()
+    m.eval(
+        "redis.call('set', KEYS[1], 'lua') return redis.call('incr', KEYS[2])",
+        2,
+        f'lua:{tag}',
+        f'n:{tag}',
+    )
+    m.execute_command('SELECT', 3)
+    m.set(f'db3:{tag}', 'x')
+    m.execute_command('SELECT', 0)
+
+
+def test_a_redis_replica_gets_the_dataset_then_every_write(master, tmp_path):
+    write_everything(master, 'before')
+    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    try:
+        assert dataset(replica) == dataset(master)
+        write_everything(master, 'after')
+        master.set('short', 'lived', px=50)  # deleted at its deadline: DEL reaches the replica
+        assert master.wait(1, WAIT * 1000) == 1  # acknowledged up to here
+        wait_until(lambda: not master.exists('short'), 'the key to expire')
+        assert master.wait(1, WAIT * 1000) == 1
+        assert dataset(replica) == dataset(master)
+        assert replica.exists('short') == 0
+        master.flushall()
+        assert master.wait(1, WAIT * 1000) == 1
+        assert dataset(replica) == {}
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_the_master_reports_its_replica(master, tmp_path):
+    port = master.connection_pool.connection_kwargs['port']
+    proc, replica = start_replica(port, tmp_path)
+    try:
+        replica_port = replica.connection_pool.connection_kwargs['port']
+        info = master.info('replication')
+        assert info['role'] == 'master' and info['connected_slaves'] == 1
+        assert info['slave0']['port'] == replica_port and info['slave0']['state'] == 'online'
+        assert info['master_replid'] == replica.info('replication')['master_replid']
+        assert info['repl_backlog_active'] == 1
+        role = master.execute_command('ROLE')
+        assert role[0] == 'master' and role[2][0][:2] == ['127.0.0.1', str(replica_port)]
+        lines = master.execute_command('CLIENT', 'LIST', 'TYPE', 'replica')
+        assert 'flags=S' in lines
+        assert master.info('stats')['sync_full'] == 1
+        master.set('k', 'v')
+        master.wait(1, WAIT * 1000)
+
+        def caught_up():
+            _, offset, [(_, _, acked)] = master.execute_command('ROLE')
+            return acked == str(offset)
+
+        wait_until(caught_up, "the replica's acknowledged offset to reach the master's")
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_a_dropped_link_resumes_from_the_backlog(master, tmp_path):
+    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    try:
+        master.set('a', 1)
+        assert master.wait(1, WAIT * 1000) == 1
+        assert master.client_kill_filter(_type='replica') == 1
+        master.set('b', 2)  # while the replica is away: in the backlog
+        wait_until(lambda: master.info('replication')['connected_slaves'] == 1, 'the reconnect')
+        assert master.wait(1, WAIT * 1000) == 1
+        stats = master.info('stats')
+        assert (stats['sync_full'], stats['sync_partial_ok']) == (1, 1)
+        assert replica.mget('a', 'b') == ['1', '2']
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_wait_counts_the_replicas_that_acknowledged(master, tmp_path):
+    assert master.wait(0, 0) == 0
+    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    try:
+        master.set('k', 'v')
+        assert master.wait(1, 0) == 1  # 0: no timeout, answered when the ACK comes
+        assert master.wait(2, 100) == 1  # ended by its timeout, with the count so far
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_redis_cli_rdb_takes_a_backup_redis_server_loads(master, tmp_path):
+    write_everything(master, 'x')
+    path = tmp_path / 'backup.rdb'
+    redis_cli(master.connection_pool.connection_kwargs['port'], '--rdb', str(path))
+    check = subprocess.run(['redis-check-rdb', str(path)], capture_output=True, text=True)
+    assert 'RDB looks OK' in check.stdout
+    proc, port = spawn_redis('--dir', str(tmp_path), '--dbfilename', 'backup.rdb')
+    try:
+        loaded = redis.Redis(port=port, protocol=2, decode_responses=True)
+        assert dataset(loaded) == dataset(master)
+        loaded.close()
+    finally:
+        stop(proc)
+    # rdb-only: the connection was closed after the payload, nothing stays a replica
+    assert master.info('replication')['connected_slaves'] == 0
+    assert os.path.getsize(path) > 0
+
+
+def test_replconf_replies_match_redis(both):
+    assert_same(
+        both,
+        [
+            ('REPLCONF',),
+            ('REPLCONF', 'listening-port'),
+            ('REPLCONF', 'listening-port', '6380'),
+            ('REPLCONF', 'listening-port', 'x'),
+            ('REPLCONF', 'capa', 'eof', 'capa', 'psync2'),
+            ('REPLCONF', 'ip-address', 'x' * 255),
+            ('REPLCONF', 'ip-address', 'x' * 256),
+            ('REPLCONF', 'rdb-only', '2'),
+            ('REPLCONF', 'rdb-only', 'x'),
+            ('REPLCONF', 'rdb-only', '0'),
+            ('REPLCONF', 'nosuch', '1'),
+            ('REPLCONF', 'capa', 'eof', 'nosuch', '1'),
+            ('PSYNC', '?'),
+            ('SYNC', 'x'),
+            ('MULTI',),
+            ('SYNC',),
+            ('SAVE',),
+            ('SHUTDOWN',),
+            ('EXEC',),
+            ('EVAL', "return redis.pcall('REPLCONF', 'capa', 'eof')", '0'),
+            ('EVAL', "return redis.pcall('PSYNC', '?', '-1')", '0'),
+        ],
+    )
+
+
+def test_a_replica_that_stops_reading_is_dropped_at_its_class_limit(master):
+    """client-output-buffer-limit's replica class counts the stream the replica has not
+    read, not its RDB payload (Redis sends that apart)."""
+    master.execute_command('DEBUG', 'POPULATE', 200000, 'key', 50)  # a payload of MBs
+    master.config_set('client-output-buffer-limit', 'replica 1mb 0 0')
+    port = master.connection_pool.connection_kwargs['port']
+    with socket.create_connection(('127.0.0.1', port)) as replica:
+        replica.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
+        assert replica.makefile('rb').read(11) == b'+FULLRESYNC'  # then it reads no more
+        wait_until(lambda: master.info('replication')['connected_slaves'] == 1, 'the sync')
+        master.set('small', 'x' * 100_000)  # well under the limit: the replica stays
+        assert master.info('replication')['connected_slaves'] == 1
+        for i in range(100):  # 10 MB: more than the socket buffers take, then the limit
+            master.set(f'big{i}', 'x' * 100_000)
+        wait_until(lambda: master.info('replication')['connected_slaves'] == 0, 'the drop')
+        assert master.info('stats')['client_output_buffer_limit_disconnections'] == 1

@@ -6,12 +6,13 @@ file (`<name>.N.base.rdb`, an RDB image, or `<name>.N.base.aof`, commands), the 
 files a rewrite left (deleted once the new manifest is on disk) and the incremental files
 (`<name>.M.incr.aof`) of RESP commands, replayed in order after the base.
 
-Propagation. While the AOF is on, the handler of every command whose flags include `write`
-is wrapped (`_install`): after the command ran without error it is encoded and queued,
+Propagation. While the AOF is on, or replicas follow the stream (store/replication.py gets
+each batch written here too), the handler of every command whose flags include `write` is
+wrapped (`_install`): after the command ran without error it is encoded and queued,
 rewritten first where replaying it as sent would not give the same result (relative
 expiries made absolute, SPOP as SREM, XADD's `*` as the id it got, blocking commands as
-their non-blocking form: `_REWRITES`). Nothing is wrapped while the AOF is off, so it costs
-nothing then. Keys deleted at their deadline arrive as `expired` (from the keyspace) and
+their non-blocking form: `_REWRITES`). Nothing is wrapped otherwise, so it costs nothing
+then. Keys deleted at their deadline arrive as `expired` (from the keyspace) and
 are written as DEL before the command that found them; journal entries (store/journal.py
 writes its stream directly) arrive as `journal` and are written after the command that
 caused them, as `XADD <key> MAXLEN <n> <id> ...` with the id the entry got. MULTI/EXEC and
@@ -1108,8 +1109,6 @@ class Aof:
             self._append(db, data)
         self._append(self.selected_db, _EXEC)
 
-    # -- writing -------------------------------------------------------------------------
-
     # -- replication (store/replication.py) ------------------------------------------------
 
     def replication_started(self) -> None:
@@ -1134,6 +1133,8 @@ class Aof:
             new = [x for x in new if not (type(x) is bytes and x[:4] == b'#TS:')]
         if new:
             self.replication.feed(_encode_queued(new))
+
+    # -- writing -------------------------------------------------------------------------
 
     def _scheduled_write(self) -> None:
         self.write_scheduled = False

@@ -781,18 +781,8 @@ PARAMS = [
     Param('repl-disable-tcp-nodelay', 'bool', False, inert=REPLICATION),
     Param('repl-backlog-size', 'mem', 1024**2, 1, LLONG_MAX, on_set=_backlog_size),
     Param('repl-backlog-ttl', 'int', 3600, 0, LLONG_MAX),
-    Param(
-        'min-replicas-to-write',
-        'int',
-        0,
-        0,
-        INT_MAX,
-        alias='min-slaves-to-write',
-        inert=REPLICATION,
-    ),
-    Param(
-        'min-replicas-max-lag', 'int', 10, 0, INT_MAX, alias='min-slaves-max-lag', inert=REPLICATION
-    ),
+    Param('min-replicas-to-write', 'int', 0, 0, INT_MAX, alias='min-slaves-to-write'),
+    Param('min-replicas-max-lag', 'int', 10, 0, INT_MAX, alias='min-slaves-max-lag'),
     Param(
         'propagation-error-behavior',
         'enum',

@@ -40,7 +40,7 @@ from collections import deque
 import hiredis
 
 from .command_table import call
-from .commands.client import client_info_line
+from .commands.client import client_info_line, writes
 from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
 from .latency import observe
 from .memory.sizes import queued_size
@@ -673,6 +673,7 @@ class Connection(asyncio.Protocol):
             or self.server.busy.run is not None
             or self.server.loading
             or self.server.write_denied is not None
+            or self.server.replicas_denied is not None
             or self.no_touch
             or self.tracking is not None  # its reads are remembered on the gated path
             or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
@@ -764,8 +765,12 @@ class Connection(asyncio.Protocol):
         server = self.server
         if server.loading and 'loading' not in shown.flags:
             return self._reject(cmd, 'LOADING Redis is loading the dataset in memory')
-        if server.write_denied is not None and ('write' in shown.flags or cmd.name == 'ping'):
-            return self._reject(cmd, server.write_denied)
+        if server.write_denied is not None or server.replicas_denied is not None:
+            write = writes(server, cmd, shown, args)  # with a script's flags
+            if server.write_denied is not None and (write or cmd.name == 'ping'):
+                return self._reject(cmd, server.write_denied)
+            if server.replicas_denied is not None and write:
+                return self._reject(cmd, server.replicas_denied)
         busy = self.server.busy
         if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())

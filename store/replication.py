@@ -30,8 +30,11 @@ A replica that stops reading is dropped at client-output-buffer-limit's replica 
 (256mb, or 64mb for 60 s, by default), counted on the stream it was not sent, not on its
 RDB payload.
 
+With min-replicas-to-write and min-replicas-max-lag set, writes are refused (-NOREPLICAS)
+while fewer replicas acknowledged within the lag (`refresh_good`).
+
 Not here: this server never becomes a replica itself (REPLICAOF <host> <port> is refused),
-FAILOVER, diskless sync, PUBLISH propagation to replicas, min-replicas-to-write.
+FAILOVER, diskless sync, PUBLISH propagation to replicas.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from typing import Any
 from .persistence.snapshot import Snapshot
 from .resp import RedisError, string2ll
 
+E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
 _PING = b'*1\r\n$4\r\nPING\r\n'
 _GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
 
@@ -116,6 +120,7 @@ class Replication:
         self.waiting: list[tuple[Any, int, int]] = []  # WAIT: (waiter, offset, replicas)
         self.getack_scheduled = False
         self.full_syncs = self.partial_syncs = self.partial_errors = 0
+        self.good = 0  # replicas that acknowledged within min-replicas-max-lag
         server.disconnect_hooks.append(self.detach)
         server.cron_hooks.append(self.cron)
 
@@ -227,6 +232,7 @@ class Replication:
         r.psync = psync
         r.ack_time = time.time()
         self.replicas.append(r)
+        self.refresh_good()
 
     def _rdb(self) -> bytes:
         """The dataset as an RDB file, now (a running BGSAVE or rewrite is completed
@@ -252,6 +258,7 @@ class Replication:
         if not self.replicas:
             self.no_replicas_since = time.time()
         self._check_waiting()
+        self.refresh_good()
 
     # -- acknowledgements and WAIT ---------------------------------------------------------
 
@@ -299,9 +306,27 @@ class Replication:
                 still.append((waiter, offset, numreplicas))
         self.waiting = still
 
+    def refresh_good(self) -> None:
+        """refreshGoodSlavesCount: with min-replicas-to-write and min-replicas-max-lag set,
+        writes are refused (-NOREPLICAS) while fewer replicas acknowledged within the lag.
+        Every connection takes the gated path meanwhile, which checks."""
+        cfg = self.server.config
+        need, lag = cfg['min-replicas-to-write'], cfg['min-replicas-max-lag']
+        denied = None
+        if need and lag:
+            now = int(time.time())  # whole seconds, as Redis's unixtime and ack times
+            self.good = sum(1 for r in self.replicas if now - int(r.ack_time) <= lag)
+            if self.good < need:
+                denied = E_NOREPLICAS
+        if denied != self.server.replicas_denied:
+            self.server.replicas_denied = denied
+            self.server.update_gates()
+
     # -- housekeeping ----------------------------------------------------------------------
 
     def cron(self, now: float) -> None:
+        if self.server.replicas_denied is not None or self.replicas:
+            self.refresh_good()
         if self.backlog is None:
             return
         cfg = self.server.config
@@ -329,6 +354,9 @@ class Replication:
             ('role', 'master'),
             ('connected_slaves', len(self.replicas)),
         ]
+        cfg = self.server.config
+        if cfg['min-replicas-to-write'] and cfg['min-replicas-max-lag']:
+            fields.append(('min_slaves_good_slaves', self.good))
         now = time.time()
         for i, r in enumerate(self.replicas):
             lag = int(now - r.ack_time)

@@ -84,6 +84,7 @@ class Server:
         self.loop = None
         self.loading = False  # loading data at start-up: clients get -LOADING
         self.write_denied = None  # -MISCONF message while writes are refused
+        self.replicas_denied = None  # -NOREPLICAS while too few replicas (min-replicas-*)
         self.listeners = []
         self.port = cfg['port']
         self.cron_handle = None
@@ -133,6 +134,8 @@ class Server:
             )
         elif name in ('keyevent-journal-key', 'keyevent-journal-maxlen'):
             self.journal.configure(cfg['keyevent-journal-key'], cfg['keyevent-journal-maxlen'])
+        elif name in ('min-replicas-to-write', 'min-replicas-max-lag'):
+            self.replication.refresh_good()
         elif name == 'active-expire-budget-us':
             self.expiry.budget = cfg[name] / 1e6
         elif name in ('async-dispatch-quota', 'publish-buffer-limit', 'client-output-buffer-limit'):

@@ -219,3 +219,54 @@ def test_a_replica_that_stops_reading_is_dropped_at_its_class_limit(master):
             master.set(f'big{i}', 'x' * 100_000)
         wait_until(lambda: master.info('replication')['connected_slaves'] == 0, 'the drop')
         assert master.info('stats')['client_output_buffer_limit_disconnections'] == 1
+
+
+def test_min_replicas_to_write_refuses_writes_as_redis_does(both):
+    ours, theirs = both
+    for c in both:
+        c.config_set('min-replicas-to-write', 1)
+    try:
+        assert_same(
+            both,
+            [
+                ('SET', 'k', 'v'),
+                ('GET', 'k'),
+                ('PING',),
+                ('EVAL', "return redis.call('SET', 'k', 'v')", '0'),
+                ('EVAL', "return redis.pcall('SET', 'k', 'v')", '0'),
+                ('EVAL', "#!lua\nreturn redis.call('GET', 'k')", '0'),
+                ('EVAL', "#!lua flags=no-writes\nreturn redis.call('GET', 'k')", '0'),
+                ('EVAL_RO', "#!lua\nreturn 1", '0'),
+                ('MULTI',),
+                ('SET', 'k', 'v'),
+                ('EXEC',),
+                ('CONFIG', 'SET', 'min-replicas-max-lag', '0'),  # 0: the guard is off
+                ('SET', 'k', 'v'),
+                ('CONFIG', 'SET', 'min-replicas-max-lag', '10'),
+                ('SET', 'k', 'v'),
+            ],
+        )
+        for c in both:
+            assert c.info('replication')['min_slaves_good_slaves'] == 0
+    finally:
+        for c in both:
+            c.config_set('min-replicas-to-write', 0)
+            c.config_set('min-replicas-max-lag', 10)
+    assert ours.set('k', 'v') and theirs.set('k', 'v')
+
+
+def test_a_good_replica_lets_writes_through(master, tmp_path):
+    master.config_set('min-replicas-to-write', 1)
+    with pytest.raises(redis.ResponseError, match='NOREPLICAS'):
+        master.set('k', 'v')
+    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    try:
+        wait_until(lambda: master.info('replication')['min_slaves_good_slaves'] == 1, 'a good one')
+        assert master.set('k', 'v')
+        assert master.wait(1, WAIT * 1000) == 1 and replica.get('k') == 'v'
+    finally:
+        replica.close()
+        stop(proc)
+    wait_until(lambda: master.info('replication')['connected_slaves'] == 0, 'the replica to go')
+    with pytest.raises(redis.ResponseError, match='NOREPLICAS'):
+        master.set('k', 'v')

@@ -104,6 +104,18 @@ def _script_flags(server, name, arg):
     return server.scripts.flags_of(arg)
 
 
+def writes(server, cmd, shown, args):
+    """processCommand's is_write_command: the command (`shown`: its subcommand) writes, or
+    runs a script whose flags do not say no-writes (getCommandFlags; an EVAL script
+    without flags keeps EVAL's own, which do not write)."""
+    if 'write' in shown.flags:
+        return True
+    if cmd.name in _SCRIPT_CALLS:
+        flags = _script_flags(server, cmd.name, args[1])
+        return flags is not None and 'no-writes' not in flags
+    return False
+
+
 def may_replicate(server, cmd, args):
     """Would this command write or replicate (processCommand's is_may_replicate_command,
     with getCommandFlags' script flags)? A script that declares flags writes unless it

@@ -115,33 +115,30 @@ def check_numkeys(args: list[bytes], numkeys: int) -> int:
     return numkeys
 
 
-def read_only(flags: frozenset[str] | None, ro: bool) -> bool:
-    """scriptPrepareForRun: whether a script with these flags (None: an EVAL script with
-    no shebang) runs read-only, called by EVAL_RO / FCALL_RO when `ro`."""
+def prepare(server: Any, flags: frozenset[str] | None, ro: bool) -> tuple[bool, bool]:
+    """scriptPrepareForRun's checks, in its order, for a script with these flags (None: an
+    EVAL script with no shebang, Redis's compatibility mode, checked at each call instead)
+    run by EVAL_RO / FCALL_RO when `ro`. Returns whether it runs read-only and the
+    out-of-memory state a script without flags checks at its first denyoom call
+    (scriptVerifyOOM). A script that may write is refused while used memory is over
+    maxmemory (unless `allow-oom`), while writes are refused (-MISCONF, -NOREPLICAS), and
+    by the _RO commands."""
     if flags is None:
-        return ro
+        return ro, server.evictor.out_of_memory()
     if 'no-writes' in flags:
-        return True
-    if ro:
-        raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
-    return False
-
-
-def out_of_memory(server: Any, flags: frozenset[str] | None) -> bool:
-    """scriptPrepareForRun's maxmemory rule: a script with flags that may write and lacks
-    `allow-oom` is refused while used memory is over maxmemory (and nothing can be
-    evicted). Returns the out-of-memory state a script without flags (EVAL's
-    compatibility mode) then checks at its first denyoom call (scriptVerifyOOM)."""
-    if flags is not None and ('allow-oom' in flags or 'no-writes' in flags):
-        return False
-    if not server.evictor.out_of_memory():
-        return False
-    if flags is not None:
+        return True, False
+    if 'allow-oom' not in flags and server.evictor.out_of_memory():
         raise RedisError(
             "OOM allow-oom flag is not set on the script, can not run it when used memory > "
             "'maxmemory'"
         )
-    return True
+    if server.write_denied is not None:
+        raise RedisError(server.write_denied)
+    if ro:
+        raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
+    if server.replicas_denied is not None:
+        raise RedisError(server.replicas_denied)
+    return False, False
 
 
 class ScriptRun:
@@ -376,6 +373,8 @@ class LuaEngine:
         if run.read_only:
             self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
         denied = self.server.write_denied  # -MISCONF (store/persistence/manager.py)
+        if denied is None:
+            denied = self.server.replicas_denied  # -NOREPLICAS (store/replication.py)
         if denied is not None:
             self._reject(denied.encode(), cmd)
         if run.oom and not run.written and 'denyoom' in cmd.flags:

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from ..resp import RedisError, split_args
-from .engine import CompileError, LuaEngine, ScriptRun, out_of_memory, read_only
+from .engine import CompileError, LuaEngine, ScriptRun, prepare
 
 # #!lua flags=... (scripts_flags_def)
 FLAGS = ('no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys')
@@ -97,6 +97,7 @@ class EvalScripts:
     def run(self, caller: Any, script: Script, numkeys: int, args: list[bytes], ro: bool):
         """Run a cached script for `caller` (scriptPrepareForRun's checks first) on EVAL's
         `args`, numkeys checked."""
-        run = ScriptRun(script.sha, caller, read_only(script.flags, ro), is_eval=True)
-        run.oom = out_of_memory(self.server, script.flags)
+        read_only, oom = prepare(self.server, script.flags, ro)
+        run = ScriptRun(script.sha, caller, read_only, is_eval=True)
+        run.oom = oom
         return self.engine.execute(run, script.function, numkeys, args)

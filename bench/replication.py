@@ -9,8 +9,9 @@ redis-server replica attached (`replicaof`); the master's CPU microseconds per r
 from /proc. After each run with the replica, `WAIT 1 0` and the time it takes: how far
 behind the replica was when the load stopped (its link drained). The replica's DBSIZE
 must then equal the master's. Also the time a full sync of the data takes (the replica
-started after the runs, until its link is up). Best of --repeat, servers alternating.
-Prints Markdown tables and the command line that reproduces them.
+started after the runs, until its link is up; redis-server with repl-diskless-sync-delay
+0). Best of --repeat, servers alternating. Prints Markdown tables and the command line
+that reproduces them.
 """
 
 import argparse
@@ -52,7 +53,9 @@ def main():
     drain = {}  # (kind, pipeline) -> seconds WAIT took after the run
     sync_s = {}
     with tempfile.TemporaryDirectory() as tmp:
-        masters = [ServerProc('ours'), ServerProc('redis')]
+        # redis-server's diskless sync would wait repl-diskless-sync-delay (5 s) for more
+        # replicas before it starts: 0, so that the sync times compare the transfers
+        masters = [ServerProc('ours'), ServerProc('redis', '--repl-diskless-sync-delay', '0')]
         try:
             for replicated in (False, True):
                 replicas = []

@@ -162,6 +162,8 @@ class Replication:
         """syncCommand: make `conn` a replica, continuing from the backlog when PSYNC
         names this server's history and an offset it still holds, else from a full copy.
         Everything is queued on the connection; the command itself has no reply."""
+        if conn.replica is not None and conn.replica.online:
+            return  # already a replica: ignored, as Redis ignores it
         psync = args[0].lower() == b'psync'
         offset = 0
         if psync:

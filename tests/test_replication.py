@@ -270,3 +270,15 @@ def test_a_good_replica_lets_writes_through(master, tmp_path):
     wait_until(lambda: master.info('replication')['connected_slaves'] == 0, 'the replica to go')
     with pytest.raises(redis.ResponseError, match='NOREPLICAS'):
         master.set('k', 'v')
+
+
+def test_a_replica_asking_to_sync_again_is_ignored(master):
+    port = master.connection_pool.connection_kwargs['port']
+    with socket.create_connection(('127.0.0.1', port)) as replica:
+        stream = replica.makefile('rb')
+        replica.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
+        assert stream.readline().startswith(b'+FULLRESYNC ')
+        stream.read(int(stream.readline()[1:]))  # the RDB payload
+        replica.sendall(b'*1\r\n$4\r\nSYNC\r\n*1\r\n$4\r\nPING\r\n')
+        assert stream.readline() == b'+PONG\r\n'  # no second payload before it
+        assert master.info('replication')['connected_slaves'] == 1

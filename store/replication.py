@@ -33,8 +33,11 @@ RDB payload.
 With min-replicas-to-write and min-replicas-max-lag set, writes are refused (-NOREPLICAS)
 while fewer replicas acknowledged within the lag (`refresh_good`).
 
+PUBLISH and SPUBLISH reach the replicas too (not the AOF file), so that their subscribers
+get the messages, as Redis propagates them.
+
 Not here: this server never becomes a replica itself (REPLICAOF <host> <port> is refused),
-FAILOVER, diskless sync, PUBLISH propagation to replicas.
+FAILOVER, diskless sync.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ class Replication:
         # `backlog_start` on (None until a replica first syncs).
         self.backlog: bytearray | None = None
         self.backlog_start = 0
+        self.active = False  # the stream is fed (replicas, or a backlog kept for them)
         self.no_replicas_since = 0.0  # when the last replica left (the backlog's TTL)
         self.last_ping = 0.0
         self.waiting: list[tuple[Any, int, int]] = []  # WAIT: (waiter, offset, replicas)
@@ -123,11 +127,6 @@ class Replication:
         self.good = 0  # replicas that acknowledged within min-replicas-max-lag
         server.disconnect_hooks.append(self.detach)
         server.cron_hooks.append(self.cron)
-
-    @property
-    def active(self) -> bool:
-        """Whether the stream is being fed (replicas, or a backlog kept for them)."""
-        return self.backlog is not None
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -189,6 +188,7 @@ class Replication:
             self.replid = os.urandom(20).hex()  # changeReplicationId: a new history
             self.backlog = bytearray()
             self.backlog_start = self.offset
+            self.active = True
             aof.replication_started()
         aof.selected_db = -1  # the replica's stream starts with a SELECT
         rdb = self._rdb()
@@ -348,6 +348,7 @@ class Replication:
             )
             self.server.persistence.aof.write_replicas()
             self.backlog = None
+            self.active = False
             self.server.persistence.aof.replication_stopped()
 
     def info(self) -> list[tuple[str, Any]]:

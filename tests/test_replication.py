@@ -282,3 +282,50 @@ def test_a_replica_asking_to_sync_again_is_ignored(master):
         replica.sendall(b'*1\r\n$4\r\nSYNC\r\n*1\r\n$4\r\nPING\r\n')
         assert stream.readline() == b'+PONG\r\n'  # no second payload before it
         assert master.info('replication')['connected_slaves'] == 1
+
+
+def test_a_subscriber_of_the_replica_gets_what_the_master_publishes(master, tmp_path):
+    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    try:
+        sub = replica.pubsub()
+        sub.subscribe('news')
+        sub.ssubscribe('shard')
+        assert [sub.get_message(timeout=WAIT)['type'] for _ in range(2)] == [
+            'subscribe',
+            'ssubscribe',
+        ]
+        assert master.publish('news', 'hello') == 0  # no subscriber on the master itself
+        master.execute_command('SPUBLISH', 'shard', 'hi')
+        got = [sub.get_message(timeout=WAIT) for _ in range(2)]
+        assert [(m['type'], m['channel'], m['data']) for m in got] == [
+            ('message', 'news', 'hello'),
+            ('smessage', 'shard', 'hi'),
+        ]
+        sub.close()
+        # ... and nothing of it is in the master's data or AOF: the replica's data is equal
+        assert master.wait(1, WAIT * 1000) == 1
+        assert dataset(replica) == dataset(master)
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_with_the_aof_on_both_get_the_writes_and_only_replicas_the_messages(tmp_path):
+    data = tmp_path / 'master'
+    data.mkdir()
+    proc, port = spawn_store('--appendonly', 'yes', '--dir', str(data))
+    master = redis.Redis(port=port, protocol=2, decode_responses=True)
+    rproc, replica = start_replica(port, tmp_path)
+    try:
+        master.set('k', 'v')
+        master.publish('news', 'hello')
+        master.incr('n')
+        assert master.wait(1, WAIT * 1000) == 1  # the queue was written to both by now
+        assert replica.mget('k', 'n') == ['v', '1']
+        aof = b''.join(p.read_bytes() for p in (data / 'appendonlydir').glob('*.incr.aof'))
+        assert b'$3\r\nSET\r\n' in aof and b'INCR' in aof and b'PUBLISH' not in aof
+    finally:
+        replica.close()
+        stop(rproc)
+        master.close()
+        stop(proc)

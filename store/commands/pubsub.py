@@ -9,6 +9,7 @@ machinery is in store/pubsub.
 from ..command_table import Family
 from ..glob import compile_glob
 from ..pubsub import CHANNELS, PATTERNS, SHARD_CHANNELS
+from ..pubsub.dispatch import DEFERRED
 from ..resp import RedisError
 
 COMMANDS = Family('pubsub', since='2.0.0')
@@ -94,7 +95,10 @@ def sunsubscribe(c, args):
     summary='Post a message to a channel',
 )
 def publish(c, args):
-    return c.server.pubsub.publish_command(c, args, CHANNELS)
+    n = c.server.pubsub.publish_command(c, args, CHANNELS)
+    if c.server.replication.active and n is not DEFERRED:
+        c.server.persistence.aof.to_replicas(c.db, args)  # replicas' subscribers get it too
+    return n
 
 
 @COMMANDS.command(
@@ -108,7 +112,10 @@ def publish(c, args):
     key_specs='not_key; index 1; range 0 1 0',
 )
 def spublish(c, args):
-    return c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)
+    n = c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)
+    if c.server.replication.active and n is not DEFERRED:
+        c.server.persistence.aof.to_replicas(c.db, args)
+    return n
 
 
 # -- PUBSUB -----------------------------------------------------------------------------------

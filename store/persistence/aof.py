@@ -99,18 +99,24 @@ def resp_commands(cmds: list[list[bytes]]) -> bytes:
     return fmt % tuple(flat)
 
 
-def _encode_queued(buf: list[Any]) -> bytes:
+class ReplicasOnly(bytes):
+    """An encoded command for the replicas' stream and not the file (PUBLISH)."""
+
+
+def _encode_queued(buf: list[Any], replicas: bool = False) -> bytes:
     """The AOF's queue as bytes: encoded pieces as they are, each run of queued argument
-    lists encoded at once (resp_commands), in queue order."""
+    lists encoded at once (resp_commands), in queue order; ReplicasOnly pieces only for
+    the `replicas`."""
     out: list[bytes] = []
     run: list[list[bytes]] = []
     for x in buf:
-        if type(x) is bytes:
+        t = type(x)
+        if t is bytes or (t is ReplicasOnly and replicas):
             if run:
                 out.append(resp_commands(run))
                 run = []
             out.append(x)
-        else:
+        elif t is list:
             run.append(x)
     if run:
         out.append(resp_commands(run))
@@ -794,7 +800,7 @@ class Aof:
 
     def buffer_length(self) -> int:
         """The bytes queued for the next write (queued argument lists as encoded)."""
-        return self.buf_len + sum(len(resp_command(x)) for x in self.buf if type(x) is not bytes)
+        return self.buf_len + sum(len(resp_command(x)) for x in self.buf if type(x) is list)
 
     def rewrite(self) -> str:
         """BGREWRITEAOF's reply, or RedisError."""
@@ -1132,7 +1138,12 @@ class Aof:
         if self.timestamps:  # #TS: annotations are the file's (each its own entry)
             new = [x for x in new if not (type(x) is bytes and x[:4] == b'#TS:')]
         if new:
-            self.replication.feed(_encode_queued(new))
+            self.replication.feed(_encode_queued(new, replicas=True))
+
+    def to_replicas(self, db: int, args: list[bytes]) -> None:
+        """A command the replicas get and the file does not: PUBLISH, so that their
+        subscribers get the message too (Redis's PROPAGATE_REPL)."""
+        self.feed(db, ReplicasOnly(resp_command(args)))
 
     # -- writing -------------------------------------------------------------------------
 

@@ -907,7 +907,7 @@ PARAMS = [
     Param('bgsave_cpulist', 'str', '', mutable=False, inert=PROCESS),
     Param('shutdown-on-sigint', 'special', 'default', multi=True, inert=PROCESS),
     Param('shutdown-on-sigterm', 'special', 'default', multi=True, inert=PROCESS),
-    Param('shutdown-timeout', 'int', 10, 0, INT_MAX, inert=PROCESS),
+    Param('shutdown-timeout', 'int', 10, 0, INT_MAX),
     Param('ignore-warnings', 'str', '', inert=PROCESS),
     Param('enable-debug-command', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
     Param('enable-protected-configs', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),

@@ -42,6 +42,7 @@ FAILOVER, diskless sync.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import time
@@ -323,6 +324,29 @@ class Replication:
         if denied != self.server.replicas_denied:
             self.server.replicas_denied = denied
             self.server.update_gates()
+
+    async def drain(self, timeout: float) -> None:
+        """At shutdown: the stream written, then up to `timeout` seconds for the replicas
+        to acknowledge all of it (isReadyToShutdown; SYNC replicas never acknowledge and
+        are not waited for); the ones still behind are logged."""
+        self.server.persistence.aof.write_replicas()
+        waited = [r for r in self.replicas if r.psync]
+        if timeout <= 0 or all(r.ack >= self.offset for r in waited):
+            return
+        self._control(_GETACK)  # answered once all before it is applied: offset covers it
+        target = self.offset
+        self.server.log('Waiting for replicas before shutting down.')
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and any(r.ack < target for r in self.replicas if r.psync):
+            await asyncio.sleep(0.01)
+        now = time.time()
+        for r in self.replicas:
+            if r.psync and r.ack < target:
+                self.server.log(
+                    f'Lagging replica {r.name()} reported offset {target - r.ack} behind '
+                    f'master, lag={int(now - r.ack_time)}, state=online.',
+                    '#',
+                )
 
     # -- housekeeping ----------------------------------------------------------------------
 

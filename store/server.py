@@ -90,6 +90,7 @@ class Server:
         self.cron_handle = None
         self.closed = None
         self.exit_code = 0
+        self.replicas_wait = 0  # seconds replicas may take to acknowledge, at shutdown
         self.log_stream = log_stream if log_stream is not None else sys.stdout
         self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
         self.cron_hooks = []  # callables(now) run by cron
@@ -334,10 +335,11 @@ class Server:
             hook(now)
         self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
 
-    def request_shutdown(self, reason='', exit_code=0, save='default', force=False):
+    def request_shutdown(self, reason='', exit_code=0, save='default', force=False, now=False):
         """Shut down after the final save (`save`: default, save or nosave; see
         Persistence.shutdown). False, and the server goes on, when that save failed and
-        `force` is not set, as Redis does."""
+        `force` is not set, as Redis does. Replicas get up to shutdown-timeout seconds to
+        acknowledge the last writes, unless `now` (SHUTDOWN NOW)."""
         if self.closed is None or self.closed.is_set():
             return True
         if reason:
@@ -345,6 +347,7 @@ class Server:
         if not self.persistence.shutdown(save) and not force:
             return False
         self.exit_code = exit_code
+        self.replicas_wait = 0 if now else self.config['shutdown-timeout']
         self.closed.set()
         return True
 
@@ -359,7 +362,16 @@ class Server:
         self.expiry.set_enabled(False)
         for server in self.listeners:
             server.close()
-        for conn in list(self.clients.values()):
+        # the replicas last: they may take shutdown-timeout to acknowledge what the
+        # others wrote (Redis's isReadyToShutdown)
+        replicas = [r.conn for r in self.replication.replicas]
+        clients = [c for c in self.clients.values() if c not in replicas]
+        for conn in clients:
+            conn.flush()
+            if conn.transport is not None:
+                conn.transport.close()
+        await self.replication.drain(self.replicas_wait)
+        for conn in replicas:
             conn.flush()
             if conn.transport is not None:
                 conn.transport.close()

@@ -329,3 +329,26 @@ def test_with_the_aof_on_both_get_the_writes_and_only_replicas_the_messages(tmp_
         stop(rproc)
         master.close()
         stop(proc)
+
+
+def fake_replica(port):
+    """A connection that syncs as a replica (PSYNC) and then never acknowledges."""
+    replica = socket.create_connection(('127.0.0.1', port))
+    stream = replica.makefile('rb')
+    replica.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
+    assert stream.readline().startswith(b'+FULLRESYNC ')
+    stream.read(int(stream.readline()[1:]))
+    return replica
+
+
+@pytest.mark.parametrize('now', [False, True])
+def test_shutdown_waits_for_replicas_to_acknowledge_unless_now(now):
+    proc, port = spawn_store('--shutdown-timeout', '1')
+    master = redis.Redis(port=port, protocol=2)
+    with fake_replica(port):
+        master.set('k', 'v')
+        master.shutdown(now=now)
+        log = proc.communicate(timeout=WAIT)[0]
+    waited = 'Waiting for replicas before shutting down.' in log
+    lagging = 'Lagging replica' in log and 'behind master' in log
+    assert (waited, lagging) == (not now, not now)

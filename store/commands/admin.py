@@ -230,7 +230,7 @@ def shutdown(c, args):
             raise RedisError(busy.message())
         busy.run.killed = 'shutdown'
     save = 'nosave' if 'nosave' in flags else 'save' if 'save' in flags else 'default'
-    if not c.server.request_shutdown(save=save, force='force' in flags):
+    if not c.server.request_shutdown(save=save, force='force' in flags, now='now' in flags):
         raise RedisError('ERR Errors trying to SHUTDOWN. Check logs.')
     c.closing = True  # no reply: the client sees the connection close
     return Raw(b'')

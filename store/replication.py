@@ -189,6 +189,7 @@ class Replication:
             self.replid = os.urandom(20).hex()  # changeReplicationId: a new history
             self.backlog = bytearray()
             self.backlog_start = self.offset
+            self.no_replicas_since = time.time()  # its TTL counts from now if none stays
             self.active = True
             aof.replication_started()
         aof.selected_db = -1  # the replica's stream starts with a SELECT

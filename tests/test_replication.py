@@ -5,6 +5,7 @@ redis-cli --rdb backups; REPLCONF's replies compared with redis-server's."""
 import os
 import socket
 import subprocess
+import time
 
 import pytest
 import redis
@@ -352,3 +353,14 @@ def test_shutdown_waits_for_replicas_to_acknowledge_unless_now(now):
     waited = 'Waiting for replicas before shutting down.' in log
     lagging = 'Lagging replica' in log and 'behind master' in log
     assert (waited, lagging) == (not now, not now)
+
+
+def test_the_backlog_outlives_its_replicas_for_repl_backlog_ttl(master, tmp_path):
+    port = master.connection_pool.connection_kwargs['port']
+    redis_cli(port, '--rdb', str(tmp_path / 'x.rdb'))  # made the backlog, left at once
+    time.sleep(0.5)  # some of cron's runs (10 a second): the TTL counts from the sync
+    master.set('k', 'v')
+    assert master.info('replication')['repl_backlog_active'] == 1
+    assert master.info('replication')['repl_backlog_histlen'] > 0
+    master.config_set('repl-backlog-ttl', 1)
+    wait_until(lambda: master.info('replication')['repl_backlog_active'] == 0, 'the TTL')

@@ -13,14 +13,19 @@ after the AOF's queue was written, so the order of the two stays the order of ev
 
 SYNC / PSYNC. A full resynchronisation answers +FULLRESYNC <replid> <offset>, then the
 dataset as one RDB payload (`$<len>\r\n` and the file's bytes, as Redis's disk-based
-sync sends it), then the stream from that offset on. The payload is made at once, as SAVE
-makes it (Redis forks a child; here other clients wait, ~0.8 s for a million small keys):
-the AOF's queue is written first, so what it held is in the RDB and not in the replica's
-stream. PSYNC with this server's replication id and an
-offset still held by the backlog (`repl-backlog-size` bytes, kept while replicas come and
-go, freed `repl-backlog-ttl` seconds after the last one left) continues with +CONTINUE and
-the bytes the replica missed. `REPLCONF rdb-only 1` (redis-cli --rdb) gets the payload and
-is then disconnected.
+sync sends it), then the stream from that offset on. The payload is the point-in-time
+snapshot BGSAVE makes (store/persistence/snapshot.py), written between commands into a
+temporary file: clients are served meanwhile, and the stream since the snapshot's start
+waits with each syncing replica (`pending`, within its output-buffer class) until its
+payload is sent. Replicas that ask while it is made share it, with a copy of what the
+first one has pending, as Redis shares a BGSAVE. While another snapshot runs (BGSAVE, an
+AOF rewrite), that one is completed and the payload made at once, as SAVE makes it. The
+AOF's queue is written before the snapshot starts, so what it held is in the payload and
+not in the stream. PSYNC with this server's replication id and an offset still held by
+the backlog (`repl-backlog-size` bytes, kept while replicas come and go, freed
+`repl-backlog-ttl` seconds after the last one left) continues with +CONTINUE and the
+bytes the replica missed. `REPLCONF rdb-only 1` (redis-cli --rdb) gets the payload and is
+then disconnected.
 
 Offsets are bytes of the stream: `offset` is master_repl_offset, a replica's position is
 the offset it acknowledged last (REPLCONF ACK, about once a second). WAIT counts the
@@ -48,6 +53,7 @@ import os
 import time
 from typing import Any
 
+from .persistence.files import remove
 from .persistence.snapshot import Snapshot
 from .resp import RedisError, string2ll
 
@@ -57,8 +63,9 @@ _GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
 
 
 class Replica:
-    """A connection's replication state (Connection.replica): what REPLCONF told, then,
-    once it synced (`online`), its acknowledgements."""
+    """A connection's replication state (Connection.replica): what REPLCONF told; while
+    its payload is made (`state` wait_bgsave) the stream it will get after it; once
+    online, its acknowledgements."""
 
     __slots__ = (
         'conn',
@@ -66,7 +73,8 @@ class Replica:
         'ip',
         'capa',
         'rdb_only',
-        'online',
+        'state',
+        'pending',
         'psync',
         'ack',
         'ack_time',
@@ -80,7 +88,8 @@ class Replica:
         self.ip = ''  # REPLCONF ip-address, else the connection's address
         self.capa: set[str] = set()  # REPLCONF capa: eof, psync2
         self.rdb_only = False  # REPLCONF rdb-only 1: the RDB, then the connection closes
-        self.online = False  # synced: in Replication.replicas
+        self.state = ''  # 'wait_bgsave' (in Replication.syncing), 'online' (in .replicas)
+        self.pending: list[bytes] = []  # the stream since its payload's snapshot
         self.psync = False  # SYNC (redis-cli --replica) never acknowledges
         self.ack = 0  # the offset it acknowledged last
         self.ack_time = time.time()
@@ -114,7 +123,9 @@ class Replication:
         self.server = server
         self.replid = os.urandom(20).hex()
         self.offset = 0  # master_repl_offset: bytes of the stream so far
-        self.replicas: list[Replica] = []
+        self.replicas: list[Replica] = []  # online
+        self.syncing: list[Replica] = []  # waiting for the payload being made
+        self.sync_offset = 0  # the offset of that payload
         # The backlog: the stream's last repl-backlog-size bytes, from offset
         # `backlog_start` on (None until a replica first syncs).
         self.backlog: bytearray | None = None
@@ -143,6 +154,12 @@ class Replication:
                 self.backlog_start += over
         for r in list(self.replicas):
             r.send(data)
+        for r in self.syncing:
+            if r.conn.closing:
+                continue
+            r.pending.append(data)
+            r.streamed += len(data)  # waiting with its payload: within the class limit too
+            self.server.pubsub.limits.check_replica(r.conn, r.streamed)
 
     def _control(self, data: bytes) -> None:
         """A command for the replicas only (PING, GETACK), after what the AOF queued."""
@@ -162,7 +179,7 @@ class Replication:
         """syncCommand: make `conn` a replica, continuing from the backlog when PSYNC
         names this server's history and an offset it still holds, else from a full copy.
         Everything is queued on the connection; the command itself has no reply."""
-        if conn.replica is not None and conn.replica.online:
+        if conn.replica is not None and conn.replica.state:
             return  # already a replica: ignored, as Redis ignores it
         psync = args[0].lower() == b'psync'
         offset = 0
@@ -184,7 +201,7 @@ class Replication:
         if psync and args[1] != b'?':
             self.partial_errors += 1
         aof = self.server.persistence.aof
-        aof.write_replicas()  # what was queued is in the RDB: the stream starts after it
+        aof.write_replicas()  # what was queued is in the payload: the stream starts after
         if self.backlog is None:
             self.replid = os.urandom(20).hex()  # changeReplicationId: a new history
             self.backlog = bytearray()
@@ -192,17 +209,76 @@ class Replication:
             self.no_replicas_since = time.time()  # its TTL counts from now if none stays
             self.active = True
             aof.replication_started()
-        aof.selected_db = -1  # the replica's stream starts with a SELECT
-        rdb = self._rdb()
+        r.psync = psync
+        p = self.server.persistence
+        if p.snapshot is not None and p.snapshot_kind == 'repl' and self.syncing:
+            r.pending = list(self.syncing[0].pending)  # the payload being made, shared
+            r.streamed = sum(map(len, r.pending))
+        elif p.snapshot is None and self._start_payload():
+            r.pending = []
+        else:  # another snapshot runs (BGSAVE, a rewrite): completed, then one made now
+            aof.selected_db = -1  # the replica's stream starts with a SELECT
+            self._send_payload(r, self._rdb(), self.offset)
+            return
+        r.state = 'wait_bgsave'
+        self.syncing.append(r)
         if psync:
-            conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.offset))
+            conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.sync_offset))
+
+    def _start_payload(self) -> bool:
+        """A point-in-time snapshot of the data as of now, written between commands
+        (store/persistence/snapshot.py) into a temporary file: the payload of the replicas
+        syncing meanwhile, each getting the stream from this offset on after it."""
+        p = self.server.persistence
+        path = p.path(f'temp-repl-{os.getpid()}.rdb')
+        try:
+            started = p.start_snapshot(
+                path, p.encoder(), lambda ok: self._payload_done(ok, path), kind='repl'
+            )
+        except OSError as e:
+            self.server.log(f'Can not make the replication payload in {path}: {e}', '#')
+            return False
+        if started:
+            self.sync_offset = self.offset
+            self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
+        return started
+
+    def _payload_done(self, ok: bool, path: str) -> None:
+        syncing, self.syncing = self.syncing, []
+        data = b''
+        if ok:
+            try:
+                with open(path, 'rb') as f:
+                    data = f.read()
+            except OSError as e:
+                self.server.log(f'Can not read the replication payload {path}: {e}', '#')
+                ok = False
+        remove(path)
+        for r in syncing:
+            if not ok:
+                self.server.log(f'SYNC failed: the payload for {r.name()} was not made', '#')
+                r.conn.abort()
+            else:
+                self._send_payload(r, data, self.sync_offset)
+
+    def _send_payload(self, r: Replica, rdb: bytes, offset: int) -> None:
+        """The RDB payload (after +FULLRESYNC when it was not sent yet), then the stream
+        since `offset`; an rdb-only replica is disconnected after the payload."""
+        conn = r.conn
+        if r.psync and not r.state:
+            conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), offset))
         conn.send_stream(b'$%d\r\n' % len(rdb))
         conn.send_stream(rdb)
         self.server.log(f'Synchronization with replica {r.name()} succeeded ({len(rdb)} bytes)')
+        pending, r.pending = r.pending, []
+        r.streamed = 0
         if r.rdb_only:
+            r.state = ''
             conn.close_after_reply()  # once the payload is written
             return
-        self._attach(r, psync)
+        self._attach(r, r.psync)
+        if pending:
+            r.send(b''.join(pending))
 
     def _continue(self, r: Replica, replid: bytes, offset: int) -> bool:
         """masterTryPartialResynchronization: +CONTINUE and the missed bytes, or False.
@@ -232,7 +308,7 @@ class Replication:
     def _attach(self, r: Replica, psync: bool) -> None:
         transport = r.conn.transport
         r.rdb_queued = transport.get_write_buffer_size() if transport is not None else 0
-        r.online = True
+        r.state = 'online'
         r.psync = psync
         r.ack_time = time.time()
         self.replicas.append(r)
@@ -254,9 +330,13 @@ class Replication:
 
     def detach(self, conn: Any) -> None:
         r = conn.replica
-        if r is None or not r.online:
+        if r is None or not r.state:
             return
-        r.online = False
+        if r.state == 'wait_bgsave':
+            self.syncing.remove(r)
+            r.state = ''
+            return
+        r.state = ''
         self.replicas.remove(r)
         self.server.log(f'Connection with replica {r.name()} lost.')
         if not self.replicas:
@@ -268,7 +348,7 @@ class Replication:
 
     def ack(self, conn: Any, offset: int) -> None:
         r = conn.replica
-        if r is None or not r.online:
+        if r is None or r.state != 'online':
             return
         if offset > r.ack:
             r.ack = offset
@@ -366,7 +446,11 @@ class Replication:
                 if r.psync and now - r.ack_time > timeout:
                     self.server.log(f'Disconnecting timedout replica: {r.name()}', '#')
                     r.conn.abort()
-        elif cfg['repl-backlog-ttl'] and now - self.no_replicas_since > cfg['repl-backlog-ttl']:
+        elif (
+            not self.syncing
+            and cfg['repl-backlog-ttl']
+            and now - self.no_replicas_since > cfg['repl-backlog-ttl']
+        ):
             self.server.log(
                 f'Replication backlog freed after {cfg["repl-backlog-ttl"]} seconds without '
                 'connected replicas.'
@@ -378,22 +462,18 @@ class Replication:
 
     def info(self) -> list[tuple[str, Any]]:
         """INFO replication (a master's)."""
+        replicas = self.syncing + self.replicas
         fields: list[tuple[str, Any]] = [
             ('role', 'master'),
-            ('connected_slaves', len(self.replicas)),
+            ('connected_slaves', len(replicas)),
         ]
         cfg = self.server.config
         if cfg['min-replicas-to-write'] and cfg['min-replicas-max-lag']:
             fields.append(('min_slaves_good_slaves', self.good))
         now = time.time()
-        for i, r in enumerate(self.replicas):
-            lag = int(now - r.ack_time)
-            fields.append(
-                (
-                    f'slave{i}',
-                    f'ip={r.address()},port={r.port},state=online,offset={r.ack},lag={lag}',
-                )
-            )
+        for i, r in enumerate(replicas):
+            line = f'ip={r.address()},port={r.port},state={r.state},offset={r.ack}'
+            fields.append((f'slave{i}', f'{line},lag={int(now - r.ack_time)}'))
         backlog = self.backlog
         first = self.backlog_start + 1 if backlog is not None else 0
         fields += [

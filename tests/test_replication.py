@@ -364,3 +364,29 @@ def test_the_backlog_outlives_its_replicas_for_repl_backlog_ttl(master, tmp_path
     assert master.info('replication')['repl_backlog_histlen'] > 0
     master.config_set('repl-backlog-ttl', 1)
     wait_until(lambda: master.info('replication')['repl_backlog_active'] == 0, 'the TTL')
+
+
+def test_the_payload_is_made_between_commands(master, tmp_path):
+    """A full sync's payload is a point-in-time snapshot written in steps: clients are
+    served while it is made (INFO shows the replica waiting for it), and what they write
+    meanwhile follows the payload."""
+    master.execute_command('DEBUG', 'POPULATE', 1000)
+    master.config_set('rdb-key-save-delay', 1000)  # 1 ms a key: about a second
+    port = master.connection_pool.connection_kwargs['port']
+    proc, replica_port = spawn_redis('--replicaof', '127.0.0.1', str(port), '--dir', str(tmp_path))
+    replica = redis.Redis(port=replica_port, protocol=2, decode_responses=True)
+    try:
+        wait_until(
+            lambda: 'wait_bgsave' in str(master.info('replication').get('slave0')),
+            'the replica to wait for its payload',
+        )
+        master.set('during', 'the sync')
+        master.delete('key:0')
+        master.config_set('rdb-key-save-delay', 0)
+        wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'sync')
+        assert master.wait(1, WAIT * 1000) == 1
+        assert dataset(replica) == dataset(master)
+        assert replica.dbsize() == 1000 and replica.get('during') == 'the sync'
+    finally:
+        replica.close()
+        stop(proc)

@@ -257,7 +257,7 @@ def _syntax_error(args):
 
 
 def client_type(conn):
-    if conn.replica is not None and conn.replica.online:
+    if conn.replica is not None and conn.replica.state:
         return 'replica'
     return 'pubsub' if conn.subscriptions > 0 else 'normal'
 
@@ -285,7 +285,7 @@ def _pubsub_queued(conn):
 
 def _flags(conn):
     f = ''
-    if conn.replica is not None and conn.replica.online:
+    if conn.replica is not None and conn.replica.state:
         f += 'S'
     if conn in conn.server.monitors:
         f += 'O'

@@ -212,6 +212,7 @@ class Replication:
         r.psync = psync
         p = self.server.persistence
         if p.snapshot is not None and p.snapshot_kind == 'repl' and self.syncing:
+            self.server.log('Waiting for end of BGSAVE for SYNC')
             r.pending = list(self.syncing[0].pending)  # the payload being made, shared
             r.streamed = sum(map(len, r.pending))
         elif p.snapshot is None and self._start_payload():
@@ -239,6 +240,7 @@ class Replication:
             self.server.log(f'Can not make the replication payload in {path}: {e}', '#')
             return False
         if started:
+            self.server.log('Starting BGSAVE for SYNC with target: disk')
             self.sync_offset = self.offset
             self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
         return started

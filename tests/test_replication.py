@@ -390,3 +390,38 @@ def test_the_payload_is_made_between_commands(master, tmp_path):
     finally:
         replica.close()
         stop(proc)
+
+
+def test_replicas_syncing_together_share_the_payload(master, tmp_path):
+    master.execute_command('DEBUG', 'POPULATE', 500)
+    master.config_set('rdb-key-save-delay', 1000)  # the payload takes about half a second
+    port = master.connection_pool.connection_kwargs['port']
+    procs, replicas = [], []
+    try:
+        for i in range(2):
+            d = tmp_path / str(i)
+            d.mkdir()
+            proc, rport = spawn_redis('--replicaof', '127.0.0.1', str(port), '--dir', str(d))
+            procs.append(proc)
+            replicas.append(redis.Redis(port=rport, protocol=2, decode_responses=True))
+            if i == 0:
+                wait_until(
+                    lambda: 'wait_bgsave' in str(master.info('replication').get('slave0')),
+                    'the first replica to wait for its payload',
+                )
+                master.set('between', 'the two')  # pending for the first, copied to the second
+        wait_until(lambda: master.info('replication')['connected_slaves'] == 2, 'both')
+        master.config_set('rdb-key-save-delay', 0)
+        for replica in replicas:
+            wait_until(
+                lambda r=replica: r.info('replication')['master_link_status'] == 'up', 'sync'
+            )
+        master.set('after', 'both')
+        assert master.wait(2, WAIT * 1000) == 2
+        assert master.info('stats')['sync_full'] == 2
+        assert dataset(replicas[0]) == dataset(replicas[1]) == dataset(master)
+    finally:
+        for replica in replicas:
+            replica.close()
+        for proc in procs:
+            stop(proc)

@@ -93,8 +93,9 @@ class Replica:
         self.psync = False  # SYNC (redis-cli --replica) never acknowledges
         self.ack = 0  # the offset it acknowledged last
         self.ack_time = time.time()
-        # what its transport held when it went online (the RDB payload, first out) and
-        # the stream bytes sent since: the stream's part of what the transport holds
+        # the stream bytes it was given (pending ones while it waits for its payload),
+        # and what its transport held when it went online (the payload, first out): the
+        # output-buffer limit counts the stream's part of what it holds
         self.rdb_queued = self.streamed = 0
 
     def send(self, data: bytes) -> None:

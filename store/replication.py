@@ -463,13 +463,14 @@ class Replication:
             self.active = False
             self.server.persistence.aof.replication_stopped()
 
+    def count(self) -> int:
+        """Connected replicas, online or waiting for their payload (connected_slaves)."""
+        return len(self.replicas) + len(self.syncing)
+
     def info(self) -> list[tuple[str, Any]]:
         """INFO replication (a master's)."""
         replicas = self.syncing + self.replicas
-        fields: list[tuple[str, Any]] = [
-            ('role', 'master'),
-            ('connected_slaves', len(replicas)),
-        ]
+        fields: list[tuple[str, Any]] = [('role', 'master'), ('connected_slaves', len(replicas))]
         cfg = self.server.config
         if cfg['min-replicas-to-write'] and cfg['min-replicas-max-lag']:
             fields.append(('min_slaves_good_slaves', self.good))

@@ -155,7 +155,7 @@ def _clients_section(server):
     clients = list(server.clients.values())
     max_in = max((len(c.parser.buf) for c in clients if c.parser is not None), default=0)
     return [
-        ('connected_clients', len(clients) - len(server.replication.replicas)),
+        ('connected_clients', len(clients) - server.replication.count()),
         ('cluster_connections', 0),
         ('maxclients', server.config['maxclients']),
         ('client_recent_max_input_buffer', max_in),

@@ -498,6 +498,8 @@ class Connection(asyncio.Protocol):
                 self._resume_reading()
         if self.pubsub is not None:
             self.pubsub.resume()  # move queued messages on (store/pubsub/dispatch.py)
+        if self.replica is not None and self.replica.payload is not None:
+            self.server.replication.pump(self.replica)  # its sync's payload, chunk by chunk
 
     def close_after_reply(self):
         """Stop reading; the transport closes once pending replies are written."""

@@ -17,7 +17,8 @@ sync sends it), then the stream from that offset on. The payload is the point-in
 snapshot BGSAVE makes (store/persistence/snapshot.py), written between commands into a
 temporary file: clients are served meanwhile, and the stream since the snapshot's start
 waits with each syncing replica (`pending`, within its output-buffer class) until its
-payload is sent. Replicas that ask while it is made share it, with a copy of what the
+payload is sent, a chunk at a time as its socket takes it (`pump`), so that a payload is
+never all in memory. Replicas that ask while it is made share it, with a copy of what the
 first one has pending, as Redis shares a BGSAVE. While another snapshot runs (BGSAVE, an
 AOF rewrite), that one is completed and the payload made at once, as SAVE makes it. The
 AOF's queue is written before the snapshot starts, so what it held is in the payload and
@@ -58,6 +59,7 @@ from .persistence.snapshot import Snapshot
 from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
+PAYLOAD_CHUNK = 1 << 20  # bytes of a payload read and written at a time
 _PING = b'*1\r\n$4\r\nPING\r\n'
 _GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
 
@@ -75,6 +77,8 @@ class Replica:
         'rdb_only',
         'state',
         'pending',
+        'payload',
+        'payload_left',
         'psync',
         'ack',
         'ack_time',
@@ -88,8 +92,12 @@ class Replica:
         self.ip = ''  # REPLCONF ip-address, else the connection's address
         self.capa: set[str] = set()  # REPLCONF capa: eof, psync2
         self.rdb_only = False  # REPLCONF rdb-only 1: the RDB, then the connection closes
-        self.state = ''  # 'wait_bgsave' (in Replication.syncing), 'online' (in .replicas)
+        # '', then 'wait_bgsave' and 'send_bulk' (in Replication.syncing), then 'online'
+        # (in Replication.replicas)
+        self.state = ''
         self.pending: list[bytes] = []  # the stream since its payload's snapshot
+        self.payload: Any = None  # while sent (send_bulk): the payload file, and what is left
+        self.payload_left = 0
         self.psync = False  # SYNC (redis-cli --replica) never acknowledges
         self.ack = 0  # the offset it acknowledged last
         self.ack_time = time.time()
@@ -212,15 +220,17 @@ class Replication:
             aof.replication_started()
         r.psync = psync
         p = self.server.persistence
-        if p.snapshot is not None and p.snapshot_kind == 'repl' and self.syncing:
+        waiting = [x for x in self.syncing if x.state == 'wait_bgsave']
+        if p.snapshot is not None and p.snapshot_kind == 'repl' and waiting:
             self.server.log('Waiting for end of BGSAVE for SYNC')
-            r.pending = list(self.syncing[0].pending)  # the payload being made, shared
+            r.pending = list(waiting[0].pending)  # the payload being made, shared
             r.streamed = sum(map(len, r.pending))
         elif p.snapshot is None and self._start_payload():
             r.pending = []
         else:  # another snapshot runs (BGSAVE, a rewrite): completed, then one made now
             aof.selected_db = -1  # the replica's stream starts with a SELECT
-            self._send_payload(r, self._rdb(), self.offset)
+            rdb = self._rdb()
+            self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
             return
         r.state = 'wait_bgsave'
         self.syncing.append(r)
@@ -247,32 +257,61 @@ class Replication:
         return started
 
     def _payload_done(self, ok: bool, path: str) -> None:
-        syncing, self.syncing = self.syncing, []
-        data = b''
+        """The payload is on disk (or failed): each replica waiting for it reads it from
+        a file of its own, opened before the file is deleted."""
+        waiting = [r for r in self.syncing if r.state == 'wait_bgsave']
+        size = 0
         if ok:
             try:
-                with open(path, 'rb') as f:
-                    data = f.read()
+                size = os.path.getsize(path)
+                for r in waiting:
+                    r.payload = open(path, 'rb')  # noqa: SIM115 - closed by pump/detach
             except OSError as e:
                 self.server.log(f'Can not read the replication payload {path}: {e}', '#')
                 ok = False
         remove(path)
-        for r in syncing:
-            if not ok:
+        for r in waiting:
+            if ok:
+                self._send_payload(r, r.payload, size, self.sync_offset)
+            else:
                 self.server.log(f'SYNC failed: the payload for {r.name()} was not made', '#')
                 r.conn.abort()
-            else:
-                self._send_payload(r, data, self.sync_offset)
 
-    def _send_payload(self, r: Replica, rdb: bytes, offset: int) -> None:
-        """The RDB payload (after +FULLRESYNC when it was not sent yet), then the stream
-        since `offset`; an rdb-only replica is disconnected after the payload."""
+    def _send_payload(self, r: Replica, payload: Any, size: int, offset: int) -> None:
+        """Start sending the RDB payload (after +FULLRESYNC when it was not sent yet)."""
         conn = r.conn
         if r.psync and not r.state:
             conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), offset))
-        conn.send_stream(b'$%d\r\n' % len(rdb))
-        conn.send_stream(rdb)
-        self.server.log(f'Synchronization with replica {r.name()} succeeded ({len(rdb)} bytes)')
+        if r not in self.syncing:
+            self.syncing.append(r)
+        r.state = 'send_bulk'
+        r.payload, r.payload_left = payload, size
+        conn.send_stream(b'$%d\r\n' % size)
+        self.pump(r)
+
+    def pump(self, r: Replica) -> None:
+        """Write the payload a chunk at a time while the replica's socket takes it
+        (Connection.resume_writing calls again), so that a big payload is never all in
+        memory; then the stream it waited with, and the replica is online (an rdb-only
+        one is disconnected instead)."""
+        conn = r.conn
+        payload = r.payload
+        while r.payload_left and not conn.write_paused:
+            if conn.closing or conn.transport is None:
+                return  # detach closes the file
+            chunk = payload.read(min(PAYLOAD_CHUNK, r.payload_left))
+            if not chunk:
+                self.server.log(f'SYNC failed: the payload for {r.name()} ended early', '#')
+                conn.abort()
+                return
+            r.payload_left -= len(chunk)
+            conn.send_stream(chunk)
+        if r.payload_left:
+            return
+        payload.close()
+        r.payload = None
+        self.syncing.remove(r)
+        self.server.log(f'Synchronization with replica {r.name()} succeeded')
         pending, r.pending = r.pending, []
         r.streamed = 0
         if r.rdb_only:
@@ -335,9 +374,12 @@ class Replication:
         r = conn.replica
         if r is None or not r.state:
             return
-        if r.state == 'wait_bgsave':
+        if r.state != 'online':  # waiting for its payload, or being sent it
             self.syncing.remove(r)
             r.state = ''
+            if r.payload is not None:
+                r.payload.close()
+                r.payload = None
             return
         r.state = ''
         self.replicas.remove(r)

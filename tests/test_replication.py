@@ -425,3 +425,16 @@ def test_replicas_syncing_together_share_the_payload(master, tmp_path):
             replica.close()
         for proc in procs:
             stop(proc)
+
+
+def test_a_normal_class_limit_does_not_apply_to_replicas(master, tmp_path):
+    master.execute_command('DEBUG', 'POPULATE', 100000, 'key', 50)  # a payload of MBs
+    master.config_set('client-output-buffer-limit', 'normal 100kb 0 0')
+    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    try:
+        assert replica.dbsize() == 100000
+        assert master.info('stats')['client_output_buffer_limit_disconnections'] == 0
+    finally:
+        master.config_set('client-output-buffer-limit', 'normal 0 0 0')
+        replica.close()
+        stop(proc)

@@ -438,3 +438,24 @@ def test_a_normal_class_limit_does_not_apply_to_replicas(master, tmp_path):
         master.config_set('client-output-buffer-limit', 'normal 0 0 0')
         replica.close()
         stop(proc)
+
+
+def test_client_eviction_spares_replicas(master, tmp_path):
+    """maxmemory-clients evicts normal and pub/sub clients only: with every other client
+    spared (NO-EVICT) and their memory over the limit, the replica stays."""
+    port = master.connection_pool.connection_kwargs['port']
+    proc, replica = start_replica(port, tmp_path)
+    master.client_no_evict('on')
+    with socket.create_connection(('127.0.0.1', port)) as big:
+        big.sendall(b'CLIENT NO-EVICT on\r\n')
+        assert big.recv(5) == b'+OK\r\n'
+        big.sendall(b'*2\r\n$3\r\nGET\r\n$1000000\r\n' + b'x' * 300_000)  # held: 300 KB
+        try:
+            master.config_set('maxmemory-clients', 1)  # raised to its floor, 128 KB
+            time.sleep(0.5)  # cron's client eviction runs ten times a second
+            assert master.info('replication')['connected_slaves'] == 1
+            assert master.info('stats')['evicted_clients'] == 0
+        finally:
+            master.config_set('maxmemory-clients', 0)
+            replica.close()
+            stop(proc)

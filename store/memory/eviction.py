@@ -256,10 +256,15 @@ class Evictor:
     def evict_clients(self) -> None:
         """maxmemory-clients (Redis 7.0's evictClients): while the clients together use
         more than the limit, drop the one using the most, sparing CLIENT NO-EVICT ones.
-        Checked by the cron, ten times a second."""
+        Replicas are neither counted nor evicted (clientEvictionAllowed: normal and
+        pub/sub clients only). Checked by the cron, ten times a second."""
         server = self.server
         sizes = sorted(
-            ((client_memory(c), c.id, c) for c in server.clients.values() if not c.closing),
+            (
+                (client_memory(c), c.id, c)
+                for c in server.clients.values()
+                if not c.closing and not (c.replica is not None and c.replica.state)
+            ),
             reverse=True,
         )
         total = sum(size for size, _, _ in sizes)

@@ -29,7 +29,11 @@ def start_replica(master_port, tmp_path):
     once its link is up."""
     proc, port = spawn_redis('--replicaof', '127.0.0.1', str(master_port), '--dir', str(tmp_path))
     client = redis.Redis(port=port, protocol=2, decode_responses=True)
-    wait_until(lambda: client.info('replication')['master_link_status'] == 'up', 'the sync')
+    try:
+        wait_until(lambda: client.info('replication')['master_link_status'] == 'up', 'the sync')
+    except BaseException:
+        stop(proc)  # not left running when the sync fails
+        raise
     return proc, client
 
 
@@ -316,18 +320,21 @@ def test_with_the_aof_on_both_get_the_writes_and_only_replicas_the_messages(tmp_
     data.mkdir()
     proc, port = spawn_store('--appendonly', 'yes', '--dir', str(data))
     master = redis.Redis(port=port, protocol=2, decode_responses=True)
-    rproc, replica = start_replica(port, tmp_path)
     try:
-        master.set('k', 'v')
-        master.publish('news', 'hello')
-        master.incr('n')
-        assert master.wait(1, WAIT * 1000) == 1  # the queue was written to both by now
-        assert replica.mget('k', 'n') == ['v', '1']
-        aof = b''.join(p.read_bytes() for p in (data / 'appendonlydir').glob('*.incr.aof'))
-        assert b'$3\r\nSET\r\n' in aof and b'INCR' in aof and b'PUBLISH' not in aof
+        rproc, replica = start_replica(port, tmp_path)
+        try:
+            master.set('k', 'v')
+            master.publish('news', 'hello')
+            master.incr('n')
+            assert master.wait(1, WAIT * 1000) == 1  # the queue was written to both by now
+            assert replica.mget('k', 'n') == ['v', '1']
+            files = (data / 'appendonlydir').glob('*.incr.aof')
+            aof = b''.join(p.read_bytes() for p in files)
+            assert b'$3\r\nSET\r\n' in aof and b'INCR' in aof and b'PUBLISH' not in aof
+        finally:
+            replica.close()
+            stop(rproc)
     finally:
-        replica.close()
-        stop(rproc)
         master.close()
         stop(proc)
 
@@ -445,17 +452,16 @@ def test_client_eviction_spares_replicas(master, tmp_path):
     spared (NO-EVICT) and their memory over the limit, the replica stays."""
     port = master.connection_pool.connection_kwargs['port']
     proc, replica = start_replica(port, tmp_path)
-    master.client_no_evict('on')
-    with socket.create_connection(('127.0.0.1', port)) as big:
-        big.sendall(b'CLIENT NO-EVICT on\r\n')
-        assert big.recv(5) == b'+OK\r\n'
-        big.sendall(b'*2\r\n$3\r\nGET\r\n$1000000\r\n' + b'x' * 300_000)  # held: 300 KB
-        try:
+    try:
+        master.client_no_evict('on')
+        with socket.create_connection(('127.0.0.1', port)) as big:
+            big.sendall(b'CLIENT NO-EVICT on\r\n')
+            assert big.recv(5) == b'+OK\r\n'
+            big.sendall(b'*2\r\n$3\r\nGET\r\n$1000000\r\n' + b'x' * 300_000)  # held: 300 KB
             master.config_set('maxmemory-clients', 1)  # raised to its floor, 128 KB
             time.sleep(0.5)  # cron's client eviction runs ten times a second
             assert master.info('replication')['connected_slaves'] == 1
             assert master.info('stats')['evicted_clients'] == 0
-        finally:
-            master.config_set('maxmemory-clients', 0)
-            replica.close()
-            stop(proc)
+    finally:
+        replica.close()
+        stop(proc)

@@ -203,8 +203,7 @@ class Server:
         self.next_client_id += 1
         self.clients[conn.id] = conn
         self.stats.total_connections_received += 1
-        if self.monitors or self.pause.kind is not None:
-            conn.update_gate()  # a new client's commands are fed to monitors / held too
+        conn.update_gate()  # what gates every client gates it too (MONITOR, PAUSE, MISCONF)
         sock = conn.transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -253,6 +253,10 @@ def test_min_replicas_to_write_refuses_writes_as_redis_does(both):
         )
         for c in both:
             assert c.info('replication')['min_slaves_good_slaves'] == 0
+            fresh = redis.Redis(port=c.connection_pool.connection_kwargs['port'], protocol=2)
+            with pytest.raises(redis.ResponseError, match='NOREPLICAS'):
+                fresh.set('k', 'v')
+            fresh.close()
     finally:
         for c in both:
             c.config_set('min-replicas-to-write', 0)

@@ -739,22 +739,18 @@ PARAMS = [
         inert=PERSISTENCE,
     ),
     # replication
-    Param(
-        'replicaof', 'special', '', multi=True, mutable=False, alias='slaveof', inert=REPLICATION
-    ),
-    Param('masterauth', 'str', '', inert=REPLICATION),
-    Param('masteruser', 'str', '', inert=REPLICATION),
+    Param('replicaof', 'special', '', multi=True, mutable=False, alias='slaveof'),
+    Param('masterauth', 'str', ''),
+    Param('masteruser', 'str', ''),
     Param(
         'replica-serve-stale-data', 'bool', True, alias='slave-serve-stale-data', inert=REPLICATION
     ),
-    Param('replica-read-only', 'bool', True, alias='slave-read-only', inert=REPLICATION),
+    Param('replica-read-only', 'bool', True, alias='slave-read-only'),
     Param('replica-lazy-flush', 'bool', False, alias='slave-lazy-flush', inert=REPLICATION),
-    Param(
-        'replica-ignore-maxmemory', 'bool', True, alias='slave-ignore-maxmemory', inert=REPLICATION
-    ),
-    Param('replica-announced', 'bool', True, inert=REPLICATION),
+    Param('replica-ignore-maxmemory', 'bool', True, alias='slave-ignore-maxmemory'),
+    Param('replica-announced', 'bool', True),
     Param('replica-ignore-disk-write-errors', 'bool', False, inert=REPLICATION),
-    Param('replica-priority', 'int', 100, 0, INT_MAX, alias='slave-priority', inert=REPLICATION),
+    Param('replica-priority', 'int', 100, 0, INT_MAX, alias='slave-priority'),
     Param('replica-announce-ip', 'str', '', alias='slave-announce-ip', inert=REPLICATION),
     Param(
         'replica-announce-port', 'int', 0, 0, 65535, alias='slave-announce-port', inert=REPLICATION

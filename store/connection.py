@@ -61,6 +61,7 @@ from .resp import (
 )
 
 _perf_ns = time.perf_counter_ns
+E_READONLY = "READONLY You can't write against a read only replica."  # replica-read-only
 
 # Fair processing (issue 13): a connection runs at most about TURN_NS of commands per turn of
 # the event loop, in slices of SLICE commands (a read of SLICE or fewer commands, the -P 16
@@ -676,6 +677,7 @@ class Connection(asyncio.Protocol):
             or self.server.loading
             or self.server.write_denied is not None
             or self.server.replicas_denied is not None
+            or self.server.replica_link is not None  # writes refused: READONLY
             or self.no_touch
             or self.tracking is not None  # its reads are remembered on the gated path
             or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
@@ -767,12 +769,19 @@ class Connection(asyncio.Protocol):
         server = self.server
         if server.loading and 'loading' not in shown.flags:
             return self._reject(cmd, 'LOADING Redis is loading the dataset in memory')
-        if server.write_denied is not None or server.replicas_denied is not None:
+        link = server.replica_link
+        if (
+            server.write_denied is not None
+            or server.replicas_denied is not None
+            or link is not None
+        ) and not (link is not None and link.is_master(self)):  # the master is obeyed
             write = writes(server, cmd, shown, args)  # with a script's flags
             if server.write_denied is not None and (write or cmd.name == 'ping'):
                 return self._reject(cmd, server.write_denied)
             if server.replicas_denied is not None and write:
                 return self._reject(cmd, server.replicas_denied)
+            if link is not None and write and server.config['replica-read-only']:
+                return self._reject(cmd, E_READONLY)
         busy = self.server.busy
         if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())

@@ -42,8 +42,10 @@ while fewer replicas acknowledged within the lag (`refresh_good`).
 PUBLISH and SPUBLISH reach the replicas too (not the AOF file), so that their subscribers
 get the messages, as Redis propagates them.
 
-Not here: this server never becomes a replica itself (REPLICAOF <host> <port> is refused),
-FAILOVER, diskless sync.
+This server as a replica of another (REPLICAOF <host> <port>) is store/replica.py's;
+`replicate` and `promote` switch.
+
+Not here: FAILOVER, diskless sync.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from typing import Any
 
 from .persistence.files import remove
 from .persistence.snapshot import Snapshot
+from .replica import MasterLink
 from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
@@ -146,6 +149,7 @@ class Replication:
         self.getack_scheduled = False
         self.full_syncs = self.partial_syncs = self.partial_errors = 0
         self.good = 0  # replicas that acknowledged within min-replicas-max-lag
+        self.expiry_was = True  # active expiry's state before this server became a replica
         server.disconnect_hooks.append(self.detach)
         server.cron_hooks.append(self.cron)
 
@@ -200,6 +204,9 @@ class Replication:
                 )
                 raise RedisError('ERR value is not an integer or out of range')
             offset = got
+        link = self.server.replica_link
+        if link is not None and link.state != 'connected':
+            raise RedisError("NOMASTERLINK Can't SYNC while not connected with my master")
         if conn.out:
             raise RedisError('ERR SYNC and PSYNC are invalid with pending output')
         r = self.of(conn)
@@ -505,6 +512,54 @@ class Replication:
             self.active = False
             self.server.persistence.aof.replication_stopped()
 
+    # -- this server as a replica (store/replica.py) -------------------------------------
+
+    def replicate(self, host: str, port: int) -> bool:
+        """REPLICAOF <host> <port>: follow that master from now on (its first sync
+        replaces the data). True when it already does."""
+        server = self.server
+        link = server.replica_link
+        if link is not None:
+            if (link.host, link.port) == (host, port):
+                return True
+            link.stop()
+        else:
+            self.expiry_was = server.expiry.enabled
+            server.expiry.set_enabled(False)  # the master's DELs expire keys here
+            server.keyspace.expire_paused = True  # past their deadline they read as missing
+        server.replica_link = MasterLink(server, host, port)
+        server.apply_config('keyevent-journal-events')  # no journal of its own
+        server.update_gates()  # the gated path refuses writes (READONLY)
+        server.log(f'REPLICAOF {host}:{port} enabled')
+        return False
+
+    def promote(self) -> None:
+        """REPLICAOF NO ONE: a master again, with the data it has and a new history."""
+        server = self.server
+        link = server.replica_link
+        if link is None:
+            return
+        link.stop()
+        server.replica_link = None
+        server.keyspace.expire_paused = server.pause.kind is not None
+        server.expiry.set_enabled(self.expiry_was)
+        server.apply_config('keyevent-journal-events')
+        server.update_gates()
+        self.drop_replicas()
+        server.log('MASTER MODE enabled')
+
+    def drop_replicas(self) -> None:
+        """Disconnect every replica and forget the backlog: what they had no longer
+        leads to this data (a replica's full sync, a promotion); they sync again."""
+        for r in self.syncing + self.replicas:
+            r.conn.abort()
+        if self.backlog is not None:
+            self.server.persistence.aof.write_replicas()
+            self.backlog = None
+            self.active = False
+            self.server.persistence.aof.replication_stopped()
+        self.replid = os.urandom(20).hex()
+
     def count(self) -> int:
         """Connected replicas, online or waiting for their payload (connected_slaves)."""
         return len(self.replicas) + len(self.syncing)
@@ -512,7 +567,9 @@ class Replication:
     def info(self) -> list[tuple[str, Any]]:
         """INFO replication (a master's)."""
         replicas = self.syncing + self.replicas
-        fields: list[tuple[str, Any]] = [('role', 'master'), ('connected_slaves', len(replicas))]
+        link = self.server.replica_link
+        fields: list[tuple[str, Any]] = [('role', 'master')] if link is None else link.info()
+        fields.append(('connected_slaves', len(replicas)))
         cfg = self.server.config
         if cfg['min-replicas-to-write'] and cfg['min-replicas-max-lag']:
             fields.append(('min_slaves_good_slaves', self.good))
@@ -524,9 +581,9 @@ class Replication:
         first = self.backlog_start + 1 if backlog is not None else 0
         fields += [
             ('master_failover_state', 'no-failover'),
-            ('master_replid', self.replid),
+            ('master_replid', self.replid if link is None else link.replid),
             ('master_replid2', '0' * 40),
-            ('master_repl_offset', self.offset),
+            ('master_repl_offset', self.offset if link is None else link.offset),
             ('second_repl_offset', -1),
             ('repl_backlog_active', int(backlog is not None)),
             ('repl_backlog_size', self.server.config['repl-backlog-size']),
@@ -536,7 +593,10 @@ class Replication:
         return fields
 
     def role(self) -> list[Any]:
-        """ROLE: master, the offset, and each replica's ip, port and acknowledged offset."""
+        """ROLE: master, the offset, and each replica's ip, port and acknowledged offset
+        (a replica's: slave, its master, the link's state, the offset)."""
+        if self.server.replica_link is not None:
+            return self.server.replica_link.role()
         return [
             b'master',
             self.offset,

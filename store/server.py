@@ -85,6 +85,7 @@ class Server:
         self.loading = False  # loading data at start-up: clients get -LOADING
         self.write_denied = None  # -MISCONF message while writes are refused
         self.replicas_denied = None  # -NOREPLICAS while too few replicas (min-replicas-*)
+        self.replica_link = None  # store/replica.py's MasterLink while a replica
         self.listeners = []
         self.port = cfg['port']
         self.cron_handle = None
@@ -130,9 +131,9 @@ class Server:
         if name == 'proto-max-bulk-len':
             self.max_bulk = cfg[name]
         elif name in ('notify-keyspace-events', 'keyevent-journal-events'):
-            self.keyspace.set_event_flags(
-                cfg['notify-keyspace-events'], cfg['keyevent-journal-events']
-            )
+            # a replica journals nothing itself: its master's entries arrive as XADD
+            journal = cfg['keyevent-journal-events'] if self.replica_link is None else 0
+            self.keyspace.set_event_flags(cfg['notify-keyspace-events'], journal)
         elif name in ('keyevent-journal-key', 'keyevent-journal-maxlen'):
             self.journal.configure(cfg['keyevent-journal-key'], cfg['keyevent-journal-maxlen'])
         elif name in ('min-replicas-to-write', 'min-replicas-max-lag'):
@@ -310,6 +311,9 @@ class Server:
             raise
         self.expiry.start(self.loop, self.keyspace.expire_due, self.keyspace.earliest_deadline)
         self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
+        if cfg['replicaof']:  # replicaof <host> <port> in the configuration
+            host, port = cfg['replicaof'].rsplit(' ', 1)
+            self.replication.replicate(host, int(port))
 
     def cron(self):
         self.clock = now = time.time()
@@ -361,6 +365,8 @@ class Server:
         self.expiry.set_enabled(False)
         for server in self.listeners:
             server.close()
+        if self.replica_link is not None:
+            self.replica_link.stop()
         # the replicas last: they may take shutdown-timeout to acknowledge what the
         # others wrote (Redis's isReadyToShutdown)
         replicas = [r.conn for r in self.replication.replicas]

@@ -469,3 +469,106 @@ def test_client_eviction_spares_replicas(master, tmp_path):
     finally:
         replica.close()
         stop(proc)
+
+
+# -- this server as a replica (store/replica.py) --------------------------------------------
+
+
+def follow(master_port, *args):
+    """Our server started as a replica of `master_port` (replicaof on its command line);
+    returns (proc, client) once its link is up."""
+    proc, port = spawn_store('--replicaof', '127.0.0.1', str(master_port), *args)
+    client = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        wait_until(lambda: client.info('replication')['master_link_status'] == 'up', 'the sync')
+    except BaseException:
+        client.close()
+        stop(proc)
+        raise
+    return proc, client
+
+
+def test_this_server_follows_a_redis_master(tmp_path):
+    mproc, mport = spawn_redis('--dir', str(tmp_path))
+    master = redis.Redis(port=mport, protocol=2, decode_responses=True)
+    try:
+        write_everything(master, 'before')
+        proc, ours = follow(mport)
+        try:
+            assert dataset(ours) == dataset(master)
+            write_everything(master, 'after')
+            master.set('short', 'lived', px=50)
+            assert master.wait(1, WAIT * 1000) == 1
+            wait_until(lambda: master.info('keyspace')['db0']['expires'] > 0, 'the TTLs')
+            wait_until(lambda: ours.exists('short') == 0, "the master's DEL")
+            assert master.wait(1, WAIT * 1000) == 1
+            assert dataset(ours) == dataset(master)
+            info = ours.info('replication')
+            assert (info['role'], info['master_port'], info['slave_read_only']) == (
+                'slave',
+                mport,
+                1,
+            )
+            assert ours.execute_command('ROLE')[:4] == ['slave', '127.0.0.1', mport, 'connected']
+            assert (
+                master.info('replication')['slave0']['port']
+                == ours.connection_pool.connection_kwargs['port']
+            )
+            for cmd in (('SET', 'k', 'v'), ('EVAL', "return redis.call('SET', 'k', 'v')", 0)):
+                with pytest.raises(
+                    redis.ResponseError, match="^You can't write against a read only replica"
+                ):
+                    ours.execute_command(*cmd)
+            assert ours.execute_command('REPLICAOF', 'NO', 'ONE') == 'OK'
+            assert ours.set('k', 'v') and ours.execute_command('ROLE')[0] == 'master'
+            master.set('more', 'x')  # no longer followed
+            assert ours.get('more') is None and ours.get('s:after') == 'v'
+        finally:
+            ours.close()
+            stop(proc)
+    finally:
+        master.close()
+        stop(mproc)
+
+
+def test_a_dropped_link_to_the_master_continues(tmp_path):
+    mproc, mport = spawn_redis('--dir', str(tmp_path))
+    master = redis.Redis(port=mport, protocol=2, decode_responses=True)
+    try:
+        master.set('a', 1)
+        proc, ours = follow(mport)
+        try:
+            assert master.client_kill_filter(_type='replica') == 1
+            master.set('b', 2)
+            wait_until(lambda: master.info('replication')['connected_slaves'] == 1, 'reconnect')
+            assert master.wait(1, WAIT * 1000) == 1
+            stats = master.info('stats')
+            assert (stats['sync_full'], stats['sync_partial_ok']) == (1, 1)
+            assert ours.mget('a', 'b') == ['1', '2']
+        finally:
+            ours.close()
+            stop(proc)
+    finally:
+        master.close()
+        stop(mproc)
+
+
+def test_our_replica_of_our_master_keeps_the_same_event_journal(master):
+    """Keys expire on the master only; its journal entries reach the replica as XADD with
+    their ids, and the replica writes no journal of its own."""
+    port = master.connection_pool.connection_kwargs['port']
+    master.config_set('keyevent-journal-events', 'A')
+    proc, ours = follow(port, '--keyevent-journal-events', 'A')
+    try:
+        master.set('k', 'v', px=50)
+        master.set('n', 1)
+        master.incr('n')
+        wait_until(lambda: not master.exists('k'), 'the key to expire')
+        assert master.wait(1, WAIT * 1000) == 1
+        journal = master.xrange('__keyevents__')
+        assert [e[1]['event'] for e in journal] == ['set', 'expire', 'set', 'incrby', 'expired']
+        assert ours.xrange('__keyevents__') == journal
+        assert dataset(ours) == dataset(master)
+    finally:
+        ours.close()
+        stop(proc)

@@ -6,7 +6,7 @@ redis-server 7.0.15, both standalone masters without replicas, modules or cluste
 import pytest
 import redis
 
-from conftest import assert_same, spawn_redis, spawn_store, stop, wait_until
+from conftest import assert_same, free_port, spawn_redis, spawn_store, stop, wait_until
 from rawconn import RawConn, pack
 from store.commands.cluster import SUBCOMMANDS
 
@@ -55,12 +55,25 @@ def test_replies_and_errors_match_redis(both_resp):
     )
 
 
-def test_replicaof_a_master_is_refused(r):
-    """Redis would start replicating; this server says it does not, and stays master."""
-    for cmd in ('REPLICAOF', 'SLAVEOF'):
-        with pytest.raises(redis.ResponseError, match='always a master'):
-            r.execute_command(cmd, '127.0.0.1', '6379')
-    assert r.execute_command('ROLE')[0] == b'master'
+def test_replicaof_a_master_makes_a_replica_until_no_one():
+    """REPLICAOF <host> <port> is +OK and ROLE says slave at once, the link retrying while
+    nothing answers there (the sync itself: tests/test_replication.py); NO ONE makes a
+    master again, with the data it had."""
+    proc, port = spawn_store()
+    c = redis.Redis(port=port, protocol=2)
+    try:
+        c.set('k', 'v')
+        for cmd in ('REPLICAOF', 'SLAVEOF'):
+            assert c.execute_command(cmd, '127.0.0.1', str(free_port())) in (b'OK', True)
+            role = c.execute_command('ROLE')
+            assert role[0] == b'slave' and role[3] in (b'connect', b'connecting')
+            with pytest.raises(redis.ReadOnlyError):
+                c.set('k', 'w')
+            assert c.execute_command(cmd, 'NO', 'ONE') in (b'OK', True)  # SLAVEOF: True
+            assert c.execute_command('ROLE')[0] == b'master' and c.get('k') == b'v'
+    finally:
+        c.close()
+        stop(proc)
 
 
 def test_wait_for_a_replica_blocks_until_its_timeout_then_answers_0(ports):

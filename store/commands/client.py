@@ -187,8 +187,9 @@ class ClientPause:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        server.keyspace.expire_paused = False
-        server.expiry.set_enabled(self.expiry_was)
+        replica = server.replica_link is not None  # a replica's keys wait for the master
+        server.keyspace.expire_paused = replica
+        server.expiry.set_enabled(self.expiry_was and not replica)
         server.update_gates()
         held, self.held = self.held, []
         if server.loop is not None:  # as Redis reprocesses them, after the current command

@@ -1,9 +1,7 @@
-"""The replication commands of a master (replication.c): SYNC, PSYNC and REPLCONF, which
-replicas and redis-cli --rdb send; ROLE and WAIT, which clients ask; REPLICAOF / SLAVEOF.
-The stream and the replicas' state are store/replication.py's.
-
-This server is always a master: REPLICAOF (SLAVEOF) NO ONE is +OK, as on any master; a
-master's address is refused after Redis's port check.
+"""The replication commands (replication.c): SYNC, PSYNC and REPLCONF, which replicas and
+redis-cli --rdb send; ROLE and WAIT, which clients ask; REPLICAOF / SLAVEOF, which make
+this server a replica or a master again. The stream and the replicas' state are
+store/replication.py's, the link to a master store/replica.py's.
 """
 
 from ..args import SYNTAX, int_arg, lower
@@ -67,7 +65,10 @@ def replconf(c, args):
                 replication.ack(c, offset)
             return NO_REPLY
         elif opt == 'getack':
-            return NO_REPLY  # a replica's question: this server is never one
+            link = c.server.replica_link
+            if link is not None and link.is_master(c):
+                link.getack = True  # answered once the master's read is applied
+            return NO_REPLY
         elif opt == 'rdb-only':
             flag = int_arg(value)
             if not 0 <= flag <= 1:
@@ -94,10 +95,6 @@ def role(c, args):
     return c.server.replication.role()
 
 
-E_NO_REPLICATION = (
-    'ERR This server is always a master (replicas may sync from it): REPLICAOF and SLAVEOF '
-    'take NO ONE only'
-)
 REPLICAOF = dict(
     flags='admin noscript stale no_async_loading',
     categories='@admin @slow @dangerous',
@@ -106,14 +103,17 @@ REPLICAOF = dict(
 
 
 def _replicaof(c, args):
-    """replicaofCommand: NO ONE on a master is +OK; a master's address is checked as
-    Redis checks it, then refused (this server does not become a replica)."""
+    """replicaofCommand: NO ONE makes this server a master (it keeps its data); a host and
+    port make it a replica of that master (store/replica.py)."""
+    replication = c.server.replication
     if args[1].lower() == b'no' and args[2].lower() == b'one':
+        replication.promote()
         return OK
     port = string2ll(args[2])
     if port is None or not 0 <= port <= 65535:
         raise RedisError('ERR Invalid master port')
-    raise RedisError(E_NO_REPLICATION)
+    already = replication.replicate(args[1].decode('utf-8', 'replace'), port)
+    return 'OK Already connected to specified master' if already else OK
 
 
 @COMMANDS.command('replicaof', 3, since='5.0.0', **REPLICAOF)

@@ -292,6 +292,8 @@ class Evictor:
             return OK
         if self.server.pause.active():
             return OK  # isSafeToPerformEvictions: the dataset stays as it is while paused
+        if self.server.replica_link is not None and self.server.config['replica-ignore-maxmemory']:
+            return OK  # a replica's data is its master's
         if self.over_since is None:
             self.over_since = time.monotonic()
         if self.policy == 'noeviction':

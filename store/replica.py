@@ -1,0 +1,261 @@
+"""This server as a replica (REPLICAOF <host> <port>): it copies a Redis master's data and
+follows its writes, e.g. to move a live dataset from redis-server to this server.
+
+The link (`MasterLink`, one asyncio task) does what a Redis 7.0 replica does: PING, AUTH
+with masterauth / masteruser, REPLCONF listening-port and capa psync2, then PSYNC with the
+master's replication id and offset when it has them (a reconnect continues: +CONTINUE) or
+`? -1`. A full resynchronisation's payload (`$<len>`, disk-based: the replica does not
+offer capa eof) is written to a temporary file, the data is emptied and the file loaded
+(clients get -LOADING meanwhile), then the stream is applied by a connection of its own
+(`conn`, ACL's `loader` user, replies dropped), which counts the offset and answers
+REPLCONF GETACK; REPLCONF ACK goes back every second. A lost link is retried every second.
+
+While a replica the dataset is the master's: writes of other clients are refused
+(-READONLY with replica-read-only), keys are not expired here (active expiry stops; a key
+past its deadline reads as missing and stays until the master's DEL; the master's own
+commands see every key, at a frozen clock), the event journal is not written (the
+master's journal entries arrive as XADD), maxmemory does not evict (replica-ignore-
+maxmemory), and this server's own replicas are dropped at each full sync, to sync again.
+REPLICAOF NO ONE makes it a master again with the data it has.
+
+Not here: diskless loading, the `$EOF:` payload format, FAILOVER, a replica's replicas
+sharing its master's replication id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from . import clock
+from .connection import Connection
+from .persistence.files import remove
+from .resp import RedisError
+
+_CHUNK = 1 << 20
+
+
+class LinkError(Exception):
+    """The master's answer this replica cannot go on with."""
+
+
+def _command(*args: Any) -> bytes:
+    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    return b'*%d\r\n' % len(parts) + b''.join(b'$%d\r\n%s\r\n' % (len(p), p) for p in parts)
+
+
+class MasterLink:
+    def __init__(self, server: Any, host: str, port: int) -> None:
+        self.server = server
+        self.host = host
+        self.port = port
+        self.state = 'connect'  # connect, connecting, sync, connected
+        self.replid = '?'  # the master's replication id, once synced
+        self.offset = -1  # the stream's bytes applied (master_repl_offset here)
+        self.conn: Connection | None = None  # runs the master's commands
+        self.writer: asyncio.StreamWriter | None = None
+        self.last_io = time.time()
+        self.down_since = time.time()
+        self.syncs = 0
+        self.task = server.loop.create_task(self._run())
+
+    # -- the link --------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self.task.cancel()
+        self._close()
+
+    def _close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        if self.state == 'connected':
+            self.down_since = time.time()
+        self.state = 'connect'
+
+    async def _run(self) -> None:
+        log = self.server.log
+        while True:
+            try:
+                await self._session()
+            except asyncio.CancelledError:
+                raise
+            except (OSError, EOFError, LinkError, ValueError, asyncio.IncompleteReadError) as e:
+                if self.state == 'connected':
+                    log(f'Connection with master lost: {e or type(e).__name__}')
+                else:
+                    log(f'Error condition on socket for SYNC: {e or type(e).__name__}', '#')
+            self._close()
+            await asyncio.sleep(1)
+
+    async def _session(self) -> None:
+        log = self.server.log
+        self.state = 'connecting'
+        log(f'Connecting to MASTER {self.host}:{self.port}')
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        self.writer = writer
+        log('MASTER <-> REPLICA sync started')
+
+        async def ask(*args: Any) -> bytes:
+            writer.write(_command(*args))
+            line = await reader.readline()
+            if not line:
+                raise EOFError('the master closed the connection')
+            return line.rstrip(b'\r\n')
+
+        reply = await ask('PING')
+        if reply[:1] == b'-' and not reply[1:].startswith((b'NOAUTH', b'NOPERM', b'ERR operation')):
+            raise LinkError(f'Error reply to PING from master: {reply.decode(errors="replace")}')
+        cfg = self.server.config
+        if cfg['masterauth']:
+            auth = (
+                ['AUTH', cfg['masteruser'], cfg['masterauth']]
+                if cfg['masteruser']
+                else [
+                    'AUTH',
+                    cfg['masterauth'],
+                ]
+            )
+            reply = await ask(*auth)
+            if reply[:1] == b'-':
+                raise LinkError(f'Unable to AUTH to MASTER: {reply.decode(errors="replace")}')
+        await ask('REPLCONF', 'listening-port', self.server.port)  # errors ignored, as Redis
+        await ask('REPLCONF', 'capa', 'psync2')
+        log(f'Trying a partial resynchronization (request {self.replid}:{self.offset + 1}).')
+        reply = await ask('PSYNC', self.replid, self.offset + 1 if self.replid != '?' else -1)
+        if reply.startswith(b'+FULLRESYNC'):
+            _, replid, offset = reply.split()
+            log(f'Full resync from master: {replid.decode()}:{offset.decode()}')
+            self.state = 'sync'
+            await self._load(reader)
+            self.replid, self.offset = replid.decode(), int(offset)
+            self._new_conn()
+        elif reply.startswith(b'+CONTINUE'):
+            parts = reply.split()
+            if len(parts) > 1:
+                self.replid = parts[1].decode()
+            log('Successful partial resynchronization with master.')
+        else:
+            text = reply.decode(errors='replace')
+            raise LinkError(f'Unexpected reply to PSYNC from master: {text}')
+        self.state = 'connected'
+        self.last_io = time.time()
+        log('MASTER <-> REPLICA sync: Finished with success')
+        acks = asyncio.ensure_future(self._ack_every_second())
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    raise EOFError('the master closed the connection')
+                self.last_io = time.time()
+                self._apply(data)
+        finally:
+            acks.cancel()
+
+    async def _load(self, reader: asyncio.StreamReader) -> None:
+        """The payload into a temporary file, then into the emptied dataset."""
+        line = b'\n'
+        while line in (b'\n', b'\r\n'):  # newlines: the master is still making it
+            line = await reader.readline()
+            if not line:
+                raise EOFError('the master closed the connection during the sync')
+        if not line.startswith(b'$') or line.startswith(b'$EOF:'):
+            raise LinkError(f'Bad protocol from MASTER: {line[:64]!r}')
+        size = int(line[1:])
+        server = self.server
+        p = server.persistence
+        path = p.path(f'temp-{int(time.time())}.{os.getpid()}.rdb')
+        log = server.log
+        log(f'MASTER <-> REPLICA sync: receiving {size} bytes from master to disk')
+        try:
+            with open(path, 'wb') as f:
+                left = size
+                while left:
+                    chunk = await reader.read(min(left, _CHUNK))
+                    if not chunk:
+                        raise EOFError('the master closed the connection during the sync')
+                    f.write(chunk)
+                    left -= len(chunk)
+            log('MASTER <-> REPLICA sync: Flushing old data')
+            server.replication.drop_replicas()  # they sync again, from this data
+            server.keyspace.flushall()
+            server.functions.flush()
+            log('MASTER <-> REPLICA sync: Loading DB in memory')
+            try:
+                p.load_rdb_now(path)
+            except Exception as e:
+                raise LinkError(f'Failed trying to load the MASTER synchronization DB: {e}') from e
+            self.syncs += 1
+        finally:
+            remove(path)
+        if p.aof.on:  # the AOF restarts from this data, as Redis restarts it
+            try:
+                p.aof.start_rewrite()
+            except RedisError:
+                pass
+
+    def _new_conn(self) -> None:
+        conn = self.conn = Connection(self.server)
+        conn.set_user(self.server.acl.loader)  # the master's commands are not checked
+        conn.authenticated = True
+        conn.update_gate()
+
+    def _apply(self, data: bytes) -> None:
+        """Run the master's commands; the offset counts the ones complete."""
+        conn = self.conn
+        assert conn is not None
+        parser = conn.parser
+        held = parser.pending() if parser is not None else 0
+        self.getack = False
+        clock.freeze(1)  # the master's commands see keys its DEL has not removed yet
+        try:
+            conn.data_received(data)
+        finally:
+            clock.freeze(0)
+        conn.out.clear()  # replies are the master's to ignore
+        parser = conn.parser
+        self.offset += held + len(data) - (parser.pending() if parser is not None else 0)
+        if self.getack:
+            self._ack()
+
+    def _ack(self) -> None:
+        if self.writer is not None and self.state == 'connected':
+            self.writer.write(_command('REPLCONF', 'ACK', self.offset))
+
+    async def _ack_every_second(self) -> None:
+        while True:
+            await asyncio.sleep(1)
+            self._ack()
+
+    # -- what others ask -------------------------------------------------------------------
+
+    def is_master(self, conn: Any) -> bool:
+        return conn is self.conn and conn is not None
+
+    def info(self) -> list[tuple[str, Any]]:
+        now = time.time()
+        up = self.state == 'connected'
+        fields: list[tuple[str, Any]] = [
+            ('role', 'slave'),
+            ('master_host', self.host),
+            ('master_port', self.port),
+            ('master_link_status', 'up' if up else 'down'),
+            ('master_last_io_seconds_ago', int(now - self.last_io) if up else -1),
+            ('master_sync_in_progress', int(self.state == 'sync')),
+            ('slave_read_repl_offset', self.offset),
+            ('slave_repl_offset', self.offset),
+        ]
+        if not up:
+            fields.append(('master_link_down_since_seconds', int(now - self.down_since)))
+        fields += [
+            ('slave_priority', self.server.config['replica-priority']),
+            ('slave_read_only', int(self.server.config['replica-read-only'])),
+            ('replica_announced', int(self.server.config['replica-announced'])),
+        ]
+        return fields
+
+    def role(self) -> list[Any]:
+        state = {'connected': b'connected', 'sync': b'sync'}.get(self.state, b'connect')
+        return [b'slave', self.host.encode(), self.port, state, self.offset]

@@ -59,6 +59,7 @@ class MasterLink:
         self.last_io = time.time()
         self.down_since = time.time()
         self.syncs = 0
+        self.getack = False  # REPLCONF GETACK in the read being applied
         self.task = server.loop.create_task(self._run())
 
     # -- the link --------------------------------------------------------------------------
@@ -71,6 +72,11 @@ class MasterLink:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+        conn = self.conn
+        if conn is not None and (conn.multi is not None or conn.parser is not None):
+            # cut inside a transaction or a command: what was applied of it is not an
+            # offset to continue from (Redis keeps its offset at the MULTI); sync again
+            self.replid = '?'
         if self.state == 'connected':
             self.down_since = time.time()
         self.state = 'connect'

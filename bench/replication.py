@@ -1,5 +1,6 @@
 """What a replica costs its master: SET with no replica and with one, on our server and
-redis-server in the same run, each followed by a redis-server replica.
+redis-server in the same run, each followed by a redis-server replica; and our server as
+a replica, beside a redis-server one, of a redis-server master.
 
     .venv/bin/python bench/replication.py [--requests 200000] [--repeat 1]
 
@@ -10,8 +11,10 @@ from /proc. After each run with the replica, `WAIT 1 0` and the time it takes: h
 behind the replica was when the load stopped (its link drained). The replica's DBSIZE
 must then equal the master's. Also the time a full sync of the data takes (the replica
 started after the runs, until its link is up; redis-server with repl-diskless-sync-delay
-0). Best of --repeat, servers alternating. Prints Markdown tables and the command line
-that reproduces them.
+0). Then a redis-server master with two replicas, ours and a redis-server, under
+`SET` at -P 16: how long after the load each replica's offset reaches the master's, and
+each replica's CPU microseconds per write it applied. Best of --repeat, servers
+alternating. Prints Markdown tables and the command line that reproduces them.
 """
 
 import argparse
@@ -42,6 +45,46 @@ def run(master, pipeline, requests):
     cpu0 = master.cpu_seconds()
     rps = redis_benchmark(master.port, SET, requests, 50, pipeline)
     return rps, (master.cpu_seconds() - cpu0) / requests * 1e6
+
+
+def as_replica(requests, tmp):
+    """Our server and a redis-server, both replicas of one redis-server master, under
+    the same SET load: (kind -> (seconds behind after the load, CPU us per write))."""
+    master = ServerProc('redis', '--repl-diskless-sync-delay', '0')
+    replicas = []
+    try:
+        for kind in ('ours', 'redis'):
+            sub = os.path.join(tmp, 'replica-' + kind)
+            os.makedirs(sub, exist_ok=True)
+            extra = ('--dir', sub) if kind == 'redis' else ()
+            srv = ServerProc(kind, '--replicaof', '127.0.0.1', str(master.port), *extra)
+            client = redis.Redis(port=srv.port, protocol=2)
+            while client.info('replication')['master_link_status'] != 'up':
+                time.sleep(0.01)
+            replicas.append((srv, client))
+        admin = redis.Redis(port=master.port, protocol=2)
+        cpu0 = [srv.cpu_seconds() for srv, _ in replicas]
+        redis_benchmark(master.port, SET, requests, 50, 16)
+        end = time.perf_counter()
+        target = admin.info('replication')['master_repl_offset']
+        behind = {}
+        while len(behind) < len(replicas):
+            for srv, client in replicas:
+                if srv.kind not in behind:
+                    if client.info('replication')['slave_repl_offset'] >= target:
+                        behind[srv.kind] = time.perf_counter() - end
+            time.sleep(0.001)
+        out = {}
+        for (srv, client), c0 in zip(replicas, cpu0):
+            assert client.dbsize() == admin.dbsize()
+            out[srv.kind] = (behind[srv.kind], (srv.cpu_seconds() - c0) / requests * 1e6)
+            client.close()
+        admin.close()
+        return out
+    finally:
+        for srv, _ in replicas:
+            srv.stop()
+        master.stop()
 
 
 def main():
@@ -94,6 +137,7 @@ def main():
         finally:
             for m in masters:
                 m.stop()
+        replica_runs = [as_replica(args.requests, tmp) for _ in range(args.repeat)]
 
     print(f'redis-server {version}; SET key:__rand_int__ xxx, -c 50 -r 100000')
     print()
@@ -120,6 +164,15 @@ def main():
         f'Full sync of the keys written (replica started until its link is up): ours '
         f'{sync_s["ours"] * 1000:.0f} ms, redis {sync_s["redis"] * 1000:.0f} ms'
     )
+    print()
+    print('As replicas of one redis-server master, SET -P 16 on the master (best of the runs):')
+    print()
+    print('| replica | behind after the load ms | CPU us per write applied |')
+    print('|---|---|---|')
+    for kind in ('ours', 'redis'):
+        behind = min(run[kind][0] for run in replica_runs)
+        cpu = min(run[kind][1] for run in replica_runs)
+        print(f'| {kind} | {behind * 1000:.1f} | {cpu:.2f} |')
     print()
     script = os.path.relpath(os.path.abspath(__file__), ROOT)
     exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'

@@ -116,15 +116,8 @@ class MasterLink:
             raise LinkError(f'Error reply to PING from master: {reply.decode(errors="replace")}')
         cfg = self.server.config
         if cfg['masterauth']:
-            auth = (
-                ['AUTH', cfg['masteruser'], cfg['masterauth']]
-                if cfg['masteruser']
-                else [
-                    'AUTH',
-                    cfg['masterauth'],
-                ]
-            )
-            reply = await ask(*auth)
+            user = [cfg['masteruser']] if cfg['masteruser'] else []
+            reply = await ask('AUTH', *user, cfg['masterauth'])
             if reply[:1] == b'-':
                 raise LinkError(f'Unable to AUTH to MASTER: {reply.decode(errors="replace")}')
         await ask('REPLCONF', 'listening-port', self.server.port)  # errors ignored, as Redis

@@ -572,3 +572,19 @@ def test_our_replica_of_our_master_keeps_the_same_event_journal(master):
     finally:
         ours.close()
         stop(proc)
+
+
+def test_a_master_with_a_password_is_followed_with_masterauth(tmp_path):
+    mproc, mport = spawn_redis('--dir', str(tmp_path), '--requirepass', 'secret')
+    master = redis.Redis(port=mport, protocol=2, password='secret', decode_responses=True)
+    try:
+        master.set('k', 'v')
+        proc, ours = follow(mport, '--masterauth', 'secret')
+        try:
+            assert ours.get('k') == 'v'
+        finally:
+            ours.close()
+            stop(proc)
+    finally:
+        master.close()
+        stop(mproc)

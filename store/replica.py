@@ -256,5 +256,4 @@ class MasterLink:
         return fields
 
     def role(self) -> list[Any]:
-        state = {'connected': b'connected', 'sync': b'sync'}.get(self.state, b'connect')
-        return [b'slave', self.host.encode(), self.port, state, self.offset]
+        return [b'slave', self.host.encode(), self.port, self.state.encode(), self.offset]

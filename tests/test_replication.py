@@ -135,18 +135,24 @@ def test_the_master_reports_its_replica(master, tmp_path):
 def test_a_dropped_link_resumes_from_the_backlog(master, tmp_path):
     proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
     try:
-        master.set('a', 1)
-        assert master.wait(1, WAIT * 1000) == 1
-        assert master.client_kill_filter(_type='replica') == 1
-        master.set('b', 2)  # while the replica is away: in the backlog
-        wait_until(lambda: master.info('replication')['connected_slaves'] == 1, 'the reconnect')
-        assert master.wait(1, WAIT * 1000) == 1
-        stats = master.info('stats')
-        assert (stats['sync_full'], stats['sync_partial_ok']) == (1, 1)
-        assert replica.mget('a', 'b') == ['1', '2']
+        check_a_dropped_link_continues(master, replica)
     finally:
         replica.close()
         stop(proc)
+
+
+def check_a_dropped_link_continues(master, replica):
+    """CLIENT KILL TYPE replica on the master: the replica reconnects and continues from
+    the backlog (a partial resync) with what was written while it was away."""
+    master.set('a', 1)
+    assert master.wait(1, WAIT * 1000) == 1
+    assert master.client_kill_filter(_type='replica') == 1
+    master.set('b', 2)  # while the replica is away: in the backlog
+    wait_until(lambda: master.info('replication')['connected_slaves'] == 1, 'the reconnect')
+    assert master.wait(1, WAIT * 1000) == 1
+    stats = master.info('stats')
+    assert (stats['sync_full'], stats['sync_partial_ok']) == (1, 1)
+    assert replica.mget('a', 'b') == ['1', '2']
 
 
 def test_wait_counts_the_replicas_that_acknowledged(master, tmp_path):
@@ -535,16 +541,9 @@ def test_a_dropped_link_to_the_master_continues(tmp_path):
     mproc, mport = spawn_redis('--dir', str(tmp_path))
     master = redis.Redis(port=mport, protocol=2, decode_responses=True)
     try:
-        master.set('a', 1)
         proc, ours = follow(mport)
         try:
-            assert master.client_kill_filter(_type='replica') == 1
-            master.set('b', 2)
-            wait_until(lambda: master.info('replication')['connected_slaves'] == 1, 'reconnect')
-            assert master.wait(1, WAIT * 1000) == 1
-            stats = master.info('stats')
-            assert (stats['sync_full'], stats['sync_partial_ok']) == (1, 1)
-            assert ours.mget('a', 'b') == ['1', '2']
+            check_a_dropped_link_continues(master, ours)
         finally:
             ours.close()
             stop(proc)

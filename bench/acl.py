@@ -20,13 +20,12 @@ Markdown table and the command line that reproduces it.
 
 import argparse
 import os
-import shlex
 import sys
 
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, ServerProc, redis_benchmark  # noqa: E402
+from common import ServerProc, redis_benchmark, reproduce  # noqa: E402
 
 USERS = {
     'default': None,
@@ -73,11 +72,8 @@ def main():
     for user, test, (o, oc), (r, rc) in rows:
         print(f'| {user} | {test} | {o:.0f} | {r:.0f} | {o / r:.2f}x | {oc:.2f} | {rc:.2f} |')
     print()
-    script = os.path.relpath(os.path.abspath(__file__), ROOT)
-    exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
-    cmd = [exe, script, '--requests', str(args.requests), '--pipeline', str(args.pipeline)]
-    print(
-        'reproduce (from the repository root): ' + shlex.join([*cmd, '--repeat', str(args.repeat)])
+    reproduce(
+        __file__, '--requests', args.requests, '--pipeline', args.pipeline, '--repeat', args.repeat
     )
 
 

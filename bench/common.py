@@ -8,6 +8,7 @@ something even on a noisy shared machine; absolute numbers do not.
 import multiprocessing
 import os
 import queue
+import shlex
 import shutil
 import socket
 import subprocess
@@ -20,6 +21,14 @@ import hiredis
 TICK = os.sysconf('SC_CLK_TCK')
 PAGE = os.sysconf('SC_PAGE_SIZE')
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def reproduce(script, *args):
+    """Print the command line that runs `script` (a bench file's __file__) with `args`
+    again, from the repository root."""
+    path = os.path.relpath(os.path.abspath(script), ROOT)
+    exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
+    print('reproduce (from the repository root): ' + shlex.join([exe, path, *map(str, args)]))
 
 
 def git_state(root, rev=None):

@@ -19,7 +19,6 @@ alternating. Prints Markdown tables and the command line that reproduces them.
 
 import argparse
 import os
-import shlex
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ import time
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, ServerProc, redis_benchmark  # noqa: E402
+from common import ServerProc, redis_benchmark, reproduce  # noqa: E402
 
 SET = ['SET', 'key:__rand_int__', 'xxx']
 
@@ -174,12 +173,7 @@ def main():
         cpu = min(run[kind][1] for run in replica_runs)
         print(f'| {kind} | {behind * 1000:.1f} | {cpu:.2f} |')
     print()
-    script = os.path.relpath(os.path.abspath(__file__), ROOT)
-    exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
-    print(
-        'reproduce (from the repository root): '
-        + shlex.join([exe, script, '--requests', str(args.requests), '--repeat', str(args.repeat)])
-    )
+    reproduce(__file__, '--requests', args.requests, '--repeat', args.repeat)
 
 
 if __name__ == '__main__':

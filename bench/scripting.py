@@ -22,13 +22,12 @@ reproduces them.
 import argparse
 import hashlib
 import os
-import shlex
 import sys
 
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, ServerProc, redis_benchmark  # noqa: E402
+from common import ServerProc, redis_benchmark, reproduce  # noqa: E402
 
 SMALL = (
     "local v = redis.call('GET', KEYS[1])\n"
@@ -164,24 +163,16 @@ def main():
     print('|---|---|---|---|---|---|')
     print(f'| {name} | {o:.3f} | {r:.3f} | {f:.3f} | {o / r:.2f}x | {o / f:.2f}x |')
     print()
-    script = os.path.relpath(os.path.abspath(__file__), ROOT)
-    exe = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else 'python'
-    print(
-        'reproduce (from the repository root): '
-        + shlex.join(
-            [
-                exe,
-                script,
-                '--requests',
-                str(args.requests),
-                '--loop-requests',
-                str(args.loop_requests),
-                '--clients',
-                str(args.clients),
-                '--repeat',
-                str(args.repeat),
-            ]
-        )
+    reproduce(
+        __file__,
+        '--requests',
+        args.requests,
+        '--loop-requests',
+        args.loop_requests,
+        '--clients',
+        args.clients,
+        '--repeat',
+        args.repeat,
     )
 
 

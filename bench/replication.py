@@ -49,7 +49,8 @@ def run(master, pipeline, requests):
 def as_replica(requests, tmp):
     """Our server and a redis-server, both replicas of one redis-server master, under
     the same SET load: (kind -> (seconds behind after the load, CPU us per write))."""
-    master = ServerProc('redis', '--repl-diskless-sync-delay', '0')
+    # disk-based sync for our replica (it offers no capa eof): the payload file in tmp
+    master = ServerProc('redis', '--repl-diskless-sync-delay', '0', '--dir', tmp)
     replicas = []
     try:
         for kind in ('ours', 'redis'):
@@ -97,7 +98,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # redis-server's diskless sync would wait repl-diskless-sync-delay (5 s) for more
         # replicas before it starts: 0, so that the sync times compare the transfers
-        masters = [ServerProc('ours'), ServerProc('redis', '--repl-diskless-sync-delay', '0')]
+        masters = [
+            ServerProc('ours', '--dir', tmp),
+            ServerProc('redis', '--repl-diskless-sync-delay', '0', '--dir', tmp),
+        ]
         try:
             for replicated in (False, True):
                 replicas = []

@@ -6,12 +6,14 @@ Markers (registered in pyproject.toml): tests that use redis-server through thes
 fixtures are marked `differential` here; `slow` and `spark` are set where they apply, so
 `pytest -m "not slow and not spark"` is the quick run."""
 
+import atexit
 import inspect
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -134,6 +136,10 @@ def spawn_store(*args, port=None, conf=None):
     return proc, port
 
 
+REDIS_DIR = tempfile.mkdtemp(prefix='redis-ref-')
+atexit.register(shutil.rmtree, REDIS_DIR, True)
+
+
 def spawn_redis(*args, port=None, conf=None):
     """Start Debian's redis-server on a free port (the reference implementation), with
     the config file `conf` if given."""
@@ -157,6 +163,8 @@ def spawn_redis(*args, port=None, conf=None):
             'yes',
             '--daemonize',
             'no',
+            '--dir',  # its files (a dump.rdb it saves or loads) stay out of the checkout
+            REDIS_DIR,
             *args,
         ],
         stdout=subprocess.DEVNULL,

@@ -61,7 +61,6 @@ from .resp import (
 )
 
 _perf_ns = time.perf_counter_ns
-E_READONLY = "READONLY You can't write against a read only replica."  # replica-read-only
 
 # Fair processing (issue 13): a connection runs at most about TURN_NS of commands per turn of
 # the event loop, in slices of SLICE commands (a read of SLICE or fewer commands, the -P 16
@@ -508,6 +507,10 @@ class Connection(asyncio.Protocol):
         if not self.out and self.transport is not None:
             self.transport.close()
 
+    def is_replica(self):
+        """Synced or syncing as a replica (store/replication.py); REPLCONF alone is not."""
+        return self.replica is not None and self.replica.state != ''
+
     def send_stream(self, data):
         """Bytes of the replication stream (store/replication.py), written after the
         replies queued before them."""
@@ -677,7 +680,7 @@ class Connection(asyncio.Protocol):
             or self.server.loading
             or self.server.write_denied is not None
             or self.server.replicas_denied is not None
-            or self.server.replica_link is not None  # writes refused: READONLY
+            or self.server.readonly_denied is not None
             or self.no_touch
             or self.tracking is not None  # its reads are remembered on the gated path
             or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
@@ -769,19 +772,20 @@ class Connection(asyncio.Protocol):
         server = self.server
         if server.loading and 'loading' not in shown.flags:
             return self._reject(cmd, 'LOADING Redis is loading the dataset in memory')
-        link = server.replica_link
-        if (
-            server.write_denied is not None
-            or server.replicas_denied is not None
-            or link is not None
-        ) and not (link is not None and link.is_master(self)):  # the master is obeyed
+        misconf, noreplicas, readonly = (
+            server.write_denied,
+            server.replicas_denied,
+            server.readonly_denied,
+        )
+        if (misconf or noreplicas or readonly) and not (
+            server.replica_link is not None and server.replica_link.is_master(self)
+        ):  # writes refused, in processCommand's order; a replica obeys its master
             write = writes(server, cmd, shown, args)  # with a script's flags
-            if server.write_denied is not None and (write or cmd.name == 'ping'):
-                return self._reject(cmd, server.write_denied)
-            if server.replicas_denied is not None and write:
-                return self._reject(cmd, server.replicas_denied)
-            if link is not None and write and server.config['replica-read-only']:
-                return self._reject(cmd, E_READONLY)
+            if misconf is not None and (write or cmd.name == 'ping'):
+                return self._reject(cmd, misconf)
+            for denied in (noreplicas, readonly):
+                if denied is not None and write:
+                    return self._reject(cmd, denied)
         busy = self.server.busy
         if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())

@@ -104,7 +104,7 @@ class OutputLimits:
         over the normal class's limit and was disconnected (its replies discarded)."""
         if conn.subscriptions:
             return False  # the pubsub class (store/pubsub/dispatch.py)
-        if conn.replica is not None and conn.replica.state:
+        if conn.is_replica():
             return False  # the replica class (check_replica)
         used = reply_memory(sum(map(len, conn.out)), conn.transport.get_write_buffer_size())[1]
         if used < self.normal_floor and conn.obl_soft_since is None:

@@ -62,6 +62,7 @@ from .replica import MasterLink
 from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
+E_READONLY = "READONLY You can't write against a read only replica."
 PAYLOAD_CHUNK = 1 << 20  # bytes of a payload read and written at a time
 _PING = b'*1\r\n$4\r\nPING\r\n'
 _GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
@@ -192,7 +193,7 @@ class Replication:
         """syncCommand: make `conn` a replica, continuing from the backlog when PSYNC
         names this server's history and an offset it still holds, else from a full copy.
         Everything is queued on the connection; the command itself has no reply."""
-        if conn.replica is not None and conn.replica.state:
+        if conn.is_replica():
             return  # already a replica: ignored, as Redis ignores it
         psync = args[0].lower() == b'psync'
         offset = 0
@@ -529,7 +530,7 @@ class Replication:
             server.keyspace.expire_paused = True  # past their deadline they read as missing
         server.replica_link = MasterLink(server, host, port)
         server.apply_config('keyevent-journal-events')  # no journal of its own
-        server.update_gates()  # the gated path refuses writes (READONLY)
+        self.refresh_readonly()
         server.log(f'REPLICAOF {host}:{port} enabled')
         return False
 
@@ -544,9 +545,20 @@ class Replication:
         server.keyspace.expire_paused = server.pause.kind is not None
         server.expiry.set_enabled(self.expiry_was)
         server.apply_config('keyevent-journal-events')
-        server.update_gates()
+        self.refresh_readonly()
         self.drop_replicas()
         server.log('MASTER MODE enabled')
+
+    def refresh_readonly(self) -> None:
+        """A replica with replica-read-only refuses other clients' writes (-READONLY, on
+        the gated path, which every connection takes meanwhile, and in scripts)."""
+        server = self.server
+        denied = None
+        if server.replica_link is not None and server.config['replica-read-only']:
+            denied = E_READONLY
+        if denied != server.readonly_denied:
+            server.readonly_denied = denied
+            server.update_gates()
 
     def drop_replicas(self) -> None:
         """Disconnect every replica and forget the backlog: what they had no longer

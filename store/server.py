@@ -86,6 +86,7 @@ class Server:
         self.write_denied = None  # -MISCONF message while writes are refused
         self.replicas_denied = None  # -NOREPLICAS while too few replicas (min-replicas-*)
         self.replica_link = None  # store/replica.py's MasterLink while a replica
+        self.readonly_denied = None  # -READONLY while a replica-read-only replica
         self.listeners = []
         self.port = cfg['port']
         self.cron_handle = None
@@ -138,6 +139,8 @@ class Server:
             self.journal.configure(cfg['keyevent-journal-key'], cfg['keyevent-journal-maxlen'])
         elif name in ('min-replicas-to-write', 'min-replicas-max-lag'):
             self.replication.refresh_good()
+        elif name == 'replica-read-only':
+            self.replication.refresh_readonly()
         elif name == 'active-expire-budget-us':
             self.expiry.budget = cfg[name] / 1e6
         elif name in ('async-dispatch-quota', 'publish-buffer-limit', 'client-output-buffer-limit'):

@@ -258,7 +258,7 @@ def _syntax_error(args):
 
 
 def client_type(conn):
-    if conn.replica is not None and conn.replica.state:
+    if conn.is_replica():
         return 'replica'
     return 'pubsub' if conn.subscriptions > 0 else 'normal'
 
@@ -286,7 +286,7 @@ def _pubsub_queued(conn):
 
 def _flags(conn):
     f = ''
-    if conn.replica is not None and conn.replica.state:
+    if conn.is_replica():
         f += 'S'
     if conn in conn.server.monitors:
         f += 'O'

@@ -263,7 +263,7 @@ class Evictor:
             (
                 (client_memory(c), c.id, c)
                 for c in server.clients.values()
-                if not c.closing and not (c.replica is not None and c.replica.state)
+                if not c.closing and not c.is_replica()
             ),
             reverse=True,
         )

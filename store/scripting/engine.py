@@ -127,8 +127,8 @@ def prepare(server: Any, flags: frozenset[str] | None, ro: bool) -> tuple[bool, 
         return ro, server.evictor.out_of_memory()
     if 'no-writes' in flags:
         return True, False
-    if server.replica_link is not None and server.config['replica-read-only']:
-        raise RedisError("READONLY You can't write against a read only replica.")
+    if server.readonly_denied is not None:
+        raise RedisError(server.readonly_denied)
     if 'allow-oom' not in flags and server.evictor.out_of_memory():
         raise RedisError(
             "OOM allow-oom flag is not set on the script, can not run it when used memory > "
@@ -374,14 +374,10 @@ class LuaEngine:
         assert run is not None  # the redis API is called from a running script
         if run.read_only:
             self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
-        server = self.server
-        if server.replica_link is not None and server.config['replica-read-only']:
-            self._reject(b"READONLY You can't write against a read only replica.", cmd)
-        denied = server.write_denied  # -MISCONF (store/persistence/manager.py)
-        if denied is None:
-            denied = server.replicas_denied  # -NOREPLICAS (store/replication.py)
-        if denied is not None:
-            self._reject(denied.encode(), cmd)
+        server = self.server  # -READONLY, -MISCONF, -NOREPLICAS, in scriptCall's order
+        for denied in (server.readonly_denied, server.write_denied, server.replicas_denied):
+            if denied is not None:
+                self._reject(denied.encode(), cmd)
         if run.oom and not run.written and 'denyoom' in cmd.flags:
             self._reject(OOM.encode(), cmd)
         run.written = True

@@ -647,6 +647,7 @@ class Aof:
         # store/replication.py: replicas get the stream too, each entry of `buf` once
         self.replication: Any = None  # the server's Replication, set by the server
         self.replicas_fed = 0  # entries of `buf` already fed to it
+        self.replicas_only = False  # `buf` holds a ReplicasOnly entry (PUBLISH)
         self.selected_db = -1  # the database the incr file's last SELECT chose
         self.depth = 0  # command handlers running (journal entries wait for them)
         self.after: list[bytes] = []  # journal entries waiting for their command
@@ -1131,19 +1132,28 @@ class Aof:
         if self.buf:
             self.write()
 
-    def _feed_replicas(self) -> None:
+    def _feed_replicas(self) -> bytes | None:
+        """Feed the replicas what of the queue they were not given. Returns the bytes
+        when they are the whole queue as the file takes it too, so that write() encodes
+        the queue once for both."""
         buf = self.buf
+        whole = not self.replicas_fed and not self.replicas_only
         new = buf[self.replicas_fed :] if self.replicas_fed else buf
         self.replicas_fed = len(buf)
         if self.timestamps:  # #TS: annotations are the file's (each its own entry)
             new = [x for x in new if not (type(x) is bytes and x[:4] == b'#TS:')]
-        if new:
-            self.replication.feed(_encode_queued(new, replicas=True))
+            whole = False
+        if not new:
+            return None
+        data = _encode_queued(new, replicas=True)
+        self.replication.feed(data)
+        return data if whole else None
 
     def to_replicas(self, db: int, args: list[bytes]) -> None:
         """A command the replicas get and the file does not: PUBLISH, so that their
         subscribers get the message too (Redis's PROPAGATE_REPL)."""
         self.feed(db, ReplicasOnly(resp_command(args)))
+        self.replicas_only = True
 
     # -- writing -------------------------------------------------------------------------
 
@@ -1156,16 +1166,19 @@ class Aof:
         """flushAppendOnlyFile: one write(2) of everything queued; fsync at once with
         appendfsync always."""
         buf = self.buf
+        encoded = None
         if self.replication.active and self.replicas_fed < len(buf):
-            self._feed_replicas()
+            encoded = self._feed_replicas()
         if self.fd < 0:
             if not self.on and not self.turning_on:
                 buf.clear()
                 self.buf_len = self.replicas_fed = 0
+                self.replicas_only = False
             return
-        data = _encode_queued(buf)
+        data = encoded if encoded is not None else _encode_queued(buf)
         buf.clear()
         self.buf_len = self.replicas_fed = 0
+        self.replicas_only = False
         try:
             view = memoryview(data)
             while view:

@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 
 import pytest
 import redis
@@ -22,6 +23,10 @@ def master():
     yield client
     client.close()
     stop(proc)
+
+
+def port_of(client):
+    return client.connection_pool.connection_kwargs['port']
 
 
 def start_replica(master_port, tmp_path):
@@ -86,7 +91,7 @@ def write_everything(m, tag):
 
 def test_a_redis_replica_gets_the_dataset_then_every_write(master, tmp_path):
     write_everything(master, 'before')
-    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    proc, replica = start_replica(port_of(master), tmp_path)
     try:
         assert dataset(replica) == dataset(master)
         write_everything(master, 'after')
@@ -105,10 +110,10 @@ def test_a_redis_replica_gets_the_dataset_then_every_write(master, tmp_path):
 
 
 def test_the_master_reports_its_replica(master, tmp_path):
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     proc, replica = start_replica(port, tmp_path)
     try:
-        replica_port = replica.connection_pool.connection_kwargs['port']
+        replica_port = port_of(replica)
         info = master.info('replication')
         assert info['role'] == 'master' and info['connected_slaves'] == 1
         assert info['slave0']['port'] == replica_port and info['slave0']['state'] == 'online'
@@ -133,7 +138,7 @@ def test_the_master_reports_its_replica(master, tmp_path):
 
 
 def test_a_dropped_link_resumes_from_the_backlog(master, tmp_path):
-    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    proc, replica = start_replica(port_of(master), tmp_path)
     try:
         check_a_dropped_link_continues(master, replica)
     finally:
@@ -157,7 +162,7 @@ def check_a_dropped_link_continues(master, replica):
 
 def test_wait_counts_the_replicas_that_acknowledged(master, tmp_path):
     assert master.wait(0, 0) == 0
-    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    proc, replica = start_replica(port_of(master), tmp_path)
     try:
         master.set('k', 'v')
         assert master.wait(1, 0) == 1  # 0: no timeout, answered when the ACK comes
@@ -170,7 +175,7 @@ def test_wait_counts_the_replicas_that_acknowledged(master, tmp_path):
 def test_redis_cli_rdb_takes_a_backup_redis_server_loads(master, tmp_path):
     write_everything(master, 'x')
     path = tmp_path / 'backup.rdb'
-    redis_cli(master.connection_pool.connection_kwargs['port'], '--rdb', str(path))
+    redis_cli(port_of(master), '--rdb', str(path))
     check = subprocess.run(['redis-check-rdb', str(path)], capture_output=True, text=True)
     assert 'RDB looks OK' in check.stdout
     proc, port = spawn_redis('--dir', str(tmp_path), '--dbfilename', 'backup.rdb')
@@ -219,7 +224,7 @@ def test_a_replica_that_stops_reading_is_dropped_at_its_class_limit(master):
     read, not its RDB payload (Redis sends that apart)."""
     master.execute_command('DEBUG', 'POPULATE', 200000, 'key', 50)  # a payload of MBs
     master.config_set('client-output-buffer-limit', 'replica 1mb 0 0')
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     with socket.create_connection(('127.0.0.1', port)) as replica:
         replica.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
         assert replica.makefile('rb').read(11) == b'+FULLRESYNC'  # then it reads no more
@@ -259,7 +264,7 @@ def test_min_replicas_to_write_refuses_writes_as_redis_does(both):
         )
         for c in both:
             assert c.info('replication')['min_slaves_good_slaves'] == 0
-            fresh = redis.Redis(port=c.connection_pool.connection_kwargs['port'], protocol=2)
+            fresh = redis.Redis(port=port_of(c), protocol=2)
             with pytest.raises(redis.ResponseError, match='NOREPLICAS'):
                 fresh.set('k', 'v')
             fresh.close()
@@ -274,7 +279,7 @@ def test_a_good_replica_lets_writes_through(master, tmp_path):
     master.config_set('min-replicas-to-write', 1)
     with pytest.raises(redis.ResponseError, match='NOREPLICAS'):
         master.set('k', 'v')
-    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    proc, replica = start_replica(port_of(master), tmp_path)
     try:
         wait_until(lambda: master.info('replication')['min_slaves_good_slaves'] == 1, 'a good one')
         assert master.set('k', 'v')
@@ -288,7 +293,7 @@ def test_a_good_replica_lets_writes_through(master, tmp_path):
 
 
 def test_a_replica_asking_to_sync_again_is_ignored(master):
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     with socket.create_connection(('127.0.0.1', port)) as replica:
         stream = replica.makefile('rb')
         replica.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
@@ -300,7 +305,7 @@ def test_a_replica_asking_to_sync_again_is_ignored(master):
 
 
 def test_a_subscriber_of_the_replica_gets_what_the_master_publishes(master, tmp_path):
-    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    proc, replica = start_replica(port_of(master), tmp_path)
     try:
         sub = replica.pubsub()
         sub.subscribe('news')
@@ -373,7 +378,7 @@ def test_shutdown_waits_for_replicas_to_acknowledge_unless_now(now):
 
 
 def test_the_backlog_outlives_its_replicas_for_repl_backlog_ttl(master, tmp_path):
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     redis_cli(port, '--rdb', str(tmp_path / 'x.rdb'))  # made the backlog, left at once
     time.sleep(0.5)  # some of cron's runs (10 a second): the TTL counts from the sync
     master.set('k', 'v')
@@ -389,7 +394,7 @@ def test_the_payload_is_made_between_commands(master, tmp_path):
     meanwhile follows the payload."""
     master.execute_command('DEBUG', 'POPULATE', 1000)
     master.config_set('rdb-key-save-delay', 1000)  # 1 ms a key: about a second
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     proc, replica_port = spawn_redis('--replicaof', '127.0.0.1', str(port), '--dir', str(tmp_path))
     replica = redis.Redis(port=replica_port, protocol=2, decode_responses=True)
     try:
@@ -412,7 +417,7 @@ def test_the_payload_is_made_between_commands(master, tmp_path):
 def test_replicas_syncing_together_share_the_payload(master, tmp_path):
     master.execute_command('DEBUG', 'POPULATE', 500)
     master.config_set('rdb-key-save-delay', 1000)  # the payload takes about half a second
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     procs, replicas = [], []
     try:
         for i in range(2):
@@ -447,7 +452,7 @@ def test_replicas_syncing_together_share_the_payload(master, tmp_path):
 def test_a_normal_class_limit_does_not_apply_to_replicas(master, tmp_path):
     master.execute_command('DEBUG', 'POPULATE', 100000, 'key', 50)  # a payload of MBs
     master.config_set('client-output-buffer-limit', 'normal 100kb 0 0')
-    proc, replica = start_replica(master.connection_pool.connection_kwargs['port'], tmp_path)
+    proc, replica = start_replica(port_of(master), tmp_path)
     try:
         assert replica.dbsize() == 100000
         assert master.info('stats')['client_output_buffer_limit_disconnections'] == 0
@@ -460,7 +465,7 @@ def test_a_normal_class_limit_does_not_apply_to_replicas(master, tmp_path):
 def test_client_eviction_spares_replicas(master, tmp_path):
     """maxmemory-clients evicts normal and pub/sub clients only: with every other client
     spared (NO-EVICT) and their memory over the limit, the replica stays."""
-    port = master.connection_pool.connection_kwargs['port']
+    port = port_of(master)
     proc, replica = start_replica(port, tmp_path)
     try:
         master.client_no_evict('on')
@@ -480,27 +485,37 @@ def test_client_eviction_spares_replicas(master, tmp_path):
 # -- this server as a replica (store/replica.py) --------------------------------------------
 
 
-def follow(master_port, *args):
+@contextmanager
+def following(master_port, *args):
     """Our server started as a replica of `master_port` (replicaof on its command line);
-    returns (proc, client) once its link is up."""
+    yields a client once its link is up."""
     proc, port = spawn_store('--replicaof', '127.0.0.1', str(master_port), *args)
     client = redis.Redis(port=port, protocol=2, decode_responses=True)
     try:
         wait_until(lambda: client.info('replication')['master_link_status'] == 'up', 'the sync')
-    except BaseException:
+        yield client
+    finally:
         client.close()
         stop(proc)
-        raise
-    return proc, client
+
+
+@contextmanager
+def redis_master(tmp_path, *args, password=None):
+    """A redis-server to follow, and a client of it."""
+    proc, port = spawn_redis('--dir', str(tmp_path), *args)
+    client = redis.Redis(port=port, protocol=2, password=password, decode_responses=True)
+    try:
+        yield client
+    finally:
+        client.close()
+        stop(proc)
 
 
 def test_this_server_follows_a_redis_master(tmp_path):
-    mproc, mport = spawn_redis('--dir', str(tmp_path))
-    master = redis.Redis(port=mport, protocol=2, decode_responses=True)
-    try:
+    with redis_master(tmp_path) as master:
+        mport = port_of(master)
         write_everything(master, 'before')
-        proc, ours = follow(mport)
-        try:
+        with following(mport) as ours:
             assert dataset(ours) == dataset(master)
             write_everything(master, 'after')
             master.set('short', 'lived', px=50)
@@ -516,10 +531,7 @@ def test_this_server_follows_a_redis_master(tmp_path):
                 1,
             )
             assert ours.execute_command('ROLE')[:4] == ['slave', '127.0.0.1', mport, 'connected']
-            assert (
-                master.info('replication')['slave0']['port']
-                == ours.connection_pool.connection_kwargs['port']
-            )
+            assert master.info('replication')['slave0']['port'] == port_of(ours)
             for cmd in (('SET', 'k', 'v'), ('EVAL', "return redis.call('SET', 'k', 'v')", 0)):
                 with pytest.raises(
                     redis.ResponseError, match="^You can't write against a read only replica"
@@ -529,36 +541,18 @@ def test_this_server_follows_a_redis_master(tmp_path):
             assert ours.set('k', 'v') and ours.execute_command('ROLE')[0] == 'master'
             master.set('more', 'x')  # no longer followed
             assert ours.get('more') is None and ours.get('s:after') == 'v'
-        finally:
-            ours.close()
-            stop(proc)
-    finally:
-        master.close()
-        stop(mproc)
 
 
 def test_a_dropped_link_to_the_master_continues(tmp_path):
-    mproc, mport = spawn_redis('--dir', str(tmp_path))
-    master = redis.Redis(port=mport, protocol=2, decode_responses=True)
-    try:
-        proc, ours = follow(mport)
-        try:
-            check_a_dropped_link_continues(master, ours)
-        finally:
-            ours.close()
-            stop(proc)
-    finally:
-        master.close()
-        stop(mproc)
+    with redis_master(tmp_path) as master, following(port_of(master)) as ours:
+        check_a_dropped_link_continues(master, ours)
 
 
 def test_our_replica_of_our_master_keeps_the_same_event_journal(master):
     """Keys expire on the master only; its journal entries reach the replica as XADD with
     their ids, and the replica writes no journal of its own."""
-    port = master.connection_pool.connection_kwargs['port']
     master.config_set('keyevent-journal-events', 'A')
-    proc, ours = follow(port, '--keyevent-journal-events', 'A')
-    try:
+    with following(port_of(master), '--keyevent-journal-events', 'A') as ours:
         master.set('k', 'v', px=50)
         master.set('n', 1)
         master.incr('n')
@@ -568,22 +562,10 @@ def test_our_replica_of_our_master_keeps_the_same_event_journal(master):
         assert [e[1]['event'] for e in journal] == ['set', 'expire', 'set', 'incrby', 'expired']
         assert ours.xrange('__keyevents__') == journal
         assert dataset(ours) == dataset(master)
-    finally:
-        ours.close()
-        stop(proc)
 
 
 def test_a_master_with_a_password_is_followed_with_masterauth(tmp_path):
-    mproc, mport = spawn_redis('--dir', str(tmp_path), '--requirepass', 'secret')
-    master = redis.Redis(port=mport, protocol=2, password='secret', decode_responses=True)
-    try:
+    with redis_master(tmp_path, '--requirepass', 'secret', password='secret') as master:
         master.set('k', 'v')
-        proc, ours = follow(mport, '--masterauth', 'secret')
-        try:
+        with following(port_of(master), '--masterauth', 'secret') as ours:
             assert ours.get('k') == 'v'
-        finally:
-            ours.close()
-            stop(proc)
-    finally:
-        master.close()
-        stop(mproc)

@@ -75,6 +75,12 @@ def main(argv=None):
         return 1
     loop = new_event_loop()
     server = Server(config)
+    # before the port opens: a SIGTERM from then on shuts down (after start-up if it came
+    # during it), never kills the process with its default action
+    for sig, name in ((signal.SIGINT, 'SIGINT'), (signal.SIGTERM, 'SIGTERM')):
+        loop.add_signal_handler(
+            sig, server.request_shutdown, f'Received {name} scheduling shutdown...'
+        )
     try:
         loop.run_until_complete(server.start())
     except LoadError:  # logged by the server: a file it must not start without
@@ -87,10 +93,6 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 1
-    for sig, name in ((signal.SIGINT, 'SIGINT'), (signal.SIGTERM, 'SIGTERM')):
-        loop.add_signal_handler(
-            sig, server.request_shutdown, f'Received {name} scheduling shutdown...'
-        )
     loop.run_until_complete(server.serve_until_shutdown())
     loop.close()
     return server.exit_code

@@ -90,7 +90,7 @@ class Server:
         self.listeners = []
         self.port = cfg['port']
         self.cron_handle = None
-        self.closed = None
+        self.closed = asyncio.Event()  # set by request_shutdown (a signal may come early)
         self.exit_code = 0
         self.replicas_wait = 0  # seconds replicas may take to acknowledge, at shutdown
         self.log_stream = log_stream if log_stream is not None else sys.stdout
@@ -282,7 +282,6 @@ class Server:
         Raises OSError when the address is taken, LoadError for a file that cannot be
         loaded."""
         self.loop = asyncio.get_running_loop()
-        self.closed = asyncio.Event()
         cfg = self.config
         adjust_open_files_limit(self)
         hosts = [
@@ -346,10 +345,12 @@ class Server:
         Persistence.shutdown). False, and the server goes on, when that save failed and
         `force` is not set, as Redis does. Replicas get up to shutdown-timeout seconds to
         acknowledge the last writes, unless `now` (SHUTDOWN NOW)."""
-        if self.closed is None or self.closed.is_set():
+        if self.closed.is_set():
             return True
         if reason:
             self.log(reason, '#')
+        if self.loading:
+            save = 'nosave'  # a half-loaded dataset is never saved, as in Redis
         if not self.persistence.shutdown(save) and not force:
             return False
         self.exit_code = exit_code

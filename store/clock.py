@@ -11,8 +11,12 @@ def now_ms() -> int:
     return _frozen or time.time_ns() // 1_000_000
 
 
-def freeze(ms: int) -> None:
+def freeze(ms: int) -> int:
     """Make now_ms() answer `ms` until freeze(0): a script sees no key expire while it
-    runs, as Redis 7.0 reads expiry against the script's start time."""
+    runs, as Redis 7.0 reads expiry against the script's start time. Returns the value it
+    replaces, for the caller to put back (a script applied by a replica, whose clock is
+    frozen already)."""
     global _frozen
+    previous = _frozen
     _frozen = ms
+    return previous

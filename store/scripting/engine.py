@@ -158,7 +158,9 @@ class ScriptRun:
         'oom',
     )
 
-    def __init__(self, name: bytes, caller: Any, read_only: bool, is_eval: bool) -> None:
+    def __init__(
+        self, name: bytes, caller: Any, read_only: bool, is_eval: bool, oom: bool = False
+    ) -> None:
         self.name = name  # the sha for EVAL, the function's name for FCALL
         self.caller = caller
         self.read_only = read_only
@@ -167,7 +169,7 @@ class ScriptRun:
         self.timed_out = False  # past busy-reply-threshold: other clients get -BUSY
         self.killed: str | None = None  # 'kill' or 'shutdown' once asked to stop
         self.written = False  # a write ran: SCRIPT KILL refuses (UNKILLABLE)
-        self.oom = False  # over maxmemory at the start: no first denyoom call (no shebang)
+        self.oom = oom  # over maxmemory at the start: no first denyoom call (no shebang)
 
 
 class LuaEngine:
@@ -230,13 +232,14 @@ class LuaEngine:
         self._gc_collect = lua.eval(b'function() collectgarbage("collect") end')
         self.table = lua.table_from
         self.resp = 2  # redis.setresp: the protocol commands answer the script in
-        # name as sent -> (command, writes, arity): see _check_command
-        self._checked: dict[bytes, tuple[Any, bool, int]] = {}
+        # name as sent -> (command, writes, fewest and most arguments): _check_command
+        self._checked: dict[bytes, tuple[Any, bool, int, int]] = {}
         self.config = server.config
         self.monitors = server.monitors  # MONITOR clients
         self.tracked = None  # the running script's caller, if it has CLIENT TRACKING on
         self.acl_caller: Any = None  # the running script's caller, if its ACL user is restricted
         self.caller_command = b''
+        self.plain_calls = False  # see _plain_calls
 
     def memory(self) -> int:
         """Bytes the Lua state holds (INFO used_memory_lua)."""
@@ -264,7 +267,8 @@ class LuaEngine:
         self.tracked = caller if caller.tracking is not None else None
         self.acl_caller = caller if caller.acl_rules else None
         self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
-        clock.freeze(clock.now_ms())
+        self.plain_calls = self._plain_calls()
+        frozen = clock.freeze(clock.now_ms())
         aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
         if aof is not None:
             aof.begin()
@@ -274,7 +278,7 @@ class LuaEngine:
         finally:
             if aof is not None:
                 aof.end()
-            clock.freeze(0)
+            clock.freeze(frozen)
             self.run = None
             if run.timed_out:
                 self.server.busy.end(run)
@@ -319,7 +323,7 @@ class LuaEngine:
         an error is raised in the script as its error table. Per call, so written out:
         the executor (command_table.call) is inlined, and a plain command seen before
         skips scriptCall's checks but arity (`_checked`)."""
-        argv = list(args)
+        argv = [*args]
         for a in argv:
             if type(a) is not bytes:
                 argv = self._convert_args(argv)
@@ -328,16 +332,16 @@ class LuaEngine:
         if known is None:
             top, cmd, write = self._check_command(argv)
         else:
-            top, write, arity = known
+            top, write, fewest, most = known
             cmd = top
-            n = len(argv)
-            if (n != arity) if arity > 0 else (n < -arity):
+            if not fewest <= len(argv) <= most:
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
         client = self.client
-        if self.acl_caller is not None:
-            self._check_acl(cmd, argv)
-        if write:
-            self._check_write(cmd)
+        if self.plain_calls:
+            if write:
+                self.run.written = True  # type: ignore[union-attr]
+        else:
+            self._check_call(cmd, argv, write)
         t0 = _perf_ns()
         try:
             r = top.handler(client, argv)
@@ -366,6 +370,30 @@ class LuaEngine:
         if r is OK:
             return self._status(b'OK')
         return self.to_lua(r, self.resp)
+
+    def _check_call(self, cmd: Any, argv: list[bytes], write: bool) -> None:
+        """scriptCall's checks after the command's own: the caller's ACL user, and a
+        write's (`plain_calls` is False when any of them may refuse)."""
+        if self.acl_caller is not None:
+            self._check_acl(cmd, argv)
+        if write:
+            self._check_write(cmd)
+
+    def _plain_calls(self) -> bool:
+        """Whether _check_call has nothing to check for the running script: its caller
+        may run every command on every key, it may write, it is not out of memory, and
+        writes are not refused. Set when a run starts, and again after other clients were
+        served (busy.py), the only moments those can change while a script runs."""
+        run, server = self.run, self.server
+        return (
+            run is not None
+            and self.acl_caller is None
+            and not run.read_only
+            and not run.oom
+            and server.readonly_denied is None
+            and server.write_denied is None
+            and server.replicas_denied is None
+        )
 
     def _check_write(self, cmd: Any) -> None:
         """scriptCall's checks of a write command, and the run has written from then on
@@ -402,7 +430,8 @@ class LuaEngine:
             self._reject(b'ERR This Redis command is not allowed from script', cmd)
         write = 'write' in cmd.flags
         if cmd is top and not cmd.subcommands:
-            self._checked[argv[0]] = (cmd, write, arity)
+            fewest, most = (arity, arity) if arity > 0 else (-arity, 1 << 62)
+            self._checked[argv[0]] = (cmd, write, fewest, most)
         return top, cmd, write
 
     def _redis_pcall(self, *args: Any) -> Any:
@@ -414,16 +443,13 @@ class LuaEngine:
 
     def _convert_args(self, argv: list[Any]) -> list[bytes]:
         """Numbers as "%.17g"; anything else but a string is an error."""
-        out = []
-        for a in argv:
-            t = type(a)
-            if t is bytes:
-                out.append(a)
-            elif t is int or t is float:
-                out.append(_number_arg(a))
-            else:
-                self._raise(b'Lua redis lib command arguments must be strings or integers')
-        return out
+        return [a if type(a) is bytes else self._number_arg(a) for a in argv]
+
+    def _number_arg(self, a: Any) -> bytes:
+        t = type(a)
+        if t is int or t is float:
+            return _number_arg(a)
+        self._raise(b'Lua redis lib command arguments must be strings or integers')
 
     def _err(self, msg: bytes) -> Any:
         return self._error(b'ERR ' + msg)
@@ -544,6 +570,7 @@ class LuaEngine:
                 return None
             self.server.busy.begin(run)
         self.server.busy.poll()
+        self.plain_calls = self._plain_calls()
         if run.killed is not None:
             if run.killed == 'kill':
                 self.server.log('Lua script killed by user with SCRIPT KILL.', '#')

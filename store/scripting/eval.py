@@ -77,7 +77,10 @@ class EvalScripts:
         return script
 
     def get(self, sha: bytes) -> Script | None:
-        return self.cache.get(sha.lower()) if len(sha) == 40 else None
+        script = self.cache.get(sha)  # as SCRIPT LOAD spelled it, most of the time
+        if script is None and len(sha) == 40:
+            script = self.cache.get(sha.lower())
+        return script
 
     def flags_of(self, body: bytes) -> frozenset[str] | None:
         """The shebang flags of a script body: None without a shebang or with a bad one
@@ -98,6 +101,5 @@ class EvalScripts:
         """Run a cached script for `caller` (scriptPrepareForRun's checks first) on EVAL's
         `args`, numkeys checked."""
         read_only, oom = prepare(self.server, script.flags, ro)
-        run = ScriptRun(script.sha, caller, read_only, is_eval=True)
-        run.oom = oom
+        run = ScriptRun(script.sha, caller, read_only, True, oom)
         return self.engine.execute(run, script.function, numkeys, args)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -71,9 +72,10 @@ class Command:
         'categories',
         'subcommands',
         'group',
-        'calls',
-        'ns',
-        'hist',
+        'took',
+        '_calls',
+        '_ns',
+        '_hist',
         'failed',
         'rejected',
         'no_auth',
@@ -127,9 +129,52 @@ class Command:
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        self.calls = self.ns = self.failed = self.rejected = 0  # ns: time in the handler
+        self.failed = self.rejected = 0
+        # The durations (ns) of the calls since the last `settle`: the executors append a
+        # call's duration here, one list append where counting it into calls, ns and a
+        # histogram bucket was three big-int updates on every command; the counters below
+        # fold them in whenever they are read, and the server's cron folds them 10 times
+        # a second (hz), so the list stays short.
+        self.took: list[int] = []
+        self._calls = self._ns = 0  # ns: time in the handler
         # calls by duration, log2 buckets of ns (store/latency.py: LATENCY HISTOGRAM)
-        self.hist = new_histogram()
+        self._hist = new_histogram()
+
+    def settle(self) -> None:
+        """Fold the durations recorded since the last settle into the counters."""
+        took = self.took
+        if took:
+            self.took = []
+            self._calls += len(took)
+            self._ns += sum(took)
+            hist = self._hist
+            for bucket, n in Counter(map(int.bit_length, took)).items():
+                hist[bucket] += n
+
+    @property
+    def calls(self) -> int:
+        self.settle()
+        return self._calls
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self.settle()
+        self._calls = value
+
+    @property
+    def ns(self) -> int:
+        self.settle()
+        return self._ns
+
+    @property
+    def hist(self) -> list[int]:
+        self.settle()
+        return self._hist
+
+    @hist.setter
+    def hist(self, value: list[int]) -> None:
+        self.settle()  # into the histogram being replaced (latency-tracking turned off)
+        self._hist = value
 
     def copy(self) -> Command:
         """This command for one server: the declaration shared, its statistics and its
@@ -240,9 +285,7 @@ def call(cmd: Command, c: Any, args: list[bytes]) -> Any:
         raise
     finally:
         took = _perf_ns() - t0
-        cmd.calls += 1
-        cmd.ns += took
-        cmd.hist[took.bit_length()] += 1
+        cmd.took.append(took)  # calls, time, LATENCY HISTOGRAM (Command.settle)
         if took >= c.server.config.slow_ns and cmd.container is None:
             observe(c, cmd, args, took)
 

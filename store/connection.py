@@ -614,9 +614,7 @@ class Connection(asyncio.Protocol):
                 r = self._internal_error(cmd, e)
             t1 = _perf_ns()
             took = t1 - t0
-            cmd.calls += 1
-            cmd.ns += took
-            cmd.hist[took.bit_length()] += 1  # LATENCY HISTOGRAM (store/latency.py)
+            cmd.took.append(took)  # calls, time, LATENCY HISTOGRAM (Command.settle)
             t0 = t1
             if took >= config.slow_ns:  # SLOWLOG, LATENCY events (past any took when off)
                 observe(self, cmd, args, took)

@@ -258,9 +258,17 @@ def to_bytes(value: Any, proto: int = 2) -> bytes:
 # -- requests ---------------------------------------------------------------------------
 
 
+# The canonical spellings of the integers requests carry most (counts, TTLs, indexes,
+# counters): one dict lookup instead of string2ll's checks and int().
+SMALL_INTS: Final = {b'%d' % i: i for i in range(-1024, 10000)}
+
+
 def string2ll(b: bytes) -> int | None:
     """Redis's string2ll: a strict decimal integer (no sign '+', spaces or leading zeros)
     within signed 64-bit range; None when `b` is not one."""
+    v = SMALL_INTS.get(b) if type(b) is bytes else None  # (a bytearray is unhashable)
+    if v is not None:
+        return v
     if b.isdigit() and len(b) < 19 and (b[0] != 48 or len(b) == 1):
         return int(b)  # the common case: a small non-negative number
     try:

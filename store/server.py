@@ -71,6 +71,11 @@ class Server:
         self.config = config or Config()
         cfg = self.config
         self.commands = build_table(*MODULES)
+        # every command and subcommand once (the table also holds aliases): the cron folds
+        # their recorded durations into their statistics (Command.settle)
+        self.every_command = list(
+            {id(c): c for cmd in self.commands.values() for c in cmd.all()}.values()
+        )
         self.acl = Acl(self)  # users and their rules (store/acl.py)
         self.clients = {}
         self.current_client = None  # the connection whose read is being run
@@ -336,6 +341,8 @@ class Server:
                 ):
                     self.log_verbose(f'Closing idle client {conn.describe()}')
                     conn.close_after_reply()
+        for cmd in self.every_command:
+            cmd.settle()
         for hook in self.cron_hooks:
             hook(now)
         self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)

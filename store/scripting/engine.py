@@ -354,9 +354,7 @@ class LuaEngine:
             self._reject(f'ERR internal error while running {cmd.name}'.encode())
         finally:
             took = _perf_ns() - t0
-            top.calls += 1
-            top.ns += took
-            top.hist[took.bit_length()] += 1
+            top.took.append(took)  # calls, time, LATENCY HISTOGRAM (Command.settle)
             if took >= self.config.slow_ns:
                 observe(client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
             if self.monitors and self.monitors.shows(cmd):

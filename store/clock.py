@@ -11,6 +11,14 @@ def now_ms() -> int:
     return _frozen or time.time_ns() // 1_000_000
 
 
+def freeze_now() -> int:
+    """freeze(now_ms()) in one call, for a script's start; returns what it replaces."""
+    global _frozen
+    previous = _frozen
+    _frozen = previous or time.time_ns() // 1_000_000
+    return previous
+
+
 def freeze(ms: int) -> int:
     """Make now_ms() answer `ms` until freeze(0): a script sees no key expire while it
     runs, as Redis 7.0 reads expiry against the script's start time. Returns the value it

@@ -82,6 +82,16 @@ def _number_arg(v: float) -> bytes:
     return b'%.17g' % v
 
 
+def _call_arg(v: Any) -> bytes:
+    """A redis.call argument that is not a string: a number as _number_arg spells it
+    (the common integer inline), TypeError for anything else."""
+    if type(v) is int and -9007199254740992 <= v <= 9007199254740992:
+        return b'%d' % v
+    if type(v) is float or type(v) is int:
+        return _number_arg(v)
+    raise TypeError('not a string or a number')
+
+
 def lua_tostring(v: Any) -> bytes | None:
     """lua_tolstring: strings as they are, numbers as Lua prints them ("%.14g")."""
     t = type(v)
@@ -268,7 +278,7 @@ class LuaEngine:
         self.acl_caller = caller if caller.acl_rules else None
         self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
         self.plain_calls = self._plain_calls()
-        frozen = clock.freeze(clock.now_ms())
+        frozen = clock.freeze_now()
         aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
         if aof is not None:
             aof.begin()
@@ -383,14 +393,14 @@ class LuaEngine:
         writes are not refused. Set when a run starts, and again after other clients were
         served (busy.py), the only moments those can change while a script runs."""
         run, server = self.run, self.server
-        return (
-            run is not None
-            and self.acl_caller is None
-            and not run.read_only
-            and not run.oom
-            and server.readonly_denied is None
-            and server.write_denied is None
-            and server.replicas_denied is None
+        return not (
+            run is None
+            or self.acl_caller is not None
+            or run.read_only
+            or run.oom
+            or server.readonly_denied  # the refusals' messages, None when writes pass
+            or server.write_denied
+            or server.replicas_denied
         )
 
     def _check_write(self, cmd: Any) -> None:
@@ -441,13 +451,10 @@ class LuaEngine:
 
     def _convert_args(self, argv: list[Any]) -> list[bytes]:
         """Numbers as "%.17g"; anything else but a string is an error."""
-        return [a if type(a) is bytes else self._number_arg(a) for a in argv]
-
-    def _number_arg(self, a: Any) -> bytes:
-        t = type(a)
-        if t is int or t is float:
-            return _number_arg(a)
-        self._raise(b'Lua redis lib command arguments must be strings or integers')
+        try:
+            return [a if type(a) is bytes else _call_arg(a) for a in argv]
+        except TypeError:
+            self._raise(b'Lua redis lib command arguments must be strings or integers')
 
     def _err(self, msg: bytes) -> Any:
         return self._error(b'ERR ' + msg)

@@ -119,15 +119,22 @@ def wait_for_port(port, proc=None, timeout=WAIT):
     raise TimeoutError(f'nothing listening on {port}')
 
 
+STORE_DIR = tempfile.mkdtemp(prefix='store-test-')
+atexit.register(shutil.rmtree, STORE_DIR, True)
+
+
 def spawn_store(*args, port=None, conf=None):
     """Start `python -m store` as a subprocess, with the config file `conf` if given;
     returns (proc, port). No save points unless `args` give some (`--save ''` first, as
-    a config file's first `save` line replaces the defaults), so no test writes dump.rdb
-    where it runs."""
+    a config file's first `save` line replaces the defaults), and its files (a SAVE, a
+    replica's sync) go to a temporary `dir` unless `args` or `conf` name one: nothing
+    lands in the checkout the tests run from."""
     port = port or free_port()
     first = [str(conf)] if conf else []
+    # each its own: a dump.rdb one server saved must not be loaded by the next one
+    where = [] if conf or '--dir' in args else ['--dir', tempfile.mkdtemp(dir=STORE_DIR)]
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'store', *first, '--port', str(port), '--save', '', *args],
+        [sys.executable, '-m', 'store', *first, '--port', str(port), '--save', '', *where, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -18,8 +18,11 @@ master's journal entries arrive as XADD), maxmemory does not evict (replica-igno
 maxmemory), and this server's own replicas are dropped at each full sync, to sync again.
 REPLICAOF NO ONE makes it a master again with the data it has.
 
-Not here: diskless loading, the `$EOF:` payload format, FAILOVER, a replica's replicas
-sharing its master's replication id.
+FAILOVER's demotion of a master (store/replication.py) makes one with `failover`: its
+first PSYNC continues the server's own history and asks the target to take over.
+
+Not here: diskless loading, the `$EOF:` payload format, a replica's replicas sharing its
+master's replication id.
 """
 
 from __future__ import annotations
@@ -47,13 +50,19 @@ def _command(*args: Any) -> bytes:
 
 
 class MasterLink:
-    def __init__(self, server: Any, host: str, port: int) -> None:
+    def __init__(self, server: Any, host: str, port: int, failover: bool = False) -> None:
         self.server = server
         self.host = host
         self.port = port
         self.state = 'connect'  # connect, connecting, sync, connected
         self.replid = '?'  # the master's replication id, once synced
         self.offset = -1  # the stream's bytes applied (master_repl_offset here)
+        # FAILOVER's demotion: the master to be was this server's replica and has its
+        # history, so the first PSYNC names this server's own (replicationCacheMaster-
+        # UsingMyself) and asks it to take over; its answer ends the failover
+        self.failover = failover
+        if failover:
+            self.replid, self.offset = server.replication.replid, server.replication.offset
         self.conn: Connection | None = None  # runs the master's commands
         self.writer: asyncio.StreamWriter | None = None
         self.last_io = time.time()
@@ -89,6 +98,12 @@ class MasterLink:
             except asyncio.CancelledError:
                 raise
             except (OSError, EOFError, LinkError, ValueError, asyncio.IncompleteReadError) as e:
+                if self.failover:  # the target did not take over: a master again
+                    self.failover = False
+                    self.server.replication.abort_failover(
+                        f'Failover target rejected psync request ({e or type(e).__name__})'
+                    )
+                    return
                 if self.state == 'connected':
                     log(f'Connection with master lost: {e or type(e).__name__}')
                 else:
@@ -123,7 +138,13 @@ class MasterLink:
         await ask('REPLCONF', 'listening-port', self.server.port)  # errors ignored, as Redis
         await ask('REPLCONF', 'capa', 'psync2')
         log(f'Trying a partial resynchronization (request {self.replid}:{self.offset + 1}).')
-        reply = await ask('PSYNC', self.replid, self.offset + 1 if self.replid != '?' else -1)
+        failover = ['FAILOVER'] if self.failover else []
+        reply = await ask(
+            'PSYNC', self.replid, self.offset + 1 if self.replid != '?' else -1, *failover
+        )
+        if self.failover and reply.startswith((b'+FULLRESYNC', b'+CONTINUE')):
+            self.failover = False  # the target is the master now
+            self.server.replication.failover_done()
         if reply.startswith(b'+FULLRESYNC'):
             _, replid, offset = reply.split()
             log(f'Full resync from master: {replid.decode()}:{offset.decode()}')
@@ -135,6 +156,8 @@ class MasterLink:
             parts = reply.split()
             if len(parts) > 1:
                 self.replid = parts[1].decode()
+            if self.conn is None:  # continuing this server's own history (FAILOVER)
+                self._new_conn()
             log('Successful partial resynchronization with master.')
         else:
             text = reply.decode(errors='replace')

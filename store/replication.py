@@ -45,7 +45,16 @@ get the messages, as Redis propagates them.
 This server as a replica of another (REPLICAOF <host> <port>) is store/replica.py's;
 `replicate` and `promote` switch.
 
-Not here: FAILOVER, diskless sync.
+FAILOVER (failoverCommand): writes are paused (a CLIENT PAUSE WRITE of its own) until
+the target replica, or any replica, acknowledged the whole stream; then this server becomes
+the target's replica with `PSYNC <its replid> <its offset + 1> FAILOVER`, which makes the
+target a master (here: `sync`, which promotes this server when it is the target). Its
+answer ends the failover and the paused writes run (as a replica's: -READONLY); an error,
+a lost connection or the timeout (without FORCE) abort it, and this server is a master
+again. This server as the target promotes itself and answers with a full resynchronisation
+where Redis continues partially (its replicas do not share their master's history).
+
+Not here: diskless sync.
 """
 
 from __future__ import annotations
@@ -56,6 +65,7 @@ import os
 import time
 from typing import Any
 
+from .clock import now_ms
 from .persistence.files import remove
 from .persistence.snapshot import Snapshot
 from .replica import MasterLink
@@ -151,6 +161,13 @@ class Replication:
         self.full_syncs = self.partial_syncs = self.partial_errors = 0
         self.good = 0  # replicas that acknowledged within min-replicas-max-lag
         self.expiry_was = True  # active expiry's state before this server became a replica
+        # FAILOVER: no-failover, waiting-for-sync (writes paused until the target replica
+        # acknowledged the whole stream), failover-in-progress (a replica of the target,
+        # asking it with PSYNC ... FAILOVER to become the master)
+        self.failover_state = 'no-failover'
+        self.failover_target: tuple[str, int] | None = None  # host, port; None: any replica
+        self.failover_end = 0  # ms since the epoch; 0: no timeout
+        self.failover_force = False
         server.disconnect_hooks.append(self.detach)
         server.cron_hooks.append(self.cron)
 
@@ -206,6 +223,16 @@ class Replication:
                 raise RedisError('ERR value is not an integer or out of range')
             offset = got
         link = self.server.replica_link
+        if psync and len(args) > 3 and args[3].lower() == b'failover':
+            # the master failing over to this replica: a master from now on, if it names
+            # the history this server follows
+            if args[1].decode('latin-1').lower() != (self.replid if link is None else link.replid):
+                raise RedisError('ERR PSYNC FAILOVER replid must match my replid.')
+            if link is not None:
+                self.promote(f" (failover request from '{conn.describe()}')")
+                link = None
+        if self.failover_state != 'no-failover':
+            raise RedisError("NOMASTERLINK Can't SYNC while failing over")
         if link is not None and link.state != 'connected':
             raise RedisError("NOMASTERLINK Can't SYNC while not connected with my master")
         if conn.out:
@@ -408,6 +435,8 @@ class Replication:
         r.ack_time = time.time()
         if self.waiting:
             self._check_waiting()
+        if self.failover_state == 'waiting-for-sync':
+            self.failover_check()
 
     def acked(self, offset: int) -> int:
         """replicationCountAcksByOffset: replicas that acknowledged `offset`."""
@@ -490,8 +519,13 @@ class Replication:
         if self.backlog is None:
             return
         cfg = self.server.config
+        if self.failover_state == 'waiting-for-sync':
+            self.failover_check()
         if self.replicas:
-            if now - self.last_ping >= cfg['repl-ping-replica-period']:
+            # no PING while a failover waits: the target must reach the offset (Redis
+            # sends none while writes are paused for a failover)
+            waiting = self.failover_state != 'no-failover'
+            if not waiting and now - self.last_ping >= cfg['repl-ping-replica-period']:
                 self.last_ping = now
                 self._control(_PING)
             timeout = cfg['repl-timeout']
@@ -513,11 +547,92 @@ class Replication:
             self.active = False
             self.server.persistence.aof.replication_stopped()
 
+    # -- FAILOVER (replication.c's failoverCommand and updateFailoverStatus) ----------------
+
+    def find_replica(self, host: str, port: int) -> Replica | None:
+        """findReplica: the replica at host (its announced or peer address) and its
+        listening port, online or syncing."""
+        for r in self.syncing + self.replicas:
+            if r.address().lower() == host.lower() and r.port == port:
+                return r
+        return None
+
+    def start_failover(self, target: tuple[str, int] | None, timeout_ms: int, force: bool):
+        """FAILOVER, its checks passed: writes paused until a replica caught up."""
+        if target is not None:
+            self.server.log(f'FAILOVER requested to {target[0]}:{target[1]}.')
+        else:
+            self.server.log('FAILOVER requested to any replica.')
+        self.failover_target = target
+        self.failover_end = now_ms() + timeout_ms if timeout_ms else 0
+        self.failover_force = force
+        self.failover_state = 'waiting-for-sync'
+        self.server.pause.failover(True)
+        self.server.persistence.aof.write_replicas()  # the stream so far, to be acknowledged
+
+    def failover_check(self) -> None:
+        """updateFailoverStatus: past the timeout abort (or, with FORCE, fail over all the
+        same); once the target (or any replica) acknowledged the whole stream, become its
+        replica and ask it to take over."""
+        if self.failover_state != 'waiting-for-sync':
+            return
+        target = self.failover_target
+        if self.failover_end and self.failover_end <= now_ms():
+            if self.failover_force and target is not None:
+                self.server.log(
+                    f'FAILOVER to {target[0]}:{target[1]} time out exceeded, failing over.'
+                )
+                self._demote(target)
+            else:
+                self.abort_failover('Replica never caught up before timeout')
+            return
+        if target is not None:
+            r = self.find_replica(*target)
+            caught_up = r is not None and r.ack == self.offset
+        else:
+            r = next((x for x in self.replicas if x.ack == self.offset), None)
+            caught_up = r is not None
+            if r is not None:
+                target = self.failover_target = (r.address(), r.port)
+        if caught_up and target is not None:
+            self.server.log(f'Failover target {target[0]}:{target[1]} is synced, failing over.')
+            self._demote(target)
+
+    def _demote(self, target: tuple[str, int]) -> None:
+        self.failover_state = 'failover-in-progress'
+        self.replicate(target[0], target[1], failover=True)
+
+    def failover_done(self) -> None:
+        """The target took over (it answered PSYNC ... FAILOVER): the writes paused
+        meanwhile run, as a replica's."""
+        self._clear_failover()
+
+    def abort_failover(self, reason: str) -> None:
+        """abortFailover: a master again if it had become the target's replica."""
+        if self.failover_state == 'no-failover':
+            return
+        target = self.failover_target
+        if target is not None:
+            self.server.log(f'FAILOVER to {target[0]}:{target[1]} aborted: {reason}')
+        else:
+            self.server.log(f'FAILOVER to any replica aborted: {reason}')
+        if self.failover_state == 'failover-in-progress':
+            self.promote()
+        self._clear_failover()
+
+    def _clear_failover(self) -> None:
+        self.failover_state = 'no-failover'
+        self.failover_target = None
+        self.failover_end = 0
+        self.failover_force = False
+        self.server.pause.failover(False)
+
     # -- this server as a replica (store/replica.py) -------------------------------------
 
-    def replicate(self, host: str, port: int) -> bool:
+    def replicate(self, host: str, port: int, failover: bool = False) -> bool:
         """REPLICAOF <host> <port>: follow that master from now on (its first sync
-        replaces the data). True when it already does."""
+        replaces the data). True when it already does. `failover`: FAILOVER's demotion,
+        the link continues this server's own history (its replication id and offset)."""
         server = self.server
         link = server.replica_link
         if link is not None:
@@ -528,13 +643,13 @@ class Replication:
             self.expiry_was = server.expiry.enabled
             server.expiry.set_enabled(False)  # the master's DELs expire keys here
             server.keyspace.expire_paused = True  # past their deadline they read as missing
-        server.replica_link = MasterLink(server, host, port)
+        server.replica_link = MasterLink(server, host, port, failover)
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()
         server.log(f'REPLICAOF {host}:{port} enabled')
         return False
 
-    def promote(self) -> None:
+    def promote(self, why: str = '') -> None:
         """REPLICAOF NO ONE: a master again, with the data it has and a new history."""
         server = self.server
         link = server.replica_link
@@ -547,7 +662,7 @@ class Replication:
         server.apply_config('keyevent-journal-events')
         self.refresh_readonly()
         self.drop_replicas()
-        server.log('MASTER MODE enabled')
+        server.log(f'MASTER MODE enabled{why}')
 
     def refresh_readonly(self) -> None:
         """A replica with replica-read-only refuses other clients' writes (-READONLY, on
@@ -592,7 +707,7 @@ class Replication:
         backlog = self.backlog
         first = self.backlog_start + 1 if backlog is not None else 0
         fields += [
-            ('master_failover_state', 'no-failover'),
+            ('master_failover_state', self.failover_state),
             ('master_replid', self.replid if link is None else link.replid),
             ('master_replid2', '0' * 40),
             ('master_repl_offset', self.offset if link is None else link.offset),

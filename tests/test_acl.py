@@ -68,15 +68,8 @@ def pair(ports):
         c.close()
 
 
-# Commands of one server only: replication's are Redis 7.0's, CLIENT NO-TOUCH
-# (Redis 7.2) is this server's.
-MISSING = {
-    b'failover',
-    b'replconf',
-    b'psync',
-    b'sync',
-    b'client|no-touch',
-}
+# Commands of one server only: CLIENT NO-TOUCH (Redis 7.2) is this server's.
+MISSING = {b'client|no-touch'}
 NOT_HERE = tuple(sign + name for name in MISSING for sign in (b'+', b'-'))
 
 

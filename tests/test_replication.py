@@ -3,6 +3,7 @@ syncs from it and follows its writes, partial resync after a dropped link, WAIT,
 redis-cli --rdb backups; REPLCONF's replies compared with redis-server's."""
 
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -569,3 +570,204 @@ def test_a_master_with_a_password_is_followed_with_masterauth(tmp_path):
         master.set('k', 'v')
         with following(port_of(master), '--masterauth', 'secret') as ours:
             assert ours.get('k') == 'v'
+
+
+# -- FAILOVER --------------------------------------------------------------------------
+
+FAILOVER_ERRORS = [
+    ('FAILOVER',),
+    ('FAILOVER', 'ABORT'),
+    ('FAILOVER', 'ABORT', 'x'),
+    ('FAILOVER', 'TIMEOUT', '0'),
+    ('FAILOVER', 'TIMEOUT', '-1'),
+    ('FAILOVER', 'TIMEOUT', 'x'),
+    ('FAILOVER', 'TIMEOUT', '5', 'TIMEOUT', '6'),
+    ('FAILOVER', 'FORCE'),
+    ('FAILOVER', 'FORCE', 'FORCE'),
+    ('FAILOVER', 'TO', 'a'),
+    ('FAILOVER', 'TO', 'a', 'x'),
+    ('FAILOVER', 'TO', 'a', '1', 'FORCE'),
+    ('FAILOVER', 'foo'),
+    ('EVAL', "return redis.pcall('FAILOVER')", '0'),
+]
+
+
+def test_failover_without_replicas_fails_as_redis_does(both):
+    assert_same(both, FAILOVER_ERRORS)
+
+
+def test_failover_checks_its_target_as_redis_does(master, tmp_path):
+    """The same requests to a master with one replica: ours and a redis-server."""
+    redis_proc, theirs = spawn_redis('--dir', str(tmp_path))
+    ref = redis.Redis(port=theirs, protocol=2, decode_responses=True)
+    procs = []
+    try:
+        for m, sub in ((master, 'ours'), (ref, 'ref')):
+            os.mkdir(tmp_path / sub)
+            proc, replica = start_replica(port_of(m), tmp_path / sub)
+            procs.append(proc)
+            replica.close()
+        requests = [
+            ('FAILOVER', 'TO', '127.0.0.1', '1'),
+            ('FAILOVER', 'TO', '127.0.0.1', '1', 'TIMEOUT', '10'),
+            ('FAILOVER', 'FORCE', 'TIMEOUT', '10'),
+            ('FAILOVER', 'TO', '127.0.0.1', '1', 'FORCE'),
+            ('FAILOVER', 'ABORT'),
+        ]
+        assert_same((master, ref), requests)
+        with following(port_of(master)) as ours:  # a replica refuses it
+            with pytest.raises(redis.ResponseError) as e:
+                ours.execute_command('FAILOVER')
+            assert str(e.value) == 'FAILOVER is not valid when server is a replica.'
+    finally:
+        ref.close()
+        for proc in procs:
+            stop(proc)
+        stop(redis_proc)
+
+
+def test_failover_hands_the_master_role_to_a_redis_replica(master, tmp_path):
+    write_everything(master, 'before')
+    proc, replica = start_replica(port_of(master), tmp_path)
+    try:
+        assert master.wait(1, WAIT * 1000) == 1
+        before = dataset(master)
+        assert master.execute_command('FAILOVER') == 'OK'  # to any replica: the one
+        wait_until(
+            lambda: (
+                replica.info('replication')['role'] == 'master'
+                and master.info('replication')['master_link_status'] == 'up'
+            ),
+            'the failover',
+        )
+        info = master.info('replication')
+        assert info['role'] == 'slave' and info['master_port'] == port_of(replica)
+        assert info['master_failover_state'] == 'no-failover'
+        # it continued its own history: the new master took it over without a full sync
+        assert replica.info('stats')['sync_partial_ok'] == 1
+        assert dataset(replica) == before == dataset(master)
+        write_everything(replica, 'after')
+        assert replica.wait(1, WAIT * 1000) == 1
+        assert dataset(master) == dataset(replica)
+        with pytest.raises(redis.ReadOnlyError):
+            master.set('x', 1)
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def send(sock, *args):
+    """A command written on a raw socket; its reply is read later."""
+    parts = [b'$%d\r\n%s\r\n' % (len(a), a) for a in (x.encode() for x in args)]
+    sock.sendall(b'*%d\r\n' % len(args) + b''.join(parts))
+
+
+@contextmanager
+def stopped(proc):
+    """The process stopped (SIGSTOP) meanwhile: a replica that does not acknowledge."""
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        proc.send_signal(signal.SIGCONT)
+
+
+def test_writes_wait_for_the_failover_then_get_readonly(master, tmp_path):
+    proc, replica = start_replica(port_of(master), tmp_path)
+    rport = str(port_of(replica))
+    writer = socket.create_connection(('127.0.0.1', port_of(master)), timeout=WAIT)
+    try:
+        with stopped(proc):
+            master.set('k', 'before')
+            assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport) == 'OK'
+            assert master.info('replication')['master_failover_state'] == 'waiting-for-sync'
+            send(writer, 'SET', 'k', 'held')
+            assert master.get('k') == 'before'  # reads go on
+            wait_until(lambda: master.info('clients')['blocked_clients'] == 1, 'the write held')
+            master.execute_command('CLIENT', 'UNPAUSE')  # not CLIENT PAUSE's to lift
+            for refused, message in (
+                (('REPLICAOF', 'NO', 'ONE'), 'REPLICAOF not allowed while failing over.'),
+                (('FAILOVER',), 'FAILOVER already in progress.'),
+            ):
+                with pytest.raises(redis.ResponseError) as e:
+                    master.execute_command(*refused)
+                assert str(e.value) == message
+            assert master.info('clients')['blocked_clients'] == 1
+        # the replica acknowledges, takes over; the held write runs on a replica now
+        assert writer.recv(100).startswith(b"-READONLY You can't write against a read only")
+        wait_until(lambda: replica.info('replication')['role'] == 'master', 'the failover')
+        assert replica.get('k') == master.get('k') == 'before'
+    finally:
+        writer.close()
+        replica.close()
+        stop(proc)
+
+
+def test_failover_abort_and_timeout_leave_a_master(master, tmp_path):
+    proc, replica = start_replica(port_of(master), tmp_path)
+    rport = str(port_of(replica))
+    writer = socket.create_connection(('127.0.0.1', port_of(master)), timeout=WAIT)
+    try:
+        with stopped(proc):
+            for how in ('abort', 'timeout'):
+                timeout = ('TIMEOUT', '100') if how == 'timeout' else ()
+                assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport, *timeout)
+                send(writer, 'SET', 'k', how)
+                wait_until(lambda: master.info('clients')['blocked_clients'] == 1, 'the hold')
+                if how == 'abort':
+                    assert master.execute_command('FAILOVER', 'ABORT') == 'OK'
+                wait_until(
+                    lambda: master.info('replication')['master_failover_state'] == 'no-failover',
+                    'the abort',
+                )
+                assert writer.recv(100) == b'+OK\r\n'  # the held write ran on the master
+                assert master.get('k') == how and master.info('replication')['role'] == 'master'
+            with pytest.raises(redis.ResponseError, match='No failover in progress'):
+                master.execute_command('FAILOVER', 'ABORT')
+    finally:
+        writer.close()
+        replica.close()
+        stop(proc)
+
+
+def test_failover_with_force_goes_on_after_the_timeout(master, tmp_path):
+    proc, replica = start_replica(port_of(master), tmp_path)
+    rport = str(port_of(replica))
+    try:
+        with stopped(proc):
+            master.set('k', 'v')  # not acknowledged while the replica is stopped
+            master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport, 'FORCE', 'TIMEOUT', '100')
+            wait_until(
+                lambda: (
+                    master.info('replication')['master_failover_state'] == 'failover-in-progress'
+                ),
+                'the timeout',
+            )
+        wait_until(lambda: replica.info('replication')['role'] == 'master', 'the failover')
+        wait_until(lambda: master.info('replication')['master_link_status'] == 'up', 'the link')
+        assert master.info('replication')['master_failover_state'] == 'no-failover'
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_a_redis_master_fails_over_to_this_server(tmp_path):
+    with redis_master(tmp_path) as master:
+        write_everything(master, 'before')
+        with following(port_of(master)) as ours:
+            assert master.wait(1, WAIT * 1000) == 1
+            assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', port_of(ours)) == 'OK'
+            wait_until(
+                lambda: (
+                    ours.info('replication')['role'] == 'master'
+                    and master.info('replication')['master_link_status'] == 'up'
+                ),
+                'the failover',
+            )
+            assert master.info('replication')['master_failover_state'] == 'no-failover'
+            assert dataset(master) == dataset(ours)
+            write_everything(ours, 'after')
+            assert ours.wait(1, WAIT * 1000) == 1
+            assert dataset(master) == dataset(ours)
+            with pytest.raises(redis.ReadOnlyError):
+                master.set('x', 1)

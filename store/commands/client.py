@@ -146,6 +146,10 @@ class ClientPause:
     resumes them in that order. Every connection takes the gated path while a pause is on
     (Connection.update_gate), so the hot path pays nothing for this.
 
+    A pause has two purposes, as in Redis: CLIENT PAUSE's (`client_kind`, until `end`
+    or CLIENT UNPAUSE) and FAILOVER's write pause (`during_failover`, until the failover
+    ends). `kind` is the stronger of the two; one ending leaves the other in force.
+
     While paused the dataset stays as it is: active expiry is stopped, eviction does not
     run (store/memory/eviction.py asks `active()`), and lazy expiry answers as if an
     expired key were gone without deleting it (Keyspace.expire_paused)."""
@@ -153,44 +157,64 @@ class ClientPause:
     def __init__(self, server):
         self.server = server
         self.kind = None  # 'write' or 'all' while paused
-        self.end = 0  # ms since the epoch
+        self.client_kind = None  # CLIENT PAUSE's
+        self.end = 0  # ms since the epoch: CLIENT PAUSE's end
+        self.during_failover = False  # FAILOVER's write pause
         self.held = []  # parked connections, first held first resumed
         self.timer = None
         self.expiry_was = True  # active expiry's state before the pause
         server.disconnect_hooks.append(self.forget)
 
     def pause(self, end, kind):
-        """pauseClients: a pause never weakens nor shortens one in force."""
-        server = self.server
-        first = self.kind is None
-        if first or kind == 'all':
-            self.kind = kind
+        """pauseClients for CLIENT PAUSE: it never weakens nor shortens one in force."""
+        if self.client_kind is None or kind == 'all':
+            self.client_kind = kind
         self.end = max(self.end, end)
         if self.timer is not None:
             self.timer.cancel()
-        if server.loop is not None:
-            self.timer = server.loop.call_later(_delay(self.end), self.check)
-        if first:
+        if self.server.loop is not None:
+            self.timer = self.server.loop.call_later(_delay(self.end), self.check)
+        self._update()
+
+    def unpause(self):
+        """unpauseClients for CLIENT PAUSE (CLIENT UNPAUSE, or its end)."""
+        if self.client_kind is None:
+            return
+        self.client_kind = None
+        self.end = 0
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self._update()
+
+    def failover(self, on):
+        """FAILOVER's write pause, from its start to its end."""
+        self.during_failover = on
+        self._update()
+
+    def _update(self):
+        """`kind` from the purposes in force: the dataset frozen when a pause begins,
+        thawed when the last one ends, and the held commands run again, in order, when
+        it ends or weakens (those a pause still covers are held again)."""
+        kind = self.client_kind or ('write' if self.during_failover else None)
+        was, self.kind = self.kind, kind
+        if kind == was:
+            return
+        server = self.server
+        if was is None:
             expiry = server.expiry
             self.expiry_was = expiry.enabled
             expiry.set_enabled(False)
             server.keyspace.expire_paused = True
             server.update_gates()
-
-    def unpause(self):
-        """unpauseClients: end the pause and run the held commands, in order."""
-        if self.kind is None:
             return
-        server = self.server
-        self.kind = None
-        self.end = 0
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        replica = server.replica_link is not None  # a replica's keys wait for the master
-        server.keyspace.expire_paused = replica
-        server.expiry.set_enabled(self.expiry_was and not replica)
-        server.update_gates()
+        if kind is None:
+            replica = server.replica_link is not None  # a replica's keys wait for the master
+            server.keyspace.expire_paused = replica
+            server.expiry.set_enabled(self.expiry_was and not replica)
+            server.update_gates()
+        if kind == 'write' and was == 'write':
+            return
         held, self.held = self.held, []
         if server.loop is not None:  # as Redis reprocesses them, after the current command
             server.loop.call_soon(self._resume, held)
@@ -199,11 +223,11 @@ class ClientPause:
 
     def _resume(self, held):
         for conn in held:
-            if self.kind is not None:  # paused again meanwhile: the rest wait on, in order
+            if self.kind == 'all':  # paused again meanwhile: the rest wait on, in order
                 self.held.append(conn)
                 continue
             if not conn.closing and conn.transport is not None:
-                conn.resume(None)
+                conn.resume(None)  # a command the pause still covers is held again
             else:
                 conn.deferred = None
                 conn.update_gate()
@@ -212,12 +236,12 @@ class ClientPause:
         """The pause's timer: unpause once its end has passed."""
         self.timer = None
         self.active()
-        if self.kind is not None and self.timer is None and self.server.loop is not None:
+        if self.client_kind is not None and self.timer is None and self.server.loop is not None:
             self.timer = self.server.loop.call_later(_delay(self.end), self.check)
 
     def active(self):
         """checkClientPauseTimeoutAndReturnIfPaused."""
-        if self.kind is not None and self.end < now_ms():
+        if self.client_kind is not None and self.end < now_ms():
             self.unpause()
         return self.kind is not None
 

@@ -1,7 +1,8 @@
 """The replication commands (replication.c): SYNC, PSYNC and REPLCONF, which replicas and
 redis-cli --rdb send; ROLE and WAIT, which clients ask; REPLICAOF / SLAVEOF, which make
-this server a replica or a master again. The stream and the replicas' state are
-store/replication.py's, the link to a master store/replica.py's.
+this server a replica or a master again; FAILOVER, which hands the master's role to a
+replica. The stream and the replicas' state are store/replication.py's, the link to a
+master store/replica.py's.
 """
 
 from ..args import SYNTAX, int_arg, lower
@@ -106,6 +107,8 @@ def _replicaof(c, args):
     """replicaofCommand: NO ONE makes this server a master (it keeps its data); a host and
     port make it a replica of that master (store/replica.py)."""
     replication = c.server.replication
+    if replication.failover_state != 'no-failover':
+        raise RedisError('ERR REPLICAOF not allowed while failing over.')
     if args[1].lower() == b'no' and args[2].lower() == b'one':
         replication.promote()
         return OK
@@ -124,6 +127,62 @@ def replicaof(c, args):
 @COMMANDS.command('slaveof', 3, since='1.0.0', **REPLICAOF)
 def slaveof(c, args):
     return _replicaof(c, args)
+
+
+@COMMANDS.command(
+    'failover',
+    -1,
+    flags='admin noscript stale',
+    categories='@admin @slow @dangerous',
+    since='6.2.0',
+    summary='Start a coordinated failover between this server and one of its replicas.',
+)
+def failover(c, args):
+    """failoverCommand: FAILOVER [TO host port [FORCE]] [TIMEOUT ms], or FAILOVER ABORT.
+    It answers at once; the failover goes on in the background (store/replication.py)."""
+    replication = c.server.replication
+    if len(args) == 2 and lower(args[1]) == 'abort':
+        if replication.failover_state == 'no-failover':
+            raise RedisError('ERR No failover in progress.')
+        replication.abort_failover('Failover manually aborted')
+        return OK
+    timeout = 0
+    force = False
+    target = None
+    j = 1
+    while j < len(args):
+        opt = lower(args[j])
+        if opt == 'timeout' and j + 1 < len(args) and not timeout:
+            timeout = int_arg(args[j + 1])
+            if timeout <= 0:
+                raise RedisError('ERR FAILOVER timeout must be greater than 0')
+            j += 2
+        elif opt == 'to' and j + 2 < len(args) and target is None:
+            target = (args[j + 1].decode('utf-8', 'replace'), int_arg(args[j + 2]))
+            j += 3
+        elif opt == 'force' and not force:
+            force = True
+            j += 1
+        else:
+            raise SYNTAX
+    if replication.failover_state != 'no-failover':
+        raise RedisError('ERR FAILOVER already in progress.')
+    if c.server.replica_link is not None:
+        raise RedisError('ERR FAILOVER is not valid when server is a replica.')
+    if not replication.count():
+        raise RedisError('ERR FAILOVER requires connected replicas.')
+    if force and (not timeout or target is None):
+        raise RedisError(
+            'ERR FAILOVER with force option requires both a timeout and target HOST and IP.'
+        )
+    if target is not None:
+        r = replication.find_replica(*target)
+        if r is None:
+            raise RedisError('ERR FAILOVER target HOST and PORT is not a replica.')
+        if r.state != 'online':
+            raise RedisError('ERR FAILOVER target replica is not online.')
+    replication.start_failover(target, timeout, force)
+    return OK
 
 
 @COMMANDS.command(

@@ -663,6 +663,21 @@ def send(sock, *args):
 
 
 @contextmanager
+def replica_and_writer(master, tmp_path):
+    """A redis-server replica of `master` and a raw connection to the master, for writes
+    whose replies are read later: yields (its process, a client, its port as text, the
+    socket)."""
+    proc, replica = start_replica(port_of(master), tmp_path)
+    writer = socket.create_connection(('127.0.0.1', port_of(master)), timeout=WAIT)
+    try:
+        yield proc, replica, str(port_of(replica)), writer
+    finally:
+        writer.close()
+        replica.close()
+        stop(proc)
+
+
+@contextmanager
 def stopped(proc):
     """The process stopped (SIGSTOP) meanwhile: a replica that does not acknowledge."""
     proc.send_signal(signal.SIGSTOP)
@@ -673,10 +688,7 @@ def stopped(proc):
 
 
 def test_writes_wait_for_the_failover_then_get_readonly(master, tmp_path):
-    proc, replica = start_replica(port_of(master), tmp_path)
-    rport = str(port_of(replica))
-    writer = socket.create_connection(('127.0.0.1', port_of(master)), timeout=WAIT)
-    try:
+    with replica_and_writer(master, tmp_path) as (proc, replica, rport, writer):
         with stopped(proc):
             master.set('k', 'before')
             assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport) == 'OK'
@@ -697,37 +709,25 @@ def test_writes_wait_for_the_failover_then_get_readonly(master, tmp_path):
         assert writer.recv(100).startswith(b"-READONLY You can't write against a read only")
         wait_until(lambda: replica.info('replication')['role'] == 'master', 'the failover')
         assert replica.get('k') == master.get('k') == 'before'
-    finally:
-        writer.close()
-        replica.close()
-        stop(proc)
 
 
 def test_failover_abort_and_timeout_leave_a_master(master, tmp_path):
-    proc, replica = start_replica(port_of(master), tmp_path)
-    rport = str(port_of(replica))
-    writer = socket.create_connection(('127.0.0.1', port_of(master)), timeout=WAIT)
-    try:
-        with stopped(proc):
-            for how in ('abort', 'timeout'):
-                timeout = ('TIMEOUT', '100') if how == 'timeout' else ()
-                assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport, *timeout)
-                send(writer, 'SET', 'k', how)
-                wait_until(lambda: master.info('clients')['blocked_clients'] == 1, 'the hold')
-                if how == 'abort':
-                    assert master.execute_command('FAILOVER', 'ABORT') == 'OK'
-                wait_until(
-                    lambda: master.info('replication')['master_failover_state'] == 'no-failover',
-                    'the abort',
-                )
-                assert writer.recv(100) == b'+OK\r\n'  # the held write ran on the master
-                assert master.get('k') == how and master.info('replication')['role'] == 'master'
-            with pytest.raises(redis.ResponseError, match='No failover in progress'):
-                master.execute_command('FAILOVER', 'ABORT')
-    finally:
-        writer.close()
-        replica.close()
-        stop(proc)
+    with replica_and_writer(master, tmp_path) as (proc, replica, rport, writer), stopped(proc):
+        for how in ('abort', 'timeout'):
+            timeout = ('TIMEOUT', '100') if how == 'timeout' else ()
+            assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport, *timeout)
+            send(writer, 'SET', 'k', how)
+            wait_until(lambda: master.info('clients')['blocked_clients'] == 1, 'the hold')
+            if how == 'abort':
+                assert master.execute_command('FAILOVER', 'ABORT') == 'OK'
+            wait_until(
+                lambda: master.info('replication')['master_failover_state'] == 'no-failover',
+                'the abort',
+            )
+            assert writer.recv(100) == b'+OK\r\n'  # the held write ran on the master
+            assert master.get('k') == how and master.info('replication')['role'] == 'master'
+        with pytest.raises(redis.ResponseError, match='No failover in progress'):
+            master.execute_command('FAILOVER', 'ABORT')
 
 
 def test_failover_with_force_goes_on_after_the_timeout(master, tmp_path):

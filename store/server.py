@@ -341,11 +341,17 @@ class Server:
                 ):
                     self.log_verbose(f'Closing idle client {conn.describe()}')
                     conn.close_after_reply()
-        for cmd in self.every_command:
-            cmd.settle()
+        self.settle_stats()
         for hook in self.cron_hooks:
             hook(now)
         self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
+
+    def settle_stats(self):
+        """Fold the durations the commands recorded into their statistics (Command.settle):
+        from the cron, and from a long script's hook, which runs commands without the
+        cron's turn coming."""
+        for cmd in self.every_command:
+            cmd.settle()
 
     def request_shutdown(self, reason='', exit_code=0, save='default', force=False, now=False):
         """Shut down after the final save (`save`: default, save or nosave; see

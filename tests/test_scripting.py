@@ -438,6 +438,33 @@ def test_writes_before_an_error_stay(both):
         assert c.get('kept') == b'1'
 
 
+def test_a_long_loop_of_calls_is_counted_without_piling_up(server):
+    """Each call's duration waits in a list until the statistics are read or the cron
+    folds it (Command.settle); a script's count hook folds them too, so a loop of
+    300,000 redis.calls never has most of them waiting (watched from this process, which
+    embeds the server, while the script runs), and INFO counts every one."""
+    r = server.client(decode_responses=True)
+    incr = server.server.commands[b'incr']
+    before = incr.calls
+    done = threading.Event()
+    most = [0]
+
+    def watch():
+        while not done.is_set():
+            most[0] = max(most[0], len(incr.took))
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        r.eval("for i = 1, 300000 do redis.call('incr', KEYS[1]) end", 1, 'loop:n')
+    finally:
+        done.set()
+        watcher.join()
+    assert 0 < most[0] < 100000
+    assert r.info('commandstats')['cmdstat_incr']['calls'] == before + 300000
+
+
 def test_script_is_atomic_for_other_clients(server):
     """While a script runs, another client's command waits for it: the writer's
     INCRs can never interleave with the script's reads."""

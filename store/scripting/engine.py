@@ -565,10 +565,13 @@ class LuaEngine:
 
     def _hook(self) -> Any:
         """Every 100,000 Lua instructions: past busy-reply-threshold, serve other clients
-        for a moment; once killed, raise the kill error."""
+        for a moment; once killed, raise the kill error. The commands' recorded durations
+        are folded meanwhile, so that a script looping over redis.call does not pile
+        them up until it ends."""
         run = self.run
         if run is None:
             return None
+        self.server.settle_stats()
         if not run.timed_out:
             threshold = self.server.config['busy-reply-threshold']
             if (_perf() - run.start) * 1000 < threshold:

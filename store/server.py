@@ -186,9 +186,10 @@ class Server:
     def log(self, msg, level='*'):
         now = time.time()
         stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
+        role = 'S' if self.__dict__.get('replica_link') is not None else 'M'  # as Redis marks
         try:
             print(
-                f'{os.getpid()}:M {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
+                f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
                 file=self.log_stream,
                 flush=True,
             )

@@ -2,9 +2,9 @@
 per-command latency histograms behind LATENCY HISTOGRAM and INFO latencystats.
 
 What the hot path pays: every executed command already has its duration in ns (`took`,
-Connection.run and command_table.call); it adds one histogram bucket increment
-(`cmd.hist[took.bit_length()] += 1`) and one comparison, `took >= config.slow_ns`. Only a
-command at least that slow calls `observe` here. `Config.slow_ns` is the least duration
+Connection.run, command_table.call, redis.call), appended to `cmd.took` for the counters
+and the histogram (folded in by Command.settle when they are read), and one comparison,
+`took >= config.slow_ns`. Only a command at least that slow calls `observe` here. `Config.slow_ns` is the least duration
 either consumer could want: the slowlog's `slowlog-log-slower-than` (us; 0 logs everything,
 -1 is off) and the latency monitor's `latency-monitor-threshold` (ms; 0 is off); with both
 off it is past any duration. A CONFIG SET of one of the parameters sets it to 0, so the

@@ -771,3 +771,64 @@ def test_a_redis_master_fails_over_to_this_server(tmp_path):
             assert dataset(master) == dataset(ours)
             with pytest.raises(redis.ReadOnlyError):
                 master.set('x', 1)
+
+
+@contextmanager
+def sentinel(tmp_path, master_port):
+    """Redis Sentinel (Debian's redis-server --sentinel) monitoring the master at
+    `master_port` as `mymaster`, quorum 1; yields a client of it."""
+    conf = tmp_path / 'sentinel.conf'
+    conf.write_text(
+        f'sentinel monitor mymaster 127.0.0.1 {master_port} 1\n'
+        'sentinel down-after-milliseconds mymaster 2000\n'
+        'sentinel failover-timeout mymaster 10000\n'
+    )
+    proc, port = spawn_redis('--sentinel', conf=conf)
+    client = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        yield client
+    finally:
+        client.close()
+        stop(proc)
+
+
+def sentinel_view(s):
+    """(the master's port, the replicas' ports) as the sentinel sees them."""
+    master = s.execute_command('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'mymaster')
+    replicas = s.execute_command('SENTINEL', 'REPLICAS', 'mymaster')
+    ports = sorted(int(dict(zip(r[::2], r[1::2]))['port']) for r in replicas)
+    return int(master[1]), ports
+
+
+def test_sentinel_fails_over_from_this_server_to_its_replica(tmp_path):
+    """Sentinel finds this server's replica (ours too), promotes it when the master
+    stops, and makes the old master its replica when it comes back."""
+    mproc, mport = spawn_store()
+    try:
+        with following(mport) as replica, sentinel(tmp_path, mport) as s:
+            rport = port_of(replica)
+            master = redis.Redis(port=mport, protocol=2, decode_responses=True)
+            master.set('k', 'v')
+            assert master.wait(1, WAIT * 1000) == 1
+            master.close()
+            wait_until(lambda: sentinel_view(s) == (mport, [rport]), 'the replica found')
+            stop(mproc)
+            wait_until(lambda: sentinel_view(s)[0] == rport, 'the failover')
+            wait_until(lambda: replica.info('replication')['role'] == 'master', 'the promotion')
+            assert replica.get('k') == 'v'
+            replica.set('after', '1')
+            mproc, _ = spawn_store(port=mport)  # back: told to follow the new master
+            back = redis.Redis(port=mport, protocol=2, decode_responses=True)
+            try:
+                wait_until(
+                    lambda: (
+                        back.info('replication').get('master_port') == rport
+                        and back.info('replication')['master_link_status'] == 'up'
+                    ),
+                    'the old master reconfigured as a replica',
+                )
+                assert back.get('k') == 'v' and back.get('after') == '1'
+            finally:
+                back.close()
+    finally:
+        stop(mproc)

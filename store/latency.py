@@ -4,13 +4,13 @@ per-command latency histograms behind LATENCY HISTOGRAM and INFO latencystats.
 What the hot path pays: every executed command already has its duration in ns (`took`,
 Connection.run, command_table.call, redis.call), appended to `cmd.took` for the counters
 and the histogram (folded in by Command.settle when they are read), and one comparison,
-`took >= config.slow_ns`. Only a command at least that slow calls `observe` here. `Config.slow_ns` is the least duration
-either consumer could want: the slowlog's `slowlog-log-slower-than` (us; 0 logs everything,
--1 is off) and the latency monitor's `latency-monitor-threshold` (ms; 0 is off); with both
-off it is past any duration. A CONFIG SET of one of the parameters sets it to 0, so the
-CONFIG SET itself comes here and `sync` derives the exact value from the stored settings:
-the comparison never needs to know which parameter changed, or whether the CONFIG SET
-failed halfway.
+`took >= config.slow_ns`. Only a command at least that slow calls `observe` here.
+`Config.slow_ns` is the least duration either consumer could want: the slowlog's
+`slowlog-log-slower-than` (us; 0 logs everything, -1 is off) and the latency monitor's
+`latency-monitor-threshold` (ms; 0 is off); with both off it is past any duration. A
+CONFIG SET of one of the parameters sets it to 0, so the CONFIG SET itself comes here
+and `sync` derives the exact value from the stored settings: the comparison never needs
+to know which parameter changed, or whether the CONFIG SET failed halfway.
 
 The histograms are log2 buckets of ns (index = bit length), where Redis keeps an HDR
 histogram of two significant digits: LATENCY HISTOGRAM's buckets are the same powers of
@@ -139,8 +139,7 @@ class LatencyMonitor:
 
     def _set_tracking(self, on: bool) -> None:
         self.tracking = on
-        commands = {id(c): c for c in self.server.commands.values()}.values()
-        every = [each for cmd in commands for each in cmd.all()]
+        every = self.server.every_command
         if not on:
             for cmd in every:
                 self.frozen[cmd] = cmd.hist

@@ -374,6 +374,17 @@ def test_allkeys_policies_stay_under_maxmemory(servers, policy):
         assert len(existing(s, volatile)) < len(volatile), s
 
 
+def test_config_resetstat_zeroes_the_eviction_counters(servers):
+    for s in servers(maxmemory='2mb', maxmemory_policy='allkeys-random'):
+        assert write(s, [f'k:{i}' for i in range(10_000)])[1] is None, s
+        settled(s, 2 * MB)
+        stats = s.c.info('stats')
+        assert stats['evicted_keys'] > 0, s
+        s.c.config_resetstat()
+        stats = s.c.info('stats')
+        assert (stats['evicted_keys'], stats['evicted_clients']) == (0, 0), s
+
+
 def test_allkeys_lru_keeps_keys_read_between_writes(servers):
     """100 keys read after every 1200 writes of new keys survive; the first writes, never
     read, go first. Redis's LRU clock counts seconds, so a second passes before each read:

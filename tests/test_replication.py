@@ -159,6 +159,9 @@ def check_a_dropped_link_continues(master, replica):
     stats = master.info('stats')
     assert (stats['sync_full'], stats['sync_partial_ok']) == (1, 1)
     assert replica.mget('a', 'b') == ['1', '2']
+    master.config_resetstat()
+    stats = master.info('stats')
+    assert (stats['sync_full'], stats['sync_partial_ok'], stats['sync_partial_err']) == (0, 0, 0)
 
 
 def test_wait_counts_the_replicas_that_acknowledged(master, tmp_path):

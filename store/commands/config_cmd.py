@@ -15,7 +15,7 @@ from ..command_table import Family
 from ..config import PARAMS, TABLE, ConfigError, lower
 from ..glob import glob_match
 from ..resp import OK, Map, RedisError, split_args
-from .admin import as_text, protected_allowed, unique_commands
+from .admin import as_text, protected_allowed
 
 # -- CONFIG -------------------------------------------------------------------------------
 
@@ -137,12 +137,15 @@ def config_set(c, args):
 
 
 def reset_stats(server):
-    """CONFIG RESETSTAT: server counters, keyspace counters, per-command counters."""
+    """CONFIG RESETSTAT: server counters, keyspace counters, eviction and replication
+    counters, per-command counters (Redis's resetServerStats)."""
     server.stats.reset()
     server.keyspace.reset_stats()
-    for cmd in unique_commands(server):
-        for each in cmd.all():
-            each.reset_stats()
+    server.evictor.reset_stats()
+    replication = server.replication
+    replication.full_syncs = replication.partial_syncs = replication.partial_errors = 0
+    for cmd in server.every_command:
+        cmd.reset_stats()
     sampler = getattr(server, 'ops_sampler', None)
     if sampler is not None:
         sampler.reset()

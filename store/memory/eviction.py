@@ -353,6 +353,13 @@ class Evictor:
         while self.perform() == RUNNING:
             pass
 
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: evicted keys and clients, the time spent over maxmemory (a
+        period still running counts again from the next eviction)."""
+        self.evicted_keys = self.evicted_clients = 0
+        self.over_ms = 0.0
+        self.over_since = None
+
     def _under(self) -> None:
         if self.over_since is not None:
             self.over_ms += (time.monotonic() - self.over_since) * 1000

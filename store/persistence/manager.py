@@ -91,8 +91,7 @@ class Persistence:
     def changes(self) -> int:
         """Redis's server.dirty: writes done since the server started."""
         if self.write_commands is None:
-            unique = {id(c): c for cmd in self.server.commands.values() for c in cmd.all()}
-            self.write_commands = [c for c in unique.values() if 'write' in c.flags]
+            self.write_commands = [c for c in self.server.every_command if 'write' in c.flags]
         n = self.server.keyspace.expired_keys + self.dirty_offset
         for c in self.write_commands:
             n += c.calls - c.failed

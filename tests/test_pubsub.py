@@ -847,3 +847,22 @@ def test_info_stats_reports_pubsub_fields(server):
             assert name in info
     finally:
         sub.close()
+
+
+def test_config_resetstat_zeroes_the_pubsub_counters(server):
+    r = server.client()
+    sub = r.pubsub()
+    sub.subscribe('reset-me')
+    try:
+        assert sub.get_message(timeout=WAIT)['type'] == 'subscribe'
+        assert r.publish('reset-me', 'x') == 1
+        assert sub.get_message(timeout=WAIT)['data'] == b'x'
+        assert r.info('stats')['pubsub_messages_delivered'] >= 1
+        r.config_resetstat()
+        stats = r.info('stats')
+        assert stats['pubsub_messages_delivered'] == 0
+        assert stats['pubsub_publisher_waits'] == 0
+        assert stats['client_output_buffer_limit_disconnections'] == 0
+    finally:
+        sub.close()
+        r.close()

@@ -142,6 +142,7 @@ def reset_stats(server):
     server.stats.reset()
     server.keyspace.reset_stats()
     server.evictor.reset_stats()
+    server.pubsub.reset_stats()
     replication = server.replication
     replication.full_syncs = replication.partial_syncs = replication.partial_errors = 0
     for cmd in server.every_command:

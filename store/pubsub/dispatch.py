@@ -628,6 +628,10 @@ class PubSub:
 
     # -- introspection ----------------------------------------------------------------------------
 
+    def reset_stats(self):
+        """CONFIG RESETSTAT: the counters among info_fields (the others are states)."""
+        self.messages = self.publisher_waits = self.limits.disconnections = 0
+
     def info_fields(self):
         counts = self.store.counts
         return [

@@ -733,6 +733,25 @@ def test_failover_abort_and_timeout_leave_a_master(master, tmp_path):
             master.execute_command('FAILOVER', 'ABORT')
 
 
+def test_client_pause_and_the_failover_pause_end_apart(master, tmp_path):
+    """CLIENT PAUSE ALL over a failover's write pause: when it ends the reads it held
+    run, the writes stay held until the failover ends."""
+    with replica_and_writer(master, tmp_path) as (proc, replica, rport, writer), stopped(proc):
+        reader = socket.create_connection(('127.0.0.1', port_of(master)), timeout=WAIT)
+        try:
+            master.set('k', 'v')
+            assert master.execute_command('FAILOVER', 'TO', '127.0.0.1', rport, 'TIMEOUT', '60000')
+            assert master.execute_command('CLIENT', 'PAUSE', '2000', 'ALL')
+            send(reader, 'GET', 'k')
+            send(writer, 'SET', 'k', 'w')
+            assert reader.recv(100) == b'$1\r\nv\r\n'  # once CLIENT PAUSE ended
+            assert master.info('clients')['blocked_clients'] == 1  # the write
+            assert master.execute_command('FAILOVER', 'ABORT') == 'OK'
+            assert writer.recv(100) == b'+OK\r\n'
+        finally:
+            reader.close()
+
+
 def test_failover_with_force_goes_on_after_the_timeout(master, tmp_path):
     proc, replica = start_replica(port_of(master), tmp_path)
     rport = str(port_of(replica))

@@ -208,13 +208,13 @@ class ClientPause:
             server.keyspace.expire_paused = True
             server.update_gates()
             return
+        if kind == 'all':  # stronger: what is held stays held
+            return
         if kind is None:
             replica = server.replica_link is not None  # a replica's keys wait for the master
             server.keyspace.expire_paused = replica
             server.expiry.set_enabled(self.expiry_was and not replica)
             server.update_gates()
-        if kind == 'write' and was == 'write':
-            return
         held, self.held = self.held, []
         if server.loop is not None:  # as Redis reprocesses them, after the current command
             server.loop.call_soon(self._resume, held)

@@ -34,6 +34,7 @@ from typing import Any
 
 from . import clock
 from .connection import Connection
+from .persistence.aof import resp_command
 from .persistence.files import remove
 from .resp import RedisError
 
@@ -45,8 +46,7 @@ class LinkError(Exception):
 
 
 def _command(*args: Any) -> bytes:
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b'*%d\r\n' % len(parts) + b''.join(b'$%d\r\n%s\r\n' % (len(p), p) for p in parts)
+    return resp_command([a if isinstance(a, bytes) else str(a).encode() for a in args])
 
 
 class MasterLink:
@@ -144,7 +144,7 @@ class MasterLink:
         )
         if self.failover and reply.startswith((b'+FULLRESYNC', b'+CONTINUE')):
             self.failover = False  # the target is the master now
-            self.server.replication.failover_done()
+            self.server.replication.end_failover()
         if reply.startswith(b'+FULLRESYNC'):
             _, replid, offset = reply.split()
             log(f'Full resync from master: {replid.decode()}:{offset.decode()}')

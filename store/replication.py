@@ -435,8 +435,7 @@ class Replication:
         r.ack_time = time.time()
         if self.waiting:
             self._check_waiting()
-        if self.failover_state == 'waiting-for-sync':
-            self.failover_check()
+        self.failover_check()
 
     def acked(self, offset: int) -> int:
         """replicationCountAcksByOffset: replicas that acknowledged `offset`."""
@@ -519,8 +518,7 @@ class Replication:
         if self.backlog is None:
             return
         cfg = self.server.config
-        if self.failover_state == 'waiting-for-sync':
-            self.failover_check()
+        self.failover_check()
         if self.replicas:
             # no PING while a failover waits: the target must reach the offset (Redis
             # sends none while writes are paused for a failover)
@@ -602,11 +600,6 @@ class Replication:
         self.failover_state = 'failover-in-progress'
         self.replicate(target[0], target[1], failover=True)
 
-    def failover_done(self) -> None:
-        """The target took over (it answered PSYNC ... FAILOVER): the writes paused
-        meanwhile run, as a replica's."""
-        self._clear_failover()
-
     def abort_failover(self, reason: str) -> None:
         """abortFailover: a master again if it had become the target's replica."""
         if self.failover_state == 'no-failover':
@@ -618,9 +611,11 @@ class Replication:
             self.server.log(f'FAILOVER to any replica aborted: {reason}')
         if self.failover_state == 'failover-in-progress':
             self.promote()
-        self._clear_failover()
+        self.end_failover()
 
-    def _clear_failover(self) -> None:
+    def end_failover(self) -> None:
+        """The failover is over: taken over by the target (it answered PSYNC ...
+        FAILOVER) or aborted; the writes paused meanwhile run."""
         self.failover_state = 'no-failover'
         self.failover_target = None
         self.failover_end = 0

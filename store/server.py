@@ -186,7 +186,7 @@ class Server:
     def log(self, msg, level='*'):
         now = time.time()
         stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
-        role = 'S' if self.__dict__.get('replica_link') is not None else 'M'  # as Redis marks
+        role = 'S' if self.replica_link is not None else 'M'  # as Redis marks them
         try:
             print(
                 f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
@@ -388,16 +388,16 @@ class Server:
         # the replicas last: they may take shutdown-timeout to acknowledge what the
         # others wrote (Redis's isReadyToShutdown)
         replicas = [r.conn for r in self.replication.replicas]
-        clients = [c for c in self.clients.values() if c not in replicas]
-        for conn in clients:
-            conn.flush()
-            if conn.transport is not None:
-                conn.transport.close()
+
+        def close_all(conns):
+            for conn in conns:
+                conn.flush()
+                if conn.transport is not None:
+                    conn.transport.close()
+
+        close_all([c for c in self.clients.values() if c not in replicas])
         await self.replication.drain(self.replicas_wait)
-        for conn in replicas:
-            conn.flush()
-            if conn.transport is not None:
-                conn.transport.close()
+        close_all(replicas)
         for server in self.listeners:
             await server.wait_closed()
         self.listeners = []

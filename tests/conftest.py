@@ -119,8 +119,11 @@ def wait_for_port(port, proc=None, timeout=WAIT):
     raise TimeoutError(f'nothing listening on {port}')
 
 
-STORE_DIR = tempfile.mkdtemp(prefix='store-test-')
-atexit.register(shutil.rmtree, STORE_DIR, True)
+# The spawned servers' files (a dump.rdb, a replica's temporary payload) go here, never
+# into the checkout the tests run from.
+SERVERS_DIR = tempfile.mkdtemp(prefix='store-tests-')
+atexit.register(shutil.rmtree, SERVERS_DIR, True)
+REDIS_DIR = tempfile.mkdtemp(dir=SERVERS_DIR)  # the reference redis-servers'
 
 
 def spawn_store(*args, port=None, conf=None):
@@ -132,7 +135,7 @@ def spawn_store(*args, port=None, conf=None):
     port = port or free_port()
     first = [str(conf)] if conf else []
     # each its own: a dump.rdb one server saved must not be loaded by the next one
-    where = [] if conf or '--dir' in args else ['--dir', tempfile.mkdtemp(dir=STORE_DIR)]
+    where = [] if conf or '--dir' in args else ['--dir', tempfile.mkdtemp(dir=SERVERS_DIR)]
     proc = subprocess.Popen(
         [sys.executable, '-m', 'store', *first, '--port', str(port), '--save', '', *where, *args],
         stdout=subprocess.PIPE,
@@ -141,10 +144,6 @@ def spawn_store(*args, port=None, conf=None):
     )
     wait_for_port(port, proc)
     return proc, port
-
-
-REDIS_DIR = tempfile.mkdtemp(prefix='redis-ref-')
-atexit.register(shutil.rmtree, REDIS_DIR, True)
 
 
 def spawn_redis(*args, port=None, conf=None):

@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from conftest import WAIT, assert_same, redis_cli, spawn_redis, spawn_store, stop, wait_until
+from rawconn import pack
 
 DBS = (0, 3)  # the databases the tests write
 
@@ -661,8 +662,7 @@ def test_failover_hands_the_master_role_to_a_redis_replica(master, tmp_path):
 
 def send(sock, *args):
     """A command written on a raw socket; its reply is read later."""
-    parts = [b'$%d\r\n%s\r\n' % (len(a), a) for a in (x.encode() for x in args)]
-    sock.sendall(b'*%d\r\n' % len(args) + b''.join(parts))
+    sock.sendall(pack(*args))
 
 
 @contextmanager

@@ -95,10 +95,7 @@ def sunsubscribe(c, args):
     summary='Post a message to a channel',
 )
 def publish(c, args):
-    n = c.server.pubsub.publish_command(c, args, CHANNELS)
-    if c.server.replication.active and n is not DEFERRED:
-        c.server.persistence.aof.to_replicas(c.db, args)  # replicas' subscribers get it too
-    return n
+    return _publish(c, args, CHANNELS)
 
 
 @COMMANDS.command(
@@ -112,7 +109,13 @@ def publish(c, args):
     key_specs='not_key; index 1; range 0 1 0',
 )
 def spublish(c, args):
-    n = c.server.pubsub.publish_command(c, args, SHARD_CHANNELS)
+    return _publish(c, args, SHARD_CHANNELS)
+
+
+def _publish(c, args, kind):
+    """PUBLISH / SPUBLISH: delivered here, and to the replicas, whose subscribers get it
+    too (a publish held for backpressure is propagated when it runs)."""
+    n = c.server.pubsub.publish_command(c, args, kind)
     if c.server.replication.active and n is not DEFERRED:
         c.server.persistence.aof.to_replicas(c.db, args)
     return n

@@ -242,8 +242,8 @@ class LuaEngine:
         self._gc_collect = lua.eval(b'function() collectgarbage("collect") end')
         self.table = lua.table_from
         self.resp = 2  # redis.setresp: the protocol commands answer the script in
-        # name as sent -> (command, writes, fewest and most arguments): _check_command
-        self._checked: dict[bytes, tuple[Any, bool, int, int]] = {}
+        # name as sent -> (command, writes, the argument counts it takes): _check_command
+        self._checked: dict[bytes, tuple[Any, bool, range]] = {}
         self.config = server.config
         self.monitors = server.monitors  # MONITOR clients
         self.tracked = None  # the running script's caller, if it has CLIENT TRACKING on
@@ -342,9 +342,9 @@ class LuaEngine:
         if known is None:
             top, cmd, write = self._check_command(argv)
         else:
-            top, write, fewest, most = known
+            top, write, lengths = known
             cmd = top
-            if not fewest <= len(argv) <= most:
+            if len(argv) not in lengths:
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
         client = self.client
         if self.plain_calls:
@@ -438,8 +438,8 @@ class LuaEngine:
             self._reject(b'ERR This Redis command is not allowed from script', cmd)
         write = 'write' in cmd.flags
         if cmd is top and not cmd.subcommands:
-            fewest, most = (arity, arity) if arity > 0 else (-arity, 1 << 62)
-            self._checked[argv[0]] = (cmd, write, fewest, most)
+            lengths = range(arity, arity + 1) if arity > 0 else range(-arity, 1 << 62)
+            self._checked[argv[0]] = (cmd, write, lengths)
         return top, cmd, write
 
     def _redis_pcall(self, *args: Any) -> Any:
@@ -450,11 +450,14 @@ class LuaEngine:
             return e.args[0]
 
     def _convert_args(self, argv: list[Any]) -> list[bytes]:
-        """Numbers as "%.17g"; anything else but a string is an error."""
+        """Numbers as "%.17g", in place; anything else but a string is an error."""
         try:
-            return [a if type(a) is bytes else _call_arg(a) for a in argv]
+            for i, a in enumerate(argv):
+                if type(a) is not bytes:
+                    argv[i] = _call_arg(a)
         except TypeError:
             self._raise(b'Lua redis lib command arguments must be strings or integers')
+        return argv
 
     def _err(self, msg: bytes) -> Any:
         return self._error(b'ERR ' + msg)

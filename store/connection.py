@@ -154,7 +154,8 @@ class Connection(asyncio.Protocol):
         'out_limit',
         'obl_soft_since',
         # (args, bytes) of a read holding one command while it runs: the AOF writes a
-        # plain write's own bytes instead of encoding them again (Aof._wrapped)
+        # plain write's own bytes instead of encoding them again (Aof._wrapped); None
+        # without an AOF
         'raw',
         # store/replication.py: REPLCONF's state, then the synced replica's
         'replica',
@@ -287,7 +288,7 @@ class Connection(asyncio.Protocol):
             if frames is not None:
                 if len(frames) > SLICE:
                     return self._run_slices(frames, 0, deadline)
-                if len(frames) == 1:
+                if len(frames) == 1 and self.ks.aof is not None:
                     self.raw = (frames[0], data)
                     self.run(frames)
                     self.raw = None  # a big value is not kept alive by it

@@ -512,8 +512,29 @@ class Keyspace:
     def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
         """Give an existing key a TTL (the caller checked the key exists)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        self._set_deadline(s, db, key, deadline, s.expires[db].get(key))
+
+    def lookup_set_deadline(self, db: int, key: bytes, deadline: int) -> bool:
+        """EXPIRE's common case with the key routed once: the write look-up (lazy expiry,
+        the access; the value itself is not needed) and then `set_deadline`. False, with
+        nothing set, when the key does not exist."""
+        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if key not in s.data[db]:
+            return False
+        old = s.expires[db].get(key)
+        if old is not None and old < now_ms():
+            self._expire(s, db, key)
+            return False
+        clock = self.lru_used
+        if clock is not None:
+            s.access[db][key] = clock
+        else:
+            self._access(s, db, key)
+        self._set_deadline(s, db, key, deadline, old)
+        return True
+
+    def _set_deadline(self, s: DbSlice, db: int, key: bytes, deadline: int, old: Any) -> None:
         exp = s.expires[db]
-        old = exp.get(key)
         exp[key] = s.index.add(db, key, deadline, old)
         if old is None:
             self.used += TTL_OVERHEAD

@@ -261,6 +261,7 @@ def to_bytes(value: Any, proto: int = 2) -> bytes:
 # The canonical spellings of the integers requests carry most (counts, TTLs, indexes,
 # counters): one dict lookup instead of string2ll's checks and int().
 SMALL_INTS: Final = {b'%d' % i: i for i in range(-1024, 10000)}
+INT_BYTES: Final = {i: b for b, i in SMALL_INTS.items()}  # and back, the same bytes objects
 
 
 def string2ll(b: bytes) -> int | None:

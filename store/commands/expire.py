@@ -54,19 +54,27 @@ def _invalid(args):
 
 
 def expire_generic(c, args, relative, seconds):
+    """The four setters: `relative` to now (EXPIRE, PEXPIRE) or absolute, in `seconds`
+    (EXPIRE, EXPIREAT) or milliseconds."""
     flags = parse_expire_flags(args) if len(args) > 3 else 0
     when = int_arg(args[2])
     now = now_ms()  # one reading: the base time and checkAlreadyExpired's
-    basetime = now if relative else 0
     if seconds:
         if when > SECONDS_MAX or when < SECONDS_MIN:
             raise _invalid(args)
         when *= 1000
-    if when > LLONG_MAX - basetime:
-        raise _invalid(args)
-    when += basetime
+    if relative:
+        when += now  # (Redis checks when > LLONG_MAX - now before adding, in C)
+        if when > LLONG_MAX:
+            raise _invalid(args)
 
     ks, db, key = c.ks, c.db, args[1]
+    if not flags and when > now:  # the common case: the key looked up and given its TTL
+        if not ks.lookup_set_deadline(db, key, when):
+            return 0
+        if ks.notify_flags & events.GENERIC:
+            ks.notify(events.GENERIC, b'expire', db, key)
+        return 1
     if ks.lookup(db, key) is None:
         return 0
     if flags:
@@ -102,7 +110,7 @@ def expire_generic(c, args, relative, seconds):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def expire(c, args):
-    return expire_generic(c, args, relative=True, seconds=True)
+    return expire_generic(c, args, True, True)
 
 
 @COMMANDS.command(
@@ -115,7 +123,7 @@ def expire(c, args):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def pexpire(c, args):
-    return expire_generic(c, args, relative=True, seconds=False)
+    return expire_generic(c, args, True, False)
 
 
 @COMMANDS.command(
@@ -129,7 +137,7 @@ def pexpire(c, args):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def expireat(c, args):
-    return expire_generic(c, args, relative=False, seconds=True)
+    return expire_generic(c, args, False, True)
 
 
 @COMMANDS.command(
@@ -142,7 +150,7 @@ def expireat(c, args):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def pexpireat(c, args):
-    return expire_generic(c, args, relative=False, seconds=False)
+    return expire_generic(c, args, False, False)
 
 
 def ttl_generic(c, key, in_ms, absolute):

@@ -26,7 +26,7 @@ from ..args import E_NOT_INT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg, keyword
 from ..clock import now_ms
 from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
-from ..resp import OK, RedisError, string2ll
+from ..resp import OK, SMALL_INTS, RedisError, string2ll
 from ..types import expect
 from .expire import SECONDS_MAX
 
@@ -564,9 +564,11 @@ def _incr(c, key, by):
         return by
     if type(v) is not bytes:
         raise WRONGTYPE
-    old = string2ll(v)
+    old = SMALL_INTS.get(v)  # string2ll's first step, inline
     if old is None:
-        raise RedisError(E_NOT_INT)
+        old = string2ll(v)
+        if old is None:
+            raise RedisError(E_NOT_INT)
     n = old + by
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)

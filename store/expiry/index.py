@@ -96,7 +96,8 @@ class DeadlineIndex:
                 self.canon.clear()
             self.canon[deadline] = canon = deadline
         if old is not None:
-            if old >= self.horizon and canon // COARSE_MS >= old // COARSE_MS:
+            # (a later deadline is in the same window or a later one: no division)
+            if old >= self.horizon and (canon >= old or canon // COARSE_MS == old // COARSE_MS):
                 return canon
             if self.discard():
                 # The rebuild refiled the key under `old`, still in `expires` until the

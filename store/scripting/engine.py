@@ -40,6 +40,7 @@ from ..command_table import find_command
 from ..latency import observe
 from ..memory.eviction import OOM
 from ..resp import (
+    INT_BYTES,
     OK,
     CountedError,
     DoubleText,
@@ -85,8 +86,12 @@ def _number_arg(v: float) -> bytes:
 def _call_arg(v: Any) -> bytes:
     """A redis.call argument that is not a string: a number as _number_arg spells it
     (the common integer inline), TypeError for anything else."""
-    if type(v) is int and -9007199254740992 <= v <= 9007199254740992:
-        return b'%d' % v
+    if type(v) is int:
+        b = INT_BYTES.get(v)  # the small ones, spelled once
+        if b is not None:
+            return b
+        if -9007199254740992 <= v <= 9007199254740992:
+            return b'%d' % v
     if type(v) is float or type(v) is int:
         return _number_arg(v)
     raise TypeError('not a string or a number')
@@ -451,10 +456,12 @@ class LuaEngine:
 
     def _convert_args(self, argv: list[Any]) -> list[bytes]:
         """Numbers as "%.17g", in place; anything else but a string is an error."""
+        i = 0
         try:
-            for i, a in enumerate(argv):
+            for a in argv:
                 if type(a) is not bytes:
                     argv[i] = _call_arg(a)
+                i += 1
         except TypeError:
             self._raise(b'Lua redis lib command arguments must be strings or integers')
         return argv

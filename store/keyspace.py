@@ -340,8 +340,9 @@ class Keyspace:
     def replaced(self, db: int, key: bytes, old: bytes, new: bytes) -> None:
         """A string found by lookup_for_update was replaced in its dict by `new` (INCR)."""
         n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
-        self.used += n
-        self.db_used[db] += n
+        if n:  # (a counter mostly keeps its size class)
+            self.used += n
+            self.db_used[db] += n
         if self.watchers:
             self.touch(db, key)
 

@@ -139,7 +139,8 @@ def prepare(server: Any, flags: frozenset[str] | None, ro: bool) -> tuple[bool, 
     maxmemory (unless `allow-oom`), while writes are refused (-MISCONF, -NOREPLICAS), and
     by the _RO commands."""
     if flags is None:
-        return ro, server.evictor.out_of_memory()
+        evictor = server.evictor  # (no maxmemory: never out of memory, without a call)
+        return ro, bool(evictor.maxmemory) and evictor.out_of_memory()
     if 'no-writes' in flags:
         return True, False
     if server.readonly_denied is not None:
@@ -255,6 +256,12 @@ class LuaEngine:
         self.acl_caller: Any = None  # the running script's caller, if its ACL user is restricted
         self.caller_command = b''
         self.plain_calls = False  # see _plain_calls
+
+    def seal(self) -> None:
+        """Once the boot chunks took what they need from `debug`: out of the real global
+        table, as lupa looks debug.traceback up there on every call into Lua (to use as
+        its error handler), and every run catches its errors itself (sandbox.lua)."""
+        self.lua.execute(b'debug = nil')
 
     def memory(self) -> int:
         """Bytes the Lua state holds (INFO used_memory_lua)."""

@@ -58,6 +58,7 @@ class EvalScripts:
     def __init__(self, server: Any, client: Any) -> None:
         self.server = server
         self.engine = LuaEngine(server, client)
+        self.engine.seal()
         self.cache: dict[bytes, Script] = {}  # lower-case hex SHA1 -> Script
 
     def load(self, body: bytes) -> Script:

@@ -260,6 +260,7 @@ class Functions:
             self._expired,
             self._error(b'ERR FUNCTION LOAD timeout'),
         )
+        engine.seal()
 
     # -- loading ---------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@
 -- user's line, as they do in Redis, where these functions are C.
 local api, pyhook, pyerror, version, version_num = ...
 
--- V is the global table scripts see; lupa keeps using the state's own (_G), which
--- needs `debug` for its tracebacks.
+-- V is the global table scripts see; lupa keeps using the state's own (_G), which keeps
+-- `debug` until the engine is sealed (LuaEngine.seal).
 local V = {}
 for k, v in pairs(_G) do V[k] = v end
 local error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select =

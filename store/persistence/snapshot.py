@@ -54,6 +54,7 @@ _WRAPPED = (
     'overwrite',
     'delete',
     'set_deadline',
+    'lookup_set_deadline',
     'persist',
 )
 

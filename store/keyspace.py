@@ -355,6 +355,11 @@ class Keyspace:
             return None
         return self.shard_for(key).expires[db].get(key)
 
+    def deadline_of_found(self, db: int, key: bytes) -> int | None:
+        """`deadline` of a key the caller has just looked up and found (TTL): no second
+        look-up."""
+        return self.shard_for(key).expires[db].get(key)
+
     # -- writes ----------------------------------------------------------------------
 
     def set(

@@ -22,6 +22,7 @@ def test_no_import_circle():
 # wrapped look-ups of the same key in the same command (which wrote the key out first).
 SNAPSHOT_UNWRAPPED = {
     'deadline',  # lookup_notouch -> lookup
+    'deadline_of_found',  # a read, after read_notouch
     'exists',  # lookup_notouch -> lookup
     'lookup_notouch',  # -> lookup
     'read_notouch',  # -> read

@@ -158,7 +158,7 @@ def ttl_generic(c, key, in_ms, absolute):
     ks = c.ks
     if ks.read_notouch(c.db, key) is None:  # LOOKUP_NOTOUCH: not an access
         return -2
-    deadline = ks.deadline(c.db, key)
+    deadline = ks.deadline_of_found(c.db, key)
     if deadline is None:
         return -1
     ttl = deadline if absolute else deadline - now_ms()

@@ -166,20 +166,22 @@ class Keyspace:
 
     # -- reads -----------------------------------------------------------------------
 
-    def read(self, db: int, key: bytes, buffer: bool = False) -> Any:
-        """Look a key up for a read command: lazy expiry, hit/miss stats, `keymiss`.
-        `buffer`: a string changed in place may come as its bytearray."""
+    def read(self, db: int, key: bytes, buffer: bool = False, touch: bool = True) -> Any:
+        """Look a key up for a read command: lazy expiry, hit/miss stats, `keymiss`, and
+        the access unless not `touch` (read_notouch). `buffer`: a string changed in place
+        may come as its bytearray."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         v = s.data[db].get(key)
         if v is not None:
             deadline = s.expires[db].get(key)
             if deadline is None or deadline >= now_ms():
                 self.hits += 1
-                clock = self.lru_used
-                if clock is not None:
-                    s.access[db][key] = clock
-                else:
-                    self._access(s, db, key)
+                if touch:
+                    clock = self.lru_used
+                    if clock is not None:
+                        s.access[db][key] = clock
+                    else:
+                        self._access(s, db, key)
                 if type(v) is not bytes:
                     if type(v) is Packed:
                         return self._unpack(s, db, key, v)
@@ -204,8 +206,8 @@ class Keyspace:
             self.lru, self.lru_used, self.no_touch = saved
 
     def read_notouch(self, db: int, key: bytes) -> Any:
-        """`read` for EXISTS, TYPE, OBJECT, TTL: not an access."""
-        return self.untouched(self.read, db, key)
+        """`read` for EXISTS, TYPE, OBJECT, TTL: not an access (LOOKUP_NOTOUCH)."""
+        return self.read(db, key, False, False)
 
     def lookup(self, db: int, key: bytes, buffer: bool = False) -> Any:
         """Look a key up for a write command: lazy expiry, and an aggregate is marked

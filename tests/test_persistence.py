@@ -181,6 +181,27 @@ def test_bgsave_is_a_point_in_time_image(tmp_path):
         stop(rproc)
 
 
+def test_rdb_key_save_delay_paces_a_bgsave_as_redis_does(tmp_path):
+    """rdb-key-save-delay is microseconds per key: 2,000 keys at 200 us take at least
+    0.4 s however fast the machine (the loop's timers count whole milliseconds, so a
+    shorter delay per key once fired on the next turn, and a slowed-down BGSAVE could end
+    before the client's next command on a busy machine)."""
+    proc, port = spawn_store('--dir', str(tmp_path), '--rdb-key-save-delay', '200')
+    try:
+        r = client(port)
+        p = r.pipeline(transaction=False)
+        for i in range(2000):
+            p.set(f'k{i}', i)
+        p.execute()
+        start = time.monotonic()
+        r.bgsave()
+        wait_until(lambda: r.info('persistence')['rdb_bgsave_in_progress'] == 0, 'the BGSAVE')
+        assert time.monotonic() - start >= 0.4
+        assert r.info('persistence')['rdb_last_bgsave_status'] == 'ok'
+    finally:
+        stop(proc)
+
+
 def test_shutdown_saves_with_save_points_and_nosave_does_not(tmp_path):
     proc, port = spawn_store('--dir', str(tmp_path), '--save', '3600 1')
     try:

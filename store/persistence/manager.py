@@ -277,9 +277,13 @@ class Persistence:
         # end of the loop turn (Server.flush_pending), which comes after this step.
         if self.server.pending_flush:
             self.server.flush_pending()
-        delay = self.server.config['rdb-key-save-delay']  # µs per key, for tests (as Redis)
+        # rdb-key-save-delay: µs per key, for tests (as Redis). The loop's timers count
+        # whole milliseconds (a shorter call_later fires on the next turn, however fast
+        # that comes), so a step writes a millisecond's worth of keys and waits for it.
+        delay = self.server.config['rdb-key-save-delay']
+        keys = max(1, 1000 // delay) if delay > 0 else 0
         try:
-            more = snap.step(0.0, 1) if delay > 0 else snap.step()
+            more = snap.step(0.0, keys) if delay > 0 else snap.step()
             if not more:
                 snap.complete()
         except Exception as e:  # a bug or a full disk: the snapshot fails, the server goes on
@@ -288,7 +292,7 @@ class Persistence:
             return
         if more:
             if delay > 0:
-                self.server.loop.call_later(delay / 1e6, self._step)
+                self.server.loop.call_later(keys * delay / 1e6, self._step)
             else:
                 self.server.loop.call_soon(self._step)
             return

@@ -130,35 +130,6 @@ def check_numkeys(args: list[bytes], numkeys: int) -> int:
     return numkeys
 
 
-def prepare(server: Any, flags: frozenset[str] | None, ro: bool) -> tuple[bool, bool]:
-    """scriptPrepareForRun's checks, in its order, for a script with these flags (None: an
-    EVAL script with no shebang, Redis's compatibility mode, checked at each call instead)
-    run by EVAL_RO / FCALL_RO when `ro`. Returns whether it runs read-only and the
-    out-of-memory state a script without flags checks at its first denyoom call
-    (scriptVerifyOOM). A script that may write is refused while used memory is over
-    maxmemory (unless `allow-oom`), while writes are refused (-MISCONF, -NOREPLICAS), and
-    by the _RO commands."""
-    if flags is None:
-        evictor = server.evictor  # (no maxmemory: never out of memory, without a call)
-        return ro, bool(evictor.maxmemory) and evictor.out_of_memory()
-    if 'no-writes' in flags:
-        return True, False
-    if server.readonly_denied is not None:
-        raise RedisError(server.readonly_denied)
-    if 'allow-oom' not in flags and server.evictor.out_of_memory():
-        raise RedisError(
-            "OOM allow-oom flag is not set on the script, can not run it when used memory > "
-            "'maxmemory'"
-        )
-    if server.write_denied is not None:
-        raise RedisError(server.write_denied)
-    if ro:
-        raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
-    if server.replicas_denied is not None:
-        raise RedisError(server.replicas_denied)
-    return False, False
-
-
 class ScriptRun:
     """The running script (Redis's scriptRunCtx)."""
 
@@ -175,8 +146,43 @@ class ScriptRun:
     )
 
     def __init__(
-        self, name: bytes, caller: Any, read_only: bool, is_eval: bool, oom: bool = False
+        self,
+        server: Any,
+        name: bytes,
+        caller: Any,
+        flags: frozenset[str] | None,
+        ro: bool,
+        is_eval: bool,
     ) -> None:
+        """scriptPrepareForRun: the run of a script with these flags (None: an EVAL script
+        with no shebang, Redis's compatibility mode, checked at each call instead) by
+        EVAL_RO / FCALL_RO when `ro`, after its checks in Redis's order (RedisError when
+        one refuses). A script that may write is refused while used memory is over
+        maxmemory (unless `allow-oom`), while writes are refused (-MISCONF, -NOREPLICAS),
+        and by the _RO commands; one without flags notes whether memory is over maxmemory
+        now, for its first denyoom call (scriptVerifyOOM)."""
+        oom = False
+        if flags is None:
+            read_only = ro
+            evictor = server.evictor  # (no maxmemory: never out of memory, without a call)
+            oom = bool(evictor.maxmemory) and evictor.out_of_memory()
+        elif 'no-writes' in flags:
+            read_only = True
+        else:
+            if server.readonly_denied is not None:
+                raise RedisError(server.readonly_denied)
+            if 'allow-oom' not in flags and server.evictor.out_of_memory():
+                raise RedisError(
+                    'OOM allow-oom flag is not set on the script, can not run it when used '
+                    "memory > 'maxmemory'"
+                )
+            if server.write_denied is not None:
+                raise RedisError(server.write_denied)
+            if ro:
+                raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
+            if server.replicas_denied is not None:
+                raise RedisError(server.replicas_denied)
+            read_only = False
         self.name = name  # the sha for EVAL, the function's name for FCALL
         self.caller = caller
         self.read_only = read_only

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from ..resp import RedisError, split_args
-from .engine import CompileError, LuaEngine, ScriptRun, prepare
+from .engine import CompileError, LuaEngine, ScriptRun
 
 # #!lua flags=... (scripts_flags_def)
 FLAGS = ('no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys')
@@ -101,6 +101,5 @@ class EvalScripts:
     def run(self, caller: Any, script: Script, numkeys: int, args: list[bytes], ro: bool):
         """Run a cached script for `caller` (scriptPrepareForRun's checks first) on EVAL's
         `args`, numkeys checked."""
-        read_only, oom = prepare(self.server, script.flags, ro)
-        run = ScriptRun(script.sha, caller, read_only, True, oom)
+        run = ScriptRun(self.server, script.sha, caller, script.flags, ro, True)
         return self.engine.execute(run, script.function, numkeys, args)

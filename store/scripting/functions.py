@@ -23,7 +23,7 @@ import lupa.lua51 as lua51
 
 from ..rdb import RdbError, RdbReader, dump_payload, rdb_string, verify_payload
 from ..resp import RedisError, split_args, string2ll
-from .engine import LuaEngine, ScriptRun, check_numkeys, lua_tostring, prepare
+from .engine import LuaEngine, ScriptRun, check_numkeys, lua_tostring
 from .eval import FLAGS
 
 RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
@@ -459,7 +459,7 @@ class Functions:
         if numkeys is None:
             raise RedisError('ERR Bad number of keys provided')
         check_numkeys(argv, numkeys)
-        run = ScriptRun(fn.name, caller, prepare(self.server, fn.flags, ro)[0], is_eval=False)
+        run = ScriptRun(self.server, fn.name, caller, fn.flags, ro, False)
         self.current = (run, argv)
         try:
             return self.engine.execute(run, fn.callback, numkeys, argv)

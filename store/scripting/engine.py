@@ -356,11 +356,11 @@ class LuaEngine:
             if type(a) is not bytes:
                 argv = self._convert_args(argv)
                 break
-        known = self._checked.get(argv[0]) if argv else None
-        if known is None:
+        try:
+            top, write, lengths = self._checked[argv[0]]
+        except (KeyError, IndexError):  # not seen yet (or no name)
             top, cmd, write = self._check_command(argv)
         else:
-            top, write, lengths = known
             cmd = top
             if len(argv) not in lengths:
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)

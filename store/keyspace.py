@@ -355,7 +355,7 @@ class Keyspace:
         """The key's deadline in ms, or None when it has none (or does not exist)."""
         if self.lookup_notouch(db, key) is None:
             return None
-        return self.shard_for(key).expires[db].get(key)
+        return self.deadline_of_found(db, key)
 
     def deadline_of_found(self, db: int, key: bytes) -> int | None:
         """`deadline` of a key the caller has just looked up and found (TTL): no second

@@ -158,7 +158,7 @@ class Replication:
         self.last_ping = 0.0
         self.waiting: list[tuple[Any, int, int]] = []  # WAIT: (waiter, offset, replicas)
         self.getack_scheduled = False
-        self.full_syncs = self.partial_syncs = self.partial_errors = 0
+        self.reset_stats()
         self.good = 0  # replicas that acknowledged within min-replicas-max-lag
         self.expiry_was = True  # active expiry's state before this server became a replica
         # FAILOVER: no-failover, waiting-for-sync (writes paused until the target replica
@@ -545,6 +545,10 @@ class Replication:
             self.active = False
             self.server.persistence.aof.replication_stopped()
 
+    def reset_stats(self) -> None:
+        """The sync counters of INFO stats (CONFIG RESETSTAT zeroes them)."""
+        self.full_syncs = self.partial_syncs = self.partial_errors = 0
+
     # -- FAILOVER (replication.c's failoverCommand and updateFailoverStatus) ----------------
 
     def find_replica(self, host: str, port: int) -> Replica | None:
@@ -586,15 +590,15 @@ class Replication:
             return
         if target is not None:
             r = self.find_replica(*target)
-            caught_up = r is not None and r.ack == self.offset
+            if r is None or r.ack != self.offset:
+                return
         else:
             r = next((x for x in self.replicas if x.ack == self.offset), None)
-            caught_up = r is not None
-            if r is not None:
-                target = self.failover_target = (r.address(), r.port)
-        if caught_up and target is not None:
-            self.server.log(f'Failover target {target[0]}:{target[1]} is synced, failing over.')
-            self._demote(target)
+            if r is None:
+                return
+            target = self.failover_target = (r.address(), r.port)
+        self.server.log(f'Failover target {target[0]}:{target[1]} is synced, failing over.')
+        self._demote(target)
 
     def _demote(self, target: tuple[str, int]) -> None:
         self.failover_state = 'failover-in-progress'

@@ -143,8 +143,7 @@ def reset_stats(server):
     server.keyspace.reset_stats()
     server.evictor.reset_stats()
     server.pubsub.reset_stats()
-    replication = server.replication
-    replication.full_syncs = replication.partial_syncs = replication.partial_errors = 0
+    server.replication.reset_stats()
     for cmd in server.every_command:
         cmd.reset_stats()
     sampler = getattr(server, 'ops_sampler', None)

@@ -22,11 +22,11 @@ INCRBYFLOAT's long-double arithmetic is store/longdouble.py.
 from fractions import Fraction
 
 from .. import events
-from ..args import E_NOT_INT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg, keyword
+from ..args import E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg, keyword
 from ..clock import now_ms
 from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
-from ..resp import OK, SMALL_INTS, RedisError, string2ll
+from ..resp import OK, RedisError
 from ..types import expect
 from .expire import SECONDS_MAX
 
@@ -564,12 +564,7 @@ def _incr(c, key, by):
         return by
     if type(v) is not bytes:
         raise WRONGTYPE
-    old = SMALL_INTS.get(v)  # string2ll's first step, inline
-    if old is None:
-        old = string2ll(v)
-        if old is None:
-            raise RedisError(E_NOT_INT)
-    n = old + by
+    n = int_arg(v) + by
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)
     new = data[key] = b'%d' % n

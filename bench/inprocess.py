@@ -34,7 +34,7 @@ BATCHES = {
     'setex': command(b'SET', b'key:__rand_int__', b'xxx', b'EX', b'100'),
     'mset': command(b'MSET', *[b'key:__rand_int__', b'xxx'] * 10),
     'ping': command(b'PING'),
-    # the aggregate types' redis-benchmark tests (bench/types.py)
+    # the aggregate types' redis-benchmark tests (bench/data_types.py)
     'lpush': command(b'LPUSH', b'mylist', b'xxx'),
     'rpop': command(b'RPOP', b'mylist'),
     'sadd': command(b'SADD', b'myset', b'element:__rand_int__'),

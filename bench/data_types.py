@@ -1,7 +1,7 @@
 """Data-type benchmark: hashes, lists, sets, sorted sets, bitfields, HyperLogLogs and
 geospatial indexes, our server against redis-server in the same run.
 
-    .venv/bin/python bench/types.py [--requests 200000] [--repeat 2] [--scale 1.0]
+    .venv/bin/python bench/data_types.py [--requests 200000] [--repeat 2] [--scale 1.0]
         [--tests set,pfadd,...] [--skip-memory] [--skip-throughput]
 
 1. Throughput: redis-benchmark -c 50 -t lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,

@@ -2,7 +2,7 @@
 
 import math
 
-from .resp import SMALL_INTS, RedisError, c_string, string2ll
+from .resp import RedisError, c_string, small_int, string2ll
 
 E_NOT_INT = 'ERR value is not an integer or out of range'
 E_NOT_FLOAT = 'ERR value is not a valid float'
@@ -17,7 +17,7 @@ SYNTAX = RedisError(E_SYNTAX)
 
 def int_arg(b, msg=E_NOT_INT):
     """getLongLongFromObjectOrReply: a strict 64-bit integer or RedisError(msg)."""
-    v = SMALL_INTS.get(b) if type(b) is bytes else None  # string2ll's first step, inline
+    v = small_int(b) if type(b) is bytes else None  # string2ll's first step, inline
     if v is None:
         v = string2ll(b)
         if v is None:

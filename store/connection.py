@@ -608,7 +608,8 @@ class Connection(asyncio.Protocol):
                 t0 = _perf_ns()
                 continue
             try:  # call(), inlined: a method call per command is measurable
-                r = cmd.handler(self, args)
+                handler = cmd.handler  # (an attribute: `cmd.handler(...)` is not specialised)
+                r = handler(self, args)
             except RedisError as e:
                 r = e  # counted with the reply below
             except Exception as e:  # a bug must not take the server down

@@ -4,7 +4,7 @@ arguments and answers."""
 
 from ..args import int_arg, lower
 from ..command_table import Family, numkeys_keys
-from ..resp import OK, SMALL_INTS, RedisError
+from ..resp import OK, RedisError, small_int
 from ..scripting.engine import check_numkeys
 
 COMMANDS = Family('scripting', since='2.6.0')
@@ -28,7 +28,7 @@ def _numkeys(args):
     """numkeys as evalGenericCommand reads and checks it, before the script is looked up:
     a small count in range in one dict look-up (EVALSHA's per-request cost is measured,
     bench/instructions.py), anything else through the checks and their errors."""
-    numkeys = SMALL_INTS.get(args[2])
+    numkeys = small_int(args[2])
     if numkeys is None or not 0 <= numkeys <= len(args) - 3:
         numkeys = check_numkeys(args, int_arg(args[2]))
     return numkeys

@@ -40,7 +40,6 @@ from ..command_table import find_command
 from ..latency import observe
 from ..memory.eviction import OOM
 from ..resp import (
-    INT_BYTES,
     OK,
     CountedError,
     DoubleText,
@@ -51,6 +50,7 @@ from ..resp import (
     Set,
     Verbatim,
     format_double,
+    int_bytes,
 )
 from ..version import VERSION
 from . import libs
@@ -87,7 +87,7 @@ def _call_arg(v: Any) -> bytes:
     """A redis.call argument that is not a string: a number as _number_arg spells it
     (the common integer inline), TypeError for anything else."""
     if type(v) is int:
-        b = INT_BYTES.get(v)  # the small ones, spelled once
+        b = int_bytes(v)  # the small ones, spelled once
         if b is not None:
             return b
         if -9007199254740992 <= v <= 9007199254740992:
@@ -372,7 +372,8 @@ class LuaEngine:
             self._check_call(cmd, argv, write)
         t0 = _perf_ns()
         try:
-            r = top.handler(client, argv)
+            handler = top.handler  # (as Connection.run calls it)
+            r = handler(client, argv)
         except RedisError as e:
             top.failed += 1
             self._reject(e.msg.encode('utf-8', 'surrogateescape'))

@@ -1,19 +1,23 @@
 """Per-command cost of the server's Python, without sockets: a Connection with a dummy
 transport is fed the same 16-command batch over and over through `data_received`, as
-uvloop would call it under `redis-benchmark -P 16`.
+uvloop would call it under `redis-benchmark -P 16` (--pipeline 1: one command a read, as
+under -P 1).
 
-    .venv/bin/python bench/inprocess.py [--keys N] [set get incr setex mset ping]
+    .venv/bin/python bench/inprocess.py [--keys N] [--pipeline P] [set get incr ... evalsha]
 
 Without --keys every command names the one key `key:__rand_int__`, which stays in the CPU's
 caches. With --keys N each __rand_int__ is a random number below N, as redis-benchmark -r N
 makes it: a key then costs the cache misses of finding it among N (with N = 100,000 most of
-a GET's cost; run `set` first so the keys exist).
+a GET's cost; run `set` first so the keys exist). `evalsha` runs bench/scripting.py's small
+script (GET + INCR + EXPIRE) on its key, and makes its keys itself (after `set` its INCR
+would fail on them).
 
 A diagnostic for work on the hot path, steadier than the socket benchmarks on a shared
 machine; the targets are checked by bench/core.py against redis-server.
 """
 
 import argparse
+import hashlib
 import os
 import random
 import sys
@@ -22,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from common import command  # noqa: E402
+from scripting import SMALL  # noqa: E402
 
 from store.config import Config  # noqa: E402
 from store.connection import Connection  # noqa: E402
@@ -42,6 +47,9 @@ BATCHES = {
     'zadd': command(b'ZADD', b'myzset', b'0', b'element:__rand_int__'),
     'zpopmin': command(b'ZPOPMIN', b'myzset'),
     'lrange_100': command(b'LRANGE', b'mylist', b'0', b'99'),
+    'evalsha': command(
+        b'EVALSHA', hashlib.sha1(SMALL.encode()).hexdigest().encode(), b'1', b'key:__rand_int__'
+    ),
 }
 
 
@@ -81,20 +89,24 @@ def main():
     conn.connection_made(Transport())
     ap = argparse.ArgumentParser()
     ap.add_argument('--keys', type=int, default=0, help='random keys below N (redis-benchmark -r)')
+    ap.add_argument('--pipeline', type=int, default=16, help='commands a read (redis-benchmark -P)')
     ap.add_argument('tests', nargs='*', default=list(BATCHES))
     args = ap.parse_args()
-    rounds = 20000
+    conn.data_received(command(b'SCRIPT', b'LOAD', SMALL.encode()))  # for evalsha
+    loop.run_ready()
+    p = args.pipeline
     for name in args.tests:
-        data = [BATCHES[name] * 16]
+        data = [BATCHES[name] * p]
         if args.keys:  # enough batches that every key comes up
-            data = [random_keys(data[0], args.keys) for _ in range(args.keys // 16 + 1)]
+            data = [random_keys(data[0], args.keys) for _ in range(args.keys // p + 1)]
+        rounds = max(20000, len(data))
         best = float('inf')
         for _ in range(5):
             t0 = time.perf_counter()
             for i in range(rounds):
                 conn.data_received(data[i % len(data)])
                 loop.run_ready()
-            best = min(best, (time.perf_counter() - t0) / rounds / 16)
+            best = min(best, (time.perf_counter() - t0) / rounds / p)
         print(f'{name:6} {best * 1e6:.3f} us per command')
 
 

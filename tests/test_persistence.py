@@ -189,10 +189,7 @@ def test_rdb_key_save_delay_paces_a_bgsave_as_redis_does(tmp_path):
     proc, port = spawn_store('--dir', str(tmp_path), '--rdb-key-save-delay', '200')
     try:
         r = client(port)
-        p = r.pipeline(transaction=False)
-        for i in range(2000):
-            p.set(f'k{i}', i)
-        p.execute()
+        r.mset({f'k{i}': i for i in range(2000)})
         start = time.monotonic()
         r.bgsave()
         wait_until(lambda: r.info('persistence')['rdb_bgsave_in_progress'] == 0, 'the BGSAVE')

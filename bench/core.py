@@ -52,6 +52,22 @@ def throughput(servers, requests, pipelines, repeat, tests):
     return rows
 
 
+def print_throughput(rows):
+    """`throughput`'s rows as a Markdown table, ours against redis-server."""
+    print(
+        '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
+        'redis CPU us/req | CPU ratio |'
+    )
+    print('|---|---|---|---|---|---|---|---|')
+    for test, pipeline, res in rows:
+        o, r = res['ours'], res['redis']
+        print(
+            f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
+            f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
+            f'{o["cpu"] / r["cpu"]:.2f}x |'
+        )
+
+
 def memory(kind, nkeys):
     with ServerProc(kind) as srv:
         before = srv.rss_bytes()
@@ -77,18 +93,7 @@ def main():
             [ours, redis], args.requests, [1, 16], args.repeat, [(t, t) for t in TESTS] + TTL_TESTS
         )
 
-    print(
-        '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
-        'redis CPU us/req | CPU ratio |'
-    )
-    print('|---|---|---|---|---|---|---|---|')
-    for test, pipeline, res in rows:
-        o, r = res['ours'], res['redis']
-        print(
-            f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
-            f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
-            f'{o["cpu"] / r["cpu"]:.2f}x |'
-        )
+    print_throughput(rows)
     ttl = {(name, p): res for name, p, res in rows if name in dict(TTL_TESTS)}
     print()
     print('| pipeline | server | CPU us/req SET | CPU us/req SET EX 100 | SET EX / SET |')

@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ServerProc, command, send_pipelined  # noqa: E402
-from core import throughput  # noqa: E402
+from core import print_throughput, throughput  # noqa: E402
 
 TESTS = [
     'set',  # the reference: what the string hot path gets in the same run
@@ -122,18 +122,7 @@ def main():
                 args.repeat,
                 tests,
             )
-        print(
-            '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
-            'redis CPU us/req | CPU ratio |'
-        )
-        print('|---|---|---|---|---|---|---|---|')
-        for test, pipeline, res in rows:
-            o, r = res['ours'], res['redis']
-            print(
-                f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
-                f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
-                f'{o["cpu"] / r["cpu"]:.2f}x |'
-            )
+        print_throughput(rows)
 
     if not args.skip_memory:
         print()

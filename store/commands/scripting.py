@@ -5,7 +5,7 @@ arguments and answers."""
 from ..args import int_arg, lower
 from ..command_table import Family, numkeys_keys
 from ..resp import OK, RedisError, small_int
-from ..scripting.engine import check_numkeys
+from ..scripting.engine import ScriptRun, check_numkeys
 
 COMMANDS = Family('scripting', since='2.6.0')
 
@@ -26,18 +26,23 @@ E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 def _numkeys(args):
     """numkeys as evalGenericCommand reads and checks it, before the script is looked up:
-    a small count in range in one dict look-up (EVALSHA's per-request cost is measured,
-    bench/instructions.py), anything else through the checks and their errors."""
+    a small count in range in one dict look-up, anything else through the checks and
+    their errors."""
     numkeys = small_int(args[2])
     if numkeys is None or not 0 <= numkeys <= len(args) - 3:
         numkeys = check_numkeys(args, int_arg(args[2]))
     return numkeys
 
 
+def _run(c, script, numkeys, args, ro):
+    """Run a cached script for `c` (scriptPrepareForRun's checks first, in ScriptRun)."""
+    run = ScriptRun(c.server, script.sha, c, script.flags, ro, True)
+    return c.server.scripts.engine.execute(run, script.function, numkeys, args)
+
+
 def _eval(c, args, ro):
     numkeys = _numkeys(args)
-    scripts = c.server.scripts
-    return scripts.run(c, scripts.load(args[1]), numkeys, args, ro)
+    return _run(c, c.server.scripts.load(args[1]), numkeys, args, ro)
 
 
 @COMMANDS.command(
@@ -61,12 +66,17 @@ def eval_(c, args):
     **CALL,
 )
 def evalsha(c, args, ro=False):
-    numkeys = _numkeys(args)
+    """Per request, so written out (bench/instructions.py counts it): _numkeys's common
+    case and _run inline."""
+    numkeys = small_int(args[2])
+    if numkeys is None or not 0 <= numkeys <= len(args) - 3:
+        numkeys = _numkeys(args)
     scripts = c.server.scripts
     script = scripts.cache.get(args[1]) or scripts.get(args[1])  # (as loaded, mostly)
     if script is None:
         raise E_NOSCRIPT
-    return scripts.run(c, script, numkeys, args, ro)
+    run = ScriptRun(c.server, script.sha, c, script.flags, ro, True)
+    return scripts.engine.execute(run, script.function, numkeys, args)
 
 
 @COMMANDS.command(

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from ..resp import RedisError, split_args
-from .engine import CompileError, LuaEngine, ScriptRun
+from .engine import CompileError, LuaEngine
 
 # #!lua flags=... (scripts_flags_def)
 FLAGS = ('no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys')
@@ -97,9 +97,3 @@ class EvalScripts:
     def body_bytes(self) -> int:
         """The cached scripts' source (INFO used_memory_scripts_eval)."""
         return sum(len(s.body) for s in self.cache.values())
-
-    def run(self, caller: Any, script: Script, numkeys: int, args: list[bytes], ro: bool):
-        """Run a cached script for `caller` (scriptPrepareForRun's checks first) on EVAL's
-        `args`, numkeys checked."""
-        run = ScriptRun(self.server, script.sha, caller, script.flags, ro, True)
-        return self.engine.execute(run, script.function, numkeys, args)

@@ -288,7 +288,7 @@ class Connection(asyncio.Protocol):
             if frames is not None:
                 if len(frames) > SLICE:
                     return self._run_slices(frames, 0, deadline)
-                if len(frames) == 1 and self.ks.aof is not None:
+                if self.ks.aof is not None and len(frames) == 1:
                     self.raw = (frames[0], data)
                     self.run(frames)
                     self.raw = None  # a big value is not kept alive by it
@@ -470,7 +470,7 @@ class Connection(asyncio.Protocol):
         if out:
             if self.out_limit is not None and self.out_limit.check(self):
                 return  # over client-output-buffer-limit: dropped, nothing written
-            data = out[0] if len(out) == 1 else b''.join(out)
+            data = b''.join(out)  # (one part: the part itself, no copy)
             out.clear()
             self.server.stats.net_output_bytes += len(data)
             transport.write(data)

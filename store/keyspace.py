@@ -522,15 +522,16 @@ class Keyspace:
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         self._set_deadline(s, db, key, deadline, s.expires[db].get(key))
 
-    def lookup_set_deadline(self, db: int, key: bytes, deadline: int) -> bool:
-        """EXPIRE's common case with the key routed once: the write look-up (lazy expiry,
-        the access; the value itself is not needed) and then `set_deadline`. False, with
-        nothing set, when the key does not exist."""
+    def lookup_set_deadline(self, db: int, key: bytes, deadline: int, now: int) -> bool:
+        """EXPIRE's common case with the key routed once: the write look-up (lazy expiry
+        against EXPIRE's reading of the clock, `now`; the access; the value itself is not
+        needed) and then `set_deadline`. False, with nothing set, when the key does not
+        exist."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if key not in s.data[db]:
             return False
         old = s.expires[db].get(key)
-        if old is not None and old < now_ms():
+        if old is not None and old < now:
             self._expire(s, db, key)
             return False
         clock = self.lru_used

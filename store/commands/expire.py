@@ -1,23 +1,23 @@
 """Key expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL, EXPIRETIME,
 PEXPIRETIME, PERSIST.
 
-Why this module looks the way it does: all four setters are one function,
-`expire_generic`, a port of Redis 7.0's expireGenericCommand, because the order of its
-checks is observable. Options (NX XX GT LT) are validated before the time argument, the
-time argument before the key is looked up, and the overflow checks run on the arithmetic
-Redis does in 64-bit integers (seconds -> ms, then + basetime), so a client sees the same
-error for the same request. A deadline at or before now deletes the key and raises `del`
-(not `expire`), as Redis 7.0 does; otherwise the key gets the deadline and `expire` is
-raised. Deadlines are absolute integer milliseconds since the epoch and go through the
-keyspace primitives (`set_deadline`, `persist`, `delete`), which keep the shard's deadline
-index and WATCHers consistent.
+Why this module looks the way it does: all four setters are one function, `expire` (the
+other three call it), a port of Redis 7.0's expireGenericCommand, because the order of
+its checks is observable. Options (NX XX GT LT) are validated before the time argument,
+the time argument before the key is looked up, and the overflow checks run on the
+arithmetic Redis does in 64-bit integers (seconds -> ms, then + basetime), so a client
+sees the same error for the same request. A deadline at or before now deletes the key
+and raises `del` (not `expire`), as Redis 7.0 does; otherwise the key gets the deadline
+and `expire` is raised. Deadlines are absolute integer milliseconds since the epoch and
+go through the keyspace primitives (`set_deadline`, `persist`, `delete`), which keep the
+shard's deadline index and WATCHers consistent.
 """
 
 from .. import events
 from ..args import int_arg
 from ..clock import now_ms
 from ..command_table import Family
-from ..resp import RedisError
+from ..resp import RedisError, small_int
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -53,11 +53,24 @@ def _invalid(args):
     return RedisError(f"ERR invalid expire time in '{name}' command")
 
 
-def expire_generic(c, args, relative, seconds):
+@COMMANDS.command(
+    'expire',
+    -3,
+    flags='write fast',
+    keys=(1, 1, 1),
+    categories='@keyspace @write @fast',
+    since='1.0.0',
+    summary="Set a key's time to live in seconds",
+    key_specs='RW update; index 1; range 0 1 0',
+)
+def expire(c, args, relative=True, seconds=True):
     """The four setters: `relative` to now (EXPIRE, PEXPIRE) or absolute, in `seconds`
-    (EXPIRE, EXPIREAT) or milliseconds."""
+    (EXPIRE, EXPIREAT) or milliseconds. EXPIRE itself, so that the most common one costs
+    one call (the other three come here)."""
     flags = parse_expire_flags(args) if len(args) > 3 else 0
-    when = int_arg(args[2])
+    when = small_int(args[2])  # int_arg's first step, inline: a TTL is mostly small
+    if when is None:
+        when = int_arg(args[2])
     now = now_ms()  # one reading: the base time and checkAlreadyExpired's
     if seconds:
         if when > SECONDS_MAX or when < SECONDS_MIN:
@@ -70,7 +83,7 @@ def expire_generic(c, args, relative, seconds):
 
     ks, db, key = c.ks, c.db, args[1]
     if not flags and when > now:  # the common case: the key looked up and given its TTL
-        if not ks.lookup_set_deadline(db, key, when):
+        if not ks.lookup_set_deadline(db, key, when, now):
             return 0
         if ks.notify_flags & events.GENERIC:
             ks.notify(events.GENERIC, b'expire', db, key)
@@ -100,20 +113,6 @@ def expire_generic(c, args, relative, seconds):
 
 
 @COMMANDS.command(
-    'expire',
-    -3,
-    flags='write fast',
-    keys=(1, 1, 1),
-    categories='@keyspace @write @fast',
-    since='1.0.0',
-    summary="Set a key's time to live in seconds",
-    key_specs='RW update; index 1; range 0 1 0',
-)
-def expire(c, args):
-    return expire_generic(c, args, True, True)
-
-
-@COMMANDS.command(
     'pexpire',
     -3,
     flags='write fast',
@@ -123,7 +122,7 @@ def expire(c, args):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def pexpire(c, args):
-    return expire_generic(c, args, True, False)
+    return expire(c, args, True, False)
 
 
 @COMMANDS.command(
@@ -137,7 +136,7 @@ def pexpire(c, args):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def expireat(c, args):
-    return expire_generic(c, args, False, True)
+    return expire(c, args, False, True)
 
 
 @COMMANDS.command(
@@ -150,7 +149,7 @@ def expireat(c, args):
     key_specs='RW update; index 1; range 0 1 0',
 )
 def pexpireat(c, args):
-    return expire_generic(c, args, False, False)
+    return expire(c, args, False, False)
 
 
 def ttl_generic(c, key, in_ms, absolute):

@@ -150,8 +150,9 @@ class ScriptRun:
         oom = False
         if flags is None:
             read_only = ro
-            evictor = server.evictor  # (no maxmemory: never out of memory, without a call)
-            oom = bool(evictor.maxmemory) and evictor.out_of_memory()
+            evictor = server.evictor
+            if evictor.maxmemory:  # (none: never out of memory, without a call)
+                oom = evictor.out_of_memory()
         elif 'no-writes' in flags:
             read_only = True
         else:
@@ -350,7 +351,6 @@ class LuaEngine:
             cmd = top
             if len(argv) not in lengths:
                 self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
-        client = self.client
         if self.plain_calls:
             if write:
                 self.run.written = True  # type: ignore[union-attr]
@@ -359,7 +359,7 @@ class LuaEngine:
         t0 = _perf_ns()
         try:
             handler = top.handler  # (as Connection.run calls it)
-            r = handler(client, argv)
+            r = handler(self.client, argv)
         except RedisError as e:
             top.failed += 1
             self._reject(e.msg.encode('utf-8', 'surrogateescape'))
@@ -371,9 +371,9 @@ class LuaEngine:
             took = _perf_ns() - t0
             top.took.append(took)  # calls, time, LATENCY HISTOGRAM (Command.settle)
             if took >= self.config.slow_ns:
-                observe(client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
+                observe(self.client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
             if self.monitors and self.monitors.shows(cmd):
-                self.monitors.feed(client, argv)  # MONITOR's [db lua] lines
+                self.monitors.feed(self.client, argv)  # MONITOR's [db lua] lines
         if self.tracked is not None:
             # CLIENT TRACKING: the keys a script's read-only command read are the caller's
             self.server.tracking.remember(self.tracked, top, argv)

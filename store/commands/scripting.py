@@ -24,25 +24,14 @@ RO_KEYS = (
 E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 
-def _numkeys(args):
-    """numkeys as evalGenericCommand reads and checks it, before the script is looked up:
-    a small count in range in one dict look-up, anything else through the checks and
-    their errors."""
-    numkeys = small_int(args[2])
-    if numkeys is None or not 0 <= numkeys <= len(args) - 3:
-        numkeys = check_numkeys(args, int_arg(args[2]))
-    return numkeys
-
-
-def _run(c, script, numkeys, args, ro):
-    """Run a cached script for `c` (scriptPrepareForRun's checks first, in ScriptRun)."""
-    run = ScriptRun(c.server, script.sha, c, script.flags, ro, True)
-    return c.server.scripts.engine.execute(run, script.function, numkeys, args)
-
-
 def _eval(c, args, ro):
-    numkeys = _numkeys(args)
-    return _run(c, c.server.scripts.load(args[1]), numkeys, args, ro)
+    """EVAL and EVAL_RO: numkeys read and checked before the script is compiled or looked
+    up (evalGenericCommand), the run's checks in ScriptRun (scriptPrepareForRun)."""
+    numkeys = check_numkeys(args, int_arg(args[2]))
+    scripts = c.server.scripts
+    script = scripts.load(args[1])
+    run = ScriptRun(c.server, script.sha, c, script.flags, ro, True)
+    return scripts.engine.execute(run, script.function, numkeys, args)
 
 
 @COMMANDS.command(
@@ -66,11 +55,11 @@ def eval_(c, args):
     **CALL,
 )
 def evalsha(c, args, ro=False):
-    """Per request, so written out (bench/instructions.py counts it): _numkeys's common
-    case and _run inline."""
+    """As _eval, with the cached script; per request, so a small numkeys in range is read
+    with one dict look-up (bench/instructions.py counts it)."""
     numkeys = small_int(args[2])
     if numkeys is None or not 0 <= numkeys <= len(args) - 3:
-        numkeys = _numkeys(args)
+        numkeys = check_numkeys(args, int_arg(args[2]))
     scripts = c.server.scripts
     script = scripts.cache.get(args[1]) or scripts.get(args[1])  # (as loaded, mostly)
     if script is None:

@@ -879,7 +879,7 @@ PARAMS = [
         mutable=False,
         inert=PROCESS,
     ),
-    Param('always-show-logo', 'bool', False, mutable=False, inert=PROCESS),
+    Param('always-show-logo', 'bool', False, mutable=False),
     Param('set-proc-title', 'bool', True, mutable=False, inert=PROCESS),
     Param(
         'proc-title-template',

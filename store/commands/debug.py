@@ -6,16 +6,17 @@ persisted here, so RELOAD leaves the data as it is, and OBJECT and DIGEST descri
 server's own values.
 """
 
-import hashlib
 import os
 import time
 
 from ..args import int_arg, lower
 from ..cnum import atoi, strtod
 from ..command_table import Family
+from ..persistence.debug_load import debug_loadaof
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..types import encoding_of
 from .admin import as_text, protected_allowed
+from .digest import dataset_digest, digest_values
 
 E_DEBUG_DISABLED = (
     'ERR DEBUG command not allowed. If the enable-debug-command option is set '
@@ -98,10 +99,6 @@ def debug_object(c, value):
     )
 
 
-def _value_digest(value):
-    return hashlib.sha1(repr(value).encode('utf-8', 'surrogateescape')).digest()
-
-
 def debug_reload(c, options):
     """DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the RDB file, empty the server and
     load the file back (what a restart would do), each step skippable."""
@@ -126,18 +123,6 @@ def debug_reload(c, options):
         raise RedisError('ERR Error trying to load the RDB dump, check server logs.') from None
     c.server.log('DB reloaded by DEBUG RELOAD')
     return OK
-
-
-def debug_digest(ks):
-    """A dataset signature: XOR over keys of SHA1(db, key, value); zeros when empty."""
-    acc = 0
-    for db in range(ks.databases):
-        for key in ks.keys(db):
-            value = ks.lookup(db, key)
-            if value is not None:
-                h = hashlib.sha1(b'%d\0%s\0' % (db, key) + _value_digest(value)).digest()
-                acc ^= int.from_bytes(h, 'big')
-    return b'%040x' % acc
 
 
 def debug_protocol(c, kind):
@@ -237,6 +222,9 @@ def debug(c, args):
         return debug_protocol(c, lower(args[2]))
     if sub == 'reload' and n >= 2:
         return debug_reload(c, args[2:])
+    if sub == 'loadaof' and n == 2:
+        debug_loadaof(server)
+        return OK
     if sub == 'change-repl-id' and n == 2:
         server.run_id = os.urandom(20).hex()
         return OK
@@ -248,13 +236,9 @@ def debug(c, args):
         # LF as spaces): DEBUG ERROR "LOADING x" replies -LOADING x, "-x" replies --x.
         raise RedisError(as_text(args[2]).replace('\r', ' ').replace('\n', ' '))
     if sub == 'digest' and n == 2:
-        return debug_digest(c.ks)
+        return dataset_digest(c.ks)
     if sub == 'digest-value' and n >= 2:
-        out = []
-        for key in args[2:]:
-            value = c.ks.lookup(c.db, key)
-            out.append(b'0' * 40 if value is None else _value_digest(value).hex().encode())
-        return out
+        return digest_values(c.ks, c.db, args[2:])
     if sub == 'populate' and 3 <= n <= 5:
         return debug_populate(c, args)
     raise RedisError(

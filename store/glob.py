@@ -12,7 +12,10 @@ backtracking across stars.
 
 Semantics ported from Redis 7.0 util.c: `?` any byte, `[abc]`, `[^abc]`, `[a-z]` (reversed
 ranges allowed), `\\x` escapes (also inside classes), an unterminated `[` runs to the end of
-the pattern, and an empty subject matches only an empty pattern.
+the pattern, and an empty subject matches only an empty pattern. Redis gives up (no match)
+when its recursion passes 1,000 stars ("protection against abusive patterns"); every match
+goes through each star but a trailing one, so a pattern with more than 1,000 inner stars
+(consecutive stars count once) matches nothing here either.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from functools import lru_cache
 from typing import Final, Literal, TypeAlias
 
 _ANY: Final = None
+MAX_NESTING: Final = 1000
+"""util.c's stringmatchlen_impl returns 0 when its star recursion is deeper than this."""
+_NEVER: Final = (re.compile(b'(?!)'), 1)
 
 Token: TypeAlias = frozenset[int] | None
 """One byte's matcher: the set of bytes it accepts, or _ANY (None) for '?'."""
@@ -151,6 +157,11 @@ class Glob:
                 suffix[:0] = bytes(t)
         self.suffix = bytes(suffix)
         self.segments = [_segment_regex(s, nocase) for s in segments]
+        inner_stars = len(segments) - 1 - (not segments[-1])
+        if inner_stars > MAX_NESTING:
+            # Redis's recursion gives up at the 1,001st star: a first segment that matches
+            # nothing makes match() say no (prefix_only and literal are false here).
+            self.segments[0] = _NEVER
 
     def match(self, subject: bytes) -> bool:
         if not subject:

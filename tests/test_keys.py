@@ -149,6 +149,26 @@ def test_keys_patterns(both, pattern):
     assert sorted(ours.keys(pattern)) == sorted(theirs.keys(pattern))
 
 
+@pytest.mark.parametrize(
+    'pattern, key',
+    [
+        ('*?' * 1000, 'a' * 1000),
+        ('*?' * 1001, 'a' * 1001),
+        ('*a' * 1000 + '*', 'a' * 1000),
+        ('*a' * 1001 + '*', 'a' * 1001),
+        ('*?' * 50000, 'a' * 50000),
+    ],
+    ids=['1000-stars', '1001-stars', '1000-and-trailing', '1001-and-trailing', '50000-stars'],
+)
+def test_keys_gives_up_past_1000_nested_stars(both, pattern, key):
+    """Redis's matcher stops recursing (no match) past 1,000 inner stars: KEYS with such a
+    pattern finds nothing even where the glob would match."""
+    ours, theirs = both
+    for c in both:
+        c.set(key, 1)
+    assert ours.keys(pattern) == theirs.keys(pattern)
+
+
 def test_keys_skips_expired_and_other_dbs(r):
     r.set('live', 'v')
     r.set('dying', 'v', px=10)

@@ -765,3 +765,43 @@ def test_embedded_servers_keep_their_own_commands(tmp_path):
     cb.set('after', 'x')
     assert cb.get('after') == b'x'
     b.stop()
+
+
+# -- DEBUG LOADAOF ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_debug_loadaof_reloads_what_the_aof_holds(tmp_path, kind):
+    """DEBUG LOADAOF empties the data and replays the AOF; it writes nothing to the AOF
+    itself, and later writes go on being appended (redis-server does the same)."""
+    p = Proc(kind, tmp_path, '--appendonly', 'yes', '--aof-use-rdb-preamble', 'no')
+    c = p.client
+    # streams aside: redis-server's replay of XREADGROUP leaves a group's entries-read
+    # unknown
+    commands = [cmd for cmd in FAMILIES if not cmd[0].startswith('X')]
+    run(c, commands)
+    before = dump_all(c)
+    size = os.path.getsize(incr_path(tmp_path))
+    assert c.execute_command('DEBUG', 'LOADAOF') == b'OK'
+    assert dump_all(c) == before
+    assert os.path.getsize(incr_path(tmp_path)) == size  # nothing replayed was written
+    assert c.info('persistence')['rdb_changes_since_last_save'] == 0
+    c.set('after', 'x')
+    c.execute_command('DEBUG', 'LOADAOF')
+    assert c.get('after') == b'x'
+    p.stop()
+    assert 'Append Only File loaded by DEBUG LOADAOF' in p.log()
+
+
+def test_turning_off_aof_logs_the_killed_rewrite(tmp_path):
+    p = Proc('store', tmp_path, '--aof-use-rdb-preamble', 'no')
+    c = p.client
+    c.config_set('appendonly', 'yes')
+    wait_rewrite(c)
+    c.set('k', 'v')
+    c.config_set('rdb-key-save-delay', 10000000)
+    c.execute_command('BGREWRITEAOF')
+    c.config_set('appendonly', 'no')
+    wait_until(lambda: 'Killing running AOF rewrite child' in p.log(), 'the log line')
+    assert c.info('persistence')['aof_rewrite_in_progress'] == 0
+    p.stop()

@@ -13,6 +13,7 @@ from ..args import int_arg, lower
 from ..cnum import atoi, strtod
 from ..command_table import Family
 from ..persistence.debug_load import debug_loadaof
+from ..persistence.debug_load import debug_loadaof
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..types import encoding_of
 from .admin import as_text, protected_allowed
@@ -222,6 +223,9 @@ def debug(c, args):
         return debug_protocol(c, lower(args[2]))
     if sub == 'reload' and n >= 2:
         return debug_reload(c, args[2:])
+    if sub == 'loadaof' and n == 2:
+        debug_loadaof(server)
+        return OK
     if sub == 'loadaof' and n == 2:
         debug_loadaof(server)
         return OK

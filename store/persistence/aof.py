@@ -915,6 +915,8 @@ class Aof:
         if self.rewriting:
             p = self.server.persistence
             if p.snapshot is not None and p.snapshot_kind == 'aof':
+                # the rewrite is no child here; Redis names the child it kills
+                self.log(f'Killing running AOF rewrite child: {os.getpid()}')
                 p.kill_snapshot()
             self.rewriting = False
         if not self.replication.active:
@@ -1367,6 +1369,12 @@ class Aof:
     async def load(self) -> None:
         """loadAppendOnlyFiles: the base, then the incr files in order; LoadError when
         the server must not start. Then the AOF is opened for appending."""
+        await self.load_files()
+        self.start()  # open for appending now, so expiries right after loading are written
+
+    async def load_files(self) -> None:
+        """The files the manifest names, replayed into the keyspace (start-up, and DEBUG
+        LOADAOF with the AOF open, which keeps appending to its incr file)."""
         m = self._load_manifest()
         self.manifest = m
         files: list[tuple[str, str]] = []
@@ -1395,7 +1403,6 @@ class Aof:
             self.log(f'DB loaded from append only file: {time.time() - load_started:.3f} seconds')
         self.base_size = os.path.getsize(self.path(m.base[0])) if m.base is not None else 0
         self.current_size = total
-        self.start()  # open for appending now, so expiries right after loading are written
 
     async def _load_file(self, name: str, last: bool) -> str:
         """loadSingleAppendOnlyFile: 'ok', 'empty' or 'truncated'; LoadError otherwise."""

@@ -44,6 +44,44 @@ def test_cli_subprocess_ready_line_and_sigterm():
     assert proc.returncode == 0
 
 
+def test_ready_line_is_logged_after_the_data_is_loaded(tmp_path):
+    """Supervisors and Redis's test harness read "Ready to accept connections" as "serving":
+    like redis-server, the line comes once the data set is loaded, so a command sent right
+    after it sees every key instead of -LOADING."""
+    proc, port = spawn_store('--dir', str(tmp_path))
+    try:
+        r = redis.Redis(port=port)
+        r.mset({f'key:{i}': i for i in range(2000)})
+        r.save()
+    finally:
+        stop(proc)
+    # 500 us a key: a second of loading with the port already open
+    proc, port = spawn_store('--dir', str(tmp_path), '--key-load-delay', '500')
+    try:
+        for line in proc.stdout:
+            if 'Ready to accept connections' in line:
+                break
+        # no retries: redis-py retries -LOADING (a ConnectionError) by default
+        assert redis.Redis(port=port, retry=Retry(NoBackoff(), 0)).dbsize() == 2000
+    finally:
+        stop(proc)
+
+
+def test_always_show_logo_prints_redis_banner_with_the_pid():
+    """Redis's harness waits for the banner's ` PID: <pid>` line (always-show-logo yes)."""
+    proc, port = spawn_store('--always-show-logo', 'yes')
+    try:
+        banner = []
+        for line in proc.stdout:
+            if 'Ready to accept connections' in line:
+                break
+            banner.append(line.strip())
+        assert any(line.endswith(f"_.-'    |     PID: {proc.pid}") for line in banner)
+        assert any(line.endswith(f"_.-'|     Port: {port}") for line in banner)
+    finally:
+        stop(proc)
+
+
 def test_sigterm_with_a_broken_log_stream():
     """A server whose stdout reader went away still stops on SIGTERM (its log lines, the
     shutdown one included, fail to write and are dropped)."""

@@ -13,9 +13,8 @@ from ..args import int_arg, lower
 from ..cnum import atoi, strtod
 from ..command_table import Family
 from ..persistence.debug_load import debug_loadaof
-from ..persistence.debug_load import debug_loadaof
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
-from ..types import encoding_of
+from . import debug_values as dv
 from .admin import as_text, protected_allowed
 from .digest import dataset_digest, digest_values
 
@@ -30,11 +29,21 @@ E_PROTOCOL_TYPE = (
     'false'
 )
 
+# debugCommand's help, as a redis-server built without jemalloc gives it (no MALLCTL)
 DEBUG_HELP = [
     'DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+    'AOF-FLUSH-SLEEP <microsec>',
+    '    Server will sleep before flushing the AOF, this is used for testing.',
+    'ASSERT',
+    '    Crash by assertion failed.',
     'CHANGE-REPL-ID',
     '    Change the replication IDs of the instance.',
     '    Dangerous: should be used only for testing the replication subsystem.',
+    'CONFIG-REWRITE-FORCE-ALL',
+    '    Like CONFIG REWRITE but writes all configuration options, including',
+    '    keywords not listed in original configuration file or default values.',
+    'CRASH-AND-RECOVER [<milliseconds>]',
+    '    Hard crash and restart after a <milliseconds> delay (default 0).',
     'DIGEST',
     '    Output a hex signature representing the current DB content.',
     'DIGEST-VALUE <key> [<key> ...]',
@@ -42,13 +51,29 @@ DEBUG_HELP = [
     'ERROR <string>',
     '    Return a Redis protocol error with <string> as message. Useful for clients',
     '    unit tests to simulate Redis errors.',
+    'LEAK <string>',
+    '    Create a memory leak of the input string.',
     'LOG <message>',
     '    Write <message> to the server log.',
+    'HTSTATS <dbid>',
+    '    Return hash table statistics of the specified Redis database.',
+    'HTSTATS-KEY <key>',
+    "    Like HTSTATS but for the hash table stored at <key>'s value.",
+    'LOADAOF',
+    '    Flush the AOF buffers on disk and reload the AOF in memory.',
+    'REPLICATE <string>',
+    '    Replicates the provided string to replicas, allowing data divergence.',
     'OBJECT <key>',
     '    Show low level info about `key` and associated value.',
+    'DROP-CLUSTER-PACKET-FILTER <packet-type>',
+    '    Drop all packets that match the filtered type. Set to -1 allow all packets.',
+    'OOM',
+    '    Crash the server simulating an out-of-memory error.',
+    'PANIC',
+    '    Crash the server simulating a panic.',
     'POPULATE <count> [<prefix>] [<size>]',
     '    Create <count> string keys named key:<num>. If <prefix> is specified then',
-    '    it is used instead of the \'key\' prefix. These are not propagated to',
+    "    it is used instead of the 'key' prefix. These are not propagated to",
     '    replicas. Cluster slots are not respected so keys not belonging to the',
     '    current node can be created in cluster mode.',
     'PROTOCOL <type>',
@@ -61,43 +86,57 @@ DEBUG_HELP = [
     '    * NOFLUSH: the existing database will not be removed before load, but',
     '      conflicting keys will generate an exception and kill the server.',
     '    * NOSAVE: the database will be loaded from an existing RDB file.',
+    '    Examples:',
+    '    * DEBUG RELOAD: verify that the server is able to persist, flush and reload',
+    '      the database.',
+    '    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an',
+    '      existing RDB file.',
+    '    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB',
+    '      file to the database.',
+    'RESTART [<milliseconds>]',
+    '    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).',
+    'SDSLEN <key>',
+    '    Show low level SDS string info representing `key` and value.',
+    'SEGFAULT',
+    '    Crash the server with sigsegv.',
     'SET-ACTIVE-EXPIRE <0|1>',
     '    Setting it to 0 disables expiring keys in background when they are not',
     '    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the',
     '    default.',
+    'QUICKLIST-PACKED-THRESHOLD <size>',
+    '    Sets the threshold for elements to be inserted as plain vs packed nodes',
+    '    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.',
+    'SET-SKIP-CHECKSUM-VALIDATION <0|1>',
+    "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
     'SLEEP <seconds>',
     '    Stop the server for <seconds>. Decimals allowed.',
+    'STRINGMATCH-TEST',
+    '    Run a fuzz tester against the stringmatchlen() function.',
+    'STRUCTSIZE',
+    '    Return the size of different Redis core C structures.',
+    'LISTPACK <key>',
+    '    Show low level info about the listpack encoding of <key>.',
+    'QUICKLIST <key> [<0|1>]',
+    '    Show low level info about the quicklist encoding of <key>.',
+    '    The optional argument (0 by default) sets the level of detail',
+    'CLIENT-EVICTION',
+    '    Show low level client eviction pools info (maxmemory-clients).',
+    'PAUSE-CRON <0|1>',
+    '    Stop periodic cron job processing.',
+    'REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>',
+    '    Sets the time (in milliseconds) to wait between client reply buffer peak resets.',
+    '    In case NEVER is provided the last observed peak will never be reset',
+    '    In case RESET is provided the peak reset time will be restored to the default value',
+    'REPLYBUFFER RESIZING <0|1>',
+    '    Enable or disable the reply buffer resize cron job',
+    'CLUSTERLINK KILL <to|from|all> <node-id>',
+    '    Kills the link based on the direction to/from (both) with the provided node.',
     'HELP',
     '    Prints this help.',
 ]
 
 
 COMMANDS = Family('server')
-
-
-def _serialized_length(value):
-    """About what the value takes in an RDB file."""
-    if type(value) is bytes:
-        n = string2ll(value) if len(value) <= 20 else None
-        if n is not None and -(2**31) <= n < 2**31:
-            return 2 if -128 <= n < 128 else 3 if -32768 <= n < 32768 else 5
-        return len(value) + (1 if len(value) < 64 else 2 if len(value) < 16384 else 5)
-    try:
-        return 1 + sum(len(x) + 1 if isinstance(x, bytes) else 9 for x in value)
-    except TypeError:
-        return 1
-
-
-def debug_object(c, value):
-    enc = encoding_of(value)
-    refcount = 1
-    if enc == 'int' and 0 <= int(value) < 10000:
-        refcount = 2147483647  # a shared integer object
-    return (
-        f'Value at:{id(value):#x} refcount:{refcount} encoding:{enc} '
-        f'serializedlength:{_serialized_length(value)} lru:{int(time.time()) & 0xFFFFFF} '
-        f'lru_seconds_idle:0'
-    )
 
 
 def debug_reload(c, options):
@@ -215,17 +254,30 @@ def debug(c, args):
             server.expiry.set_enabled(bool(atoi(args[2])))
         return OK
     if sub == 'object' and n == 3:
-        value = c.ks.lookup(c.db, args[2])
-        if value is None:
-            raise RedisError('ERR no such key')
-        return debug_object(c, value)
+        return dv.debug_object(c, args[2])
+    if sub == 'sdslen' and n == 3:
+        return dv.debug_sdslen(c, args[2])
+    if sub == 'listpack' and n == 3:
+        return dv.debug_listpack(c, args[2])
+    if sub == 'quicklist' and n in (3, 4):
+        return dv.debug_quicklist(c, args[2], atoi(args[3]) if n == 4 else 0)
+    if sub == 'quicklist-packed-threshold' and n == 3:
+        return dv.set_packed_threshold(server, args[2])
+    if sub == 'htstats' and n == 3:
+        return dv.debug_htstats(c, args[2])
+    if sub == 'htstats-key' and n == 3:
+        return dv.debug_htstats_key(c, args[2])
+    if sub == 'set-skip-checksum-validation' and n == 3:
+        dv.settings(server)['skip-checksum-validation'] = atoi(args[2])
+        return OK
+    if sub == 'leak' and n == 3:
+        return OK  # a Python string cannot leak; the reply is Redis's
+    if sub == 'stringmatch-test' and n == 2:
+        return 'Apparently Redis did not crash: test passed'
     if sub == 'protocol' and n == 3:
         return debug_protocol(c, lower(args[2]))
     if sub == 'reload' and n >= 2:
         return debug_reload(c, args[2:])
-    if sub == 'loadaof' and n == 2:
-        debug_loadaof(server)
-        return OK
     if sub == 'loadaof' and n == 2:
         debug_loadaof(server)
         return OK

@@ -805,3 +805,29 @@ def test_turning_off_aof_logs_the_killed_rewrite(tmp_path):
     wait_until(lambda: 'Killing running AOF rewrite child' in p.log(), 'the log line')
     assert c.info('persistence')['aof_rewrite_in_progress'] == 0
     p.stop()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_rewritten_base_opens_with_a_timestamp_annotation(tmp_path, kind):
+    p = Proc(kind, tmp_path, '--appendonly', 'yes', '--aof-use-rdb-preamble', 'no')
+    c = p.client
+    c.config_set('aof-timestamp-enabled', 'yes')
+    c.set('foo', 'bar')
+    c.execute_command('BGREWRITEAOF')
+    wait_rewrite(c)
+    base = [n for n in aof_files(tmp_path) if '.base.' in n][0]
+    with open(os.path.join(str(tmp_path), 'appendonlydir', base), 'rb') as f:
+        assert f.readline().startswith(b'#TS:')
+    p.stop()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_debug_aof_flush_sleep_delays_but_keeps_writes(tmp_path, kind):
+    p = Proc(kind, tmp_path, '--appendonly', 'yes')
+    c = p.client
+    assert c.execute_command('DEBUG', 'AOF-FLUSH-SLEEP', '100000') == b'OK'
+    size = os.path.getsize(incr_path(tmp_path))
+    c.incr('n')
+    assert os.path.getsize(incr_path(tmp_path)) > size  # written before the reply
+    assert c.execute_command('DEBUG', 'AOF-FLUSH-SLEEP', '0') == b'OK'
+    p.stop()

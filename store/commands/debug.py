@@ -281,6 +281,9 @@ def debug(c, args):
     if sub == 'loadaof' and n == 2:
         debug_loadaof(server)
         return OK
+    if sub == 'aof-flush-sleep' and n == 3:
+        server.persistence.aof.flush_sleep = atoi(args[2])
+        return OK
     if sub == 'change-repl-id' and n == 2:
         server.run_id = os.urandom(20).hex()
         return OK

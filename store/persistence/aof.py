@@ -275,8 +275,13 @@ class AofEncoder:
 
     checksum = False
 
+    def __init__(self, timestamps: bool = False) -> None:
+        self.timestamps = timestamps  # aof-timestamp-enabled
+
     def header(self) -> bytes:
-        return b''
+        """The base opens with a #TS: annotation when they are on (rewriteAppendOnlyFileRio
+        writes one, forced, before anything else)."""
+        return b'#TS:%d\r\n' % int(time.time()) if self.timestamps else b''
 
     def functions(self, codes: list[bytes]) -> bytes:
         return b''.join(resp_command((b'FUNCTION', b'LOAD', code)) for code in codes)
@@ -681,6 +686,7 @@ class Aof:
         # configuration read per command, kept here by apply_config
         self.always = server.config['appendfsync'] == 'always'
         self.timestamps = server.config['aof-timestamp-enabled']
+        self.flush_sleep = 0  # DEBUG AOF-FLUSH-SLEEP <us>: a pause before each write
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -869,7 +875,7 @@ class Aof:
             from .rdb_codec import RdbEncoder
 
             return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'], {b'aof-base': b'1'})
-        return AofEncoder()
+        return AofEncoder(cfg['aof-timestamp-enabled'])
 
     def _create_layout(self) -> None:
         """A first start with nothing loaded: an empty base (the FUNCTION libraries
@@ -1178,6 +1184,8 @@ class Aof:
                 self.replicas_only = False
             return
         data = encoded if encoded is not None else _encode_queued(buf)
+        if self.flush_sleep:
+            time.sleep(self.flush_sleep / 1e6)  # DEBUG AOF-FLUSH-SLEEP, for tests
         buf.clear()
         self.buf_len = self.replicas_fed = 0
         self.replicas_only = False

@@ -694,3 +694,47 @@ def test_a_memory_hungry_script_fails_and_the_server_goes_on(make_server):
         r.eval(hungry, 0)
     assert r.eval("local t = {} for i = 1, 1000 do t[i] = i end return #t", 0) == 1000
     assert r.ping()
+
+
+# unpack() and the calls it feeds, at the edges of Redis's limits: Redis's patched
+# luaB_unpack (no int overflow: lupa's Lua 5.1 crashed on these ranges), its C stack limit
+# (arguments and results within 8000 slots), and a redis.call with more arguments than
+# lupa passes to Python at once (7997).
+BIG = "local a = {} for i = 1, 7999 do a[i] = 'x' end "
+UNPACK_SCRIPTS = [
+    'return {unpack({1, 2, 3}, -2, 2147483647)}',
+    'return {unpack({1, 2, 3}, 0, 2147483647)}',
+    'return {unpack({1, 2, 3}, -2147483648, -2)}',
+    'return {unpack({1, 2, 3}, 2147483647, -2147483648)}',
+    'return {unpack({1, 2, 3}, -1, -2)}',
+    'return {unpack({1, 2, 3}, 1, -1)}',
+    'return {unpack({1, 2, 3}, -1, 5)}',
+    "return {unpack({1, 2, 3}, 2.7, '3')}",
+    'return {unpack({1, 2, 3}, 1e10, 1e10 + 2)}',
+    'return {unpack({1, 2, 3}, 0/0, 2)}',
+    "return {unpack({1, 2, 3}, 1, 2, 'x')}",
+    'local r = {unpack()} return r',
+    'local r = {unpack(nil)} return r',
+    "local r = {unpack({}, 'x')} return r",
+    'local r = {unpack({}, 1, true)} return r',
+    'local u = unpack local r = {u(1)} return r',
+    'local t = {u = unpack} local r = {t:u()} return r',
+    'return {pcall(unpack, nil)}',
+    BIG + "return select('#', unpack(a))",
+    BIG + "a[8000] = 'x' return select('#', unpack(a))",
+    BIG + "return select('#', unpack(a, 1))",
+    BIG + "return redis.call('lpush', 'l', unpack(a))",
+    BIG + "redis.call('lpush', 'l', unpack(a)) return redis.call('llen', 'l')",
+    BIG + "return redis.pcall('lpush', 'l', unpack(a))",
+    BIG + "local call = redis.call call('rpush', 'l', unpack(a)) return call == redis.call",
+    BIG + "return redis.call('get', unpack(a))",
+    BIG + "return redis.pcall('get', unpack(a))",
+    BIG + "return redis.call('nosuch', unpack(a))",
+    BIG + "redis.call('set', unpack(a)) return 1",
+    BIG + "return redis.call('lpush', 'l', unpack(a, 1, 7995))",
+]
+
+
+@pytest.mark.parametrize('script', UNPACK_SCRIPTS)
+def test_unpack_and_calls_with_many_arguments(fresh_raw_pair, script):
+    raw_same(fresh_raw_pair(2), [('EVAL', script, 0)])

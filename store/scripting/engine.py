@@ -225,6 +225,7 @@ class LuaEngine:
             self.unwrap_error,
             VERSION.encode(),
             (major << 16) | (minor << 8) | patch,
+            self._call_table,
         )
         self._status = lua.eval(b'function(s) return {ok=s} end')
         self._error = lua.eval(b'function(s) return {err=s} end')
@@ -375,8 +376,8 @@ class LuaEngine:
             if self.monitors and self.monitors.shows(cmd):
                 self.monitors.feed(self.client, argv)  # MONITOR's [db lua] lines
         if self.tracked is not None:
-            # CLIENT TRACKING: the keys a script's read-only command read are the caller's
-            self.server.tracking.remember(self.tracked, top, argv)
+            # CLIENT TRACKING: a read-only command makes the script's keys remembered
+            self.server.tracking.script_read(self.tracked, top, argv)
         t = type(r)
         if t is bytes or t is int:
             return r
@@ -453,6 +454,13 @@ class LuaEngine:
             return self._redis_call(*args)
         except lua51.LuaError as e:
             return e.args[0]
+
+    def _call_table(self, is_pcall: bool, args: Any) -> Any:
+        """redis.call (redis.pcall when `is_pcall`) with its arguments in a table
+        {n=count, ...}: how a call with more arguments than lupa passes to Python (7997)
+        arrives (sandbox.lua's unpack)."""
+        argv = [args[i] for i in range(1, args[b'n'] + 1)]
+        return self._redis_pcall(*argv) if is_pcall else self._redis_call(*argv)
 
     def _convert_args(self, argv: list[Any]) -> list[bytes]:
         """Numbers as _number_arg spells them (the small integers spelled once), in

@@ -2,7 +2,7 @@
 -- once at start-up. Python passes its callbacks in; this chunk returns the functions the
 -- engine drives. The error handler skips this chunk's frames (SELF), so errors name the
 -- user's line, as they do in Redis, where these functions are C.
-local api, pyhook, pyerror, version, version_num = ...
+local api, pyhook, pyerror, version, version_num, call_table = ...
 
 -- V is the global table scripts see; lupa keeps using the state's own (_G), which keeps
 -- `debug` until the engine is sealed (LuaEngine.seal).
@@ -11,7 +11,8 @@ for k, v in pairs(_G) do V[k] = v end
 local error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select =
       error, type, tostring, setmetatable, getmetatable, rawset, rawget, next, select
 local loadstring, setfenv, ipairs, pairs = loadstring, setfenv, ipairs, pairs
-local getinfo, sethook = debug.getinfo, debug.sethook
+local getinfo, sethook, getlocal, setlocal = debug.getinfo, debug.sethook, debug.getlocal,
+                                             debug.setlocal
 local SELF = getinfo(1, 'S').source
 
 -- The redis API is Python (api), made true C functions, so a `return redis.call(...)`
@@ -71,7 +72,7 @@ local function handler(err)
   end
   if type(err) == 'userdata' then err = pyerror(err) end
   if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end
-  if i then
+  if i and i.what ~= 'tail' then  -- (a tail call's line is gone: what the error has)
     err.source = i.source
     err.line = i.currentline
   end
@@ -115,6 +116,90 @@ V.pairs = function(t)  -- (level 2: the caller's position, as luaL_argerror give
   end
   return V.next, t, nil
 end
+
+-- unpack as Redis 7.0 patched it (luaB_unpack in its deps/lua): lupa's Lua 5.1 counts
+-- e - i + 1 in an int that overflows, and unpack({}, -2, 2^31 - 1) crashes the process.
+-- A range that cannot overflow goes to the C unpack (unpack0) with the caller's own
+-- arguments, so its C stack limit is Redis's: the arguments and the results within
+-- LUAI_MAXCSTACK (8000 slots). Any other is checked here first, with luaL_argerror's and
+-- luaL_error's messages (level 2: the caller's position).
+local unpack0, floor = unpack, math.floor
+local INT_MIN, INT_MAX = -2147483648, 2147483647
+local function argerror(narg, extramsg)  -- luaL_argerror, for its caller (level 2)
+  local ar = getinfo(2, 'n')
+  if getinfo(3, 'S').what == 'tail' then  -- tail-called: its name and line are gone
+    ar = {name = 'unpack'}
+  end
+  if ar and ar.namewhat == 'method' then
+    narg = narg - 1
+    if narg == 0 then
+      error("calling '" .. tostring(ar.name) .. "' on bad self (" .. extramsg .. ')', 3)
+    end
+  end
+  error('bad argument #' .. narg .. " to '" .. (ar and ar.name or '?') .. "' (" .. extramsg
+        .. ')', 3)
+end
+local function toint(v)  -- luaL_checkint: (int) of the (ptrdiff_t) of the number, or nil
+  local x = tonumber(v)
+  if x == nil then return nil end
+  if x ~= x or x >= 2^63 or x < -2^63 then return 0 end  -- LONG_MIN: its low 32 bits
+  x = (x >= 0 and floor(x) or -floor(-x)) % 4294967296
+  return x > INT_MAX and x - 4294967296 or x
+end
+-- A call of redis.call or redis.pcall (as the C functions Python made of them, call_c and
+-- pcall_c) with more arguments than lupa passes to Python (its frame holds 7997): the
+-- Lua function that passes them in a table instead, made where a big unpack() is the
+-- argument list. If the script's line that called it is gone (a tail call), an error
+-- names the line it had (`source`, `line`).
+local call_c, pcall_c = redis.call, redis.pcall
+local function table_call(is_pcall, source, line)
+  return function(...)
+    local ok, r = pcall0(call_table, is_pcall, {n = select('#', ...), ...})
+    if ok then return r end
+    if type(r) == 'userdata' then r = pyerror(r) end
+    if type(r) == 'table' then r.source, r.line = source, line end
+    error(r, 0)
+  end
+end
+V.unpack = function(...)
+  local nargs, t, i, e = select('#', ...), ...
+  if type(t) == 'table' and nargs <= 3 then  -- the common case: a small range
+    local a, b = i, e
+    if a == nil then a = 1 end
+    if b == nil then b = #t end
+    if type(a) == 'number' and type(b) == 'number' and a >= INT_MIN and a <= INT_MAX
+       and b >= INT_MIN and b <= INT_MAX and b - a < 7000 then
+      return unpack0(...)
+    end
+  end
+  if type(t) ~= 'table' then
+    argerror(1, 'table expected, got ' .. (nargs < 1 and 'no value' or type(t)))
+  end
+  if i == nil then i = 1 else
+    i = toint(i) or argerror(2, 'number expected, got ' .. type(i))
+  end
+  if e == nil then e = #t else
+    e = toint(e) or argerror(3, 'number expected, got ' .. type(e))
+  end
+  if i > e then return end
+  local n = e - i + 1
+  if n >= INT_MAX or nargs + n > 8000 then error('too many results to unpack', 2) end
+  if n >= 7000 then
+    -- the results may be the arguments of a redis.call pending in the caller (a
+    -- temporary of its frame): that call gets a Lua function able to take them
+    local ar = getinfo(2, 'Sl')
+    local k, name, v = 1, getlocal(2, 1)
+    while name ~= nil do
+      if name == '(*temporary)' and (v == call_c or v == pcall_c) then
+        setlocal(2, k, table_call(v == pcall_c, ar.source, ar.currentline))
+      end
+      k = k + 1
+      name, v = getlocal(2, k)
+    end
+  end
+  return unpack0(...)
+end
+
 local env = protect(V)
 V._G = env
 setmetatable(V, {__index = function(_, k)

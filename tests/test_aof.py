@@ -831,3 +831,77 @@ def test_debug_aof_flush_sleep_delays_but_keeps_writes(tmp_path, kind):
     assert os.path.getsize(incr_path(tmp_path)) > size  # written before the reply
     assert c.execute_command('DEBUG', 'AOF-FLUSH-SLEEP', '0') == b'OK'
     p.stop()
+
+
+# -- upgrading from a Redis < 7.0 single-file AOF ---------------------------------------------
+
+
+def _old_style_aof(dirpath):
+    with open(os.path.join(str(dirpath), 'appendonly.aof'), 'wb') as f:
+        f.write(b'*3\r\n$3\r\nset\r\n$2\r\nk1\r\n$2\r\nv1\r\n')
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+@pytest.mark.parametrize('interrupted', [False, True])
+def test_old_single_file_aof_becomes_the_base(tmp_path, kind, interrupted):
+    """An appendonly.aof in `dir` with no AOF directory (or one whose manifest names it as
+    the base but which does not hold it: an upgrade interrupted before the move) is moved
+    into the directory and loaded as base 1."""
+    _old_style_aof(tmp_path)
+    if interrupted:
+        os.makedirs(tmp_path / 'appendonlydir')
+        with open(tmp_path / 'appendonlydir' / 'appendonly.aof.manifest', 'w') as f:
+            f.write('file appendonly.aof seq 1 type b\n')
+    p = Proc(kind, tmp_path, '--appendonly', 'yes')
+    assert p.client.get('k1') == b'v1'
+    assert not os.path.exists(tmp_path / 'appendonly.aof')
+    assert manifest(tmp_path) == (
+        'file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n'
+    )
+    p.stop()
+    assert 'Successfully migrated an old-style AOF file (appendonly.aof)' in p.log()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_appendfilename_with_whitespace_survives_a_rewrite_and_reload(tmp_path, kind):
+    """The manifest quotes such names with escapes (sdscatrepr); reading it back must undo
+    them (sdssplitargs), or the files it names are not found."""
+    conf = tmp_path / 'redis.conf'
+    conf.write_text('appendfilename " file seq \\n\\n.aof "\n')
+    port = free_port()
+    exe = [sys.executable, '-m', 'store'] if kind == 'store' else ['/usr/bin/redis-server']
+    log = open(tmp_path / 'log', 'w')  # noqa: SIM115
+    proc = subprocess.Popen(
+        [*exe, str(conf), '--port', str(port), '--save', '', '--dir', str(tmp_path),
+         '--appendonly', 'yes', '--enable-debug-command', 'yes'],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_for_port(port, proc)
+        c = redis.Redis(port=port)
+        c.set('k1', 'v1')
+        c.execute_command('BGREWRITEAOF')
+        wait_rewrite(c)
+        assert c.execute_command('DEBUG', 'LOADAOF') == b'OK'
+        assert c.get('k1') == b'v1'
+    finally:
+        proc.terminate()
+        proc.wait(WAIT)
+        log.close()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_old_aof_with_rdb_preamble_loads_its_command_tail(tmp_path, kind):
+    """A Redis < 7.0 AOF with aof-use-rdb-preamble: an RDB image, then commands."""
+    src = tmp_path / 'src'
+    src.mkdir()
+    r = Proc('redis', src)
+    r.client.mset({'k1': 'v1', 'k2': 'v2'})
+    r.client.save()
+    r.stop()
+    data = (src / 'dump.rdb').read_bytes()
+    data += b'*3\r\n$3\r\nset\r\n$2\r\nk3\r\n$2\r\nv3\r\n'
+    (tmp_path / 'appendonly.aof').write_bytes(data)
+    p = Proc(kind, tmp_path, '--appendonly', 'yes')
+    assert p.client.mget('k1', 'k2', 'k3') == [b'v1', b'v2', b'v3']
+    p.stop()

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
@@ -46,7 +45,7 @@ from typing import Any
 import anycrc
 
 from ..resp import NULL_ARRAY as _NULL_ARRAY
-from ..resp import OK, RedisError
+from ..resp import OK, RedisError, split_args
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.packed import Packed
@@ -177,10 +176,9 @@ class Manifest:
             if len(raw) + 1 > 1024 or (ends_open and n == len(lines) - 1):
                 _manifest_error(log, 'The AOF manifest file contains too long line', None, linenum)
             line = text.strip(' \t\r\n')
-            try:
-                argv = shlex.split(line) if line else []
-            except ValueError:
-                argv = []
+            # sdssplitargs: "double quotes" with \n-style escapes, as names are written
+            split = split_args(line.encode('utf-8', 'surrogateescape')) if line else None
+            argv = [a.decode('utf-8', 'surrogateescape') for a in split or ()]
             if not line or len(argv) < 6 or len(argv) % 2:
                 _manifest_error(log, 'Invalid AOF manifest file format', line, linenum)
             name, seq, ftype = None, 0, ''
@@ -1383,7 +1381,10 @@ class Aof:
     async def load_files(self) -> None:
         """The files the manifest names, replayed into the keyspace (start-up, and DEBUG
         LOADAOF with the AOF open, which keeps appending to its incr file)."""
+        from .aof_upgrade import upgrade_if_needed
+
         m = self._load_manifest()
+        upgrade_if_needed(self, m)
         self.manifest = m
         files: list[tuple[str, str]] = []
         if m.base is not None:
@@ -1424,6 +1425,8 @@ class Aof:
         if not data:
             return 'empty'
         server = self.server
+        pos = 0
+        n = len(data)
         if data[:5] == b'REDIS':
             self.log('Reading RDB base file on AOF loading...')
             try:
@@ -1431,15 +1434,17 @@ class Aof:
             except Exception as e:
                 self.log(f'Error reading the RDB base file {name}, AOF loading aborted', '#')
                 raise LoadError(str(e) or f'Error reading the RDB base file {name}') from None
-            return 'ok'
+            pos = server.persistence.rdb_end
+            if pos >= n:
+                return 'ok'
+            # a Redis < 7.0 AOF: the RDB preamble, then commands
+            self.log('Reading the remaining AOF tail...')
         from ..connection import Connection
 
         conn = Connection(server)
         conn.set_user(server.acl.loader)  # replayed commands and scripts are not checked
         table = server.commands
-        pos = 0
-        n = len(data)
-        valid_up_to = 0
+        start = valid_up_to = pos
         valid_before_multi = 0
         queued: list[tuple[Any, list[bytes]]] | None = None
         loops = 0
@@ -1495,7 +1500,7 @@ class Aof:
             truncate_tail = True
         elif truncate_tail and queued is not None:
             valid_up_to = valid_before_multi
-        server.persistence.load_done += n
+        server.persistence.load_done += n - start
         server.persistence.load_pos = 0
         if not truncate_tail:
             return 'ok'

@@ -77,6 +77,7 @@ class Persistence:
         self.load_started = 0.0
         self.load_total = self.load_done = self.load_pos = 0
         self.load_keys_loaded = self.load_keys_expired = 0
+        self.rdb_end = 0  # where the last RDB loaded ended in its file
         self.aof = Aof(server)
         server.cron_hooks.append(self.cron)
 
@@ -516,6 +517,7 @@ class Persistence:
         self.load_done += len(data)
         self.load_pos = 0
         self.load_keys_loaded = loaded
+        self.rdb_end = loader.pos  # an old-style AOF's command tail starts here (aof.py)
         server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
         server.log_verbose(f'Done loading RDB, keys loaded: {loaded}')
 

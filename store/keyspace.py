@@ -586,7 +586,7 @@ class Keyspace:
         if self.aof is not None:
             self.aof.expired(db, key)
         if self.watchers:
-            self.touch(db, key)
+            self.touch(db, key, False)
         if self.notify_flags & ev.EXPIRED:
             self.notify(ev.EXPIRED, b'expired', db, key, deadline)
 
@@ -904,16 +904,18 @@ class Keyspace:
             if not observers:
                 del self.watchers[dk]
 
-    def touch(self, db: int, key: bytes) -> None:
+    def touch(self, db: int, key: bytes, by_client: bool = True) -> None:
         """signalModifiedKey: tell the key's observers (callers test `self.watchers`
-        first, so this costs nothing while no key is observed)."""
+        first, so this costs nothing while no key is observed). `by_client` False: no
+        client made the change (a lazy expiry, Redis's signalModifiedKey(NULL, ...)), so
+        a NOLOOP tracking client hears of it even if its own command found the key."""
         observers = self.watchers.get((db, key))
         if observers:
             for o in list(observers):
                 o.key_modified(db, key)
         tracking = self.tracking
         if tracking is not None:  # client tracking's invalidations (store/tracking.py)
-            tracking.key_modified(key)
+            tracking.key_modified(key, by_client)
 
     # -- keyspace events -------------------------------------------------------------
 

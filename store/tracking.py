@@ -22,15 +22,19 @@ set of its own past that (many clients on one key: growing a frozenset would cop
 clients read the same keys, their keys hold the same object: a pointer each in the table
 (a set of 10 readers was 728 bytes a key), and an expiry batch groups them by identity.
 
-Batching and delivery. Invalidated keys collect in `groups`, by the set of clients that
-read them (all clients usually read the same keys: a key then costs an identity test and
-an append, and each group's keys are encoded once for all its clients), flushes' nulls in
+Batching and delivery. Invalidated keys collect in `groups`, runs of consecutive keys
+read by the same set of clients (all clients usually read the same keys: a key then
+costs an identity test and an append, and each run's keys are encoded once for all its
+clients; a new run starts when the set changes, so each client hears of its keys in the
+order they changed, as in Redis), flushes' nulls in
 `pending`, BCAST keys in their prefixes' states. `handle` is set while anything waits, and
 everything leaves in `flush`: after each command, on the hot path (Connection.run) and on
 the gated one, where a tracking client's own invalidation follows its reply as in Redis;
 at the end of each active-expiry step, in the same loop turn as that step's `expired`
-batch. Each client gets one message per command (or expiry step) listing all its keys
-(Redis 7.0 sends one per key). A message goes through the pub/sub hub's control queue of
+batch. In default mode a client gets one message per key, as Redis 7.0 sends them
+(clients read them one by one); each key's message is encoded once for all its clients,
+and a client's messages of one flush leave in one write. A BCAST prefix's keys leave in
+one message, as in Redis. Messages go through the pub/sub hub's control queue of
 the receiving connection (PubSub.push): the same dispatch quota, backpressure and
 output-buffer limits as published messages. RESP3: an `invalidate` push; RESP2: a
 `message` on `__redis__:invalidate` to the REDIRECT client, sent only while it is
@@ -64,8 +68,10 @@ SHARED_MAX = 16  # a key read by more clients has a set of its own (see Tracking
 
 PUSH_HEAD = b'>2\r\n$10\r\ninvalidate\r\n'
 MESSAGE_HEAD = b'*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n'
-# A client's own read-only scripts are followed through the commands they run.
-_NOT_REMEMBERED = frozenset(('eval_ro', 'evalsha_ro', 'fcall_ro'))
+# Scripts and functions: their declared keys are remembered when the script ran a
+# read-only command (script_read), whatever keys that command read, as Redis 7.0's call()
+# remembers the keys of the script's caller's command.
+_SCRIPTS = frozenset(('eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'))
 
 E_REDIRECT_MISSING = 'ERR The client ID you want redirect to does not exist'
 
@@ -73,7 +79,17 @@ E_REDIRECT_MISSING = 'ERR The client ID you want redirect to does not exist'
 class ClientTracking:
     """One connection's CLIENT TRACKING state (Connection.tracking while it is on)."""
 
-    __slots__ = ('bcast', 'optin', 'optout', 'noloop', 'caching', 'redirect', 'broken', 'prefixes')
+    __slots__ = (
+        'bcast',
+        'optin',
+        'optout',
+        'noloop',
+        'caching',
+        'redirect',
+        'broken',
+        'prefixes',
+        'script_read',
+    )
 
     def __init__(self) -> None:
         self.bcast = self.optin = self.optout = self.noloop = False
@@ -81,6 +97,7 @@ class ClientTracking:
         self.redirect = 0  # client id, 0: none
         self.broken = False  # the redirect client went away (flag R)
         self.prefixes: list[bytes] = []  # BCAST prefixes, sorted
+        self.script_read = False  # the running script called a read-only command
 
     def flags(self) -> list[bytes]:
         """CLIENT TRACKINGINFO's flags, in Redis's order."""
@@ -104,7 +121,7 @@ class ClientTracking:
 
 class BcastState:
     """A registered prefix: its clients, and the keys written under it since the last
-    flush with the connection that wrote each first (for NOLOOP)."""
+    flush with the connection that wrote each last (for NOLOOP; None: no client)."""
 
     __slots__ = ('prefix', 'clients', 'keys')
 
@@ -112,6 +129,15 @@ class BcastState:
         self.prefix = prefix
         self.clients: dict[Any, None] = {}
         self.keys: dict[bytes, Any] = {}
+
+
+def _one_each(keys: list[bytes]) -> list[bytes]:
+    """Each key as the payload of a message of its own (a one-element array)."""
+    heads = _HEADS
+    try:
+        return [b'*1\r\n' + heads[len(k)] + k + b'\r\n' for k in keys]
+    except IndexError:  # a key of 256 bytes or more
+        return [b'*1\r\n$%d\r\n%s\r\n' % (len(k), k) for k in keys]
 
 
 def _keys_body(keys: list[bytes]) -> bytes:
@@ -147,16 +173,18 @@ class Tracking:
         self.clients = 0  # connections with tracking on (tracking_clients)
         self.prefixes: dict[bytes, BcastState] = {}
         self.lengths: list[int] = []  # distinct prefix lengths, ascending
-        # Invalidated keys by the clients that read them: (ids, origin) -> keys. A key's
-        # clients are usually those of many others (all read the same keys), so a batch
-        # costs O(keys + groups x clients), each group's keys encoded once.
-        self.groups: dict[tuple[frozenset[int], Any], list[bytes]] = {}
-        # Per client, in order: (encoded keys, count) or None (a flush's null).
-        self.pending: dict[Any, list[tuple[bytes, int] | None]] = {}
+        # Invalidated keys in runs by the clients that read them: (ids, origin, keys). A
+        # key's clients are usually those of many others (all read the same keys), so a
+        # batch costs O(keys + runs x clients), each run's keys encoded once.
+        self.groups: list[tuple[frozenset[int], Any, list[bytes]]] = []
+        # Per client, in order: the keys' encoded messages (one a key) or None (a flush's
+        # null).
+        self.pending: dict[Any, list[list[bytes] | None]] = {}
         self.bcast_dirty: list[BcastState] = []
         self.handle: Any = None  # the call_soon flush: set while anything waits
         self.remembers: dict[Any, bool] = {}  # Command -> are its keys remembered
         self.over_limit_runs = 0  # trackingLimitUsedSlots' timeout_counter
+        self.limit_handle: Any = None  # limit's next run while the table is over the limit
         self.active = False
         server.disconnect_hooks.append(self.disable)
         server.reset_hooks.append(self.disable)
@@ -236,23 +264,21 @@ class Tracking:
     # -- remembering reads ----------------------------------------------------------------
 
     def remember(self, conn: Any, cmd: Any, args: list[bytes]) -> None:
-        """trackingRememberKeys: after a read-only command of tracking client `conn` (or a
-        command its script ran) in default mode, remember the keys it read."""
+        """trackingRememberKeys: after a read-only command of tracking client `conn` in
+        default mode, or its script that ran one (script_read), remember the command's
+        keys."""
         t = conn.tracking
         if t is None or t.bcast:
             return
-        if (t.optin and not t.caching) or (t.optout and t.caching):
-            return
         if cmd.subcommands and len(args) > 1:
             cmd = cmd.subcommands.get(lower(args[1]), cmd)
-        known = self.remembers.get(cmd)
-        if known is None:
-            known = self.remembers[cmd] = (
-                'readonly' in cmd.flags
-                and 'pubsub' not in cmd.flags
-                and cmd.name not in _NOT_REMEMBERED
-            )
-        if not known:
+        if cmd.name in _SCRIPTS:
+            if not t.script_read:
+                return
+            t.script_read = False
+        elif not self._remembered(cmd):
+            return
+        if (t.optin and not t.caching) or (t.optout and t.caching):
             return
         try:
             positions = cmd.key_positions(args)
@@ -275,6 +301,25 @@ class Tracking:
                     table[key] = self._with(ids, cid)
                 self.items += 1
         self.limit()
+
+    def _remembered(self, cmd: Any) -> bool:
+        """Whether a command's keys are remembered: read-only, not pub/sub."""
+        known = self.remembers.get(cmd)
+        if known is None:
+            known = self.remembers[cmd] = 'readonly' in cmd.flags and 'pubsub' not in cmd.flags
+        return known
+
+    def script_read(self, conn: Any, cmd: Any, args: list[bytes]) -> None:
+        """A script of tracking client `conn` ran `cmd`: if it reads, the script's
+        declared keys are remembered when the script's command ends (`remember`), as
+        Redis remembers the keys of the caller's command, not of the script's calls."""
+        t = conn.tracking
+        if t is None or t.bcast:
+            return
+        if cmd.subcommands and len(args) > 1:
+            cmd = cmd.subcommands.get(lower(args[1]), cmd)
+        if self._remembered(cmd):
+            t.script_read = True
 
     def _with(self, ids: frozenset[int], cid: int) -> frozenset[int] | set[int]:
         """`ids` plus `cid`, as the one shared frozenset of those ids (a set of its own
@@ -322,48 +367,50 @@ class Tracking:
                 self.over_limit_runs = 0
                 return
         self.over_limit_runs += 1
+        # Redis runs this again in the next beforeSleep, with more effort: the next turn
+        # of the loop here, until the table is down to the limit
+        loop = self.server.loop
+        if loop is not None and self.limit_handle is None:
+            self.limit_handle = loop.call_soon(self._limit_again)
+
+    def _limit_again(self) -> None:
+        self.limit_handle = None
+        self.limit()
+        self.flush()
 
     # -- changes ----------------------------------------------------------------------------
 
-    def key_modified(self, key: bytes) -> None:
-        """trackingInvalidateKey, from the keyspace's touch (signalModifiedKey)."""
+    def key_modified(self, key: bytes, by_client: bool = True) -> None:
+        """trackingInvalidateKey, from the keyspace's touch (signalModifiedKey). NOLOOP
+        skips the current client, as Redis does in default mode; BCAST remembers who
+        changed the key, which for a key expired on access (not `by_client`) is no
+        client, as Redis's signalModifiedKey(NULL, ...) passes none."""
         origin = self.server.current_client
         if self.lengths:
-            self._bcast(key, origin)
+            self._bcast(key, origin if by_client else None)
         if key in self.table:
             self._invalidate(key, origin)
 
     def keys_modified(self, keys: list[bytes]) -> None:
         """key_modified for the keys of one active-expiry batch (no client caused
-        them), in one loop: consecutive keys read by the same clients share a group
+        them), in one loop: consecutive keys read by the same clients share a run
         without building its frozenset again."""
         if self.lengths:
             for key in keys:
                 self._bcast(key, None)
         table = self.table
         groups = self.groups
-        last: Any = None
-        group_keys: list[bytes] = []
+        run = groups[-1] if groups else None
         items = 0
         for key in keys:
             ids = table.pop(key, None)
             if ids is None:
                 continue
             items += len(ids)
-            if ids is not last:
-                if isinstance(ids, set):
-                    if ids == last:  # a set of its own, equal to the previous key's
-                        group_keys.append(key)
-                        continue
-                    group = (frozenset(ids), None)
-                else:
-                    group = (ids, None)
-                last = ids
-                found = groups.get(group)
-                if found is None:
-                    found = groups[group] = []
-                group_keys = found
-            group_keys.append(key)
+            if run is None or run[1] is not None or (run[0] is not ids and run[0] != ids):
+                run = (ids if type(ids) is frozenset else frozenset(ids), None, [])
+                groups.append(run)
+            run[2].append(key)
         self.items -= items
         if groups:
             self._schedule()
@@ -373,24 +420,28 @@ class Tracking:
     def _invalidate(self, key: bytes, origin: Any) -> None:
         ids = self.table.pop(key)
         self.items -= len(ids)
-        group = (ids if type(ids) is frozenset else frozenset(ids), origin)
-        keys = self.groups.get(group)
-        if keys is None:
-            keys = self.groups[group] = []
+        groups = self.groups
+        if groups:
+            run = groups[-1]
+            if run[1] is origin and (run[0] is ids or run[0] == ids):
+                run[2].append(key)
+            else:
+                groups.append((ids if type(ids) is frozenset else frozenset(ids), origin, [key]))
+        else:
+            groups.append((ids if type(ids) is frozenset else frozenset(ids), origin, [key]))
             self._schedule()
-        keys.append(key)
         if not self.table and not self.clients:
             self._maybe_deactivate()
 
     def _collect(self) -> None:
-        """Hand the grouped keys to their clients' pending lists, each group's keys
+        """Hand the runs of keys to their clients' pending lists, each run's keys
         encoded once (NOLOOP and tracking state read now: a client that turned tracking
         off meanwhile gets nothing)."""
-        groups, self.groups = self.groups, {}
+        groups, self.groups = self.groups, []
         clients = self.server.clients
         pending = self.pending
-        for (ids, origin), keys in groups.items():
-            item = (_bulks(keys), len(keys))
+        for ids, origin, keys in groups:
+            item = _one_each(keys)
             for cid in ids:
                 c = clients.get(cid)
                 if c is None:
@@ -414,7 +465,9 @@ class Tracking:
                 if not state.keys:
                     self.bcast_dirty.append(state)
                     self._schedule()
-                state.keys.setdefault(key, origin)
+                # the last change's origin, as Redis's raxInsert overwrites it: NOLOOP
+                # skips a key only if its own client changed it last
+                state.keys[key] = origin
 
     def flushed(self) -> None:
         """trackingInvalidateKeysOnFlush (FLUSHDB, FLUSHALL): a null invalidation to every
@@ -442,8 +495,8 @@ class Tracking:
                 self.handle = loop.call_soon(self.flush)
 
     def flush(self, current: Any = None) -> None:
-        """Send what is pending: one message per client per run of keys (a null between
-        runs for a flush), then each BCAST prefix's keys to its clients, prefixes in
+        """Send what is pending: a message per key for each client (and a null for a
+        flush, in its place), then each BCAST prefix's keys to its clients, prefixes in
         order and keys sorted as Redis's radix trees give them. `current`: the connection
         whose command just ran; its messages follow its reply in its output."""
         if self.handle is not None:
@@ -455,19 +508,13 @@ class Tracking:
         if pending:
             self.pending = {}
             for c, items in pending.items():
-                chunks: list[bytes] = []
-                n = 0
+                bodies: list[bytes] = []
                 for item in items:
                     if item is None:
-                        if n:
-                            self._send(c, b'*%d\r\n%s' % (n, b''.join(chunks)), current)
-                            chunks, n = [], 0
-                        self._send(c, b'_\r\n' if c.proto == 3 else b'$-1\r\n', current)
+                        bodies.append(b'_\r\n' if c.proto == 3 else b'$-1\r\n')
                     else:
-                        chunks.append(item[0])
-                        n += item[1]
-                if n:
-                    self._send(c, b'*%d\r\n%s' % (n, b''.join(chunks)), current)
+                        bodies += item
+                self._send_each(c, bodies, current)
         if self.bcast_dirty:
             states, self.bcast_dirty = self.bcast_dirty, []
             states.sort(key=lambda st: st.prefix)
@@ -490,29 +537,32 @@ class Tracking:
 
     def _send(self, c: Any, body: bytes, current: Any) -> None:
         """sendTrackingMessage: to the client itself (RESP3) or its REDIRECT client."""
+        self._send_each(c, [body], current)
+
+    def _send_each(self, c: Any, bodies: list[bytes], current: Any) -> None:
+        """sendTrackingMessage for each body (a message's payload), in one write."""
         t = c.tracking
-        if t is None:
+        if t is None or not bodies:
             return
         if t.redirect:
             target = self.server.clients.get(t.redirect)
             if target is None or target.closing:
                 t.broken = True
-                if c.proto == 3:
-                    self._deliver(
-                        c, b'>2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n' % t.redirect, current
-                    )
+                if c.proto == 3:  # one for each message that could not go
+                    broken = b'>2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n' % t.redirect
+                    self._deliver(c, broken * len(bodies), current)
                 return
             if target.proto == 3:
-                frame = PUSH_HEAD + body
+                head = PUSH_HEAD
             elif target.subscriptions:
-                frame = MESSAGE_HEAD + body
+                head = MESSAGE_HEAD
             else:
                 return
         else:
             if c.proto != 3:
                 return
-            target, frame = c, PUSH_HEAD + body
-        self._deliver(target, frame, current)
+            target, head = c, PUSH_HEAD
+        self._deliver(target, head + head.join(bodies), current)
 
     def _deliver(self, target: Any, frame: bytes, current: Any) -> None:
         if target.closing or target.transport is None:

@@ -4,9 +4,8 @@ redis-server 7.0.15 in RESP3 (push frames) and RESP2 (REDIRECT to a subscriber o
 __redis__:invalidate); BCAST prefixes, OPTIN/OPTOUT/NOLOOP, the table limit, INFO; and
 redis-py's own client-side cache, used unmodified against a server announcing 7.4.0.
 
-Redis 7.0 sends one message per invalidated key; this server sends one per client per
-command (or expiry batch) listing all its keys, so multi-key changes are compared as the
-set of keys each side invalidated, single-key ones byte for byte.
+Default mode sends one message per invalidated key, in the order the keys changed, as
+Redis 7.0 does, so replies are compared byte for byte.
 
 Nothing here depends on the machine's speed: every read either knows what is coming
 (`sync`: everything up to a PING's reply) or waits for a condition with a bound."""
@@ -218,11 +217,24 @@ def test_missing_key_read_and_wrongtype_read_are_tracked(pair):
     ids=['mset', 'del', 'aggregates', 'rename', 'append', 'multi-exec', 'expire'],
 )
 def test_invalidations_of_each_write(pair, reads, change):
+    """One message per key, in the order the keys changed, as redis-server sends them."""
     setup = [('SET', 'a', '0'), ('SET', 'b', '0')]
-    out = both_do(pair(), setup, reads, change, exact=False)
+    out = both_do(pair(), setup, reads, change)
     assert out  # something was invalidated
-    if 'MULTI' in [c[0] for c in change]:
-        assert out.count(PUSH) == 1  # one message for the transaction's keys
+
+
+def test_keys_read_by_different_clients_keep_their_order(fresh_raw_pair):
+    """A client hears of its keys in the order they changed, even when the keys between
+    them were read by other clients too."""
+    got = []
+    for w, t, u in zip(fresh_raw_pair(2), fresh_raw_pair(3), fresh_raw_pair(3)):
+        for c in (t, u):
+            assert c.cmd('CLIENT', 'TRACKING', 'on') == b'+OK\r\n'
+        t.cmd('MGET', 'a', 'b', 'c')
+        u.cmd('GET', 'b')
+        w.cmd('MSET', 'a', '1', 'b', '1', 'c', '1')
+        got.append(strip_sync(t.sync()))
+    assert got[0] == got[1] == push(b'a') + push(b'b') + push(b'c')
 
 
 def test_restore_and_swapdb(pair):
@@ -268,6 +280,61 @@ def test_script_reads_are_tracked(pair):
     script = "return redis.call('get', KEYS[1])"
     out = both_do(sides, [('SET', 'k', '1')], [('EVAL', script, '1', 'k')], [('SET', 'k', '2')])
     assert out == push(b'k')
+
+
+def test_script_tracks_its_declared_keys_when_it_reads(pair):
+    """Redis 7.0 remembers the keys of the script's command (KEYS), not those its calls
+    read, and only when it ran a read-only command."""
+    sides = pair()
+    change = [('MSET', 'k1', '2', 'k2', '2', 'k3', '2')]
+    no_read = "redis.call('set', 'k3', 'x')"
+    assert both_do(sides, [], [('EVAL', no_read, '2', 'k1', 'k2')], change) == b''
+    reads = "redis.call('get', 'k3')"
+    out = both_do(sides, [], [('EVAL', reads, '2', 'k1', 'k2')], change)
+    assert out == push(b'k1') + push(b'k2')
+    out = both_do(sides, [], [('EVAL_RO', reads, '2', 'k1', 'k2')], change)
+    assert out == push(b'k1') + push(b'k2')
+
+
+def test_bcast_noloop_hears_of_its_key_expired_after_its_write(server, redis_ref):
+    """NOLOOP skips a BCAST key only if the client itself changed it last: a key it
+    set that then expires (no client) is sent, the other key it set is not."""
+    got = []
+    for port in (server.port, redis_ref[1]):
+        with RawConn(port) as w, RawConn(port) as r, RawConn(port) as c:
+            w.cmd('FLUSHALL')
+            rid = int(r.cmd('CLIENT', 'ID')[1:-2])
+            r.cmd('SUBSCRIBE', '__redis__:invalidate')
+            c.cmd('CLIENT', 'TRACKING', 'on', 'bcast', 'redirect', rid, 'noloop')
+            c.send(pack_all(('MULTI',), ('SET', 'mykey', 'v', 'PX', '1'), ('SET', 'other', 'v')))
+            c.send(pack_all(('DEBUG', 'SLEEP', '0.05'), ('GET', 'mykey'), ('EXEC',)))
+            replies = c.read_replies(6)
+            r.sock.settimeout(WAIT)
+            data = r.sock.recv(1 << 16)  # waits for the expiry's message
+            got.append((replies, data + strip_sync(r.sync())))
+    assert got[0] == got[1]
+    # mykey's message, then the sync's PING reply (a subscriber's ['pong', token])
+    assert got[0][1].startswith(MESSAGE + b'*1\r\n$5\r\nmykey\r\n*2\r\n$4\r\npong\r\n')
+
+
+def test_table_limit_is_enforced_without_further_commands(server, redis_ref):
+    """Lowering tracking-table-max-keys far below the table's size drops the keys in
+    rounds of growing effort with no command to drive them: every one is invalidated."""
+    for port in (server.port, redis_ref[1]):
+        with RawConn(port) as w, RawConn(port, proto=3) as t:
+            w.cmd('FLUSHALL')
+            t.cmd('CLIENT', 'TRACKING', 'on')
+            t.send(pack_all(*[('GET', f'k{i}') for i in range(250)]))
+            t.read_replies(250)
+            w.cmd('CONFIG', 'SET', 'tracking-table-max-keys', '1')
+            try:
+                data = b''
+                t.sock.settimeout(WAIT)
+                while data.count(PUSH) < 249:
+                    data += t.sock.recv(1 << 16)
+                assert len(set(pushed_keys(data))) == 249
+            finally:
+                w.cmd('CONFIG', 'SET', 'tracking-table-max-keys', '1000000')
 
 
 def test_multi_exec_reads_are_tracked(pair):
@@ -319,7 +386,7 @@ def test_active_expiry_invalidates_at_the_deadline_with_the_expired_event(server
     """A tracked key is invalidated by the active-expiry step that deletes it (nobody reads
     it), and the invalidation leaves with that step's `expired` events: a connection that
     both tracks the keys and subscribes to the events gets each step's expired messages
-    followed at once by one push listing exactly those keys."""
+    followed at once by a push for each of those keys."""
     with RawConn(server.port) as w, RawConn(server.port, proto=3) as t:
         w.cmd('CONFIG', 'SET', 'notify-keyspace-events', 'Ex')
         try:
@@ -353,8 +420,9 @@ def test_active_expiry_invalidates_at_the_deadline_with_the_expired_event(server
                     expired.append(m.group(1))
                     pos = m.end()
                 assert expired, data[pos:]
-                assert data.startswith(push(*expired), pos), data[pos:]
-                pos += len(push(*expired))
+                pushes = b''.join(push(k) for k in expired)
+                assert data.startswith(pushes, pos), data[pos:]
+                pos += len(pushes)
                 seen += expired
             assert sorted(seen) == sorted(keys)
         finally:
@@ -377,6 +445,20 @@ def test_eviction_invalidates(make_server):
         assert evicted
         got = pushed_keys(strip_sync(t.sync()))
         assert set(evicted) <= set(got)
+
+
+def test_eviction_invalidation_comes_before_the_reply(make_server):
+    """Keys evicted before a tracking client's command runs are invalidated before that
+    command's reply, as Redis evicts (and sends) before it runs the command."""
+    srv = make_server(maxmemory='3mb', maxmemory_policy='volatile-random')
+    with RawConn(srv.port, proto=3) as t:
+        assert t.cmd('CLIENT', 'TRACKING', 'on') == b'+OK\r\n'
+        t.cmd('SETEX', 'volatile-key', '10000', 'x')
+        assert t.cmd('GET', 'volatile-key') == b'$1\r\nx\r\n'
+        t.cmd('SETBIT', 'big-key', str(8 * 4 * 1024 * 1024), '0')  # past maxmemory
+        t.send(pack_all(('GETBIT', 'big-key', '0')))
+        out = t.read_replies(2)
+        assert out == push(b'volatile-key') + b':0\r\n'
 
 
 # -- RESP2: REDIRECT to a subscriber ----------------------------------------------------------

@@ -323,6 +323,22 @@ def test_watch_key_that_expires(server, redis_ref):
             assert c.cmd('EXEC') == b'*1\r\n$1\r\nv\r\n'
 
 
+def test_exec_reads_deadlines_against_its_start(server, redis_ref):
+    """A key set with a 1 ms TTL inside a transaction is still there for the transaction's
+    later commands, even after a DEBUG SLEEP: Redis reads deadlines against the time EXEC
+    started."""
+    commands = [
+        ('MULTI',),
+        ('SET', 'k', 'v', 'PX', '1'),
+        ('DEBUG', 'SLEEP', '0.02'),
+        ('GET', 'k'),
+        ('EXISTS', 'k'),
+        ('EXEC',),
+    ]
+    got = same_session(server.port, redis_ref[1], commands)
+    assert got[-1] == b'*4\r\n+OK\r\n+OK\r\n$1\r\nv\r\n:1\r\n'
+
+
 def test_watch_sees_ttl_changes(server, redis_ref):
     same_two_clients(
         server,

@@ -491,9 +491,9 @@ def rename_generic(c, args, nx):
     if nx and ks.lookup(db, dst) is not None:
         return 0
     deadline = ks.deadline(db, src)
+    ks.delete(db, src)  # first: Redis signals src modified before dst (tracking's order)
     ks.set(db, dst, value, deadline)  # replaces dst and its TTL, as dbDelete+dbAdd
     ks.notify(events.NEW, b'new', db, dst)
-    ks.delete(db, src)
     ks.notify(events.GENERIC, b'rename_from', db, src)
     ks.notify(events.GENERIC, b'rename_to', db, dst)
     return 1 if nx else OK

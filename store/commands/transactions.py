@@ -4,8 +4,14 @@ MULTI switches the connection to queueing (connection.py queues every command bu
 EXEC runs the queue atomically, which in a single-threaded server means without letting
 another client in between. WATCH registers the connection on the keyspace's watcher map;
 any write to a watched key sets `dirty_cas` and EXEC then answers with a null array.
+
+EXEC reads deadlines against one clock reading, taken as it starts (store/clock.py's
+freeze), as Redis's call() caches the time for the commands nested in it: a key that is
+live for the transaction's first command is live for all of them, even across a DEBUG
+SLEEP.
 """
 
+from .. import clock
 from ..clock import now_ms
 from ..command_table import Family
 from ..resp import NULL_ARRAY, OK, RedisError
@@ -53,11 +59,13 @@ def exec_(c, args):
     aof = c.ks.aof  # the AOF writes what EXEC ran as one unit (MULTI ... EXEC)
     if aof is not None:
         aof.begin()
+    frozen = clock.freeze_now()
     try:
         if not c.acl_rules:
             return [c.call(cmd, a) for cmd, a in queued]
         return [_run_queued(c, cmd, a, c.server.acl) for cmd, a in queued]
     finally:
+        clock.freeze(frozen)
         c.in_exec = False
         if aof is not None:
             aof.end()

@@ -227,7 +227,15 @@ class Evictor:
             return False
         limit = self.maxmemory - self.overhead
         ks.check_at = limit
-        if ks.used <= limit or self.perform() != FAIL:
+        if ks.used <= limit:
+            return False
+        result = self.perform()
+        tracking = conn.server.tracking
+        if tracking.handle is not None:
+            # the evicted keys' invalidations go before the command's reply, as Redis
+            # sends them while it evicts, before it runs the command
+            tracking.flush(conn)
+        if result != FAIL:
             return False
         if cmd is None or not self.denies(conn, cmd, args):
             return False

@@ -795,6 +795,26 @@ class Keyspace:
             tracking.flushed()  # one null invalidation per tracking client
 
     def swapdb(self, a: int, b: int) -> None:
+        """Swap two databases' contents. A WATCHed key (and a key a client blocks on) is
+        touched as Redis's touchAllWatchedKeysInDb decides, before the swap: when its
+        database held the key (live or stale), or is about to get a live one from the
+        other; a missing key replaced by a stale one is no change. Observers hear of it
+        after the swap, so they see what each database now holds. Tracking clients hear
+        of every key of both databases (Redis 7.0 sends nothing, leaving caches stale)."""
+        changed: list[tuple[int, bytes]] = []
+        if self.watchers:
+            now = now_ms()
+            for wdb, key in list(self.watchers):
+                if wdb != a and wdb != b:
+                    continue
+                other = b if wdb == a else a
+                s = self.shard_for(key)
+                if key in s.data[wdb]:
+                    changed.append((wdb, key))
+                elif key in s.data[other]:
+                    deadline = s.expires[other].get(key)
+                    if deadline is None or deadline >= now:
+                        changed.append((wdb, key))
         for s in self.shards:
             s.data[a], s.data[b] = s.data[b], s.data[a]
             s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
@@ -802,13 +822,16 @@ class Keyspace:
             s.charged[a], s.charged[b] = s.charged[b], s.charged[a]
             s.index.swap(a, b)
         self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
-        if self.watchers:
-            # touchAllWatchedKeysInDb: a key of either database changes in both (after
-            # the swap, so observers see what each database now holds).
+        for dk in changed:
+            observers = self.watchers.get(dk)
+            if observers:
+                for o in list(observers):
+                    o.key_modified(*dk)
+        tracking = self.tracking
+        if tracking is not None:
             for s in self.shards:
                 for key in s.data[a].keys() | s.data[b].keys():
-                    self.touch(a, key)
-                    self.touch(b, key)
+                    tracking.key_modified(key)
 
     # -- memory and access information --------------------------------------------------
 

@@ -339,6 +339,67 @@ def test_exec_reads_deadlines_against_its_start(server, redis_ref):
     assert got[-1] == b'*4\r\n+OK\r\n+OK\r\n$1\r\nv\r\n:1\r\n'
 
 
+@pytest.mark.parametrize(
+    'setup',
+    [
+        [('SELECT', '0'), ('SET', 'x', 'a', 'PX', '1')],  # none replaced by a stale key
+        [
+            ('SELECT', '1'),
+            ('SET', 'x', 'a', 'PX', '1'),
+            ('SELECT', '0'),
+            ('SET', 'x', 'b', 'PX', '1'),
+        ],
+        [('SELECT', '0'), ('SET', 'x', 'a')],  # none replaced by a live key
+        [('SELECT', '1'), ('SET', 'x', 'a'), ('SELECT', '0'), ('SET', 'x', 'b', 'PX', '1')],
+        [('SELECT', '1'), ('SET', 'x', 'a', 'PX', '1'), ('SELECT', '0'), ('SET', 'x', 'b')],
+    ],
+    ids=['none-stale', 'stale-stale', 'none-live', 'live-stale', 'stale-live'],
+)
+def test_swapdb_touches_watched_keys_as_redis(server, redis_ref, setup):
+    """SWAPDB fails a transaction watching a key in db 1 when db 1 held the key or gets a
+    live one; a missing (or stale) key replaced by a stale one is no change."""
+    got = []
+    for port in (server.port, redis_ref[1]):
+        flush(port)
+        with RawConn(port) as c:
+            c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+            try:
+                for cmd in setup:
+                    c.cmd(*cmd)
+                time.sleep(0.01)  # the 1 ms TTLs run out
+                c.cmd('SELECT', '1')
+                c.cmd('WATCH', 'x')
+                c.cmd('SWAPDB', '0', '1')
+                got.append([c.cmd('MULTI'), c.cmd('PING'), c.cmd('EXEC')])
+            finally:
+                c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+                c.cmd('FLUSHALL')
+    assert got[0] == got[1]
+
+
+def test_exec_with_writes_refused_when_replicas_went_missing(server, redis_ref):
+    """min-replicas-to-write set after the transaction queued a write: EXEC is refused
+    with EXECABORT ... NOREPLICAS and nothing runs; a transaction of reads still runs."""
+    for port in (server.port, redis_ref[1]):
+        flush(port)
+        with RawConn(port) as c, RawConn(port) as admin:
+            c.cmd('SET', 'xx', '1')
+            try:
+                c.cmd('MULTI')
+                c.cmd('INCR', 'xx')
+                admin.cmd('CONFIG', 'SET', 'min-replicas-to-write', '2')
+                assert c.cmd('EXEC') == (
+                    b'-EXECABORT Transaction discarded because of: '
+                    b'NOREPLICAS Not enough good replicas to write.\r\n'
+                ), port
+                assert c.cmd('GET', 'xx') == b'$1\r\n1\r\n'
+                c.cmd('MULTI')
+                c.cmd('GET', 'xx')
+                assert c.cmd('EXEC') == b'*1\r\n$1\r\n1\r\n'
+            finally:
+                admin.cmd('CONFIG', 'SET', 'min-replicas-to-write', '0')
+
+
 def test_watch_sees_ttl_changes(server, redis_ref):
     same_two_clients(
         server,

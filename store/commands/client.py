@@ -107,12 +107,23 @@ def _script_flags(server, name, arg):
 def writes(server, cmd, shown, args):
     """processCommand's is_write_command: the command (`shown`: its subcommand) writes, or
     runs a script whose flags do not say no-writes (getCommandFlags; an EVAL script
-    without flags keeps EVAL's own, which do not write)."""
+    without flags keeps EVAL's own, which do not write), or is the EXEC of a transaction
+    that queued one (mstate.cmd_flags): EXEC is then refused (-EXECABORT) while writes
+    are, even if the refusal began after the commands were queued."""
     if 'write' in shown.flags:
         return True
-    if cmd.name in _SCRIPT_CALLS:
-        flags = _script_flags(server, cmd.name, args[1])
+    name = cmd.name
+    if name in _SCRIPT_CALLS:
+        flags = _script_flags(server, name, args[1])
         return flags is not None and 'no-writes' not in flags
+    if name == 'exec':
+        conn = server.current_client  # processCommand's client: the one running EXEC
+        for queued, qargs in getattr(conn, 'multi', None) or ():
+            qshown = queued
+            if queued.subcommands and len(qargs) > 1:
+                qshown = queued.subcommands.get(lower(qargs[1]), queued)
+            if writes(server, queued, qshown, qargs):
+                return True
     return False
 
 

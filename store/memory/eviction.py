@@ -182,16 +182,30 @@ class Evictor:
         ks.lfu_tick = lfu.tick(now)
         # what the limit is checked against: the AOF buffer is not counted, as in Redis
         # (freeMemoryGetNotCountedMemory)
-        parts = overhead(self.server)
-        self.overhead = startup(self.server) + parts['total'] - parts['aof.buffer']
-        if self.clients_limit and parts['clients.normal'] > self.clients_limit:
-            self.evict_clients()
+        self._measure()
         if self.maxmemory:
             limit = self.maxmemory - self.overhead
             ks.check_at = -1 if ks.dirty else limit
             ks.dirty_check = -1
         else:
             ks.check_at = ks.dirty_check = INF
+
+    def _measure(self) -> None:
+        """Recompute `overhead`, dropping clients over maxmemory-clients first, so the
+        memory they held is not what keys are evicted for (Redis's processCommand runs
+        evictClients before performEvictions)."""
+        server = self.server
+        if server.pending_flush:
+            # replies of this turn's commands not written yet (the cron can run before the
+            # turn's flush_pending): written first, or an INFO reply in a buffer would
+            # shrink the room until the next cron, where Redis has written it before it
+            # reads the next command
+            server.flush_pending()
+        parts = overhead(server)
+        self.overhead = startup(server) + parts['total'] - parts['aof.buffer']
+        if self.clients_limit and parts['clients.normal'] > self.clients_limit:
+            # an aborted client leaves the registry only when its transport reports it
+            self.overhead -= self.evict_clients()
 
     def clients_grew(self, n: int) -> None:
         """A client's held commands changed by `n` bytes (MULTI's queue, or commands behind
@@ -226,6 +240,11 @@ class Evictor:
             ks.check_at = INF
             return False
         limit = self.maxmemory - self.overhead
+        if ks.used > limit and self.clients_limit:
+            # the clients' buffers may have grown since the cron measured them: drop
+            # clients over their limit before evicting keys (O(clients), only while over)
+            self._measure()
+            limit = self.maxmemory - self.overhead
         ks.check_at = limit
         if ks.used <= limit:
             return False
@@ -261,11 +280,12 @@ class Evictor:
 
     # -- clients ------------------------------------------------------------------------------
 
-    def evict_clients(self) -> None:
+    def evict_clients(self) -> int:
         """maxmemory-clients (Redis 7.0's evictClients): while the clients together use
         more than the limit, drop the one using the most, sparing CLIENT NO-EVICT ones.
         Replicas are neither counted nor evicted (clientEvictionAllowed: normal and
-        pub/sub clients only). Checked by the cron, ten times a second."""
+        pub/sub clients only). Checked by the cron, ten times a second, and by the gate
+        before it evicts keys. Returns the bytes the dropped clients held."""
         server = self.server
         sizes = sorted(
             (
@@ -276,17 +296,20 @@ class Evictor:
             reverse=True,
         )
         total = sum(size for size, _, _ in sizes)
+        freed = 0
         for size, _, conn in sizes:
             if total < self.clients_limit:
-                return
+                return freed
             if conn.no_evict:
                 continue  # spared, though its memory counts, as in Redis
             server.log_verbose(f'Evicting client: {conn.info_line()}')
             conn.abort()
             self.evicted_clients += 1
             total -= size
+            freed += size
         if total >= self.clients_limit:
             server.log('Over client maxmemory after evicting all evictable clients', '#')
+        return freed
 
     # -- eviction ----------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ the maxmemory check. This is the one place they are computed.
 - `ks.used` (store/keyspace.py) is what the keys are charged by the size model of
   store/memory/sizes.py: key and value objects, their dict entries, TTL entries.
 - `overhead` is what clients and the server hold outside the keyspace now: per connection
-  a fixed cost (the Connection, its parser and transport), its unread query buffer, replies
+  a fixed cost (the Connection, its parser and transport), its query buffer (with the
+  arguments of a command not yet complete, as Redis's argv_len_sum), replies
   not yet written (`conn.out` plus the transport's write buffer) and its queued pub/sub
   messages; the AOF buffer; the cached EVAL script bodies and FUNCTION library codes; and
   what the two Lua VMs grew by since start-up.
@@ -128,8 +129,9 @@ def _caches(server: Any, st: State, exact: bool) -> None:
 
 
 def client_memory(conn: Any) -> int:
-    """One connection's memory: its fixed cost, unparsed query bytes, replies not yet
-    written (ours and the transport's) and pub/sub messages queued for it."""
+    """One connection's memory: its fixed cost, its query buffer (unparsed bytes and the
+    arguments of a partial command), replies not yet written (ours and the transport's)
+    and pub/sub messages queued for it."""
     return CLIENT_BASE + _buffers(conn)
 
 
@@ -141,8 +143,12 @@ def _buffers(conn: Any) -> int:
             n += transport.get_write_buffer_size()
         except AttributeError:  # a socket accepted while a script was busy (busy.py)
             pass
-    if conn.parser is not None:
-        n += conn.parser.pending()  # the query buffer, a big argument being read included
+    parser = conn.parser
+    if parser is not None:
+        n += parser.pending()  # the query buffer, a big argument being read included
+        args = parser.args  # a partial command's arguments parsed so far: as Redis counts
+        if args:  # argv_len_sum and the argv array (getClientMemoryUsage)
+            n += sum(map(len, args)) + 8 * len(args)
     if conn.pubsub is not None:
         n += conn.pubsub.qbytes
     return n + conn.multi_bytes + conn.deferred_bytes  # commands held (MULTI, parked)

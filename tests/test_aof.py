@@ -289,6 +289,30 @@ def test_relative_expiries_written_as_absolute_deadlines(tmp_path):
     p.stop()
 
 
+def test_set_with_a_ttl_is_written_as_set_pxat_alone(tmp_path):
+    """Any SET with a TTL, PXAT as sent included, is written as SET key value PXAT ms:
+    five arguments, the option in capitals, NX/XX/GET dropped, as setGenericCommand
+    rewrites it."""
+    p = store(tmp_path)
+    c = redis.Redis(port=p.port, single_connection_client=True)
+    at = int(time.time() * 1000) + 100_000
+    c.execute_command('set', 'a', 'v', 'pxat', str(at))
+    c.execute_command('set', 'b', 'v', 'nx', 'px', '100000', 'get')
+    dl = c.execute_command('PEXPIRETIME', 'b')
+    p.stop()
+    with open(incr_path(tmp_path), 'rb') as f:
+        data = f.read()
+    for key, ms in ((b'a', at), (b'b', dl)):
+        assert (
+            b'*5\r\n$3\r\nSET\r\n$1\r\n%s\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n%d\r\n'
+            % (
+                key,
+                ms,
+            )
+            in data
+        )
+
+
 def test_single_command_reads_written_as_sent(tmp_path):
     """A read holding one plain write is written as its own bytes; one holding a command
     that is rewritten, or that runs others (EVAL, EXEC), is not."""

@@ -420,13 +420,14 @@ def _set(c: Any, args: list[bytes], reply: Any) -> Any:
     if len(args) == 3:
         return None
     opts = [a.lower() for a in args[3:]]
-    if not any(o in _SET_TTL for o in opts) or b'pxat' in opts:
+    if not any(o in _SET_TTL for o in opts):
         return None
     dl = c.ks.deadline(c.db, args[1])
     if dl is None:
         return []  # not set (NX/XX not met)
-    keep = [a for a, o in zip(args[3:], opts) if o in (b'nx', b'xx', b'get')]
-    return [[b'SET', args[1], args[2], b'PXAT', b'%d' % dl, *keep]]
+    # setGenericCommand rewrites any SET with a TTL (PXAT too) to exactly these five
+    # arguments: NX, XX and GET are done with once the key is set
+    return [[b'SET', args[1], args[2], b'PXAT', b'%d' % dl]]
 
 
 def _setex(c: Any, args: list[bytes], reply: Any) -> Any:

@@ -917,6 +917,8 @@ PARAMS = [
     # scripting
     Param('busy-reply-threshold', 'int', 5000, 0, LLONG_MAX, alias='lua-time-limit'),
     Param('script-memory-limit', 'mem', 1024**3, 1024**2, LLONG_MAX),  # this server's own
+    # Redis's CVE fixes (Debian's 7.0.15): setfenv, getfenv and newproxy for scripts
+    Param('lua-enable-deprecated-api', 'bool', False, mutable=False, hidden=True),
 ]
 
 # Directives a config file may still hold that Redis 7.0 reads and ignores, with the

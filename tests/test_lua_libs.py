@@ -37,6 +37,8 @@ BIT = [
     "return {bit.tobit(' 0x10 '), bit.tobit('1e3'), bit.tobit('-7')}",
     'return {bit.tohex(-1), bit.tohex(255, 2), bit.tohex(255, 10), bit.tohex(0x12345678, -3), '
     'bit.tohex(65535, -4), bit.tohex(-1, 0), bit.tohex(-1, -100), bit.tohex(0x1234, 2^32+2)}',
+    # Redis's fix of its crash on -INT_MIN digits: as -INT_MAX
+    'return {bit.tohex(65535, -2147483648), bit.tohex(65535, 2^31)}',
     'return {bit.band(0xff, 0x0f, 0x3), bit.bor(1, 2, 4, 8), bit.bxor(5, 3), bit.bnot(0), '
     'bit.band(-1), bit.bor(2^32 + 1, 2)}',
     'return {bit.lshift(1, 31), bit.lshift(1, 32), bit.rshift(-1, 28), bit.arshift(-256, 4), '

@@ -267,6 +267,16 @@ SCRIPTS = [
     "getmetatable('x').__index.foo = 1 return 1",
     "local mt = getmetatable('x') mt.__index = {} return 1",
     "rawset(getmetatable('x'), '__index', {}) return 1",
+    # _G's metatable: read-only, as Redis's readonly tables make it
+    'local g = getmetatable(_G) g.__index = {}',
+    "local t = {} for k, v in pairs(getmetatable(_G)) do t[#t + 1] = k .. '=' .. type(v) end "
+    'return t',
+    # a precompiled chunk is text to Redis's Lua (no undump): a syntax error
+    'return loadstring(string.dump(function() return 1 end))()',
+    'local f, e = loadstring(string.dump(function() return 1 end)) return e',
+    "local f, e = loadstring('\\27abc', 'name') return e",
+    'local s = string.dump(function() return 1 end) '
+    'local f, e = load(function() local p = s s = nil return p end) return e',
     "return {('x'):upper(), getmetatable('a') == getmetatable('b')}",
 ]
 
@@ -738,3 +748,18 @@ UNPACK_SCRIPTS = [
 @pytest.mark.parametrize('script', UNPACK_SCRIPTS)
 def test_unpack_and_calls_with_many_arguments(fresh_raw_pair, script):
     raw_same(fresh_raw_pair(2), [('EVAL', script, 0)])
+
+
+def test_deprecated_api_config(make_server):
+    """lua-enable-deprecated-api (Redis's CVE fixes): setfenv, getfenv and newproxy are
+    globals of the scripts only with it; it is immutable and hidden, as in Redis."""
+    r = make_server(lua_enable_deprecated_api='yes').client()
+    assert r.config_get('lua-enable-deprecated-api') == {'lua-enable-deprecated-api': 'yes'}
+    assert r.config_get('*deprecated*') == {}
+    script = (
+        'local f = function() return 1 end setfenv(f, {}) getfenv(f) '
+        'getmetatable(newproxy(true)).__gc = function() return 1 end return 0'
+    )
+    assert r.eval(script, 0) == 0
+    with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+        r.config_set('lua-enable-deprecated-api', 'no')

@@ -226,6 +226,7 @@ class LuaEngine:
             VERSION.encode(),
             (major << 16) | (minor << 8) | patch,
             self._call_table,
+            server.config['lua-enable-deprecated-api'],
         )
         self._status = lua.eval(b'function(s) return {ok=s} end')
         self._error = lua.eval(b'function(s) return {err=s} end')

@@ -120,10 +120,10 @@ def _bitop(op: bytes, *nums: Any) -> Any:
     if op == b'tohex':
         n = _bret(_barg(nums[1])) if len(nums) > 1 else 8
         digits = '0123456789abcdef'
+        if n == -(1 << 31):  # Redis's fix: -INT_MIN would overflow
+            n += 1
         if n < 0:
             n, digits = -n, '0123456789ABCDEF'
-            if n == 1 << 31:  # -INT_MIN overflows in C (and crashes Redis 7.0)
-                return b''
         n = min(n, 8)
         return ''.join(digits[(b >> (4 * i)) & 15] for i in range(n - 1, -1, -1)).encode()
     n = _barg(nums[1]) & 31

@@ -2,7 +2,7 @@
 -- once at start-up. Python passes its callbacks in; this chunk returns the functions the
 -- engine drives. The error handler skips this chunk's frames (SELF), so errors name the
 -- user's line, as they do in Redis, where these functions are C.
-local api, pyhook, pyerror, version, version_num, call_table = ...
+local api, pyhook, pyerror, version, version_num, call_table, deprecated_api = ...
 
 -- V is the global table scripts see; lupa keeps using the state's own (_G), which keeps
 -- `debug` until the engine is sealed (LuaEngine.seal).
@@ -55,10 +55,33 @@ V.xpcall = function(f, h)
 end
 coroutine.resume = function(...) return unwrap(resume0(...)) end
 
--- What Redis 7.0 leaves out of the global table.
+-- What Redis 7.0 leaves out of the global table; setfenv, getfenv and newproxy stay with
+-- lua-enable-deprecated-api (a config of Redis's CVE fixes, as Debian's 7.0.15 has them).
 for _, name in ipairs({'print', 'dofile', 'loadfile', 'io', 'os', 'package', 'require',
-                       'module', 'setfenv', 'getfenv', 'newproxy', 'python', 'debug'}) do
+                       'module', 'python', 'debug'}) do
   V[name] = nil
+end
+if not deprecated_api then V.setfenv, V.getfenv, V.newproxy = nil, nil, nil end
+
+-- Redis's Lua parses every chunk as text (its f_parser has no undump): a precompiled
+-- chunk (string.dump's, "\27Lua...") is a syntax error there, not code. A space before
+-- the ESC makes lupa's Lua read it as text too, with the same message.
+local loadstring0, load0, byte = loadstring, load, string.byte
+V.loadstring = function(s, chunkname)
+  if type(s) == 'string' and byte(s, 1) == 27 then return loadstring0(' ' .. s, chunkname or s) end
+  return loadstring0(s, chunkname)
+end
+V.load = function(reader, chunkname)
+  if type(reader) ~= 'function' then return load0(reader, chunkname) end
+  local first = true
+  return load0(function()
+    local piece = reader()
+    if first and piece ~= nil then
+      first = false
+      if type(piece) == 'string' and byte(piece, 1) == 27 then return ' ' .. piece end
+    end
+    return piece
+  end, chunkname)
 end
 
 -- The error handler every script runs under (__redis__err__handler): the error becomes a
@@ -104,9 +127,10 @@ end
 -- Strings share one metatable: scripts see it read-only, its __index the read-only
 -- string table, so that no script can change string methods for the scripts after it.
 local string_metatable = protect({__index = V.string})
+local env, env_metatable  -- the scripts' _G, and its metatable read-only (below)
 V.getmetatable = function(t)
   if type(t) == 'string' then return string_metatable end
-  if real_of[t] then return nil end
+  if real_of[t] then return t == env and env_metatable or nil end
   return getmetatable(t)
 end
 V.next = function(t, k) return next(real_of[t] or t, k) end
@@ -200,11 +224,12 @@ V.unpack = function(...)
   return unpack0(...)
 end
 
-local env = protect(V)
+env = protect(V)
 V._G = env
 setmetatable(V, {__index = function(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end})
+env_metatable = protect(getmetatable(V))
 
 -- compile(body, chunkname): the function, or nil and Lua's message.
 local function compile(body, chunkname)

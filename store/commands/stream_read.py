@@ -16,6 +16,7 @@ blocking read replies at once as on timeout, as Redis does for clients that may 
 from ..args import SYNTAX, int_arg
 from ..command_table import Family, keys_after_streams
 from ..resp import NO_REPLY, NULL_ARRAY, Map, RedisError, string2ll
+from ..scripting import is_script_client
 from ..types.stream import MAX_ID, Stream
 from .streams import (
     E_TIMEOUT,
@@ -84,6 +85,11 @@ def _xread(c, args, xreadgroup):
         more = n - i - 1
         o = args[i].lower()
         if o == b'block' and more:
+            if is_script_client(c):  # no sense blocking in a script (Redis's special case)
+                raise RedisError(
+                    f'ERR {args[0].decode("utf-8", "surrogateescape")} command is not allowed '
+                    'with BLOCK option from scripts'
+                )
             i += 1
             timeout = string2ll(args[i])
             if timeout is None:

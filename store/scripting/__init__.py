@@ -8,3 +8,14 @@
 - eval.py: EVAL's script cache and shebang flags.
 - busy.py: other clients served (-BUSY, SCRIPT KILL) while a long script runs.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_script_client(c: Any) -> bool:
+    """Whether the connection `c` is the one scripts run their commands on (EVAL's or
+    FUNCTION's: Redis's CLIENT_SCRIPT flag)."""
+    server = c.server
+    return c is server.scripts.engine.client or c is server.functions.engine.client

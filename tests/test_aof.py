@@ -929,3 +929,29 @@ def test_old_aof_with_rdb_preamble_loads_its_command_tail(tmp_path, kind):
     p = Proc(kind, tmp_path, '--appendonly', 'yes')
     assert p.client.mget('k1', 'k2', 'k3') == [b'v1', b'v2', b'v3']
     p.stop()
+
+
+def _incr_bytes_after(kind, dirpath, commands):
+    p = Proc(kind, dirpath, '--appendonly', 'yes')
+    run(p.client, commands)
+    p.stop()
+    with open(incr_path(dirpath), 'rb') as f:
+        return f.read()
+
+
+def test_getset_and_set_get_written_as_redis_propagates_them(tmp_path):
+    """GETSET is written as SET; SET ... GET without its GET; a SET NX GET that set
+    nothing is not written (the same bytes as redis-server's AOF)."""
+    commands = [
+        ('SET', 'k', 'foo'),
+        ('GETSET', 'k', 'bar'),
+        ('SET', 'k', 'vaz', 'GET'),
+        ('set', 'k', 'w', 'get', 'XX', 'GET'),
+        ('SET', 'k', 'nope', 'NX', 'GET'),
+        ('SET', 'n', 'new', 'NX', 'GET'),
+    ]
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    ours = _incr_bytes_after('store', tmp_path / 'a', commands)
+    theirs = _incr_bytes_after('redis', tmp_path / 'b', commands)
+    assert ours == theirs

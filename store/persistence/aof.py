@@ -421,7 +421,12 @@ def _set(c: Any, args: list[bytes], reply: Any) -> Any:
         return None
     opts = [a.lower() for a in args[3:]]
     if not any(o in _SET_TTL for o in opts):
-        return None
+        if b'get' not in opts:
+            return None
+        if (b'nx' in opts or b'xx' in opts) and c.ks.lookup(c.db, args[1]) != args[2]:
+            return []  # not set
+        # setGenericCommand propagates SET ... GET without its GET arguments
+        return [[*args[:3], *(a for a, o in zip(args[3:], opts) if o != b'get')]]
     dl = c.ks.deadline(c.db, args[1])
     if dl is None:
         return []  # not set (NX/XX not met)
@@ -609,6 +614,7 @@ _REWRITES: dict[str, Any] = {
     'expireat': _expire,
     'pexpireat': _expire,
     'set': _set,
+    'getset': lambda c, args, reply: [[b'SET', args[1], args[2]]],  # getsetCommand
     'setex': _setex,
     'psetex': _setex,
     'getex': _getex,

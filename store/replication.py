@@ -73,6 +73,9 @@ from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
 E_READONLY = "READONLY You can't write against a read only replica."
+E_UNBLOCKED_ROLE = (
+    'UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)'
+)
 PAYLOAD_CHUNK = 1 << 20  # bytes of a payload read and written at a time
 _PING = b'*1\r\n$4\r\nPING\r\n'
 _GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
@@ -642,11 +645,23 @@ class Replication:
             self.expiry_was = server.expiry.enabled
             server.expiry.set_enabled(False)  # the master's DELs expire keys here
             server.keyspace.expire_paused = True  # past their deadline they read as missing
+        self.unblock_all()
         server.replica_link = MasterLink(server, host, port, failover)
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()
         server.log(f'REPLICAOF {host}:{port} enabled')
         return False
+
+    def unblock_all(self) -> None:
+        """disconnectAllBlockedClients: clients blocked while this server was a master
+        (BLPOP, WAIT, ...) get -UNBLOCKED and are disconnected once it is sent, so that
+        a later write of the new master cannot serve them here."""
+        blocking = self.server.blocking
+        for conn in list(self.server.clients.values()):
+            w = conn.blocked
+            if w is not None and w.active:
+                blocking.end(w, RedisError(E_UNBLOCKED_ROLE))
+                conn.close_after_reply()
 
     def promote(self, why: str = '') -> None:
         """REPLICAOF NO ONE: a master again, with the data it has and a new history."""

@@ -854,3 +854,27 @@ def test_sentinel_fails_over_from_this_server_to_its_replica(tmp_path):
                 back.close()
     finally:
         stop(mproc)
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_clients_blocked_on_a_master_turned_replica_are_unblocked(tmp_path, kind):
+    """REPLICAOF host port: clients blocked while it was a master get -UNBLOCKED and are
+    disconnected, so the new master's writes cannot serve them here
+    (disconnectAllBlockedClients)."""
+    with redis_master(tmp_path) as other:
+        if kind == 'store':
+            proc, port = spawn_store()
+        else:
+            proc, port = spawn_redis()
+        try:
+            c = redis.Redis(port=port, protocol=2)
+            blocked = redis.Redis(port=port, protocol=2)
+            b = blocked.connection_pool.get_connection()
+            b.send_command('BLPOP', 'foo', '0')
+            wait_until(lambda: c.info('clients')['blocked_clients'] == 1, 'the BLPOP to block')
+            c.execute_command('REPLICAOF', '127.0.0.1', port_of(other))
+            with pytest.raises(redis.ResponseError, match='^UNBLOCKED force unblock'):
+                b.read_response()
+            wait_until(lambda: c.info('clients')['connected_clients'] == 1, 'the disconnect')
+        finally:
+            stop(proc)

@@ -601,6 +601,25 @@ def test_info_counts_scripts_and_functions(server):
     r.function_flush()
 
 
+def test_lua_memory_reads_as_redis(make_server):
+    """INFO's Lua VM figures start at those of Redis 7.0's fresh states and stay within
+    Redis's suite's bound (100 KB) over many runs: the libraries that are C in Redis
+    (Lua here) are not counted, and the collected garbage is not either."""
+    r = make_server().client()
+    memory = r.info('memory')
+    assert memory['used_memory_lua'] == memory['used_memory_vm_eval'] == 32768
+    assert memory['used_memory_vm_functions'] == 33792
+    assert memory['used_memory_vm_total'] == 32768 + 33792
+    pipe = r.pipeline(transaction=False)
+    for _ in range(3000):
+        pipe.eval("return redis.call('incr', KEYS[1])", 1, 'x')
+    pipe.execute()
+    assert r.info('memory')['used_memory_lua'] < 1024 * 100
+    for i in range(300):  # scripts cached: their functions are the state's
+        r.eval(f'return {i}', 0)
+    assert r.info('memory')['used_memory_lua'] > 32768
+
+
 # -- long scripts: BUSY, SCRIPT KILL, SHUTDOWN NOSAVE ----------------------------------
 
 LOOP = 'local i = 0 while true do i = i + 1 end'

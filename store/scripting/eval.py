@@ -59,6 +59,7 @@ class EvalScripts:
         self.server = server
         self.engine = LuaEngine(server, client)
         self.engine.seal()
+        self.engine.set_fresh(32768)  # Redis 7.0's EVAL state (INFO used_memory_lua)
         self.cache: dict[bytes, Script] = {}  # lower-case hex SHA1 -> Script
 
     def load(self, body: bytes) -> Script:

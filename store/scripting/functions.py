@@ -261,6 +261,7 @@ class Functions:
             self._error(b'ERR FUNCTION LOAD timeout'),
         )
         engine.seal()
+        engine.set_fresh(33792)  # Redis 7.0's FUNCTION state (used_memory_vm_functions)
 
     # -- loading ---------------------------------------------------------------------------
 

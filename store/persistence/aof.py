@@ -618,6 +618,7 @@ _REWRITES: dict[str, Any] = {
     'setex': _setex,
     'psetex': _setex,
     'getex': _getex,
+    'getdel': lambda c, args, reply: [] if reply is None else [[b'DEL', args[1]]],  # getdelCommand
     'restore': _restore,
     'restore-asking': _restore,
     'migrate': lambda c, args, reply: [],  # written as the DEL of the keys it moved
@@ -633,6 +634,8 @@ _REWRITES: dict[str, Any] = {
     'blmove': _blmove,
     'blmpop': _mpop(b'LPOP', b'RPOP', 2),
     'bzmpop': _mpop(b'ZPOPMIN', b'ZPOPMAX', 2),
+    'lmpop': _mpop(b'LPOP', b'RPOP', 1),
+    'zmpop': _mpop(b'ZPOPMIN', b'ZPOPMAX', 1),
     'xreadgroup': _xreadgroup,
     'xclaim': _xclaim,
     'xautoclaim': _xautoclaim,

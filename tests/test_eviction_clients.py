@@ -125,3 +125,44 @@ def test_clients_over_maxmemory_clients_go_before_any_key(pair):
             for conn in conns:
                 conn.close()
             c.close()
+
+
+def test_replica_output_is_not_counted_for_eviction(pair):
+    """A replica that stops reading (a raw SYNC that never reads): the stream it has not
+    read beyond repl-backlog-size is the replicas' memory (INFO mem_clients_slaves), not
+    counted against maxmemory (mem_not_counted_for_evict), so writes that do not grow the
+    dataset evict nothing and are not refused (unit/maxmemory, 'replica buffer don't
+    induce eviction')."""
+    payload = b'A' * 10_000
+    setrange = b'*4\r\n$8\r\nSETRANGE\r\n$5\r\nkey:0\r\n$1\r\n0\r\n$10000\r\n' + payload + b'\r\n'
+    for name, port in pair(repl_diskless_sync='no', repl_backlog_size='10kb'):
+        c = redis.Redis('127.0.0.1', port)
+        replica = RawConn(port)
+        writer = RawConn(port)
+        try:
+            for j in range(20):
+                c.setrange(f'key:{j}', 100_000, 'x')
+            replica.send(b'SYNC\r\n')  # and never reads
+            wait_until(
+                lambda c=c: c.info('replication')['connected_slaves'] == 1,
+                f'{name}: the replica online',
+            )
+            info = c.info('memory')
+            limit = info['used_memory'] - info['mem_not_counted_for_evict'] + 256 * KB
+            c.config_set('maxmemory-policy', 'allkeys-random')
+            c.config_set('maxmemory', limit)
+            for _ in range(30):  # 30 MB of stream, more than the kernel's buffers hold
+                writer.send(setrange * 100)
+                for _ in range(100):
+                    assert writer.read_reply() == b':100001\r\n', name
+            info = c.info('memory')
+            assert info['mem_clients_slaves'] > 2 * 1024 * KB, name
+            assert info['mem_not_counted_for_evict'] > 2 * 1024 * KB, name
+            assert info['used_memory'] - info['mem_not_counted_for_evict'] < limit, name
+            assert c.info('stats')['evicted_keys'] == 0, name
+            assert c.dbsize() == 20, name
+        finally:
+            c.config_set('maxmemory', 0)
+            replica.close()
+            writer.close()
+            c.close()

@@ -180,8 +180,8 @@ class Evictor:
             ks.lru_used = self.clock
         ks.lfu_minutes = lfu.minutes(now)
         ks.lfu_tick = lfu.tick(now)
-        # what the limit is checked against: the AOF buffer is not counted, as in Redis
-        # (freeMemoryGetNotCountedMemory)
+        # what the limit is checked against: the AOF buffer and the replicas' share of the
+        # replication buffer are not counted, as in Redis (freeMemoryGetNotCountedMemory)
         self._measure()
         if self.maxmemory:
             limit = self.maxmemory - self.overhead
@@ -202,7 +202,7 @@ class Evictor:
             # reads the next command
             server.flush_pending()
         parts = overhead(server)
-        self.overhead = startup(server) + parts['total'] - parts['aof.buffer']
+        self.overhead = startup(server) + parts['total'] - parts['not_counted']
         if self.clients_limit and parts['clients.normal'] > self.clients_limit:
             # an aborted client leaves the registry only when its transport reports it
             self.overhead -= self.evict_clients()

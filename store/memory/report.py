@@ -9,8 +9,11 @@ the maxmemory check. This is the one place they are computed.
   a fixed cost (the Connection, its parser and transport), its query buffer (with the
   arguments of a command not yet complete, as Redis's argv_len_sum), replies
   not yet written (`conn.out` plus the transport's write buffer) and its queued pub/sub
-  messages; the AOF buffer; the cached EVAL script bodies and FUNCTION library codes; and
-  what the two Lua VMs grew by since start-up.
+  messages; the AOF buffer; the replication buffer (the backlog, and what replicas have
+  not read, modelled as Redis 7.0's buffer shared by both: the part beyond
+  repl-backlog-size is the replicas', `clients.slaves`, which maxmemory does not count);
+  the cached EVAL script bodies and FUNCTION library codes; and what the two Lua VMs grew
+  by since start-up.
 - `used_memory_startup` is fixed once, when the server starts (the first `startup()`
   call; the server makes it before loading data and accepting clients): the Lua VMs'
   memory then plus the empty databases' tables. It is never recomputed, so a VM that
@@ -154,6 +157,18 @@ def _buffers(conn: Any) -> int:
     return n + conn.multi_bytes + conn.deferred_bytes  # commands held (MULTI, parked)
 
 
+def _replica_unsent(conn: Any) -> int:
+    """The replication stream a replica's connection holds and has not sent."""
+    n = sum(map(len, conn.out)) if conn.out else 0
+    transport = conn.transport
+    if transport is not None:
+        try:
+            n += transport.get_write_buffer_size()
+        except AttributeError:
+            pass
+    return n
+
+
 def overhead(server: Any) -> dict[str, int]:
     """What clients and the server hold outside the keyspace now, by part, and 'total'
     (the part of used_memory beyond startup and the keys). O(clients); also raises the
@@ -163,8 +178,19 @@ def overhead(server: Any) -> dict[str, int]:
         startup(server)
     conns = server.clients
     clients = CLIENT_BASE * len(conns)
+    repl_buf = 0  # the replication buffer's span: what the slowest replica has not read
+    replicas = 0
+    replica_own = 0  # the replicas' connections and query buffers, in neither part below
     for conn in conns.values():
-        if (
+        if conn.replica is not None and conn.is_replica():
+            replicas += 1
+            unsent = _replica_unsent(conn)
+            if unsent > repl_buf:
+                repl_buf = unsent
+            parser = conn.parser  # its acknowledgements
+            if parser is not None:
+                replica_own += parser.pending()
+        elif (
             conn.out
             or conn.parser is not None
             or conn.pubsub is not None
@@ -177,6 +203,22 @@ def overhead(server: Any) -> dict[str, int]:
                 clients += conn.transport.get_write_buffer_size()
             except AttributeError:  # no transport yet, or a socket accepted while busy
                 pass
+    # Redis 7.0's replicas and backlog share one replication buffer: the backlog's part
+    # (up to repl-backlog-size) counts as replication.backlog, the rest as the replicas'
+    # (clients.slaves), which eviction does not count (freeMemoryGetNotCountedMemory).
+    # Here each replica's transport holds its own copy of the stream: the shared buffer
+    # would reach back to what the slowest one has not read.
+    repl = server.replication
+    backlog_size = server.config['repl-backlog-size']
+    if repl.backlog is not None and len(repl.backlog) > repl_buf:
+        repl_buf = len(repl.backlog)
+    if replicas and repl_buf > backlog_size:
+        slaves, backlog = repl_buf - backlog_size, backlog_size
+    else:
+        slaves, backlog = 0, repl_buf
+    not_counted = repl_buf - backlog_size if repl_buf > backlog_size else 0
+    clients -= CLIENT_BASE * replicas
+    replica_own += CLIENT_BASE * replicas
     aof = server.persistence.aof
     aof_buffer = aof.buf_len if aof.on else 0
     _caches(server, st, False)
@@ -185,12 +227,27 @@ def overhead(server: Any) -> dict[str, int]:
     evicted_bytes = 0 if evicted is None else evicted.nbytes()
     walks = getattr(server.keyspace, 'scan_walks', None)  # SCAN's shard snapshots
     scans = 0 if walks is None else walks.nbytes()
-    total = clients + aof_buffer + st.lua_caches + st.fn_caches + vm + evicted_bytes + scans
+    total = (
+        clients
+        + replica_own
+        + slaves
+        + backlog
+        + aof_buffer
+        + st.lua_caches
+        + st.fn_caches
+        + vm
+        + evicted_bytes
+        + scans
+    )
     used = st.startup + server.keyspace.used + total
     if used > st.peak:
         st.peak = used
     return {
         'clients.normal': clients,
+        'clients.slaves': slaves,
+        'replication.backlog': backlog,
+        'replication.buffer': repl_buf,
+        'not_counted': not_counted + aof_buffer,  # mem_not_counted_for_evict
         'aof.buffer': aof_buffer,
         'lua.caches': st.lua_caches,
         'functions.caches': st.fn_caches,
@@ -252,6 +309,10 @@ def figures(server: Any) -> dict[str, Any]:
         'rss': process_rss,
         'rss_base': st.rss_base,
         'clients_normal': parts['clients.normal'],
+        'clients_slaves': parts['clients.slaves'],
+        'repl_backlog': parts['replication.backlog'],
+        'repl_buffer': parts['replication.buffer'],
+        'not_counted': parts['not_counted'],
         'aof_buffer': parts['aof.buffer'],
         'lua_caches': parts['lua.caches'],
         'functions_caches': parts['functions.caches'],
@@ -288,8 +349,8 @@ def stats(server: Any) -> Map:
         (b'peak.allocated', f['peak']),
         (b'total.allocated', f['used']),
         (b'startup.allocated', f['startup']),
-        (b'replication.backlog', 0),
-        (b'clients.slaves', 0),
+        (b'replication.backlog', f['repl_backlog']),
+        (b'clients.slaves', f['clients_slaves']),
         (b'clients.normal', f['clients_normal']),
         (b'cluster.links', 0),
         (b'aof.buffer', f['aof_buffer']),

@@ -172,6 +172,14 @@ SCRIPTS = [
     "return redis.call('lpop', 'nolist')",
     "return redis.call('blpop', 'nolist', 0)",
     "return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')",
+    # SORT of a set with no order: sorted for a script, as it is replicated as its effects
+    "redis.call('sadd', 's', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'l', 'm', 'n', 'o', "
+    "'p', 'q', 'r', 's', 't', 'u', 'v', 'z', 'aa', 'aaa', 'azz') "
+    "return redis.call('sort', 's', 'by', '_')",
+    "redis.call('sadd', 's', 'c', 'b', 'a') return redis.call('sort', 's', 'by', '_', 'get', '#', "
+    "'get', '_:*')",
+    # a RESP3 attribute is skipped: the script gets the reply after it
+    "redis.setresp(3) return redis.call('debug', 'protocol', 'attrib')",
     "return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 's', '>')",
     "return redis.pcall('xread', 'COUNT', 1, 'BLOCK', 'x', 'STREAMS', 's', '$')",
     "return redis.call('xadd', 'st', '1-1', 'f', 'v')",

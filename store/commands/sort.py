@@ -54,6 +54,7 @@ from ..cnum import strtod
 from ..command_table import Family
 from ..pqsort import pqsort
 from ..resp import RedisError
+from ..scripting import is_script_client
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
@@ -278,8 +279,9 @@ def _sort(c, args, readonly):
     elif t is not List and t is not Set and t is not ZSet:
         raise WRONGTYPE
 
-    if dontsort and t is Set and storekey is not None:
-        dontsort, alpha, sortby = False, True, None  # a stored result must not be random
+    if dontsort and t is Set and (storekey is not None or is_script_client(c)):
+        # a stored result, or a script's (replicated as its effects), must not be random
+        dontsort, alpha, sortby = False, True, None
     if t is ZSet:
         value.listpack = False  # zsetConvert(sortval, OBJ_ENCODING_SKIPLIST)
 

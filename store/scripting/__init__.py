@@ -19,3 +19,9 @@ def is_script_client(c: Any) -> bool:
     FUNCTION's: Redis's CLIENT_SCRIPT flag)."""
     server = c.server
     return c is server.scripts.engine.client or c is server.functions.engine.client
+
+
+def set_disable_deny_scripts(server: Any, on: bool) -> None:
+    """DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts and functions run the commands flagged
+    `noscript` (on) or refuse them again (Redis's server.script_disable_deny_script)."""
+    server.scripts.engine.allow_noscript = server.functions.engine.allow_noscript = on

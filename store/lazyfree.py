@@ -55,7 +55,6 @@ CHUNK = 1024  # elements freed between two looks at the clock
 CLEAR_MAX = 65536  # a REFS dict this small is cleared at once (1-2 ms)
 WAIT_S = 0.01  # how soon to look again while every job waits for the snapshot
 QUICKLIST_NODE = 8185  # list-max-listpack-size -2: 8 KB listpacks (7 bytes of header)
-STREAM_NODE = 100  # stream-node-max-entries
 
 # How a container is drained (see `_drain`): DATA is a keyspace data dict, REFS a dict
 # whose keys and values live on elsewhere or are small shared ints (expires, access), DICT
@@ -68,8 +67,8 @@ _second = itemgetter(1)
 
 def free_effort(value: Any) -> int:
     """lazyfreeGetFreeEffort: the allocations freeing `value` takes, as Redis 7.0 counts
-    them for its encoding (a compact encoding is one allocation). Lists and streams are
-    estimated: lists by 8 KB quicklist nodes, streams by 100-entry nodes."""
+    them for its encoding (a compact encoding is one allocation). Lists are estimated by
+    8 KB quicklist nodes; a stream counts its entry nodes (Stream.node_count)."""
     t = type(value)
     if t is bytes or t is bytearray:
         return 1
@@ -87,7 +86,9 @@ def free_effort(value: Any) -> int:
         entry = sum(map(_listpack_entry, sample)) / len(sample)
         return max(1, -int(-n * entry // QUICKLIST_NODE))
     if t is Stream:
-        nodes = 2 * -(-value.length // STREAM_NODE) + 1  # leaves and inner radix nodes
+        # its radix tree's nodes: the entry nodes (as stream-node-max-entries made them
+        # when their entries were added) and about as many inner ones
+        nodes = 2 * value.node_count() + 1
         if value.groups:
             first = next(iter(value.groups.values()))
             nodes += len(value.groups) * (1 + len(first.pel))

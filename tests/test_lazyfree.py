@@ -258,3 +258,23 @@ def test_free_effort_of_lists_and_streams_as_redis_counts_it(both, kind, small, 
             c.unlink('k')
             got.append(drained(c) - start)
         assert got == [0, 1]
+
+
+def test_free_effort_of_a_stream_counts_the_nodes_stream_node_max_entries_made(both):
+    """A stream of 1,000 entries made with stream-node-max-entries 5 has 200 nodes: freed
+    in the background by UNLINK (lazyfreed_objects 1), where 1,000 entries in nodes of 100
+    would not be (unit/lazyfree, 'lazy free a stream with all types of metadata')."""
+    for c in both:
+        c.config_set('stream-node-max-entries', 5)
+        try:
+            start = drained(c)
+            p = c.pipeline(transaction=False)
+            for i in range(1000):
+                p.xadd('s', {'foo': i}, id=f'{i + 1}-0')
+            p.execute()
+            c.xgroup_create('s', 'g', 0)
+            c.xreadgroup('g', 'alice', {'s': '>'}, count=2)
+            c.unlink('s')
+            assert drained(c) - start == 1
+        finally:
+            c.config_set('stream-node-max-entries', 100)

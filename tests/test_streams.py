@@ -730,3 +730,72 @@ def test_xsetid_may_move_an_empty_stream_back(both):
         assert c.execute_command('XSETID', 't', '0-0', 'ENTRIESADDED', 0, 'MAXDELETEDID', '0-0')
     infos = [(c.xinfo_stream('s'), c.xinfo_stream('t')) for c in both]
     assert infos[0] == infos[1]
+
+
+def _node_config(c, n):
+    c.execute_command('CONFIG', 'SET', 'stream-node-max-entries', str(n))
+
+
+def test_approximate_trimming_follows_stream_node_max_entries(both):
+    """Nodes hold stream-node-max-entries entries as the parameter was when they filled,
+    so `~` trimming and LIMIT remove what redis-server removes."""
+    try:
+        for c in both:
+            c.delete('s', 't')
+            _node_config(c, 10)
+            for _ in range(100):
+                c.execute_command('XADD', 's', '*', 'xitem', 'v')
+            _node_config(c, 2)
+            for _ in range(3):
+                c.execute_command('XADD', 't', '*', 'xitem', 'v')
+        commands = [
+            ('XADD', 's', 'MAXLEN', '~', '55', 'LIMIT', '30', '*', 'xitem', 'v'),
+            ('XLEN', 's'),
+            ('XADD', 's', 'MAXLEN', '~', '55', 'LIMIT', '30', '*', 'xitem', 'v'),
+            ('XLEN', 's'),
+            ('XTRIM', 't', 'MAXLEN', '~', '0', 'LIMIT', '1'),
+            ('XTRIM', 't', 'MAXLEN', '~', '0', 'LIMIT', '2'),
+        ]
+        # XADD's replies are ids of each server's clock: the XLENs and XTRIMs are compared
+        ours, theirs = (
+            [r for i, r in enumerate(run_all(c, commands)) if i not in (0, 2)] for c in both
+        )
+        assert ours == theirs == [71, 62, 0, 2]
+        info = [c.execute_command('XINFO', 'STREAM', 's') for c in both]
+        info = [i if isinstance(i, dict) else dict(zip(i[::2], i[1::2])) for i in info]
+        assert info[0][b'radix-tree-keys'] == info[1][b'radix-tree-keys'] == 7
+    finally:
+        for c in both:
+            _node_config(c, 100)
+
+
+def test_stream_nodes_survive_a_reload(make_server):
+    """DEBUG RELOAD keeps the nodes the entries were appended in (the RDB holds them):
+    after it, a `~` trimming removes the same whole nodes as before."""
+    srv = make_server(stream_node_max_entries='10')
+    c = srv.client()
+    for _ in range(25):
+        c.execute_command('XADD', 's', '*', 'f', 'v')
+    c.execute_command('DEBUG', 'RELOAD')
+    _node_config(c, 100)
+    assert c.execute_command('XTRIM', 's', 'MAXLEN', '~', '12') == 10
+    assert c.xlen('s') == 15
+
+
+def test_approximate_trimming_is_propagated_exact(make_server, tmp_path):
+    """An XADD or XTRIM with `~` goes to the AOF with `=` and the length (MAXLEN) or the
+    first id (MINID) the trimming left, so a reload with other nodes gives the same
+    stream (DEBUG LOADAOF after stream-node-max-entries changed)."""
+    srv = make_server(appendonly='yes', stream_node_max_entries='100')
+    c = srv.client()
+    for i in range(100):
+        c.execute_command('XADD', 's', f'{i + 1}-0', 'f', 'v')
+    c.execute_command('XADD', 's', 'MAXLEN', '~', '100', '*', 'f', 'v')
+    assert c.xlen('s') == 101
+    assert c.execute_command('XTRIM', 's', 'MINID', '~', '50') == 0
+    _node_config(c, 1)
+    c.execute_command('DEBUG', 'LOADAOF')
+    assert c.xlen('s') == 101
+    aof = b''.join(p.read_bytes() for p in (tmp_path / 'appendonlydir').glob('*.incr.aof'))
+    assert b'$6\r\nMAXLEN\r\n$1\r\n=\r\n$3\r\n101\r\n' in aof
+    assert b'XTRIM' not in aof.upper()  # nothing was trimmed: nothing to propagate

@@ -25,7 +25,6 @@ E_BOTH = 'ERR syntax error, MAXLEN and MINID options at the same time are not co
 E_TIMEOUT = 'ERR timeout is not an integer or out of range'
 INVALID = RedisError(E_INVALID_ID)
 XREAD_BLOCKED_DEFAULT_COUNT = 1000
-NODE_MAX_ENTRIES = 100
 
 COMMANDS = Family('stream', since='5.0.0')
 
@@ -234,7 +233,15 @@ class TrimArgs:
     )
 
 
-def parse_add_trim(args, xadd):
+def _must_obey(c):
+    """mustObeyClient: the master of this replica, or the AOF being loaded."""
+    link = c.server.replica_link
+    if link is not None and link.is_master(c):
+        return True
+    return getattr(c, 'user', None) is c.server.acl.loader
+
+
+def parse_add_trim(c, args, xadd):
     """streamParseAddOrTrimArgsOrReply: (TrimArgs, index of the ID for XADD)."""
     t = TrimArgs()
     t.strategy = None
@@ -294,11 +301,17 @@ def parse_add_trim(args, xadd):
         )
     if not xadd and t.strategy is None:
         raise RedisError('ERR syntax error, XTRIM must be called with a trimming strategy')
-    if limit_given:
+    if _must_obey(c):
+        t.limit = 0  # the trimming was rewritten exact where it was first run
+    elif limit_given:
         if not t.approx:
             raise RedisError('ERR syntax error, LIMIT cannot be used without the special ~ option')
     elif t.approx:
-        t.limit = min(100 * NODE_MAX_ENTRIES, 10000) or 10000
+        # at most 100 nodes' worth, capped on both sides (stream-node-max-entries 0 or huge)
+        t.limit = 100 * c.server.config['stream-node-max-entries']
+        if t.limit <= 0:
+            t.limit = 10000
+        t.limit = min(t.limit, 1000000)
     else:
         t.limit = 0
     return t, i
@@ -324,7 +337,7 @@ def _apply_trim(s, t):
     ),
 )
 def xadd(c, args):
-    t, idpos = parse_add_trim(args, True)
+    t, idpos = parse_add_trim(c, args, True)
     nfields = len(args) - idpos - 1
     if nfields < 2 or nfields % 2:
         raise RedisError("ERR wrong number of arguments for 'xadd' command")
@@ -351,7 +364,7 @@ def xadd(c, args):
         i = t.id
     if i <= last:
         raise RedisError(E_SMALLER)
-    s.append(i, tuple(args[idpos + 1 :]))
+    s.append(i, tuple(args[idpos + 1 :]), None, c.server.config['stream-node-max-entries'])
     _modified(c, key)
     _notify(c, b'xadd', key)
     if t.strategy is not None and _apply_trim(s, t):
@@ -370,7 +383,7 @@ def xadd(c, args):
     key_specs='RW delete; index 1; range 0 1 0',
 )
 def xtrim(c, args):
-    t, _ = parse_add_trim(args, False)
+    t, _ = parse_add_trim(c, args, False)
     s = _write_stream(c, args[1])
     if s is None:
         return 0

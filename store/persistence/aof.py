@@ -50,7 +50,7 @@ from ..types.hash import Hash
 from ..types.list import List
 from ..types.packed import Packed
 from ..types.set import Set
-from ..types.stream import MAX_ID, Stream, format_id
+from ..types.stream import MAX_ID, Stream, exact_trim_args, format_id
 from ..types.zset import ZSet
 from .files import install, remove
 
@@ -495,9 +495,21 @@ def _xadd(c: Any, args: list[bytes], reply: Any) -> Any:
             i += 2
         else:
             break
-    if args[i] == reply:
+    approx = b'~' in args[2:i]
+    if args[i] == reply and not approx:
         return None
-    return [[*args[:i], reply, *args[i + 1 :]]]
+    out = [*args[:i], reply, *args[i + 1 :]]
+    if approx:
+        out = exact_trim_args(c.ks.lookup_notouch(c.db, args[1]), out)
+    return [out]
+
+
+def _xtrim(c: Any, args: list[bytes], reply: Any) -> Any:
+    if not reply:
+        return []  # nothing trimmed: nothing changed (server.dirty unchanged)
+    if b'~' not in args[2:5]:
+        return None
+    return [exact_trim_args(c.ks.lookup_notouch(c.db, args[1]), args)]
 
 
 def _bpop(name: bytes) -> Any:
@@ -626,6 +638,7 @@ _REWRITES: dict[str, Any] = {
     'incrbyfloat': _incrbyfloat,
     'hincrbyfloat': _hincrbyfloat,
     'xadd': _xadd,
+    'xtrim': _xtrim,
     'blpop': _bpop(b'LPOP'),
     'brpop': _bpop(b'RPOP'),
     'bzpopmin': _bpop(b'ZPOPMIN'),

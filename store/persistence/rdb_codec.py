@@ -91,7 +91,6 @@ from ..types.set import Set, all_integers, intset_limit
 from ..types.stream import (
     ENCODED,
     NACK,
-    NODE,
     SEQ_MASK,
     Consumer,
     Group,
@@ -581,8 +580,8 @@ class RdbEncoder:
         return b'\x05', b''.join(out)
 
     def _stream(self, s: Stream) -> tuple[bytes, bytes]:
-        """RDB_TYPE_STREAM_LISTPACKS_2: the entries in nodes of NODE consecutive entries
-        (as types/stream.py numbers them), the metadata, then the consumer groups."""
+        """RDB_TYPE_STREAM_LISTPACKS_2: the entries in the stream's nodes (as
+        types/stream.py keeps them), the metadata, then the consumer groups."""
         c = self.compress
         nodes = _stream_nodes(s)
         out = [rdb_len(len(nodes))]
@@ -627,15 +626,11 @@ def _stream_nodes(s: Stream) -> list[tuple[int, bytes]]:
     `start` (trimmed) and tombstones are written as deleted entries, as Redis keeps them in
     the node until it empties; a tombstone's fields are gone, so it is written with none."""
     ids, vals, enc = s.ids, s.vals, s.enc
-    start, base, total = s.start, s.base, len(s.ids)
+    start = s.start
     if not s.length:
         return []
     nodes = []
-    first_node = (base + start) // NODE
-    last_node = (base + total - 1) // NODE
-    for k in range(first_node, last_node + 1):
-        a = max(0, k * NODE - base)
-        b = min(total, (k + 1) * NODE - base)
+    for a, b in s.node_spans():
         live = [p for p in range(max(a, start), b) if vals[p] is not None]
         if not live:
             continue
@@ -1258,7 +1253,7 @@ class RdbLoader:
     def _stream(self, t: int) -> Stream:
         s = Stream()
         ids, vals, enc = s.ids, s.vals, s.enc
-        last_node_at = 0
+        starts = []  # the position of each node's first entry
         live = 0
         prev = -1
         for _ in range(self._len()):
@@ -1271,7 +1266,7 @@ class RdbLoader:
                 raise self._fail('Empty listpack inside stream')
             master = int.from_bytes(nodekey, 'big')
             mms, mseq = master >> 64, master & SEQ_MASK
-            last_node_at = len(ids)
+            starts.append(len(ids))
             try:
                 nf = e[2]
                 mfields = _as_bytes(e[3 : 3 + nf])
@@ -1317,7 +1312,7 @@ class RdbLoader:
             start += 1
         s.start = start
         s.ntomb = len(vals) - start - live
-        s.base = -last_node_at % NODE  # the last node starts a run of NODE numbers
+        s.set_nodes(starts)
         if t == T_STREAM_LISTPACKS_2:
             ms = self._len()
             s.first_id = ms << 64 | self._len()

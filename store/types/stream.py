@@ -7,11 +7,14 @@ at the head only moves `start` forward (O(1) per entry), and the lists are compa
 (`del ids[:start]`) once the dead prefix is large, so appends, head trims and XTRIM MINID are
 amortised O(1) and every range lookup is a bisect, O(log n).
 
-Redis stores entries in radix-tree nodes of up to `stream-node-max-entries` (100) entries;
-approximate trimming (`~`) removes only whole nodes. We reproduce that by numbering every
-entry ever appended (`base + position`) and treating each run of NODE consecutive numbers
-as one node, which is exact as long as nodes are not split early by
-`stream-node-max-bytes` (entries of a few dozen bytes).
+Redis stores entries in radix-tree nodes of up to `stream-node-max-entries` entries (live
+and deleted, counted when an entry is appended: a change of the parameter applies to the
+nodes made after it); approximate trimming (`~`) removes only whole nodes. We reproduce
+that by numbering every entry ever appended (`base + position`) and keeping the numbers at
+which nodes start (`bounds`, ascending; the first node holds `start`): an append starts a
+node when the last one has `node_max` numbers, or when every node is gone. That is exact
+as long as nodes are not split early by `stream-node-max-bytes` (entries of a few dozen
+bytes), which is not modelled.
 
 `first_id`, `max_deleted`, `entries_added` and the group `entries_read` counters follow
 Redis 7.0's bookkeeping, so XINFO and the consumer-group lag match redis-server.
@@ -31,11 +34,40 @@ from bisect import bisect_left, bisect_right
 
 import hiredis
 
-NODE = 100  # stream-node-max-entries
+NODE = 100  # stream-node-max-entries' default
 MAX_ID = (1 << 128) - 1  # 18446744073709551615-18446744073709551615
 U64 = (1 << 64) - 1
 SEQ_MASK = U64
 COMPACT_MIN = 1024
+
+
+def exact_trim_args(s, args):
+    """XADD's or XTRIM's arguments as Redis propagates an approximate (`~`) trimming
+    (streamRewriteApproxSpecifier, streamRewriteTrimArgument): `=` for `~`, and the
+    threshold what the trimming left, the length for MAXLEN and the first entry's id for
+    MINID (deleted entries still in the first node count; the maximum id when empty), so a
+    replica or a reload trims exactly as this trimming did, whatever its nodes."""
+    out = list(args)
+    i, n = 2, len(args)
+    while i < n:
+        a = args[i].lower()
+        if a in (b'maxlen', b'minid'):
+            if i + 2 < n and args[i + 1] == b'~':
+                out[i + 1] = b'='
+                if a == b'maxlen':
+                    out[i + 2] = b'%d' % s.length
+                else:
+                    spans = s.node_spans()
+                    first = s.ids[spans[0][0]] if spans else MAX_ID
+                    out[i + 2] = format_id(first)
+            return out
+        if a == b'limit':
+            i += 2
+        elif a == b'nomkstream':
+            i += 1
+        else:
+            return out
+    return out
 
 
 def make_id(ms, seq):
@@ -169,6 +201,7 @@ class Stream:
         'enc',
         'start',
         'base',
+        'bounds',
         'length',
         'ntomb',
         'last_id',
@@ -188,6 +221,7 @@ class Stream:
         self.enc = []  # encode_entry(id, fields) of the entry, or None
         self.start = 0  # index of the first live entry (or len(ids))
         self.base = 0  # number of entries compacted away before ids[0]
+        self.bounds = []  # the numbers (base + position) at which nodes start, ascending
         self.length = 0
         self.ntomb = 0  # tombstones at positions >= start
         self.last_id = 0
@@ -208,9 +242,15 @@ class Stream:
             return now_ms << 64
         return last + 1
 
-    def append(self, i, fields, enc=None):
+    def append(self, i, fields, enc=None, node_max=NODE):
         """Append an entry whose id the caller checked is greater than last_id; `enc`, if
-        given, must be encode_entry(i, fields), and `fields` may then be ENCODED."""
+        given, must be encode_entry(i, fields), and `fields` may then be ENCODED.
+        `node_max`: stream-node-max-entries now (0: no limit), which decides whether the
+        entry starts a node (streamAppendItem)."""
+        bounds = self.bounds
+        n = self.base + len(self.ids)
+        if not bounds or (node_max and n - bounds[-1] >= node_max):
+            bounds.append(n)
         self.ids.append(i)
         self.vals.append(fields)
         self.enc.append(enc)
@@ -320,6 +360,12 @@ class Stream:
                 pos += 1
                 self.ntomb -= 1
         self.start = pos
+        bounds = self.bounds
+        if pos >= len(vals):
+            bounds.clear()  # every node is gone: the next append starts one
+        elif len(bounds) > 1 and bounds[1] <= self.base + pos:
+            k = bisect_right(bounds, self.base + pos) - 1
+            del bounds[:k]  # nodes wholly before `start` are gone
         if pos >= COMPACT_MIN and pos * 2 >= len(vals):
             del self.ids[:pos]
             del vals[:pos]
@@ -376,9 +422,12 @@ class Stream:
         exact mode the last node is trimmed entry by entry."""
         ids, vals = self.ids, self.vals
         deleted = 0
+        bounds = self.bounds
         while self.length and (maxlen is None or self.length > maxlen):
             s = self.start
-            node_end = min(len(ids), NODE * ((self.base + s) // NODE + 1) - self.base)
+            node_end = len(ids)
+            if len(bounds) > 1:  # bounds[0] is the node holding `start`
+                node_end = min(node_end, bounds[1] - self.base)
             if self.ntomb:
                 entries = sum(1 for p in range(s, node_end) if vals[p] is not None)
             else:
@@ -419,7 +468,26 @@ class Stream:
         """Radix-tree keys: the nodes still holding entries."""
         if self.start >= len(self.ids):
             return 0
-        return (self.base + len(self.ids) - 1) // NODE - (self.base + self.start) // NODE + 1
+        return len(self.bounds)
+
+    def node_spans(self):
+        """(a, b) positions of each node still holding entries: ids[a:b], from the
+        node's first number (entries before `start` included, as Redis keeps them in the
+        node, deleted)."""
+        if self.start >= len(self.ids):
+            return []
+        base, bounds = self.base, self.bounds
+        ends = [*bounds[1:], base + len(self.ids)]
+        return [(max(0, a - base), b - base) for a, b in zip(bounds, ends)]
+
+    def set_nodes(self, starts):
+        """A loaded stream's node structure: the positions at which its nodes start."""
+        self.bounds = [self.base + p for p in starts]
+        if self.start >= len(self.ids):
+            self.bounds = []
+        elif len(self.bounds) > 1:
+            k = bisect_right(self.bounds, self.base + self.start) - 1
+            del self.bounds[:k]
 
     def has_tombstones(self, lo=0, hi=MAX_ID):
         """streamRangeHasTombstones."""

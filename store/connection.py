@@ -327,6 +327,9 @@ class Connection(asyncio.Protocol):
         if parser is None:
             parser = self.parser = RequestParser()
         limit = self.server.config['client-query-buffer-limit']
+        link = self.server.replica_link
+        if link is not None and link.is_master(self):
+            limit = 1 << 63  # the master's stream is never cut (CLIENT_MASTER)
         if not deadline:
             deadline = _perf_ns() + TURN_NS
         held = False

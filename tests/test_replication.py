@@ -878,3 +878,12 @@ def test_clients_blocked_on_a_master_turned_replica_are_unblocked(tmp_path, kind
             wait_until(lambda: c.info('clients')['connected_clients'] == 1, 'the disconnect')
         finally:
             stop(proc)
+
+
+def test_the_masters_stream_is_not_cut_at_client_query_buffer_limit(master):
+    """A command longer than the replica's client-query-buffer-limit still replicates:
+    the limit is not the master client's (redis-server exempts CLIENT_MASTER)."""
+    master.config_set('client-query-buffer-limit', 2000000)
+    with following(port_of(master), '--client-query-buffer-limit', '1048576') as ours:
+        master.set('key', 'x' * 1100000)
+        wait_until(lambda: ours.strlen('key') == 1100000, 'the big SET on the replica')

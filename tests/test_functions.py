@@ -647,3 +647,24 @@ def test_runtime_environment(fb, raw_pair):
         [('FCALL', name, '0') for name in ('cap', 'cap2', 'log', 's', 'pc', 'argv', 'nul', 'd')]
         + [('FUNCTION', 'LIST', 'LIBRARYNAME', 'desc', 'WITHCODE')],
     )
+
+
+def test_debug_reload_merge_replaces_libraries(both):
+    """DEBUG RELOAD NOFLUSH fails on a library already loaded; with MERGE the file's
+    library replaces it (RDBFLAGS_ALLOW_DUP), as in Redis."""
+    code = "#!lua name=test\nredis.register_function('test', function() return 'hello' end)"
+    assert_same(
+        both,
+        [
+            ('FUNCTION', 'FLUSH'),
+            ('FUNCTION', 'LOAD', code),
+            ('DEBUG', 'RELOAD', 'NOFLUSH'),
+            ('DEBUG', 'RELOAD', 'NOFLUSH', 'MERGE'),
+            ('FUNCTION', 'LIST'),
+            ('FCALL', 'test', 0),
+            ('SET', 'x', 1),
+            ('DEBUG', 'RELOAD', 'NOSAVE', 'MERGE'),  # MERGE alone still empties first
+            ('GET', 'x'),
+            ('FUNCTION', 'FLUSH'),
+        ],
+    )

@@ -793,3 +793,20 @@ def test_deprecated_api_config(make_server):
     assert r.eval(script, 0) == 0
     with pytest.raises(redis.ResponseError, match="can't set immutable config"):
         r.config_set('lua-enable-deprecated-api', 'no')
+
+
+def test_debug_set_disable_deny_scripts(both):
+    """DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets scripts run `noscript` commands (Redis's
+    suite uses it to run CLIENT LIST from a script); 0 refuses them again, a command run
+    meanwhile included."""
+    script = "return type(redis.call('client', 'id'))"
+    for c in both:
+        c.execute_command('DEBUG', 'SET-DISABLE-DENY-SCRIPTS', 1)
+    try:
+        assert [c.eval(script, 0) for c in both] == [b'number', b'number']
+    finally:
+        for c in both:
+            c.execute_command('DEBUG', 'SET-DISABLE-DENY-SCRIPTS', 0)
+    for c in both:
+        with pytest.raises(redis.ResponseError, match='not allowed from script'):
+            c.eval(script, 0)

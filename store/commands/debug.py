@@ -14,6 +14,7 @@ from ..cnum import atoi, strtod
 from ..command_table import Family
 from ..persistence.debug_load import debug_loadaof
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
+from ..scripting import set_disable_deny_scripts
 from . import debug_values as dv
 from .admin import as_text, protected_allowed
 from .digest import dataset_digest, digest_values
@@ -153,14 +154,15 @@ def debug_reload(c, options):
     p = c.server.persistence
     if 'nosave' not in opts:
         p.save()
-    if 'noflush' not in opts and 'merge' not in opts:
+    if 'noflush' not in opts:
         c.ks.flushall()
         c.server.functions.flush()
     try:
-        p.load_rdb_now(p.rdb_path())
+        # MERGE: what the file holds replaces what is here (RDBFLAGS_ALLOW_DUP)
+        p.load_rdb_now(p.rdb_path(), allow_dup='merge' in opts)
     except Exception as e:
         c.server.log(f'Error loading the RDB file for DEBUG RELOAD: {e}', '#')
-        raise RedisError('ERR Error trying to load the RDB dump, check server logs.') from None
+        raise RedisError('ERR Error trying to load the RDB dump') from None
     c.server.log('DB reloaded by DEBUG RELOAD')
     return OK
 
@@ -248,6 +250,9 @@ def debug(c, args):
         return DEBUG_HELP
     if sub == 'sleep' and n == 3:
         time.sleep(max(strtod(args[2])[0], 0.0))  # blocks the loop, as in Redis
+        return OK
+    if sub == 'set-disable-deny-scripts' and n == 3:
+        set_disable_deny_scripts(server, bool(atoi(args[2])))
         return OK
     if sub == 'set-active-expire' and n == 3:
         if server.expiry is not None:

@@ -394,13 +394,15 @@ class Persistence:
         for _ in self._load_rdb_steps(path):
             await asyncio.sleep(0)
 
-    def load_rdb_now(self, path: str) -> None:
+    def load_rdb_now(self, path: str, allow_dup: bool = False) -> None:
         with self.loading_state():
-            for _ in self._load_rdb_steps(path):
+            for _ in self._load_rdb_steps(path, allow_dup):
                 pass
 
-    def _load_rdb_steps(self, path: str) -> Iterator[None]:
-        """Load an RDB file into the (empty) keyspace, yielding every few thousand keys."""
+    def _load_rdb_steps(self, path: str, allow_dup: bool = False) -> Iterator[None]:
+        """Load an RDB file into the (empty) keyspace, yielding every few thousand keys.
+        `allow_dup` (RDBFLAGS_ALLOW_DUP, DEBUG RELOAD MERGE): a library of the file
+        replaces one of the same name, which is otherwise an error."""
         server = self.server
         started = time.time()
         try:
@@ -484,7 +486,7 @@ class Persistence:
                     slot_expires = [s.expires[db] for s in slot_shard]
                 elif kind == 'function':
                     try:
-                        server.functions.create(item[1], False)
+                        server.functions.create(item[1], allow_dup)
                     except RedisError as e:
                         raise LoadError(f'Failed loading library: {e}') from None
             if earliest is not None:  # deadlines went into `expires` directly

@@ -8,9 +8,9 @@ parameter may take several values (`--save 60 1000`, `--client-output-buffer-lim
 """
 
 import os
-import signal
 import sys
 
+from . import crash
 from .config import Config, ConfigError
 from .persistence.manager import LoadError
 from .server import Server, new_event_loop
@@ -77,10 +77,8 @@ def main(argv=None):
     server = Server(config)
     # before the port opens: a SIGTERM from then on shuts down (after start-up if it came
     # during it), never kills the process with its default action
-    for sig, name in ((signal.SIGINT, 'SIGINT'), (signal.SIGTERM, 'SIGTERM')):
-        loop.add_signal_handler(
-            sig, server.request_shutdown, f'Received {name} scheduling shutdown...'
-        )
+    server.shutdown.install()
+    crash.install(server, loop)  # crash reports on fatal signals (store/crash.py)
     try:
         loop.run_until_complete(server.start())
     except LoadError:  # logged by the server: a file it must not start without

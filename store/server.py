@@ -40,6 +40,7 @@ from .replication import Replication
 from .scripting.busy import Busy
 from .scripting.eval import EvalScripts
 from .scripting.functions import Functions
+from .shutdown import Shutdown
 from .tracking import Tracking
 from .types import EncodingLimits
 from .version import VERSION
@@ -117,7 +118,6 @@ class Server:
         self.cron_handle = None
         self.closed = asyncio.Event()  # set by request_shutdown (a signal may come early)
         self.exit_code = 0
-        self.replicas_wait = 0  # seconds replicas may take to acknowledge, at shutdown
         self.log_stream = log_stream if log_stream is not None else sys.stdout
         self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
         self.cron_hooks = []  # callables(now) run by cron
@@ -147,6 +147,9 @@ class Server:
         self.evictor = Evictor(self)  # maxmemory (store/memory)
         self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client.py)
         self.cron_hooks.append(self.evictor.refresh)
+        self.shutdown = Shutdown(self)  # SHUTDOWN, SIGTERM, SIGINT (store/shutdown.py)
+        self.cron_hooks.append(self.shutdown.cron)
+        self.cron_paused = False  # DEBUG PAUSE-CRON: the cron does nothing while set
         self.apply_all()
 
     # -- configuration hooks -------------------------------------------------------------
@@ -359,6 +362,9 @@ class Server:
             pass
 
     def cron(self):
+        if self.cron_paused:  # DEBUG PAUSE-CRON, as Redis's serverCron returns at once
+            self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
+            return
         self.clock = now = time.time()
         timeout = self.config['timeout']
         if timeout:
@@ -390,29 +396,29 @@ class Server:
             cmd.settle()
 
     def request_shutdown(self, reason='', exit_code=0, save='default', force=False, now=False):
-        """Shut down after the final save (`save`: default, save or nosave; see
-        Persistence.shutdown). False, and the server goes on, when that save failed and
-        `force` is not set, as Redis does. Replicas get up to shutdown-timeout seconds to
-        acknowledge the last writes, unless `now` (SHUTDOWN NOW)."""
+        """Shut down as SHUTDOWN does (store/shutdown.py), for an embedding process: the
+        final save per `save` (default, save or nosave); False, and the server goes on,
+        when that save failed and `force` is not set. Replicas get up to shutdown-timeout
+        seconds to acknowledge the last writes, unless `now`."""
         if self.closed.is_set():
             return True
         if reason:
             self.log(reason, '#')
-        if self.loading:
-            save = 'nosave'  # a half-loaded dataset is never saved, as in Redis
-        if not self.persistence.shutdown(save) and not force:
-            return False
+        flags = {save} - {'default'}
+        if force:
+            flags.add('force')
+        if now:
+            flags.add('now')
         self.exit_code = exit_code
-        self.replicas_wait = 0 if now else self.config['shutdown-timeout']
-        self.closed.set()
-        return True
+        return self.shutdown.prepare(flags) != 'error'
 
     async def serve_until_shutdown(self):
         await self.closed.wait()
         await self.close()
 
     async def close(self):
-        self.log('User requested shutdown...', '#')
+        """After finishShutdown (store/shutdown.py): every connection's replies written
+        and closed, the listeners' ends awaited."""
         if self.cron_handle is not None:
             self.cron_handle.cancel()
         self.expiry.set_enabled(False)
@@ -420,23 +426,13 @@ class Server:
             server.close()
         if self.replica_link is not None:
             self.replica_link.stop()
-        # the replicas last: they may take shutdown-timeout to acknowledge what the
-        # others wrote (Redis's isReadyToShutdown)
-        replicas = [r.conn for r in self.replication.replicas]
-
-        def close_all(conns):
-            for conn in conns:
-                conn.flush()
-                if conn.transport is not None:
-                    conn.transport.close()
-
-        close_all([c for c in self.clients.values() if c not in replicas])
-        await self.replication.drain(self.replicas_wait)
-        close_all(replicas)
+        for conn in list(self.clients.values()):
+            conn.flush()
+            if conn.transport is not None:
+                conn.transport.close()
         for server in self.listeners:
             await server.wait_closed()
         self.listeners = []
-        self.log('Redis is now ready to exit, bye bye...', '#')
 
 
 MIN_RESERVED_FDS = 32  # Redis's CONFIG_MIN_RESERVED_FDS: listeners, log, persistence files

@@ -25,7 +25,7 @@ import time
 
 from ..args import E_SYNTAX, lower
 from ..command_table import Family
-from ..resp import OK, Raw, RedisError, string2ll
+from ..resp import NO_REPLY, OK, RedisError, string2ll
 
 COMMANDS = Family('server')
 
@@ -222,15 +222,19 @@ def shutdown(c, args):
             raise RedisError(E_SYNTAX)
     if (abort and flags) or {'nosave', 'save'} <= flags:
         raise RedisError(E_SYNTAX)
+    server = c.server
     if abort:
-        raise RedisError('ERR No shutdown in progress.')
-    busy = c.server.busy
+        if not server.shutdown.abort():
+            raise RedisError('ERR No shutdown in progress.')
+        return OK
+    if 'now' not in flags and not server.blocking.may_block(c):
+        raise RedisError("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client")
+    busy = server.busy
     if busy.run is not None:  # a script past busy-reply-threshold: only NOSAVE stops it
         if 'nosave' not in flags:
             raise RedisError(busy.message())
         busy.run.killed = 'shutdown'
-    save = 'nosave' if 'nosave' in flags else 'save' if 'save' in flags else 'default'
-    if not c.server.request_shutdown(save=save, force='force' in flags, now='now' in flags):
-        raise RedisError('ERR Errors trying to SHUTDOWN. Check logs.')
-    c.closing = True  # no reply: the client sees the connection close
-    return Raw(b'')
+    # the client blocks: the connection closes when the server exits, or it gets an error
+    # if the shutdown fails now or later (store/shutdown.py)
+    server.shutdown.command(c, flags)
+    return NO_REPLY

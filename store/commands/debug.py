@@ -17,6 +17,8 @@ from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..scripting import set_disable_deny_scripts
 from . import debug_values as dv
 from .admin import as_text, protected_allowed
+from .config_cmd import rewrite_config
+from .debug_crash import SUBCOMMANDS as CRASH_SUBCOMMANDS
 from .digest import dataset_digest, digest_values
 
 E_DEBUG_DISABLED = (
@@ -305,6 +307,8 @@ def debug(c, args):
         return digest_values(c.ks, c.db, args[2:])
     if sub == 'populate' and 3 <= n <= 5:
         return debug_populate(c, args)
+    if sub in CRASH_SUBCOMMANDS and (reply := CRASH_SUBCOMMANDS[sub](c, args)) is not None:
+        return reply
     raise RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "
         f"'{as_text(args[1])[:128]}'. Try DEBUG HELP."

@@ -123,7 +123,7 @@ def _server_section(server):
     now = time.time()
     uname = os.uname()
     cfg = server.config
-    return [
+    fields = [
         ('redis_version', cfg['announce-redis-version']),
         ('redis_git_sha1', '00000000'),
         ('redis_git_dirty', 0),
@@ -149,6 +149,10 @@ def _server_section(server):
         ('config_file', server.config.file or ''),
         ('io_threads_active', 0),
     ]
+    remaining = server.shutdown.remaining_ms()  # while a shutdown waits for replicas
+    if remaining is not None:
+        fields.append(('shutdown_in_milliseconds', remaining))
+    return fields
 
 
 def _clients_section(server):

@@ -158,6 +158,11 @@ class Persistence:
         try:
             snap = self._open(tmp)
             try:
+                # rdb-key-save-delay: µs per key, as rdbSave's debugDelay (a signal's
+                # handler runs meanwhile: a second SIGINT exits, store/shutdown.py)
+                delay = self.server.config['rdb-key-save-delay']
+                while delay > 0 and snap.step(0.0, 1):
+                    time.sleep(delay / 1e6)
                 snap.finish()
             finally:
                 snap.abort()

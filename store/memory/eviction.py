@@ -370,7 +370,10 @@ class Evictor:
         return state
 
     def shrink(self) -> None:
-        """CONFIG SET maxmemory below what is used: evict down to the new limit now."""
+        """CONFIG SET maxmemory below what is used: warn, and evict after the command, as
+        Redis 7.0's updateMaxmemory starts its eviction time event: not within the
+        command, so a CONFIG SET inside MULTI does not evict under the transaction's
+        later commands (they run as queued; the keys go after EXEC)."""
         used = self.used_memory()
         if used <= self.maxmemory:
             return
@@ -381,8 +384,8 @@ class Evictor:
             'maxmemory-policy.',
             '#',
         )
-        while self.perform() == RUNNING:
-            pass
+        if self.background is None:
+            self.background = self.server.loop.call_soon(self._continue)
 
     def reset_stats(self) -> None:
         """CONFIG RESETSTAT: evicted keys and clients, the time spent over maxmemory (a

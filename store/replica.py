@@ -78,11 +78,15 @@ class MasterLink:
         self._close()
 
     def _close(self) -> None:
+        if self.conn is not None:  # the master client is listed while the link is up
+            self.server.clients.pop(self.conn.id, None)
         if self.writer is not None:
             self.writer.close()
             self.writer = None
         conn = self.conn
-        if conn is not None and (conn.multi is not None or conn.parser is not None):
+        if conn is not None and (
+            conn.multi is not None or (conn.parser is not None and conn.parser.pending())
+        ):
             # cut inside a transaction or a command: what was applied of it is not an
             # offset to continue from (Redis keeps its offset at the MULTI); sync again
             self.replid = '?'
@@ -156,8 +160,12 @@ class MasterLink:
             parts = reply.split()
             if len(parts) > 1:
                 self.replid = parts[1].decode()
-            if self.conn is None:  # continuing this server's own history (FAILOVER)
-                self._new_conn()
+            if self.conn is None or self.conn.closing:
+                # continuing this server's own history (FAILOVER), or after the master
+                # client was killed: a new one, in the database the stream had selected
+                self._new_conn(self.conn.db if self.conn is not None else 0)
+            else:
+                self._register(self.conn)
             log('Successful partial resynchronization with master.')
         else:
             text = reply.decode(errors='replace')
@@ -218,11 +226,37 @@ class MasterLink:
             except RedisError:
                 pass
 
-    def _new_conn(self) -> None:
+    def _new_conn(self, db: int = 0) -> None:
+        old = self.conn
+        if old is not None:
+            self.server.clients.pop(old.id, None)
         conn = self.conn = Connection(self.server)
         conn.set_user(self.server.acl.loader)  # the master's commands are not checked
         conn.authenticated = True
+        conn.db = db
         conn.update_gate()
+        self._register(conn)
+
+    def _register(self, conn: Connection) -> None:
+        """The master client is one of the server's clients, as in Redis: CLIENT LIST
+        shows it (flags=M, addr the master's), CLIENT KILL drops the link (the server's
+        disconnect hook calls `dropped`), and the link then reconnects and continues."""
+        server = self.server
+        if conn.id and conn.id in server.clients:
+            return
+        writer = self.writer
+        sock = writer.get_extra_info('socket') if writer is not None else None
+        if sock is not None:
+            peer, mine = sock.getpeername(), sock.getsockname()
+            conn.addr, conn.laddr = f'{peer[0]}:{peer[1]}', f'{mine[0]}:{mine[1]}'
+        conn.id = server.next_client_id
+        server.next_client_id += 1
+        server.clients[conn.id] = conn
+
+    def dropped(self, conn: Any) -> None:
+        """The master client was killed (CLIENT KILL): the link is closed, and reconnects."""
+        if conn is self.conn and self.writer is not None:
+            self.writer.close()
 
     def _apply(self, data: bytes) -> None:
         """Run the master's commands; the offset counts the ones complete."""

@@ -409,6 +409,10 @@ class Replication:
         return out.getvalue()
 
     def detach(self, conn: Any) -> None:
+        link = self.server.replica_link
+        if link is not None and link.is_master(conn):
+            link.dropped(conn)
+            return
         r = conn.replica
         if r is None or not r.state:
             return

@@ -889,3 +889,25 @@ def test_the_masters_stream_is_not_cut_at_client_query_buffer_limit(master):
     with following(port_of(master), '--client-query-buffer-limit', '1048576') as ours:
         master.set('key', 'x' * 1100000)
         wait_until(lambda: ours.strlen('key') == 1100000, 'the big SET on the replica')
+
+
+@pytest.mark.parametrize('how', ['addr', 'type'])
+def test_killing_the_master_client_continues_with_a_partial_resync(master, how):
+    """The master client is listed (flags=M, addr the master's); CLIENT KILL drops the
+    link, which reconnects and continues from its offset (+CONTINUE), in the database
+    the stream had selected."""
+    mport = port_of(master)
+    with following(mport) as ours:
+        master.execute_command('SELECT', 3)
+        master.set('before', '1')
+        wait_until(lambda: ours.execute_command('SELECT', 3) and ours.get('before'), 'a write')
+        line = [x for x in ours.client_list() if 'M' in x['flags']]
+        assert len(line) == 1 and line[0]['addr'] == f'127.0.0.1:{mport}'
+        if how == 'addr':
+            assert ours.execute_command('CLIENT', 'KILL', f'127.0.0.1:{mport}') == 'OK'
+        else:
+            assert ours.execute_command('CLIENT', 'KILL', 'TYPE', 'master') == 1
+        wait_until(lambda: master.info('stats')['sync_partial_ok'] == 1, 'a partial resync')
+        master.set('after', '2')
+        wait_until(lambda: ours.get('after') == '2', 'the write after, in db 3')
+        assert master.info('stats')['sync_full'] == 1

@@ -295,6 +295,9 @@ def _syntax_error(args):
 def client_type(conn):
     if conn.is_replica():
         return 'replica'
+    link = conn.server.replica_link
+    if link is not None and link.is_master(conn):
+        return 'master'
     return 'pubsub' if conn.subscriptions > 0 else 'normal'
 
 
@@ -323,6 +326,9 @@ def _flags(conn):
     f = ''
     if conn.is_replica():
         f += 'S'
+    link = conn.server.replica_link
+    if link is not None and link.is_master(conn):
+        f += 'M'
     if conn in conn.server.monitors:
         f += 'O'
     if conn.subscriptions:

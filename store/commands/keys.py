@@ -24,10 +24,11 @@ from ..args import SYNTAX, int_arg
 from ..clock import now_ms
 from ..command_table import Family
 from ..glob import compile_glob
-from ..rdb import verify_payload
+from ..persistence.payload_check import footer_valid, restore_value
 from ..resp import BULK_PREFIX, CRLF, OK, Raw, RedisError, encode
 from ..types import copy_value, type_name
 from .cursor import parse_cursor, parse_scan_options
+from .debug_values import settings
 
 LLONG_MAX = 2**63 - 1
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -677,9 +678,9 @@ def restore(c, args):
     if ttl < 0:
         raise RedisError('ERR Invalid TTL value, must be >= 0')
     payload = args[3]
-    if not verify_payload(payload):
+    if not footer_valid(payload, bool(settings(c.server).get('skip-checksum-validation'))):
         raise RedisError(E_BAD_PAYLOAD)
-    value = c.server.persistence.restore(payload)
+    value = restore_value(c, payload)
     if value is None:
         raise RedisError(E_BAD_FORMAT)
 

@@ -264,6 +264,7 @@ def test_keys_expired_while_down_are_expired_at_start_with_their_events(tmp_path
         assert r.exists('gone1', 'gone2') == 0
         assert r.exists('stays') == 1
         assert r.info('persistence')['rdb_last_load_keys_expired'] == 2
+        assert r.info('persistence')['rdb_last_load_keys_loaded'] == 1  # as redis-server
         events = {f['key']: f for _, f in r.xrange('__keyevents__')}
         assert set(events) == {'gone1', 'gone2'}
         for key, deadline in (('gone1', now + 300), ('gone2', now + 400)):
@@ -453,3 +454,24 @@ def test_flushall_with_save_points_saves_the_empty_dataset(tmp_path):
         assert client(port).dbsize() == 0
     finally:
         stop(proc)
+
+
+def test_a_wrong_checksum_is_logged_as_redis_logs_it(tmp_path):
+    """The log says what redis-server says before it exits: the checksums, and 'RDB CRC
+    error' (Redis's suite looks for the latter)."""
+    proc, port = spawn_store('--dir', str(tmp_path))
+    client(port).set('a', 'b')
+    client(port).save()
+    stop(proc)
+    path = tmp_path / 'dump.rdb'
+    data = path.read_bytes()
+    path.write_bytes(data[:-8] + b'foobar00')
+    out = subprocess.run(
+        [os.sys.executable, '-m', 'store', '--port', '0', '--dir', str(tmp_path), '--save', ''],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode != 0
+    assert 'but got (30307261626f6f66). Aborting now.' in out.stdout
+    assert 'RDB CRC error' in out.stdout

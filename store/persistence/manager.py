@@ -507,6 +507,12 @@ class Persistence:
             else:  # over existing keys, or a file holding a key twice (charged twice)
                 ks.recount()
         except RdbError as e:
+            if str(e).startswith('Wrong RDB checksum'):  # rdbLoadRio's words, then its report
+                server.log(str(e).split(' (RDB offset')[0] + '. Aborting now.', '#')
+                server.log(
+                    'Internal error in RDB reading offset 0, function at rdb.c:0 -> RDB CRC error',
+                    '#',
+                )
             raise LoadError(
                 f'Short read or OOM loading DB. Unrecoverable error, aborting now. ({path}: {e})'
             ) from None
@@ -555,6 +561,8 @@ class Persistence:
         while ks.expire_due(0.005):
             await asyncio.sleep(0)
         self.load_keys_expired = ks.expired_keys - before
+        # Redis skips such keys as it reads them: they count as expired, not as loaded
+        self.load_keys_loaded = max(self.load_keys_loaded - self.load_keys_expired, 0)
 
     # -- INFO -----------------------------------------------------------------------------
 

@@ -1040,7 +1040,7 @@ class RdbLoader:
                 expected = crc64(memoryview(data)[:eof_end])
                 if expected != stored:
                     raise self._fail(
-                        f'Wrong RDB checksum expected: ({expected:x}) got ({stored:x})'
+                        f'Wrong RDB checksum expected: ({expected:x}) but got ({stored:x})'
                     )
 
     def value(self) -> Any:

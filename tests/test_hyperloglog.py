@@ -160,6 +160,31 @@ def test_bad_values_and_arguments(server, both):
     assert_same(both, cmds)
 
 
+def test_corrupt_sparse_runs_are_invalid_objects(both):
+    """Sparse opcodes past the last register, of any kind, make an invalid HLL (Redis
+    7.0.15's overflow checks), and an XZERO cut at the end reads a 0: no crash, no
+    billions of registers."""
+    header = b'HYLL\x01' + bytes(11)
+    xzero = bytes((0x40 | (16383 >> 8), 16383 & 0xFF))
+    for client in both:
+        client.pfadd('tail', 'a', 'b', 'c')
+        client.append('tail', 'hello')
+        client.set('xzero', header + xzero * (131072 + 1000) + b'\xff')
+        client.set('zero', header + b'\x3f' * 300 + b'\xff')
+        client.set('cut', header + xzero * 1 + b'\x7f')
+    cmds = []
+    for key in ('tail', 'xzero', 'zero', 'cut'):
+        cmds += [
+            ('pfcount', key),
+            ('pfcount', key, key),
+            ('pfdebug', 'getreg', key),
+            ('pfadd', key, 'x', 'y'),
+            ('pfmerge', 'dest', key),
+        ]
+    cmds.append(('ping',))
+    assert_same(both, cmds)
+
+
 @pytest.mark.parametrize('seed', [1, 2, 3])
 def test_random_hll_commands(both, sparse_max, seed):
     sparse_max(random.Random(seed).choice([100, 3000]))

@@ -154,7 +154,8 @@ def sparse_runs(h: bytes | bytearray):
             yield 'v', ((op >> 2) & 0x1F) + 1, (op & 3) + 1
             p += 1
         elif op & 0x40:
-            yield 'Z', 0, ((op & 0x3F) << 8 | h[p + 1]) + 1
+            # an XZERO cut at the end reads the sds terminator, 0, as Redis's does
+            yield 'Z', 0, ((op & 0x3F) << 8 | (h[p + 1] if p + 1 < end else 0)) + 1
             p += 2
         else:
             yield 'z', 0, (op & 0x3F) + 1
@@ -162,11 +163,14 @@ def sparse_runs(h: bytes | bytearray):
 
 
 def sparse_registers(h: bytes | bytearray) -> list[int]:
-    """The registers of a sparse HLL; Corrupted unless they are exactly 16384."""
+    """The registers of a sparse HLL; Corrupted unless they are exactly 16384. An opcode
+    of any kind that would run past the last register makes it invalid, as Redis 7.0.15
+    checks (hllSparseRegHisto, hllSparseToDense), so runs of XZERO opcodes cannot add up
+    to billions of registers."""
     regs: list[int] = []
     for _, value, n in sparse_runs(h):
-        if value and len(regs) + n > REGISTERS:
-            break
+        if len(regs) + n > REGISTERS:
+            raise Corrupted
         regs += [value] * n
     if len(regs) != REGISTERS:
         raise Corrupted
@@ -211,8 +215,8 @@ def sparse_set(
     while p < end:
         span = spans[h[p]]
         oplen = 1
-        if not span:  # XZERO
-            span = ((h[p] & 0x3F) << 8 | h[p + 1]) + 1
+        if not span:  # XZERO (cut at the end: the terminator, 0, as in sparse_runs)
+            span = ((h[p] & 0x3F) << 8 | (h[p + 1] if p + 1 < end else 0)) + 1
             oplen = 2
         if index < first + span:
             break

@@ -84,12 +84,15 @@ def main(argv=None):
     except LoadError:  # logged by the server: a file it must not start without
         return 1
     except OSError as e:
+        # logged as Redis logs them (the log, not stderr): Redis's test harness reads the
+        # log for 'Failed listening on port' to retry on another port
         bind = config['bind']
-        print(
-            f'Could not create server TCP listening socket {bind}:{config["port"]}: '
-            f'{e.strerror or e}\nFailed listening on port {config["port"]} (TCP), aborting.',
-            file=sys.stderr,
+        server.log(
+            f'Warning: Could not create server TCP listening socket {bind}:{config["port"]}: '
+            f'bind: {e.strerror or e}',
+            '#',
         )
+        server.log(f'Failed listening on port {config["port"]} (TCP), aborting.', '#')
         return 1
     loop.run_until_complete(server.serve_until_shutdown())
     loop.close()

@@ -33,6 +33,8 @@ from typing import Any, Final
 
 import hiredis
 
+from .declared_counts import counts_fit
+
 INLINE_MAX_SIZE = 64 * 1024  # PROTO_INLINE_MAX_SIZE
 MBULK_BIG_ARG = 32 * 1024  # PROTO_MBULK_BIG_ARG
 IOBUF_LEN = 16 * 1024  # PROTO_IOBUF_LEN: how much redis-server reads at a time
@@ -382,7 +384,17 @@ def parse_bulk_arrays(reader: hiredis.Reader, data: bytes) -> list[list[bytes]] 
       of an unfinished frame, say "*3\r\n", it would become part of that frame);
     - otherwise the canonical layout is walked: a '*' or '$' at every frame and argument
       start, covering the read exactly. Counting CRLFs or bytes is not enough, as simple
-      strings, RESP3 types and attributes can cancel out in length and CRLFs."""
+      strings, RESP3 types and attributes can cancel out in length and CRLFs.
+
+    hiredis sets aside a list of each aggregate's declared length as it parses the header
+    (store/declared_counts.py): a read it may see declares counts that fit in it. The
+    common read, one command of fewer than ten arguments and no other '*', '~' or '>', is
+    that with no scan (a slice and a memchr: `bytes.find` parses its arguments slowly)."""
+    # + = ( | ~ >, as ints: `int in bytes` is a memchr, `bytes in bytes` much slower
+    typed = 43 in data or 61 in data or 40 in data or 124 in data or 126 in data or 62 in data
+    if typed or data[2] != 13 or 42 in data[3:]:
+        if not counts_fit(data):
+            return None
     reader.feed(data)
     frames: list[Any] = []
     try:
@@ -390,8 +402,7 @@ def parse_bulk_arrays(reader: hiredis.Reader, data: bytes) -> list[list[bytes]] 
         while frame is not False:
             frames.append(frame)
             frame = reader.gets()
-        # + = ( | ~ >, as ints: `int in bytes` is a memchr, `bytes in bytes` much slower
-        if not (43 in data or 61 in data or 40 in data or 124 in data or 126 in data or 62 in data):
+        if not typed:
             for f in frames:
                 if type(f) is not list:
                     return None
@@ -666,6 +677,8 @@ class RequestParser:
         """Move the complete canonical multibulk frames at `pos` to `ready`, parsed by
         hiredis. False when there was none (the loop then parses what is there)."""
         buf, pos = self.buf, self.pos
+        if not counts_fit(buf, pos):  # hiredis would set aside what has not arrived
+            return False
         reader = hiredis.Reader()
         reader.feed(buf, pos)  # type: ignore[arg-type]  # its C code takes any buffer
         frames: list[Any] = []
@@ -706,6 +719,8 @@ class RequestParser:
         arguments buffered, parsed by hiredis as the elements of a '*<k>' frame. False when
         that did not work out (the loop then parses the next argument)."""
         buf, pos = self.buf, self.pos
+        if not counts_fit(buf, pos):  # nested headers: hiredis would set aside their counts
+            return False
         # each complete argument holds at least two CRLFs: at most this many are complete
         k = min(self.multibulklen, buf.count(b'\r\n', pos) >> 1)
         while k >= RUN_MIN:

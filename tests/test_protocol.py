@@ -10,7 +10,7 @@ and header limits) must trip exactly where redis-server trips them.
 
 import pytest
 
-from conftest import spawn_redis, stop, wait_until
+from conftest import spawn_redis, spawn_store, stop, wait_until
 from rawconn import RawConn, pack, pack_all
 from rawconn import exchange as raw_exchange
 from store.resp import ProtocolError, RequestParser, split_args
@@ -427,3 +427,58 @@ def test_many_inline_commands_past_64k(server, redis_ref):
     data = b''.join(b'ECHO %06d\r\n' % i for i in range(12000))
     reply = assert_same_wire(server.port, redis_ref[1], data, expect_closed=False)
     assert reply[0].count(b'\r\n') == 24000
+
+
+def _vm_peak(pid):
+    """The server process's VmPeak (its largest address space so far), in bytes."""
+    with open(f'/proc/{pid}/status') as f:
+        for line in f:
+            if line.startswith('VmPeak:'):
+                return int(line.split()[1]) * 1024
+    raise KeyError('VmPeak')
+
+
+# Headers that declare more elements than ever arrive, each reaching a different hiredis
+# run: the connection's fast path (a read ending in CRLF), a pipeline and a nested array
+# there, and the exact parser's runs of whole frames and of arguments (reads that do not
+# end in CRLF).
+HUGE = b'2147483647'
+HUGE_COUNTS = {
+    'mbulk': b'*' + HUGE + b'\r\n',
+    'pipelined': pack(b'PING') * 3 + b'*' + HUGE + b'\r\n',
+    'nested': b'*1\r\n*' + HUGE + b'\r\n',
+    'nested-set': b'*1\r\n~' + HUGE + b'\r\n',
+    'nested-push': b'*1\r\n>' + HUGE + b'\r\n',
+    'exact-frames': pack(b'PING') * 20 + b'*1\r\n*' + HUGE + b'\r\nx',
+    'exact-args': b'*20\r\n' + (b'*' + HUGE + b'\r\n') * 20 + b'x',
+}
+
+
+def test_declared_counts_allocate_nothing_that_has_not_arrived(redis_ref):
+    """A 13-byte '*2147483647' (INT_MAX: Redis accepts it and waits for the elements)
+    must not make the server set aside room for two billion elements: it froze every
+    client for seconds and took the address space to 16 GB. Other clients are served
+    while such sockets stay open, the address space does not grow by gigabytes, and each
+    socket is answered as redis-server answers it."""
+    proc, port = spawn_store()
+    socks = []
+    try:
+        other = RawConn(port)
+        assert other.cmd(b'PING') == b'+PONG\r\n'
+        before = _vm_peak(proc.pid)
+        for name, data in HUGE_COUNTS.items():
+            want = exchange(redis_ref[1], data)
+            s = RawConn(port)
+            s.sock.sendall(data)
+            socks.append((name, s, want))
+            assert other.cmd(b'PING') == b'+PONG\r\n'
+        for name, s, (want, closed) in socks:
+            want += b'<EOF>' if closed else b''
+            assert s.read_available(want=want) == want, name
+        assert other.cmd(b'PING') == b'+PONG\r\n'
+        grown = _vm_peak(proc.pid) - before
+        assert grown < 1024**3, f'VmPeak grew by {grown / 1024**2:.0f} MB'
+    finally:
+        for _, s, _ in socks:
+            s.close()
+        stop(proc)

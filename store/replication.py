@@ -69,6 +69,7 @@ from .clock import now_ms
 from .persistence.files import remove
 from .persistence.snapshot import Snapshot
 from .replica import MasterLink
+from .replica_expire import ReplicaKeysWithExpire
 from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
@@ -173,6 +174,8 @@ class Replication:
         self.failover_force = False
         server.disconnect_hooks.append(self.detach)
         server.cron_hooks.append(self.cron)
+        self.own_keys = ReplicaKeysWithExpire(server)  # a writable replica's own TTLs
+        server.cron_hooks.append(self.own_keys.cron)
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -650,6 +653,7 @@ class Replication:
             server.expiry.set_enabled(False)  # the master's DELs expire keys here
             server.keyspace.expire_paused = True  # past their deadline they read as missing
         self.unblock_all()
+        self.own_keys.install()
         server.replica_link = MasterLink(server, host, port, failover)
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()
@@ -675,6 +679,7 @@ class Replication:
             return
         link.stop()
         server.replica_link = None
+        self.own_keys.uninstall()
         server.keyspace.expire_paused = server.pause.kind is not None
         server.expiry.set_enabled(self.expiry_was)
         server.apply_config('keyevent-journal-events')

@@ -911,3 +911,42 @@ def test_killing_the_master_client_continues_with_a_partial_resync(master, how):
         master.set('after', '2')
         wait_until(lambda: ours.get('after') == '2', 'the write after, in db 3')
         assert master.info('stats')['sync_full'] == 1
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_keys_a_writable_replicas_clients_set_expire_there(master, kind):
+    """replica-read-only no: keys the replica's own clients give a TTL are deleted there at
+    their deadline (the master knows nothing of them); the master's own keys still wait
+    for the master's DEL (redis-server does the same)."""
+    mport = port_of(master)
+    master.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+    master.set('mine', 'm', px=100)
+    if kind == 'store':
+        ctx = following(mport, '--replica-read-only', 'no')
+    else:
+        ctx = _redis_following(mport)
+    with ctx as ours:
+        wait_until(lambda: ours.dbsize() == 1, 'the sync')
+        ours.execute_command('SELECT', 5)
+        ours.set('key1', '1', px=200)
+        ours.set('key2', '2', ex=100)
+        ours.set('key3', '3')
+        ours.pexpire('key3', 200)
+        wait_until(lambda: ours.dbsize() == 1, "the replica's own keys to expire")
+        assert ours.ttl('key2') > 0
+        ours.execute_command('SELECT', 0)
+        assert ours.dbsize() == 1 and ours.exists('mine') == 0  # the master's, not deleted
+
+
+@contextmanager
+def _redis_following(master_port):
+    proc, port = spawn_redis(
+        '--replicaof', '127.0.0.1', str(master_port), '--replica-read-only', 'no'
+    )
+    client = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        wait_until(lambda: client.info('replication')['master_link_status'] == 'up', 'the sync')
+        yield client
+    finally:
+        client.close()
+        stop(proc)

@@ -31,6 +31,10 @@ def _eval(c, args, ro):
     scripts = c.server.scripts
     script = scripts.load(args[1])
     run = ScriptRun(c.server, script.sha, c, script.flags, ro, True)
+    if scripts.ldb.wants(c):  # SCRIPT DEBUG YES|SYNC: a debugging session (ldb.py)
+        return scripts.ldb.run(
+            c, args[1], lambda: scripts.engine.execute(run, script.function, numkeys, args)
+        )
     return scripts.engine.execute(run, script.function, numkeys, args)
 
 
@@ -152,11 +156,13 @@ def script_debug(c, args):
     if c.multi is not None:
         raise RedisError('ERR SCRIPT DEBUG must be called outside MULTI')
     mode = lower(args[2])
+    ldb = c.server.scripts.ldb
     if mode == 'no':
+        ldb.disable(c)
         return OK
     if mode in ('yes', 'sync'):
-        # The Lua debugger (LDB) is not built; redis.breakpoint and redis.debug are no-ops.
-        raise RedisError('ERR SCRIPT DEBUG YES|SYNC is not supported: there is no Lua debugger')
+        ldb.enable(c, mode)  # the next EVAL of `c` is a debugging session (ldb.py)
+        return OK
     raise RedisError('ERR Use SCRIPT DEBUG YES/SYNC/NO')
 
 

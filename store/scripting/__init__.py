@@ -7,6 +7,7 @@
 - libs.py: bit, struct, cjson, cmsgpack and math.random as Redis links them in.
 - eval.py: EVAL's script cache and shebang flags.
 - busy.py: other clients served (-BUSY, SCRIPT KILL) while a long script runs.
+- ldb.py: the Lua debugger (SCRIPT DEBUG YES|SYNC), a session around an EVAL.
 """
 
 from __future__ import annotations

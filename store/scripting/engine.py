@@ -207,8 +207,8 @@ class LuaEngine:
             b'setresp': self._setresp,
             b'set_repl': self._set_repl,
             b'replicate_commands': lambda *a: True,
-            b'breakpoint': lambda *a: False,
-            b'debug': lambda *a: None,
+            b'breakpoint': self._breakpoint,
+            b'debug': self._debug,
             b'acl_check_cmd': self._acl_check_cmd,
         }
         boot = files(__package__).joinpath('sandbox.lua').read_bytes()
@@ -218,6 +218,7 @@ class LuaEngine:
             self._run_eval,
             self._run_fcall,
             self._reply,
+            self.redis_table,
         ) = lua.execute(
             boot,
             lua.table_from(api),
@@ -252,6 +253,7 @@ class LuaEngine:
         self.caller_command = b''
         self.plain_calls = False  # see _plain_calls
         self.fresh = self._boot_bytes = 0  # see memory()
+        self.ldb: Any = None  # EVAL's debugger (ldb.py); FUNCTION's state has none
         # DEBUG SET-DISABLE-DENY-SCRIPTS: `noscript` commands run (the tests' hack)
         self.allow_noscript = False
 
@@ -576,6 +578,20 @@ class LuaEngine:
             self._raise(
                 b'Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.'
             )
+
+    def _breakpoint(self, *args: Any) -> bool:
+        """redis.breakpoint: in a debugging session, stop at the next line."""
+        ldb = self.ldb
+        if ldb is None or not ldb.active:
+            return False
+        ldb.luabp = True
+        return True
+
+    def _debug(self, *args: Any) -> None:
+        """redis.debug: in a debugging session, log the values in its console."""
+        ldb = self.ldb
+        if ldb is not None and ldb.active:
+            ldb.debug_log(args)
 
     def _acl_check_cmd(self, *args: Any) -> bool:
         """redis.acl_check_cmd: whether the script's caller may run the command."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..resp import RedisError, split_args
 from .engine import CompileError, LuaEngine
+from .ldb import Ldb
 
 # #!lua flags=... (scripts_flags_def)
 FLAGS = ('no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys')
@@ -58,6 +59,7 @@ class EvalScripts:
     def __init__(self, server: Any, client: Any) -> None:
         self.server = server
         self.engine = LuaEngine(server, client)
+        self.ldb = self.engine.ldb = Ldb(self.engine)  # (made while `debug` is there)
         self.engine.seal()
         self.engine.set_fresh(32768)  # Redis 7.0's EVAL state (INFO used_memory_lua)
         self.cache: dict[bytes, Script] = {}  # lower-case hex SHA1 -> Script

@@ -394,4 +394,4 @@ local function reply(v, proto, resp)
   return concat(out), errors[1] and errors, marked
 end
 
-return compile, run_eval, run_fcall, reply
+return compile, run_eval, run_fcall, reply, redis  -- (redis: the real table, for ldb.py)

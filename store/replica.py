@@ -270,11 +270,47 @@ class MasterLink:
             conn.data_received(data)
         finally:
             clock.freeze(0)
+        if conn.out:
+            self._errors(conn)
         conn.out.clear()  # replies are the master's to ignore
         parser = conn.parser
         self.offset += held + len(data) - (parser.pending() if parser is not None else 0)
         if self.getack:
             self._ack()
+
+    def _errors(self, conn: Connection) -> None:
+        """afterErrorReply for the master client: an error this replica would send its
+        master (the master's command failed here, so the data may have diverged) is
+        logged, and with propagation-error-behavior panic (or panic-on-replicas) on a
+        read-only replica the server panics, as Redis does."""
+        out = b''.join(conn.out)
+        if b'\r\n-' not in out and out[:1] != b'-':
+            return
+        for line in out.split(b'\r\n'):
+            if line[:1] != b'-':
+                continue
+            err = line[1:].decode('utf-8', 'replace')[:4096]
+            last = conn.last_cmd
+            name = (
+                '<unknown>' if last is None or err.startswith('ERR unknown command') else last.name
+            )
+            server = self.server
+            server.log(
+                f"== CRITICAL == This replica is sending an error to its master: '{err}' "
+                f"after processing the command '{name}'",
+                '#',
+            )
+            cfg = server.config
+            behavior = cfg['propagation-error-behavior']
+            if behavior in ('panic', 'panic-on-replicas') and cfg['replica-read-only']:
+                from .crash import panic
+
+                panic(
+                    server,
+                    'This replica panicked sending an error to its master after processing '
+                    f"the command '{name}'",
+                    'networking.c:555',
+                )
 
     def _ack(self) -> None:
         if self.writer is not None and self.state == 'connected':

@@ -950,3 +950,34 @@ def _redis_following(master_port):
     finally:
         client.close()
         stop(proc)
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_debug_replicate_reaches_replicas_and_a_failing_command_is_logged(kind):
+    """DEBUG REPLICATE sends a command to the replicas only; one that fails there is
+    logged by the replica ('== CRITICAL == This replica is sending an error to its
+    master'), which goes on with propagation-error-behavior ignore."""
+    if kind == 'store':
+        proc, port = spawn_store('--enable-debug-command', 'yes')
+    else:
+        proc, port = spawn_redis()
+    master = redis.Redis(port=port, protocol=2, decode_responses=True)
+    rproc, rport = spawn_store(
+        '--replicaof', '127.0.0.1', str(port), '--propagation-error-behavior', 'ignore'
+    )
+    ours = redis.Redis(port=rport, protocol=2, decode_responses=True)
+    try:
+        wait_until(lambda: ours.info('replication')['master_link_status'] == 'up', 'the sync')
+        assert master.execute_command('DEBUG', 'REPLICATE', 'fake-command-1') == 'OK'
+        master.set('foo', 'bar2')
+        assert master.wait(1, WAIT * 1000) == 1
+        assert ours.get('foo') == 'bar2'
+        assert master.get('fake-command-1') is None
+    finally:
+        master.close()
+        ours.close()
+        stop(proc)
+        stop(rproc)
+    text = rproc.stdout.read()
+    assert text.count('fake-command-1') == 1
+    assert '== CRITICAL == This replica is sending an error to its master' in text

@@ -54,3 +54,14 @@ def debug_loadaof(server: Any) -> None:
             aof._install()
     p.dirty_at_save = p.changes()  # server.dirty = 0: what was loaded is on disk already
     server.log('Append Only File loaded by DEBUG LOADAOF', '#')
+
+
+def debug_replicate(server: Any, args: list[bytes]) -> None:
+    """DEBUG REPLICATE <command> [<arg> ...]: the command goes to the replicas only, as
+    is, without a SELECT (replicationFeedSlaves with dictid -1); nothing without them."""
+    from .aof import resp_command
+
+    repl = server.replication
+    if repl.backlog is not None:
+        repl.server.persistence.aof.write_replicas()
+        repl.feed(resp_command(args))

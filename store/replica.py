@@ -69,6 +69,7 @@ class MasterLink:
         self.down_since = time.time()
         self.syncs = 0
         self.getack = False  # REPLCONF GETACK in the read being applied
+        self.in_multi = False  # the stream applied so far ends inside MULTI ... EXEC
         self.task = server.loop.create_task(self._run())
 
     # -- the link --------------------------------------------------------------------------
@@ -85,7 +86,7 @@ class MasterLink:
             self.writer = None
         conn = self.conn
         if conn is not None and (
-            conn.multi is not None or (conn.parser is not None and conn.parser.pending())
+            self.in_multi or (conn.parser is not None and conn.parser.pending())
         ):
             # cut inside a transaction or a command: what was applied of it is not an
             # offset to continue from (Redis keeps its offset at the MULTI); sync again
@@ -231,6 +232,7 @@ class MasterLink:
         if old is not None:
             self.server.clients.pop(old.id, None)
         conn = self.conn = Connection(self.server)
+        self.in_multi = False
         conn.set_user(self.server.acl.loader)  # the master's commands are not checked
         conn.authenticated = True
         conn.db = db
@@ -270,6 +272,9 @@ class MasterLink:
             conn.data_received(data)
         finally:
             clock.freeze(0)
+        # read here, not when the link closes: CLIENT KILL of the master client ends its
+        # transaction (unregister) before the link learns of it
+        self.in_multi = conn.multi is not None
         if conn.out:
             self._errors(conn)
         conn.out.clear()  # replies are the master's to ignore

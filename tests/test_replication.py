@@ -981,3 +981,23 @@ def test_debug_replicate_reaches_replicas_and_a_failing_command_is_logged(kind):
     text = rproc.stdout.read()
     assert text.count('fake-command-1') == 1
     assert '== CRITICAL == This replica is sending an error to its master' in text
+
+
+def test_a_master_client_killed_inside_a_transaction_syncs_again(master):
+    """The offset reached inside MULTI ... EXEC is no place to continue from (the rest of
+    the transaction would arrive without its MULTI): the replica syncs again and holds
+    what the master holds."""
+    with following(port_of(master)) as ours:
+        master.set('k', 'v')
+        wait_until(lambda: ours.get('k') == 'v', 'the first write')
+        master.execute_command('DEBUG', 'REPLICATE', 'MULTI')
+        master.execute_command('DEBUG', 'REPLICATE', 'SET', 'x', '1')
+        master.set('probe', '1')  # queued in the replica's transaction
+        wait_until(lambda: master.wait(1, 1000) == 1, 'the replica to read it')
+        ours.execute_command('CLIENT', 'KILL', 'TYPE', 'master')
+        master.execute_command('DEBUG', 'REPLICATE', 'SET', 'y', '2')
+        master.execute_command('DEBUG', 'REPLICATE', 'EXEC')
+        master.set('after', '3')
+        wait_until(lambda: ours.get('after') == '3', 'the write after')
+        assert master.wait(1, WAIT * 1000) == 1
+        assert ours.mget('k', 'probe', 'x', 'y') == ['v', '1', None, None]

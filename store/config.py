@@ -371,6 +371,14 @@ def _no_tls(value, config):
     return value
 
 
+def _same_shards(value, config):
+    """shards is fixed once the keyspace exists: CONFIG SET takes back the value it has
+    (as CONFIG GET * then CONFIG SET of every parameter does) and refuses another."""
+    if value != config['shards']:
+        raise ConfigError("can't set immutable config")
+    return value
+
+
 def _backlog_size(value, config):
     """updateReplBacklogSize: resizeReplicationBacklog raises the size to 16kb."""
     return max(value, 16 * 1024)
@@ -603,12 +611,11 @@ _MAXMEMORY_POLICIES = (
 
 # Redis 7.0.15's parameters, grouped by subsystem, then this server's own. The order is the
 # order CONFIG REWRITE appends parameters in. `mutable=False` is config.c's IMMUTABLE_CONFIG
-# (port and bind are mutable in Redis: changing them here needs a rebind hook in
-# store/server.py, so they stay fixed for now).
+# (port and bind move the listeners when CONFIG SET changes them: store/listen.py).
 PARAMS = [
     # network and clients
-    Param('port', 'int', 6379, 0, 65535, mutable=False),
-    Param('bind', 'special', '127.0.0.1', multi=True, mutable=False),
+    Param('port', 'int', 6379, 0, 65535),
+    Param('bind', 'special', '127.0.0.1', multi=True),
     Param('protected-mode', 'bool', True),
     Param('tcp-backlog', 'int', 511, 0, INT_MAX, mutable=False),
     Param('tcp-keepalive', 'int', 300, 0, INT_MAX, inert=NETWORK),
@@ -636,7 +643,7 @@ PARAMS = [
     Param('io-threads-do-reads', 'bool', False, mutable=False, inert=PROCESS),
     # keyspace
     Param('databases', 'int', 16, 1, INT_MAX, mutable=False),
-    Param('shards', 'int', 16, 1, 16384, mutable=False),
+    Param('shards', 'int', 16, 1, 16384, on_set=_same_shards),
     Param('notify-keyspace-events', 'special', 0),
     Param('hz', 'int', 10, 0, INT_MAX, clamp=(1, 500)),
     Param('dynamic-hz', 'bool', True, inert=EXPIRY),
@@ -956,7 +963,7 @@ class Config:
 
         A multi-argument parameter's words may come as one argument ('pubsub 32mb 8mb
         60'); as in a config file, the first 'save' replaces the default points and later
-        ones add to them."""
+        ones add to them, but `save ""` empties them."""
         if lower(name) == 'user' and args:  # an ACL user: loaded at start-up (store/acl.py)
             words = ' '.join(args).split(' ') if len(args) == 1 else args
             self.users.append([w.encode('utf-8', 'surrogateescape') for w in words if w])
@@ -968,7 +975,8 @@ class Config:
             args = ' '.join(args).split(' ')
         value = param.parse(args, self.values[param.name])
         if param.name == 'save':
-            if self.save_loaded:
+            # a single "" empties the points, wherever it comes (setConfigSaveOption)
+            if self.save_loaded and args != ['']:
                 value = f'{self.values["save"]} {value}'.strip()
             self.save_loaded = True
         self.values[param.name] = value

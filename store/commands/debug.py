@@ -234,6 +234,17 @@ def debug_populate(c, args):
     return OK
 
 
+def debug_config_rewrite_force_all(c):
+    """CONFIG REWRITE writing every parameter, defaults included (rewriteConfig(.., 1))."""
+    server = c.server
+    users = [] if server.config['aclfile'] else server.acl.listing()
+    try:
+        rewrite_config(server.config, server.config.file or '', users, force_all=True)
+    except OSError as e:
+        raise RedisError(f'ERR CONFIG-REWRITE-FORCE-ALL failed: {e.strerror or e}') from None
+    return OK
+
+
 @COMMANDS.command(
     'debug',
     -2,
@@ -304,6 +315,8 @@ def debug(c, args):
         # The argument is the whole error line, code included (Redis sends '-' + it, CR and
         # LF as spaces): DEBUG ERROR "LOADING x" replies -LOADING x, "-x" replies --x.
         raise RedisError(as_text(args[2]).replace('\r', ' ').replace('\n', ' '))
+    if sub == 'config-rewrite-force-all' and n == 2:
+        return debug_config_rewrite_force_all(c)
     if sub == 'digest' and n == 2:
         return dataset_digest(c.ks)
     if sub == 'digest-value' and n >= 2:

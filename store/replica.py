@@ -32,6 +32,8 @@ import os
 import time
 from typing import Any
 
+import hiredis
+
 from . import clock
 from .connection import Connection
 from .persistence.aof import resp_command
@@ -39,6 +41,15 @@ from .persistence.files import remove
 from .resp import RedisError
 
 _CHUNK = 1 << 20
+
+
+def _collect_errors(reply: Any, out: list[str]) -> None:
+    """The error replies in a parsed reply (an EXEC's array holds its commands')."""
+    if isinstance(reply, hiredis.ReplyError):
+        out.append(str(reply))
+    elif isinstance(reply, list):
+        for item in reply:
+            _collect_errors(item, out)
 
 
 class LinkError(Exception):
@@ -289,12 +300,17 @@ class MasterLink:
         logged, and with propagation-error-behavior panic (or panic-on-replicas) on a
         read-only replica the server panics, as Redis does."""
         out = b''.join(conn.out)
-        if b'\r\n-' not in out and out[:1] != b'-':
+        if b'-' not in out:  # no error can be in there: most reads
             return
-        for line in out.split(b'\r\n'):
-            if line[:1] != b'-':
-                continue
-            err = line[1:].decode('utf-8', 'replace')[:4096]
+        reader = hiredis.Reader()  # the replies parsed: a value may start with '-' too
+        reader.feed(out)
+        errors: list[str] = []
+        reply = reader.gets()
+        while reply is not False:
+            _collect_errors(reply, errors)
+            reply = reader.gets()
+        for err in errors:
+            err = err[:4096]
             last = conn.last_cmd
             name = (
                 '<unknown>' if last is None or err.startswith('ERR unknown command') else last.name

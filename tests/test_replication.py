@@ -1001,3 +1001,15 @@ def test_a_master_client_killed_inside_a_transaction_syncs_again(master):
         wait_until(lambda: ours.get('after') == '3', 'the write after')
         assert master.wait(1, WAIT * 1000) == 1
         assert ours.mget('k', 'probe', 'x', 'y') == ['v', '1', None, None]
+
+
+def test_a_value_starting_with_a_dash_is_no_error_reply(master):
+    """Replies to the master's commands are parsed, not scanned by line: LPOP of '-12'
+    is a value, not an error that propagation-error-behavior panic would crash on."""
+    with following(port_of(master), '--propagation-error-behavior', 'panic') as ours:
+        master.rpush('l', '-12', '-ERR not an error')
+        master.lpop('l')
+        master.lpop('l')
+        master.set('after', '1')
+        wait_until(lambda: ours.get('after') == '1', 'the writes to replicate')
+        assert ours.ping()

@@ -15,8 +15,9 @@ turn's time is spent the rest (frames, or unparsed bytes in the exact parser's 1
 waits in `backlog` for the next turn (call_soon). Reading is paused meanwhile and later reads
 queue behind the backlog, so order holds whoever resumes reading. A client whose unread
 replies exceed OUT_PAUSE_BYTES in the transport is not read, nor its backlog run, until
-they drain (resume_writing): TCP backpressure bounds what it makes the server hold. A
-parked connection keeps its own rules (`park` below).
+they drain (resume_writing): TCP backpressure bounds what it makes the server hold; not
+while client-output-buffer-limit sets a normal-class limit, which then bounds it as in
+Redis (store/output_limit.py). A parked connection keeps its own rules (`park` below).
 
 Commands from one read (or slice) run in order and their replies leave in one write. The
 common case (authenticated, not in MULTI or subscribe mode, replies on) runs inline in
@@ -483,7 +484,12 @@ class Connection(asyncio.Protocol):
             transport.close()
 
     def _check_out_full(self):
-        """Over OUT_PAUSE_BYTES of unread replies: read no more until they drain."""
+        """Over OUT_PAUSE_BYTES of unread replies: read no more until they drain. Not a
+        normal-class client while that class has a limit: redis-server reads and runs its
+        commands until its replies trip the limit (store/output_limit.py), and paused here,
+        below a limit over OUT_PAUSE_BYTES, it would never reach it."""
+        if self.out_limit is not None and not self.subscriptions and self.replica is None:
+            return
         transport = self.transport
         if transport.get_write_buffer_size() > OUT_PAUSE_BYTES and not transport.is_closing():
             self.out_full = True

@@ -277,3 +277,31 @@ def test_client_info_obl_omem_of_a_pipeline(target):
     rest = len(b'+PONG\r\n$100000\r\n\r\n') + VALUE - 16384
     assert info['obl'] == '16384'
     assert rest <= int(info['omem']) <= rest * 1.25
+
+
+def test_hard_limit_above_what_pauses_an_unlimited_client(target):
+    """`normal 64mb 32mb 10`, the issue's row: the limits are above the 16 MB of unread
+    replies at which a client without limits stops being read (connection.OUT_PAUSE_BYTES).
+    Pausing it there kept it connected for good, its replies never reaching the limit; the
+    limit must trip, as redis-server's does, and the drop is counted (INFO's counter is
+    Redis 7.2's, which 7.0 does not have)."""
+    set_limit(target, 'normal 64mb 32mb 10')
+    with redis.Redis(port=target) as admin:
+        before = admin.info('stats').get('client_output_buffer_limit_disconnections')
+    with non_reader(target, 'hard64') as c:
+        sent = pipeline_until_dropped(c, 60)  # up to 300 MB of replies
+        assert sent is not None or c.closed_by_peer()
+    wait_until(lambda: not named(target, 'hard64'), 'the drop at the 64 MB hard limit')
+    with redis.Redis(port=target) as admin:
+        after = admin.info('stats').get('client_output_buffer_limit_disconnections')
+    assert after == (None if before is None else before + 1)
+
+
+def test_soft_limit_above_what_pauses_an_unlimited_client(target):
+    """A soft limit alone above 16 MB: the client goes on being read and run while its
+    replies grow over the limit, and is dropped once it has been over it for a second."""
+    set_limit(target, 'normal 0 24mb 1')
+    with non_reader(target, 'soft24') as c:
+        sent = pipeline_until_dropped(c, 400, per_batch=10, pause=0.02)
+        assert sent is not None or c.closed_by_peer()
+    wait_until(lambda: not named(target, 'soft24'), 'the drop after a second over 24 MB')

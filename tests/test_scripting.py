@@ -810,3 +810,54 @@ def test_debug_set_disable_deny_scripts(both):
     for c in both:
         with pytest.raises(redis.ResponseError, match='not allowed from script'):
             c.eval(script, 0)
+
+
+def test_a_replica_leaving_during_a_busy_script_is_gone_for_it(tmp_path):
+    """A replica that disconnects while a script runs past busy-reply-threshold is dropped
+    then, as Redis's processEventsWhileBlocked frees it: the script sees
+    connected_slaves:0 in INFO and its writes pass min-replicas-to-write again."""
+    master, port = spawn_store('--busy-reply-threshold', '10')
+    replica = None
+    try:
+        r = redis.Redis(port=port)
+        replica, replica_port = spawn_redis('--replicaof', '127.0.0.1', str(port))
+        rr = redis.Redis(port=replica_port)
+        wait_until(lambda: rr.info('replication')['master_link_status'] == 'up', 'the sync')
+        wait_until(lambda: r.info('replication')['connected_slaves'] == 1, 'the replica')
+        r.config_set('min-replicas-to-write', 1)
+        wait_until(lambda: _writes(r), 'a good replica')
+        script = (
+            "redis.call('set', KEYS[1], 'script value') "
+            "local t = tonumber(redis.call('time')[1]) "
+            'while tonumber(redis.call("time")[1]) < t + 20 do '
+            "  if string.match(redis.call('info', 'replication'), 'connected_slaves:0') then "
+            "    redis.call('set', KEYS[1], 'after') return 1 "
+            '  end '
+            'end return 0'
+        )
+        caller = RawConn(port)
+        caller.send(pack('EVAL', script, 1, 'x'))
+        probe = redis.Redis(port=port)
+        wait_until(lambda: _busy(probe), 'the script to be busy')
+        rr.replicaof('no', 'one')
+        assert caller.read_reply(timeout=30) == b':1\r\n'
+        assert r.get('x') == b'after'
+    finally:
+        stop(master)
+        if replica is not None:
+            stop(replica)
+
+
+def _busy(client):
+    try:
+        client.ping()
+    except redis.ResponseError as e:
+        return str(e).startswith('BUSY')
+    return False
+
+
+def _writes(client):
+    try:
+        return client.set('probe', 1)
+    except redis.ResponseError:
+        return False

@@ -128,6 +128,8 @@ class Busy:
             if not data or conn.closing:  # closed: the loop notices when it runs again
                 self.poller.unregister(fd)
                 del self.conns[fd]
+                if conn.is_replica():  # but a replica is gone now (INFO's connected_slaves,
+                    self.server.replication.detach(conn)  # min-replicas-to-write)
                 if isinstance(conn.transport, _SocketTransport):
                     conn.transport.close()
                 continue

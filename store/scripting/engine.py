@@ -437,11 +437,13 @@ class LuaEngine:
         assert run is not None  # the redis API is called from a running script
         if run.read_only:
             self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
+        if run.written:  # a script that wrote is not failed on the server's state now
+            return  # (Redis's SCRIPT_WRITE_DIRTY)
         server = self.server  # -READONLY, -MISCONF, -NOREPLICAS, in scriptCall's order
         for denied in (server.readonly_denied, server.write_denied, server.replicas_denied):
             if denied is not None:
                 self._reject(denied.encode(), cmd)
-        if run.oom and not run.written and 'denyoom' in cmd.flags:
+        if run.oom and 'denyoom' in cmd.flags:
             self._reject(OOM.encode(), cmd)
         run.written = True
 

@@ -11,36 +11,55 @@ import os
 import sys
 
 from . import crash
+from .commands.config_cmd import quote
 from .config import Config, ConfigError
 from .persistence.manager import LoadError
+from .resp import split_args
 from .server import Server, new_event_loop
 from .version import VERSION
 
 
 def parse_argv(argv):
-    """Build a Config from redis-server style arguments; raises ConfigError."""
+    """Build a Config from redis-server style arguments; raises ConfigError.
+
+    As Redis's main() does: a first argument not starting with '-' is the config file;
+    the options after it become lines appended to the file's text, each `--name` starting
+    a line and each other argument added to it quoted (sdscatrepr), so a value may start
+    with `--` when its option has none yet (`--title --x`), an option and its value may
+    come in one argument (`"--port 6380"`), and `--save` with no value is `save ""`. The
+    whole text is then read as one config file (its line numbers run on past the file's)."""
     config = Config()
     args = list(argv)
-    if args and not args[0].startswith('--'):
+    text = ''
+    if args and not args[0].startswith('-'):
         path = args.pop(0)
-        config.load_file(path)
+        with open(path, encoding='utf-8', errors='surrogateescape') as f:
+            text = f.read()
         config.file = os.path.abspath(path)
-    lines = []
-    for arg in args:
-        if arg.startswith('--'):
-            lines.append([arg[2:]])
-        elif lines:
-            lines[-1].append(arg)
-        else:
-            raise ConfigError(f"Invalid argument '{arg}'")
-    for i, (name, *values) in enumerate(lines, 1):
-        try:
-            config.set_from_args(name, values)
-        except ConfigError as e:
-            shown = ' '.join([name] + [f'"{v}"' if ' ' in v or not v else v for v in values])
-            raise ConfigError(
-                f"Reading the configuration file, at line {i}\n>>> '{shown}'\n{e}"
-            ) from None
+    options = []
+    handled = True  # the last option has its argument (handled_last_config_arg)
+    for j, arg in enumerate(args):
+        last = j == len(args) - 1
+        if handled and arg.startswith('--'):
+            options.append(arg[2:] + ' ')
+            words = split_args(arg.encode('utf-8', 'surrogateescape'))
+            if words is not None and len(words) == 1:
+                handled = False  # an option name alone: its value follows
+                if arg.lower() == '--save' and (last or args[j + 1].startswith('--')):
+                    options[-1] += '""'  # `--save` alone: no save points
+                    handled = True
+                elif arg.lower() == '--sentinel' and not last and args[j + 1].startswith('--'):
+                    handled = True
+            else:
+                handled = True  # name and value in one argument: "--port 6380"
+        else:  # an argument of the option before (or a line of its own: `loglevel x`)
+            if not options:
+                options.append('')
+            options[-1] += quote(arg) + ' '
+            handled = True
+    if options:
+        text += '\n' + '\n'.join(options)  # (loadServerConfig appends them after a newline)
+    config.load_lines(text.split('\n'))
     return config
 
 

@@ -1,0 +1,77 @@
+"""The server's command line (store/__main__.py) read as redis-server 7.0 reads it: options
+appended to the config file's text, `--name` starting a line, other arguments quoted onto
+it. Errors are compared with redis-server's own (it exits at once on a bad option)."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from store.__main__ import parse_argv
+
+
+def first_error_lines(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    text = (out.stdout + out.stderr).strip().splitlines()
+    return out.returncode, text[1:4]  # past the banner, which names the server
+
+
+@pytest.mark.parametrize(
+    'args',
+    [
+        ['--port'],
+        ['--port', '6380', '--loglevel'],
+        ['--port', '6379', '6380'],
+        ['--port', '--loglevel', 'verbose'],
+        ['--port', '--bla', '--loglevel', 'verbose'],
+        ['--logfile', '--my--log--file', '--loglevel', '--bla'],
+        ['--shutdown-on-sigint'],
+        ['--replicaof', '127.0.0.1', 'abc'],
+        ['--replicaof', '--127.0.0.1', '--abc'],
+    ],
+)
+def test_bad_options_are_reported_as_redis_server_reports_them(args):
+    ours = first_error_lines([sys.executable, '-m', 'store', *args])
+    theirs = first_error_lines([shutil.which('redis-server'), *args])
+    assert ours == theirs
+    assert ours[0] == 1
+
+
+def write_conf(tmp_path, text='save 900 1\n'):
+    path = tmp_path / 'default.conf'
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    'args',
+    [
+        ['--save', '--loglevel', 'verbose'],
+        ['--loglevel', 'verbose', '--save'],
+        ['--save', '', '--loglevel', 'verbose'],
+        ['--loglevel', 'verbose', '--save', ''],
+    ],
+)
+def test_save_without_points_empties_them(tmp_path, args):
+    config = parse_argv([write_conf(tmp_path), *args])
+    assert config['save'] == '' and config['loglevel'] == 'verbose'
+
+
+def test_options_and_values_in_one_argument_and_values_starting_with_dashes(tmp_path):
+    conf = write_conf(tmp_path)
+    config = parse_argv([conf, '--maxmemory 700mb', '--maxmemory-policy volatile-lru'])
+    assert config['maxmemory'] == 734003200 and config['maxmemory-policy'] == 'volatile-lru'
+    config = parse_argv([conf, 'loglevel', 'verbose', "--maxmemory '700mb'"])
+    assert config['loglevel'] == 'verbose' and config['maxmemory'] == 734003200
+    config = parse_argv(
+        [conf, '--proc-title-template', '--my--title--template', '--loglevel'] + ['verbose']
+    )
+    assert config['proc-title-template'] == '--my--title--template'
+    config = parse_argv(
+        [conf, '--proc-title-template', '--save', '--save', '', '--loglevel', 'verbose']
+    )
+    assert config['proc-title-template'] == '--save' and config['save'] == ''
+    assert config['loglevel'] == 'verbose'
+    config = parse_argv([conf, '--save', '100', '100'])
+    assert config['save'] == '900 1 100 100'  # the file's first save replaced the defaults

@@ -160,6 +160,9 @@ class Connection(asyncio.Protocol):
         'raw',
         # store/replication.py: REPLCONF's state, then the synced replica's
         'replica',
+        # (size, when) of the query buffer Redis would have allocated for the last big
+        # argument (PROTO_MBULK_BIG_ARG or more) read: CLIENT LIST's qbuf-free
+        'qbuf_big',
     )
 
     def __init__(self, server):
@@ -208,6 +211,7 @@ class Connection(asyncio.Protocol):
         self.obl_soft_since = None
         self.raw = None
         self.replica = None
+        self.qbuf_big = None
         self.gated = not self.authenticated or server.loading or self.acl_checks
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -370,6 +374,9 @@ class Connection(asyncio.Protocol):
                     self._hold(data[done:])
                     held = True
                     break
+        if parser.big_seen:  # Redis read it into a query buffer of its size, kept after
+            self.qbuf_big = (parser.big_seen + 2, time.time())
+            parser.big_seen = 0
         if not parser.buf and not parser.multibulklen:  # not mid-request (args may be [])
             self.parser = None
         self.flush()

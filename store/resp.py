@@ -493,6 +493,7 @@ class RequestParser:
     ready: list[list[bytes]]  # complete commands of the last `parse`
     big: io.BytesIO | None  # the big argument being collected
     big_left: int  # its bytes still to come (its CRLF then comes through `buf`)
+    big_seen: int  # the length of the last big argument completed (0: none), for CLIENT LIST
 
     def __init__(self) -> None:
         self.buf = bytearray()
@@ -503,6 +504,7 @@ class RequestParser:
         self.ready = []
         self.big = None
         self.big_left = 0
+        self.big_seen = 0
 
     def pending(self) -> int:
         """Bytes buffered but not yet parsed: redis-server's query buffer (arguments of a
@@ -647,6 +649,7 @@ class RequestParser:
                     return False
                 self.big = None
                 self.args.append(big.getvalue())  # its own buffer: exactly full, no copy
+                self.big_seen = self.bulklen
                 self.pos += 2
             else:
                 if len(buf) - self.pos < self.bulklen + 2:

@@ -485,3 +485,28 @@ def test_maxclients(make_server):
         assert got == full.removesuffix(EOF)
     assert got == b'+PONG\r\n'
     b.close()
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_query_buffer_after_a_big_argument(server, redis_ref, which):
+    """Redis reads an argument of 32 KB or more into a query buffer of its size and gives
+    the client a new one as big (qbuf-free in CLIENT LIST), which its cron trims back to
+    the recent peak once smaller commands follow: more than 32 KB free right after, then
+    less, but not none (unit/querybuf's 'when not idle')."""
+    port = server.port if which == 'ours' else redis_ref[1]
+
+    def qbuf_total(admin):
+        line = next(c for c in admin.client_list() if c['name'] == 'qbig')
+        return int(line['qbuf']) + int(line['qbuf-free'])
+
+    with redis.Redis(port=port) as admin, RawConn(port) as c:
+        assert c.cmd('CLIENT', 'SETNAME', 'qbig') == b'+OK\r\n'
+        assert c.cmd('SET', 'qbig:x', b'A' * 400_000) == b'+OK\r\n'
+        first = qbuf_total(admin)
+        assert first > 32768
+        end = time.monotonic() + 30
+        while qbuf_total(admin) >= first and time.monotonic() < end:
+            assert c.cmd('SET', 'qbig:x', b'A' * 100) == b'+OK\r\n'
+            time.sleep(0.01)
+        assert 0 < qbuf_total(admin) < first
+        admin.delete('qbig:x')

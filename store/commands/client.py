@@ -409,11 +409,17 @@ def client_info_line(conn, current=None, args=None):
     idle_s = now - conn.last_interaction
     # qbuf-free is what Redis's query buffer has allocated beyond qbuf: a new client's empty
     # buffer (4), the 20474 free bytes of a buffer grown for a 16 KB read, or none once the
-    # cron has trimmed the buffer of a client idle for more than 2 s.
+    # cron has trimmed the buffer of a client idle for more than 2 s. After a big argument
+    # (32 KB or more) Redis gives the client a new buffer of that argument's size, which
+    # the cron trims back to the recent peak on its second visit, within 200 ms
+    # (clientsCronResizeQueryBuffer).
+    big = conn.qbuf_big
     if fresh:
         qbuf_free = 4
     elif int(idle_s) > 2:
         qbuf_free = 0
+    elif big is not None and now - big[1] < 0.2 and big[0] > qbuf:
+        qbuf_free = big[0] - qbuf
     else:
         qbuf_free = max(20474 - qbuf, 0)
     qbuf_alloc = _alloc_size(qbuf + qbuf_free + (5 if qbuf + qbuf_free > 255 else 3) + 1)

@@ -741,6 +741,27 @@ def test_config_rewrite_round_trips_every_parameter(tmp_path):
             assert loaded.render(name) == value, name
 
 
+def test_debug_config_rewrite_force_all_writes_defaults_too(tmp_path):
+    """DEBUG CONFIG-REWRITE-FORCE-ALL writes every parameter, its default included, and
+    the file reads back to the same configuration."""
+    path = tmp_path / 'store.conf'
+    path.write_text('maxmemory 1mb\n')
+    with EmbeddedServer(save='', dir=str(tmp_path), enable_debug_command='yes') as srv:
+        srv.server.config.file = str(path)
+        client = srv.client(decode_responses=True)
+        assert client.execute_command('DEBUG', 'CONFIG-REWRITE-FORCE-ALL') == 'OK'
+        before = client.config_get('*')
+        client.close()
+    text = path.read_text()
+    assert text.startswith('maxmemory 0\n')  # the file's line, in place, as set now
+    assert 'hz 10\n' in text and 'timeout 0\n' in text  # defaults, written all the same
+    loaded = Config()
+    loaded.load_file(str(path))
+    for name, value in before.items():
+        if name != 'port':
+            assert loaded.render(name) == value, name
+
+
 # -- docs/config.md --------------------------------------------------------------------------
 
 

@@ -931,7 +931,7 @@ class Keyspace:
         """signalModifiedKey: tell the key's observers (callers test `self.watchers`
         first, so this costs nothing while no key is observed). `by_client` False: no
         client made the change (a lazy expiry, Redis's signalModifiedKey(NULL, ...)), so
-        a NOLOOP tracking client hears of it even if its own command found the key."""
+        a BCAST NOLOOP client hears of it even if its own command found the key."""
         observers = self.watchers.get((db, key))
         if observers:
             for o in list(observers):

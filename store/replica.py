@@ -36,7 +36,7 @@ import hiredis
 
 from . import clock
 from .connection import Connection
-from .persistence.aof import resp_command
+from .persistence.aof import _parse_command, resp_command
 from .persistence.files import remove
 from .resp import RedisError
 
@@ -81,6 +81,7 @@ class MasterLink:
         self.syncs = 0
         self.getack = False  # REPLCONF GETACK in the read being applied
         self.in_multi = False  # the stream applied so far ends inside MULTI ... EXEC
+        self.tail = b''  # the bytes of a command the last read left incomplete
         self.task = server.loop.create_task(self._run())
 
     # -- the link --------------------------------------------------------------------------
@@ -244,6 +245,7 @@ class MasterLink:
             self.server.clients.pop(old.id, None)
         conn = self.conn = Connection(self.server)
         self.in_multi = False
+        self.tail = b''
         conn.set_user(self.server.acl.loader)  # the master's commands are not checked
         conn.authenticated = True
         conn.db = db
@@ -277,6 +279,7 @@ class MasterLink:
         assert conn is not None
         parser = conn.parser
         held = parser.pending() if parser is not None else 0
+        read = self.tail + data if held else data  # this read's commands, whole
         self.getack = False
         clock.freeze(1)  # the master's commands see keys its DEL has not removed yet
         try:
@@ -287,14 +290,16 @@ class MasterLink:
         # transaction (unregister) before the link learns of it
         self.in_multi = conn.multi is not None
         if conn.out:
-            self._errors(conn)
+            self._errors(conn, read)
         conn.out.clear()  # replies are the master's to ignore
         parser = conn.parser
-        self.offset += held + len(data) - (parser.pending() if parser is not None else 0)
+        pending = parser.pending() if parser is not None else 0
+        self.tail = read[len(read) - pending :] if pending else b''
+        self.offset += held + len(data) - pending
         if self.getack:
             self._ack()
 
-    def _errors(self, conn: Connection) -> None:
+    def _errors(self, conn: Connection, read: bytes) -> None:
         """afterErrorReply for the master client: an error this replica would send its
         master (the master's command failed here, so the data may have diverged) is
         logged, and with propagation-error-behavior panic (or panic-on-replicas) on a
@@ -304,17 +309,32 @@ class MasterLink:
             return
         reader = hiredis.Reader()  # the replies parsed: a value may start with '-' too
         reader.feed(out)
-        errors: list[str] = []
+        # the command each error answers (c->lastcmd): replies come one per command, but
+        # for REPLCONF ACK / GETACK, which answer nothing; inside EXEC it is EXEC
+        names = []
+        pos = 0
+        while pos < len(read):
+            parsed = _parse_command(read, pos)
+            if not parsed:
+                break
+            args, pos = parsed
+            name = args[0].decode('utf-8', 'replace').lower()
+            if name != 'replconf' or len(args) < 2 or args[1].lower() not in (b'ack', b'getack'):
+                names.append(name)
+        errors: list[tuple[str, str]] = []
         reply = reader.gets()
+        n = 0
         while reply is not False:
-            _collect_errors(reply, errors)
+            found: list[str] = []
+            _collect_errors(reply, found)
+            name = names[n] if n < len(names) else '<unknown>'
+            errors += [(err, name) for err in found]
+            n += 1
             reply = reader.gets()
-        for err in errors:
+        for err, name in errors:
             err = err[:4096]
-            last = conn.last_cmd
-            name = (
-                '<unknown>' if last is None or err.startswith('ERR unknown command') else last.name
-            )
+            if err.startswith('ERR unknown command'):
+                name = '<unknown>'
             server = self.server
             server.log(
                 f"== CRITICAL == This replica is sending an error to its master: '{err}' "

@@ -1013,3 +1013,22 @@ def test_a_value_starting_with_a_dash_is_no_error_reply(master):
         master.set('after', '1')
         wait_until(lambda: ours.get('after') == '1', 'the writes to replicate')
         assert ours.ping()
+
+
+def test_the_error_log_names_the_masters_command_that_failed(master):
+    """On a writable replica a key of its own makes the master's INCRBY fail there: the
+    log names INCRBY (c->lastcmd), not the REPLCONF GETACK that came in the same read."""
+    rproc, rport = spawn_store('--replicaof', '127.0.0.1', str(port_of(master)))
+    ours = redis.Redis(port=rport, protocol=2, decode_responses=True)
+    try:
+        wait_until(lambda: ours.info('replication')['master_link_status'] == 'up', 'the sync')
+        ours.config_set('replica-read-only', 'no')
+        ours.set('number2', 'foo')
+        master.incrby('number2', 1)
+        assert master.wait(1, WAIT * 1000) == 1
+        assert ours.get('number2') == 'foo' and master.get('number2') == '1'
+    finally:
+        ours.close()
+        stop(rproc)
+    text = rproc.stdout.read()
+    assert "after processing the command 'incrby'" in text

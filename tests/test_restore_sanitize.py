@@ -81,3 +81,58 @@ def test_the_failed_check_is_logged_at_verbose_level():
         assert 'Zipmap integrity check failed.' in log
     finally:
         stop(proc)
+
+
+# a stream (type 15) whose entry's lp-count is wrong: only deep sanitization sees it
+BAD_LP_COUNT = (
+    b'\x0f\x01\x10\x00\x00\x01\x73\xde\xdf\x7d\x9b\x00\x00\x00\x00\x00\x00\x00\x00\x40\x42'
+    b'\x42\x00\x00\x00\x18\x00\x03\x01\x00\x01\x02\x01\x84\x69\x74\x65\x6d\x05\x85\x76\x61'
+    b'\x6c\x75\x65\x06\x00\x01\x02\x01\x00\x01\x00\x01\x01\x01\x00\x01\x56\x01\x02\x01\x22'
+    b'\x01\x00\x01\x01\x01\x82\x5f\x31\x03\x05\x01\x02\x01\x2c\x01\x00\x01\x01\x01\x02\x01'
+    b'\x05\x01\xff\x03\x81\x00\x00\x01\x73\xde\xdf\x7d\xc7\x00\x01\x07\x6d\x79\x67\x72\x6f'
+    b'\x75\x70\x81\x00\x00\x01\x73\xde\xdf\x7d\x9b\x00\x01\x00\x00\x01\x73\xde\xdf\x7d\x9b'
+    b'\x00\x00\x00\x00\x00\x00\x00\x00\xf9\x7d\xdf\xde\x73\x01\x00\x00\x01\x01\x05\x41\x6c'
+    b'\x69\x63\x65\xeb\x7d\xdf\xde\x73\x01\x00\x00\x01\x00\x00\x01\x73\xde\xdf\x7d\x9b\x00'
+    b'\x00\x00\x00\x00\x00\x00\x00\x09\x00\xb2\xa8\xa7\x5f\x1b\x61\x72\xd5'
+)
+
+
+def _unsanitized(*args):
+    proc, port = spawn_store('--use-exit-on-panic', 'yes', '--enable-debug-command', 'yes', *args)
+    r = redis.Redis(port=port)
+    r.execute_command('DEBUG', 'SET-SKIP-CHECKSUM-VALIDATION', 1)
+    return proc, r
+
+
+def test_an_unsanitized_corrupt_stream_is_kept_and_asserts_when_read():
+    """sanitize-dump-payload no: RESTORE keeps it as Redis does; reading its entries is
+    Redis's assertion on the listpack (the report, then exit 1 under use-exit-on-panic)."""
+    proc, r = _unsanitized()
+    try:
+        assert r.restore('s', 0, BAD_LP_COUNT) == b'OK'
+        r.config_set('sanitize-dump-payload', 'yes')
+        with pytest.raises(redis.ResponseError, match='^Bad data format$'):
+            r.restore('t', 0, BAD_LP_COUNT)
+        with pytest.raises(redis.ConnectionError):
+            r.xrevrange('s', 738, 638932639)
+        assert proc.wait(30) == 1
+        log = proc.stdout.read()
+        assert log.count('=== ASSERTION FAILED ===') == 1
+        assert 'crashed by signal' not in log
+    finally:
+        stop(proc)
+
+
+def test_converting_a_hash_listpack_with_duplicates_panics():
+    """More fields than hash-max-listpack-entries: Redis converts at RESTORE, meets the
+    duplicate and panics (hashTypeConvertListpack)."""
+    proc, r = _unsanitized('--hash-max-listpack-entries', '1')
+    try:
+        with pytest.raises(redis.ConnectionError):
+            r.restore('h', 0, DUP_FIELDS)
+        assert proc.wait(30) == 1
+        log = proc.stdout.read()
+        assert 'listpack with dup elements dump (hexdump of 23 bytes):' in log
+        assert 'Guru Meditation: Listpack corruption detected' in log
+    finally:
+        stop(proc)

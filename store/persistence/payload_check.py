@@ -19,9 +19,17 @@ caller, as rdbReportCorruptRDB does in a RESTORE) and the reply 'Bad data format
 functions mirror ziplist.c's ziplistValidateIntegrity / zipEntrySafe, listpack.c's
 lpValidateIntegrity / lpValidateNext, intset.c, zipmap.c and t_stream.c's
 streamValidateListpackIntegrity check for check, offsets as ints where C has pointers,
-so a payload passes here exactly when it passes in redis-server. What the codec itself
-refuses after these passed (a listpack's entries when not deep, duplicate stream
-consumers, ...) is refused by it, also as 'Bad data format'.
+so a payload passes here exactly when it passes in redis-server; a stream's consumer
+groups are walked too, for the PEL entry two consumers claim. What the codec refuses after
+these passed (duplicate stream consumers, ...) is 'Bad data format' too.
+
+Without deep sanitization Redis keeps blobs it did not walk as they came, corrupt or not,
+and fails (an assertion, the process ends) when a command reads a corrupt one. This server
+does the same where the codec cannot decode what Redis would keep (`kept_unsanitized`): a
+compact value stays a types/packed.py blob (reading it is an error reply), a stream's
+entries become a tripwire that ends the process with Redis's assertion report when read
+(store/crash.py); a stream whose listpacks only deep checks refuse is kept that way even
+when the codec could decode it, since Redis asserts on it.
 
 Cost: nothing for strings and element-by-element types (no walk); a compact blob is read
 once more, entry by entry, only when Redis reads it too.
@@ -32,8 +40,18 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from .. import crash
+from ..memory.sizes import CONTAINER
 from ..rdb import RDB_VERSION, RdbError, RdbReader, verify_payload
 from ..resp import string2ll
+from ..types.packed import (
+    T_HASH_LISTPACK,
+    T_LIST_QUICKLIST_2,
+    T_SET_INTSET,
+    T_ZSET_LISTPACK,
+    Packed,
+)
+from ..types.stream import Stream
 from .rdb_codec import RdbLoader
 
 _U16 = struct.Struct('<H')
@@ -55,6 +73,7 @@ HASH_LISTPACK = (2301, 'Hash listpack integrity check failed.')
 STREAM_NODE_KEY = (2344, 'Stream node key entry is not the size of a stream ID')
 STREAM_LISTPACK = (2362, 'Stream listpack integrity check failed.')
 STREAM_EMPTY = (2373, 'Empty listpack inside stream')
+PEL_CLAIMED = (2583, 'Stream consumer PEL entry already has a consumer assigned')
 
 EMPTY_NODE = (0, '')  # refused without a log line (a quicklist node of no bytes)
 LISTPACK_MAX_SAFETY_SIZE = 1 << 30  # lpSafeToAdd's bound
@@ -93,22 +112,168 @@ def restore_value(conn: Any, payload: bytes) -> Any:
     Redis's integrity checks first, then the codec; why it failed is logged at verbose
     level, as Redis logs it in a RESTORE."""
     server = conn.server
-    found = check_payload(payload, deep_sanitization(conn))
+    deep = deep_sanitization(conn)
+    found = check_payload(payload, deep)
     if found is not None:
         if found[1]:
             server.log_verbose(corrupt_message(found))
         return None
+    if not deep and payload[0] in (15, 19) and check_payload(payload, True) is not None:
+        # listpacks only deep sanitization would refuse: Redis keeps them as they are
+        return corrupt_stream(server, payload)
     loader = RdbLoader(payload, server.keyspace.limits)
     try:
         value = loader.value()
     except RdbError as e:
         server.log_verbose(f'Internal error in RDB reading offset 0 -> {e}')
-        return None
+        return None if deep else kept_unsanitized(server, payload, str(e))
     except (IndexError, ValueError, TypeError, KeyError, struct.error, OverflowError):
         return None
     except MemoryError:
         return None
     return None if loader.pos > loader.end else value
+
+
+def kept_unsanitized(server: Any, payload: bytes, why: str) -> Any:
+    """Without deep sanitization Redis keeps a compact value whose header passed as the
+    bytes it got, and only meets the corruption when a command reads it. So does this
+    server, where it can keep bytes: a hash, sorted set, intset or one-node list stays a
+    `Packed` blob (types/packed.py), and reading it is an error reply then; a stream
+    keeps no entries but a tripwire, and reading them is Redis's assertion on the
+    listpack (store/crash.py). Converting a hash listpack with duplicate fields to a
+    table panics at once, as hashTypeConvertListpack does. None for anything else."""
+    r = RdbReader(payload)
+    try:
+        t = r.type()
+        if t in (T_HASH_LISTPACK, T_ZSET_LISTPACK, T_SET_INTSET):
+            blob = r.string()
+            if t == T_HASH_LISTPACK and 'Duplicate hash fields' in why:
+                pairs = _U16.unpack_from(blob, 4)[0] // 2
+                if pairs > server.keyspace.limits.hash_entries:
+                    _hexdump(server, 'listpack with dup elements dump', blob)
+                    crash.panic(server, 'Listpack corruption detected', 't_hash.c:1217')
+            return Packed(t, blob, CONTAINER + len(blob))
+        if t == T_LIST_QUICKLIST_2:
+            nodes, _ = r.length()
+            container, _ = r.length()
+            if nodes == 1 and container == 2:
+                blob = r.string()
+                return Packed(t, blob, CONTAINER + len(blob))
+            return None
+        if t in (15, 19) and 'Stream listpack integrity check failed' in why:
+            # (a failure past the listpacks, in the groups, is one Redis reports too)
+            return corrupt_stream(server, payload)
+    except (RdbError, IndexError, struct.error):
+        return None
+    return None
+
+
+def corrupt_stream(server: Any, payload: bytes) -> Any:
+    """A stream whose listpacks Redis keeps unsanitized: its entries are a tripwire. An
+    RDB type 15 stream has its first entry looked up at load (streamGetEdgeID, no first
+    ID stored): where that walk meets a bad entry, the assertion comes now."""
+    if payload[0] == 15:
+        r = RdbReader(payload)
+        r.type()
+        nodes, _ = r.length()
+        if nodes:
+            r.string()
+            if not _first_entry_walk(r.string()):
+                crash.assert_failed(server, 'lpValidateNext(lp, &p, lpbytes)', 'listpack.c:1276')
+    stream = Stream()
+    trip = _Tripwire(server)
+    stream.ids = stream.vals = stream.enc = trip
+    if server.loop is not None:
+        server.loop.call_soon(trip.arm)
+    else:
+        trip.arm()
+    return stream
+
+
+def _first_entry_walk(lp: bytes) -> bool:
+    """streamIteratorGetID's forward walk to the first live entry of a node, with the
+    checks lpFirst, lpNext and lpGetInteger assert: False where one would fail."""
+    last = len(lp) - 1
+
+    def nxt(p: int | None) -> int | None:
+        if p is None:
+            raise IndexError
+        q = p + _lp_entry_size(lp, p)
+        q += _backlen_size(q - p)
+        if q > last:
+            raise IndexError
+        if lp[q] == 0xFF:
+            return None
+        if not lp_next(lp, q)[0]:
+            raise IndexError
+        return q
+
+    def integer(p: int | None) -> int:
+        v = _lp_integer(lp, p)
+        if v is None:
+            raise IndexError
+        return v
+
+    try:
+        if len(lp) < 7 or lp[6] == 0xFF or not lp_next(lp, 6)[0]:
+            return False
+        p = nxt(nxt(6))
+        master_fields = integer(p)
+        p = nxt(p)
+        for _ in range(master_fields):
+            p = nxt(p)
+        while True:
+            p = nxt(p)
+            if p is None:
+                return True
+            flags = integer(p)
+            p = nxt(p)
+            integer(p)
+            p = nxt(p)
+            integer(p)
+            p = nxt(p)
+            fields = master_fields if flags & 2 else integer(p)
+            if not flags & 1:  # not deleted: the first entry is found
+                return True
+            for _ in range(fields if flags & 2 else fields * 2):
+                p = nxt(p)
+    except (IndexError, struct.error):
+        return False
+
+
+class _Tripwire:
+    """The entries of a stream restored without sanitization whose listpacks are corrupt:
+    reading them is the assertion Redis fails on such a listpack. Until the RESTORE's
+    turn of the loop is over (`armed`), their number reads as none: the keyspace charges
+    the new value then, which Redis does without reading a listpack."""
+
+    __slots__ = ('server', 'armed')
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.armed = False
+
+    def arm(self) -> None:
+        self.armed = True
+
+    def __len__(self) -> int:
+        if self.armed:
+            self._trip()
+        return 0
+
+    def _trip(self, *args: Any) -> Any:
+        crash.assert_failed(self.server, 'lpValidateNext(lp, &p, lpbytes)', 'listpack.c:1276')
+
+    __getitem__ = __setitem__ = __delitem__ = __iter__ = __reversed__ = __contains__ = _trip
+    append = extend = insert = pop = index = count = __iadd__ = _trip
+
+
+def _hexdump(server: Any, what: str, blob: bytes) -> None:
+    """serverLogHexDump: the bytes in lines of 64 hex digits."""
+    server.log(f'{what} (hexdump of {len(blob)} bytes):', '#')
+    text = blob.hex()
+    for i in range(0, len(text), 64):
+        server.log(text[i : i + 64], '#')
 
 
 def check_payload(payload: bytes, deep: bool) -> tuple[int, str] | None:
@@ -538,6 +703,32 @@ def _check_stream(r: RdbReader, t: int, deep: bool) -> tuple[int, str] | None:
             return STREAM_LISTPACK
         if lp[6] == 0xFF:
             return STREAM_EMPTY
+    for _ in range(3 if t == 15 else 8):  # length, last ID (first ID, max deleted, added)
+        r.length()
+    groups, _ = r.length()
+    for _ in range(groups):
+        r.string()
+        for _ in range(2 if t == 15 else 3):  # its last ID (and entries read)
+            r.length()
+        pel = set()
+        n, _ = r.length()
+        for _ in range(n):
+            pel.add(r.read(16))
+            r.read(8)
+            r.length()
+        claimed: set[bytes] = set()
+        consumers, _ = r.length()
+        for _ in range(consumers):
+            r.string()
+            r.read(8)
+            n, _ = r.length()
+            for _ in range(n):
+                nack = r.read(16)
+                if nack not in pel:
+                    return None  # the codec's 'Consumer entry not found in group global PEL'
+                if nack in claimed:
+                    return PEL_CLAIMED
+                claimed.add(nack)
     return None
 
 

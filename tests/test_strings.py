@@ -1169,3 +1169,33 @@ def test_pipelined_hot_path(r):
     out = p.execute()
     assert out[-500:] == [str(i + 1).encode() for i in range(500)]
     assert r.mget('m0', 'm99', 'nope') == [b'0', b'99', None]
+
+
+def test_encoding_of_strings_changed_in_place(both):
+    """OBJECT ENCODING after writes that leave Redis a raw sds (APPEND, SETRANGE, SETBIT,
+    BITFIELD, BITOP, PFADD) or an embstr (INCRBYFLOAT), whatever the digits say; a
+    later SET or INCR encodes again; PFCOUNT's cache keeps the encoding."""
+    cmds = []
+    enc = [('OBJECT', 'ENCODING', k) for k in ('k', 'a', 'n', 'b', 'bf', 'x', 'dest', 'h')]
+    for step in [
+        ('SET', 'k', '1234'),
+        ('SETRANGE', 'k', '0', '2'),
+        ('GET', 'k'),
+        ('OBJECT', 'REFCOUNT', 'k'),
+        ('APPEND', 'a', '12'),
+        ('APPEND', 'a', '3'),
+        ('SETRANGE', 'n', '2', 'x'),
+        ('SETBIT', 'b', '3', '1'),
+        ('BITFIELD', 'bf', 'SET', 'u8', '0', '5'),
+        ('SET', 'x', '1'),
+        ('INCRBYFLOAT', 'x', '2'),
+        ('BITOP', 'OR', 'dest', 'x'),
+        ('PFADD', 'h', 'a'),
+        ('PFCOUNT', 'h'),
+        ('SET', 'k', '1234'),
+        ('SETRANGE', 'k', '0', ''),
+        ('INCR', 'a'),
+        ('SET', 'n', 'short'),
+    ]:
+        cmds += [step, *enc]
+    assert_same(both, cmds)

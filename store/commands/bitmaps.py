@@ -17,6 +17,7 @@ from ..args import SYNTAX, int_arg, keyword
 from ..command_table import Family
 from ..events import GENERIC, NEW
 from ..resp import RedisError, string2ll
+from ..types.strenc import mark
 from .strings import (
     E_BIT_OFFSET,
     E_BIT_VALUE,
@@ -258,6 +259,7 @@ def bitop(c, args):
                 acc ^= x
         result = acc.to_bytes(size, 'big')
     _set_generic(c, dest, result, 0, None)
+    mark(c.ks, c.db, dest, 'raw')  # createObject(OBJ_STRING, res): a raw sds
     return size
 
 
@@ -426,6 +428,7 @@ def _bitfield(c, args, read_only):
         if not changes:  # every write failed: the key is still made, silently
             ks = c.ks
             ks.set(c.db, key, buf, signal=False)
+            mark(ks, c.db, key, 'raw')
             if ks.notify_flags:
                 ks.notify(NEW, b'new', c.db, key)
         else:
@@ -434,6 +437,7 @@ def _bitfield(c, args, read_only):
         _changed(c, key, buf, b'setbit')
     elif grown:  # grown in place with every write failed: silently
         c.ks.string_written(c.db, key, buf, signal=False)
+        mark(c.ks, c.db, key, 'raw')
     return out
 
 

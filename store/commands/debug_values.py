@@ -25,6 +25,7 @@ from ..types import encoding_of
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
+from ..types.strenc import value_encoding
 from ..types.zset import ZSet
 from .object_cmd import OBJ_SHARED_INTEGERS, OBJ_SHARED_REFCOUNT
 
@@ -188,7 +189,7 @@ def debug_object(c: Any, key: bytes) -> str:
     value = c.ks.materialize(c.db, key)
     if value is None:
         raise RedisError(E_NO_SUCH_KEY)
-    enc = encoding_of(value)
+    enc = value_encoding(c.ks, c.db, key, value)
     refcount = 1
     if type(value) is bytes and enc == 'int' and 0 <= int(value) < OBJ_SHARED_INTEGERS:
         refcount = OBJ_SHARED_REFCOUNT
@@ -211,7 +212,7 @@ def debug_sdslen(c: Any, key: bytes) -> str:
     value = c.ks.materialize(c.db, key)
     if value is None:
         raise RedisError(E_NO_SUCH_KEY)
-    enc = encoding_of(value) if type(value) is bytes or type(value) is bytearray else None
+    enc = value_encoding(c.ks, c.db, key, value) if type(value) in (bytes, bytearray) else None
     if enc is None or enc == 'int':
         raise RedisError('ERR Not an sds encoded string.')
     if enc == 'embstr':  # robj (16 bytes), sdshdr8 and the string in one allocation

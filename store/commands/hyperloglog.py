@@ -12,6 +12,7 @@ from ..args import WRONGTYPE, keyword
 from ..command_table import Family
 from ..resp import OK, RedisError
 from ..types import hll
+from ..types.strenc import mark, value_encoding
 from .strings import _changed, _store
 
 COMMANDS = Family('hyperloglog', since='2.8.9')
@@ -103,10 +104,12 @@ def pfcount(c, args):
     card = hll.cached(_checked(h))
     if card is None:
         card = hll.count(_registers(h))
+        enc = value_encoding(ks, db, key, h)  # the cache is written into the sds as it is
         if type(h) is not bytearray:
             h = bytearray(h)  # a copy, which string_written stores back
         hll.set_cached(h, card)
         ks.string_written(db, key, h)
+        mark(ks, db, key, enc)
     return card
 
 

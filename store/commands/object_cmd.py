@@ -3,7 +3,7 @@ value looks like inside, answered from the value-type registry (store/types/).""
 
 from ..command_table import Family
 from ..resp import RedisError
-from ..types import encoding_of, string_encoding
+from ..types.strenc import value_encoding
 
 INT_MAX = 2**31 - 1
 OBJ_SHARED_REFCOUNT = INT_MAX
@@ -77,7 +77,7 @@ def _lfu(c):
 )
 def object_encoding(c, args):
     value = _object_lookup(c, args[2])
-    return None if value is None else encoding_of(value).encode()
+    return None if value is None else value_encoding(c.ks, c.db, args[2], value).encode()
 
 
 @OBJECT.subcommand(
@@ -101,7 +101,7 @@ def object_refcount(c, args):
     if (
         type(value) is bytes
         and sharing
-        and string_encoding(value) == 'int'
+        and value_encoding(c.ks, c.db, args[2], value) == 'int'
         and 0 <= int(value) < OBJ_SHARED_INTEGERS
     ):
         return OBJ_SHARED_REFCOUNT

@@ -28,6 +28,7 @@ from ..command_table import Family
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, RedisError, small_int
 from ..types import expect
+from ..types.strenc import mark
 from .expire import SECONDS_MAX
 
 LLONG_MAX = 2**63 - 1
@@ -417,12 +418,15 @@ def _changed(c, key, v, event):
     raised."""
     ks = c.ks
     ks.string_written(c.db, key, v)
+    mark(ks, c.db, key, 'raw')  # a changed sds is raw in Redis (dbUnshareStringValue)
     if ks.notify_flags:
         ks.notify(STRING, event, c.db, key)
 
 
-def _store(c, key, value, created, event):
-    """Write back a modified string (keeping its TTL) and raise `new` + `event`."""
+def _store(c, key, value, created, event, enc='raw'):
+    """Write back a modified string (keeping its TTL) and raise `new` + `event`. `enc`:
+    the encoding Redis gives it (store/types/strenc.py): raw for a string made as a
+    buffer, embstr for INCRBYFLOAT's, None where Redis encodes it as SET does."""
     ks = c.ks
     if created:
         ks.set(c.db, key, value)
@@ -430,6 +434,8 @@ def _store(c, key, value, created, event):
             ks.notify(NEW, b'new', c.db, key)
     else:
         ks.overwrite(c.db, key, value)
+    if enc is not None:
+        mark(ks, c.db, key, enc)
     if ks.notify_flags:
         ks.notify(STRING, event, c.db, key)
 
@@ -448,7 +454,7 @@ def append(c, args):
     key, tail = args[1], args[2]
     v = _lookup_buffer(c, key)
     if v is None:
-        _store(c, key, tail, True, b'append')
+        _store(c, key, tail, True, b'append', None)  # tryObjectEncoding
         return len(tail)
     _check_length(c, len(v), len(tail))
     v += tail
@@ -655,5 +661,5 @@ def incrbyfloat(c, args):
     if type(result) is float:
         raise RedisError(E_NAN)
     new = ld_format(result)
-    _store(c, key, new, v is None, b'incrbyfloat')
+    _store(c, key, new, v is None, b'incrbyfloat', 'embstr')  # createStringObject
     return new

@@ -21,7 +21,9 @@ def type_name(value):
 
 def string_encoding(value):
     """tryObjectEncoding for a string value: 'int' when it is a strict 64-bit integer of at
-    most 20 characters, 'embstr' up to 44 bytes, 'raw' beyond."""
+    most 20 characters, 'embstr' up to 44 bytes, 'raw' beyond. Writes that leave Redis
+    another encoding for a short string (APPEND, SETRANGE, INCRBYFLOAT...) are recorded in
+    strenc.py, which OBJECT ENCODING asks first."""
     if len(value) <= 20 and string2ll(value) is not None:
         return 'int'
     return 'embstr' if len(value) <= 44 else 'raw'

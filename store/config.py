@@ -615,13 +615,13 @@ _MAXMEMORY_POLICIES = (
 PARAMS = [
     # network and clients
     Param('port', 'int', 6379, 0, 65535),
-    Param('bind', 'special', '127.0.0.1', multi=True),
+    Param('bind', 'special', '* -::*', multi=True),
     Param('protected-mode', 'bool', True),
     Param('tcp-backlog', 'int', 511, 0, INT_MAX, mutable=False),
     Param('tcp-keepalive', 'int', 300, 0, INT_MAX, inert=NETWORK),
     Param('socket-mark-id', 'int', 0, 0, UINT_MAX, mutable=False, inert=NETWORK),
-    Param('unixsocket', 'str', '', mutable=False, inert=NETWORK),
-    Param('unixsocketperm', 'octal', 0, 0, 0o777, mutable=False, inert=NETWORK),
+    Param('unixsocket', 'str', '', mutable=False),  # listened on (store/listen.py)
+    Param('unixsocketperm', 'octal', 0, 0, 0o777, mutable=False),
     Param('timeout', 'int', 0, 0, INT_MAX),
     Param('maxclients', 'int', 10000, 1, UINT_MAX),
     Param('requirepass', 'str', ''),

@@ -224,10 +224,14 @@ class Connection(asyncio.Protocol):
         server = self.server
         peer = transport.get_extra_info('peername')
         sock = transport.get_extra_info('sockname')
-        if peer:
-            self.addr = f'{peer[0]}:{peer[1]}'
-        if sock:
-            self.laddr = f'{sock[0]}:{sock[1]}'
+        if type(sock) is str:  # the unix socket: Redis shows its path, port 0, for both
+            self.addr = self.laddr = f'{sock}:0'
+            peer = None
+        else:
+            if peer:
+                self.addr = f'{peer[0]}:{peer[1]}'
+            if sock:
+                self.laddr = f'{sock[0]}:{sock[1]}'
         if len(server.clients) >= server.config['maxclients']:
             server.stats.rejected_connections += 1
             transport.write(b'-ERR max number of clients reached\r\n')

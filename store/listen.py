@@ -12,16 +12,33 @@ Connected clients are not touched.
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import socket
 from typing import Any
 
 
-def hosts_of(bind: str) -> list[str]:
-    """The addresses a `bind` value names, as the server's start-up reads them."""
-    hosts = [
-        '0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-') for h in bind.split()
-    ]
-    return hosts or ['0.0.0.0']
+def hosts_of(bind: str) -> list[tuple[str, bool]]:
+    """The addresses a `bind` value names, each with whether it is optional (a '-' prefix:
+    skipped when the machine does not have it), as listenToPort reads them: '*' is every
+    IPv4 address, '::*' every IPv6 one. An empty `bind` names none: no TCP listener."""
+    hosts = []
+    for h in bind.split():
+        optional = h.startswith('-')
+        h = h[1:] if optional else h
+        hosts.append(('0.0.0.0' if h == '*' else '::' if h == '::*' else h, optional))
+    return hosts
+
+
+# listenToPort skips an address of a protocol the machine lacks, and an optional one it
+# does not have (EADDRNOTAVAIL), rather than failing
+_UNSUPPORTED = {
+    errno.ENOPROTOOPT,
+    errno.EPROTONOSUPPORT,
+    errno.ESOCKTNOSUPPORT,
+    errno.EPFNOSUPPORT,
+    errno.EAFNOSUPPORT,
+}
 
 
 def _listen(host: str, port: int, backlog: int) -> socket.socket:
@@ -40,12 +57,19 @@ def _listen(host: str, port: int, backlog: int) -> socket.socket:
     return sock
 
 
-def _open(server: Any, bind: str, port: int) -> list[socket.socket]:
-    """Listening sockets on every address of `bind` (all or none: OSError)."""
+def open_tcp(server: Any, bind: str, port: int) -> list[socket.socket]:
+    """Listening sockets on every address of `bind` (all or none: OSError), the ones the
+    machine cannot have skipped as Redis skips them."""
     socks: list[socket.socket] = []
     try:
-        for host in hosts_of(bind):
-            socks.append(_listen(host, port, server.config['tcp-backlog']))
+        for host, optional in hosts_of(bind):
+            try:
+                sock = _listen(host, port, server.config['tcp-backlog'])
+            except OSError as e:
+                if e.errno in _UNSUPPORTED or (optional and e.errno == errno.EADDRNOTAVAIL):
+                    continue
+                raise
+            socks.append(sock)
             if port == 0:  # ephemeral: every address shares the first one's port
                 port = socks[0].getsockname()[1]
     except OSError:
@@ -55,10 +79,39 @@ def _open(server: Any, bind: str, port: int) -> list[socket.socket]:
     return socks
 
 
+def open_unix(path: str, perm: int, backlog: int) -> socket.socket:
+    """The `unixsocket` listener: a file left by an earlier run is removed first, and
+    `unixsocketperm` (when not 0) applied, as anetUnixServer does."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        if perm:
+            os.chmod(path, perm)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def is_unix(listener: Any) -> bool:
+    return any(s.family == socket.AF_UNIX for s in listener.sockets)
+
+
 def _close(server: Any) -> None:
+    """Close the TCP listeners (the unix socket's stays); connections stay."""
+    kept = []
     for old in server.listeners:
-        old.close()  # the listening sockets close now; connections stay
-    server.listeners = []
+        if is_unix(old):
+            kept.append(old)
+        else:
+            old.close()
+    server.listeners = kept
 
 
 def rebind(server: Any, bind: str, port: int) -> None:
@@ -70,18 +123,18 @@ def rebind(server: Any, bind: str, port: int) -> None:
     if port == old_port:
         _close(server)
         try:
-            socks = _open(server, bind, port)
+            socks = open_tcp(server, bind, port)
         except OSError:
-            _serve(server, _open(server, old_bind, old_port))
+            _serve(server, open_tcp(server, old_bind, old_port), old_port)
             raise
     else:
-        socks = _open(server, bind, port)
+        socks = open_tcp(server, bind, port)
         _close(server)
-    _serve(server, socks)
+    _serve(server, socks, port)
 
 
-def _serve(server: Any, socks: list[socket.socket]) -> None:
-    server.port = socks[0].getsockname()[1]
+def _serve(server: Any, socks: list[socket.socket], port: int) -> None:
+    server.port = socks[0].getsockname()[1] if socks else port
     loop = server.loop
 
     def started(task: asyncio.Task[Any]) -> None:

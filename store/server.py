@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 
+from . import listen
 from .acl import Acl, channel_in
 from .blocking import BlockingRegistry
 from .command_table import build_table
@@ -313,18 +314,18 @@ class Server:
         self.loop = asyncio.get_running_loop()
         cfg = self.config
         adjust_open_files_limit(self)
-        hosts = [
-            '0.0.0.0' if h == '*' else '::' if h == '-::*' else h.lstrip('-')
-            for h in cfg['bind'].split()
-        ] or ['0.0.0.0']
         port = cfg['port']
-        for host in hosts:
-            server = await self.loop.create_server(
-                self.new_connection, host, port, backlog=cfg['tcp-backlog'], reuse_address=True
-            )
+        socks = listen.open_tcp(self, cfg['bind'], port)  # none for an empty bind
+        if cfg['unixsocket']:
+            path, perm = cfg['unixsocket'], cfg['unixsocketperm']
+            socks.append(listen.open_unix(path, perm, cfg['tcp-backlog']))
+        for sock in socks:
+            if sock.family == socket.AF_UNIX:
+                server = await self.loop.create_unix_server(self.new_connection, sock=sock)
+            else:
+                server = await self.loop.create_server(self.new_connection, sock=sock)
+                port = sock.getsockname()[1]  # (the same for all: open_tcp sees to it)
             self.listeners.append(server)
-            if port == 0:  # ephemeral: every address shares the first one's port
-                port = server.sockets[0].getsockname()[1]
         self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
         errors = self.acl.load_at_startup()
         if errors is not None:

@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from conftest import assert_same, spawn_redis, stop
+from conftest import assert_same, spawn_redis, spawn_store, stop
 from rawconn import EOF, RawConn, pack, session
 
 
@@ -510,3 +510,27 @@ def test_query_buffer_after_a_big_argument(server, redis_ref, which):
             time.sleep(0.01)
         assert 0 < qbuf_total(admin) < first
         admin.delete('qbig:x')
+
+
+def test_default_bind_and_the_unix_socket(tmp_path):
+    """Redis 7.0 listens on '* -::*' by default and on `unixsocket` when set (clients there
+    show its path, port 0, as their addresses); an empty bind closes every TCP listener,
+    the unix socket staying (unit/networking's 'Default bind address configuration')."""
+    import socket
+
+    path = str(tmp_path / 'redis.sock')
+    proc, port = spawn_store('--unixsocket', path)
+    try:
+        with redis.Redis(unix_socket_path=path) as u:
+            assert u.config_get('bind') == {'bind': '* -::*'}
+            me = u.client_list()[0]
+            assert (me['addr'], me['laddr']) == (f'{path}:0', f'{path}:0')
+            assert u.config_set('bind', '') is True
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(('127.0.0.1', port), timeout=5).close()
+            assert u.ping() is True
+            assert u.config_set('bind', '127.0.0.1') is True
+        with redis.Redis(port=port) as r:
+            assert r.ping() is True
+    finally:
+        stop(proc)

@@ -21,6 +21,7 @@ from conftest import (
     spawn_store,
     stop,
 )
+from store.types import hll
 
 SPARSE_MAX = 'hll-sparse-max-bytes'
 
@@ -277,3 +278,25 @@ def test_an_hll_saved_here_goes_on_in_redis_server(tmp_path):
         assert [ref.get('sparse'), ref.get('dense')] == after
     finally:
         stop(rproc)
+
+
+@pytest.mark.parametrize('max_bytes', [60, 300, 3000])
+def test_add_many_gives_the_bytes_of_adding_one_by_one(max_bytes):
+    """PFADD edits a sparse HLL as a list of opcodes (hll.add_many): the same bytes as
+    hllAdd element by element, promotions to dense included."""
+    rnd = random.Random(max_bytes)
+    for _ in range(40):
+        h = hll.new()
+        for e in [b'%f' % rnd.random() for _ in range(rnd.randint(0, 300))]:
+            h, _ = hll.add(h, e, max_bytes)
+        elements = [b'%f' % rnd.random() for _ in range(rnd.randint(0, 1500))]
+        elements += elements[: rnd.randint(0, 20)]
+        one, one_updated = bytearray(h), False
+        for e in elements:
+            one, changed = hll.add(one, e, max_bytes)
+            one_updated = one_updated or changed
+        many, many_updated = hll.add_many(bytearray(h), elements, max_bytes)
+        for x, updated in ((one, one_updated), (many, many_updated)):
+            if updated:
+                hll.invalidate(x)
+        assert (many_updated, bytes(many)) == (one_updated, bytes(one))

@@ -63,9 +63,8 @@ def pfadd(c, args):
     updated = created
     limit = c.server.config['hll-sparse-max-bytes']
     try:
-        for element in args[2:]:
-            h, changed = hll.add(h, element, limit)
-            updated = updated or changed
+        h, changed = hll.add_many(h, args[2:], limit)
+        updated = updated or changed
     except hll.Corrupted:
         raise E_CORRUPTED from None
     if not updated:

@@ -21,6 +21,7 @@ number the 12,288 bytes make.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 P = 14
 REGISTERS = 1 << P  # 16384
@@ -302,6 +303,159 @@ def add(h: bytearray, element: bytes, max_bytes: int) -> tuple[bytearray, bool]:
     if h[4] == DENSE:
         return h, dense_set(h, index, count)
     return sparse_set(h, index, count, max_bytes)
+
+
+def add_many(h: bytearray, elements: list[bytes], max_bytes: int) -> tuple[bytearray, bool]:
+    """hllAdd of each element in turn (PFADD): (the HLL, True when a register rose). The
+    same bytes as `add` element by element, but a sparse HLL is edited as a list of its
+    opcodes (_SparseEdit): finding the opcode of a register is a bisect instead of a walk
+    over the bytes (a 3000-element PFADD: ~0.3 s -> ~15 ms)."""
+    updated = False
+    if h[4] == SPARSE and len(elements) > 1:
+        edit = _SparseEdit.of(h)
+        if edit is not None:
+            for i, element in enumerate(elements):
+                index, count = pattern(element)
+                changed = edit.set(index, count, max_bytes)
+                if changed is None:  # promoted: go on in the dense HLL
+                    h = _promote(edit.bytes(), index, count)[0]
+                    updated = True
+                    elements = elements[i + 1 :]
+                    break
+                updated = updated or changed
+            else:
+                return (edit.bytes() if updated else h), updated
+    for element in elements:
+        h, changed = add(h, element, max_bytes)
+        updated = updated or changed
+    return h, updated
+
+
+def _op_span(op: int) -> int:
+    return _SPAN[op] if op < 256 else (op & 0x3FFF) + 1
+
+
+def _zero_code(n: int) -> int:
+    """ZERO or XZERO for n zero registers, as an opcode of _SparseEdit."""
+    return 0x10000 | (n - 1) if n > ZERO_MAX_LEN else n - 1
+
+
+class _SparseEdit:
+    """A sparse HLL as a list of opcodes (a one-byte opcode as its value, an XZERO as
+    0x10000 | its length - 1) with the first register of each: hllSparseSet's steps on
+    the list, which `bytes()` writes back."""
+
+    __slots__ = ('header', 'ops', 'firsts', 'nbytes', 'covered')
+
+    def __init__(self, header: bytes, ops: list[int], firsts: list[int], covered: int) -> None:
+        self.header = header
+        self.ops = ops
+        self.firsts = firsts
+        self.nbytes = HDR + sum(1 if op < 256 else 2 for op in ops)
+        self.covered = covered
+
+    @classmethod
+    def of(cls, h: bytearray) -> _SparseEdit | None:
+        """The opcodes of `h`, or None for one with an XZERO cut at its end (left to the
+        byte-wise path, which reads its missing byte as Redis does)."""
+        ops: list[int] = []
+        firsts: list[int] = []
+        p, end, first = HDR, len(h), 0
+        spans = _SPAN
+        while p < end:
+            op = h[p]
+            span = spans[op]
+            if span:
+                p += 1
+            else:
+                if p + 1 >= end:
+                    return None
+                op = 0x10000 | (op & 0x3F) << 8 | h[p + 1]
+                span = (op & 0x3FFF) + 1
+                p += 2
+            ops.append(op)
+            firsts.append(first)
+            first += span
+        return cls(bytes(h[:HDR]), ops, firsts, first)
+
+    def bytes(self) -> bytearray:
+        out = bytearray(self.header)
+        for op in self.ops:
+            if op < 256:
+                out.append(op)
+            else:
+                n = op & 0x3FFF
+                out += bytes((0x40 | n >> 8, n & 0xFF))
+        invalidate(out)
+        return out
+
+    def set(self, index: int, count: int, max_bytes: int) -> bool | None:
+        """sparse_set on the list: whether register `index` rose; None where the HLL must
+        become dense first (a value over 32, or longer than max_bytes)."""
+        if count > VAL_MAX_VALUE:
+            return None
+        ops, firsts = self.ops, self.firsts
+        k = bisect_right(firsts, index) - 1
+        if k < 0 or index >= self.covered:
+            raise Corrupted
+        op, first = ops[k], firsts[k]
+        prev = k - 1 if k else None
+        is_xzero = op >= 256
+        is_val = not is_xzero and op & 0x80
+        if is_val:
+            old = ((op >> 2) & 0x1F) + 1
+            if old >= count:
+                return False
+            if op & 3 == 0:
+                ops[k] = _val_op(count, 1)
+                self._merge(prev)
+                return True
+        elif not is_xzero and op & 0x3F == 0:
+            ops[k] = _val_op(count, 1)
+            self._merge(prev)
+            return True
+        last = first + _op_span(op) - 1
+        seq: list[int] = []
+        seq_firsts: list[int] = []
+        if index != first:
+            seq.append(_val_op(old, index - first) if is_val else _zero_code(index - first))
+            seq_firsts.append(first)
+        seq.append(_val_op(count, 1))
+        seq_firsts.append(index)
+        if index != last:
+            seq.append(_val_op(old, last - index) if is_val else _zero_code(last - index))
+            seq_firsts.append(index + 1)
+        seqlen = sum(1 if o < 256 else 2 for o in seq)
+        oldlen = 2 if is_xzero else 1
+        if seqlen > oldlen and self.nbytes + seqlen - oldlen > max_bytes:
+            return None
+        ops[k : k + 1] = seq
+        firsts[k : k + 1] = seq_firsts
+        self.nbytes += seqlen - oldlen
+        self._merge(prev)
+        return True
+
+    def _merge(self, prev: int | None) -> None:
+        """_merge's five steps on the list."""
+        ops, firsts = self.ops, self.firsts
+        i = 0 if prev is None else prev
+        for _ in range(5):
+            if i >= len(ops):
+                break
+            op = ops[i]
+            if op >= 256 or not op & 0x80:
+                i += 1
+                continue
+            if i + 1 < len(ops) and ops[i + 1] < 256 and ops[i + 1] & 0x80:
+                nxt = ops[i + 1]
+                length = (op & 3) + (nxt & 3) + 2
+                if (op >> 2) & 0x1F == (nxt >> 2) & 0x1F and length <= VAL_MAX_LEN:
+                    ops[i + 1] = (nxt & ~3) | (length - 1)
+                    del ops[i]
+                    del firsts[i + 1]
+                    self.nbytes -= 1
+                    continue
+            i += 1
 
 
 def registers(h: bytes | bytearray) -> list[int]:

@@ -300,3 +300,21 @@ def test_add_many_gives_the_bytes_of_adding_one_by_one(max_bytes):
             if updated:
                 hll.invalidate(x)
         assert (many_updated, bytes(many)) == (one_updated, bytes(one))
+
+
+def test_register_bytes_union_and_count_agree_with_the_register_lists():
+    """PFCOUNT and PFMERGE read registers a byte each (hll.register_bytes), merge them
+    lane by lane in one int (union_bytes) and count from bytes: the same registers,
+    maxima and estimate as the per-register functions, sparse and dense, any 6-bit
+    values."""
+    rnd = random.Random(5)
+    for n, max_bytes in ((0, 3000), (10, 3000), (500, 3000), (5000, 3000), (800, 100)):
+        h, _ = hll.add_many(hll.new(), [b'%f' % rnd.random() for _ in range(n)], max_bytes)
+        regs = hll.registers(h)
+        as_bytes = hll.register_bytes(h)
+        assert list(as_bytes) == regs
+        assert hll.count_bytes(as_bytes) == hll.count(regs)
+    for _ in range(5):
+        a = [rnd.randrange(64) for _ in range(hll.REGISTERS)]
+        b = [rnd.randrange(64) for _ in range(hll.REGISTERS)]
+        assert list(hll.union_bytes(bytes(a), bytes(b))) == list(map(max, a, b))

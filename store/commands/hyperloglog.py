@@ -40,8 +40,9 @@ def _write_back(c, key, h, v, created, event):
 
 
 def _registers(h):
+    """The registers of HLL `h`, a byte each (hll.register_bytes)."""
     try:
-        return hll.registers(h)
+        return hll.register_bytes(h)
     except hll.Corrupted:
         raise E_CORRUPTED from None
 
@@ -90,19 +91,19 @@ def pfadd(c, args):
 def pfcount(c, args):
     ks, db = c.ks, c.db
     if len(args) > 2:  # the cardinality of the union, nothing cached
-        union = [0] * hll.REGISTERS
+        union = bytes(hll.REGISTERS)
         for key in args[1:]:
             v = ks.read(db, key, buffer=True)
             if v is not None:
-                union = list(map(max, union, _registers(_checked(v))))
-        return hll.count(union)
+                union = hll.union_bytes(union, _registers(_checked(v)))
+        return hll.count_bytes(union)
     key = args[1]
     h = ks.read(db, key, buffer=True)
     if h is None:
         return 0
     card = hll.cached(_checked(h))
     if card is None:
-        card = hll.count(_registers(h))
+        card = hll.count_bytes(_registers(h))
         enc = value_encoding(ks, db, key, h)  # the cache is written into the sds as it is
         if type(h) is not bytearray:
             h = bytearray(h)  # a copy, which string_written stores back
@@ -123,14 +124,14 @@ def pfcount(c, args):
 )
 def pfmerge(c, args):
     ks, db = c.ks, c.db
-    union = [0] * hll.REGISTERS
+    union = bytes(hll.REGISTERS)
     dense = False
     for key in args[1:]:  # the destination is one of the sources
         v = ks.read(db, key, buffer=True)
         if v is not None:
             h = _checked(v)
             dense = dense or h[4] == hll.DENSE
-            union = list(map(max, union, _registers(h)))
+            union = hll.union_bytes(union, _registers(h))
     dest = args[1]
     v = ks.lookup(db, dest, buffer=True)
     created = v is None

@@ -458,6 +458,63 @@ class _SparseEdit:
             i += 1
 
 
+# -- registers as bytes (PFCOUNT, PFMERGE) ------------------------------------------------
+# One byte per register: decoding, unions and histograms run over whole strings in C
+# (bytes.translate, slicing, big-int arithmetic, bytes.count) instead of a Python step per
+# register (3 HLLs' union count: ~8 ms -> ~1 ms).
+
+_LOW6 = bytes(b & 63 for b in range(256))
+_HIGH2 = bytes(b >> 6 for b in range(256))
+_LOW4_UP2 = bytes((b & 15) << 2 for b in range(256))
+_HIGH4 = bytes(b >> 4 for b in range(256))
+_LOW2_UP4 = bytes((b & 3) << 4 for b in range(256))
+_HIGH6 = bytes(b >> 2 for b in range(256))
+_GUARDS = int.from_bytes(b'\x80' * REGISTERS, 'little')
+
+
+def _or(x: bytes, y: bytes) -> bytes:
+    """x | y byte by byte (the parts OR-ed here have no bit in common)."""
+    return (int.from_bytes(x, 'little') | int.from_bytes(y, 'little')).to_bytes(len(x), 'little')
+
+
+def register_bytes(h: bytes | bytearray) -> bytes:
+    """The 16384 registers, a byte each; Corrupted for a sparse HLL that does not cover
+    them exactly. Three dense bytes hold four registers: the first byte's low 6 bits, its
+    top 2 with the second's low 4, the second's top 4 with the third's low 2, the third's
+    top 6."""
+    if h[4] != DENSE:
+        out = bytearray()
+        for _, value, n in sparse_runs(h):
+            if len(out) + n > REGISTERS:
+                raise Corrupted
+            out += bytes((value,)) * n
+        if len(out) != REGISTERS:
+            raise Corrupted
+        return bytes(out)
+    area = bytes(h[HDR:DENSE_SIZE])
+    b0, b1, b2 = area[0::3], area[1::3], area[2::3]
+    regs = bytearray(REGISTERS)
+    regs[0::4] = b0.translate(_LOW6)
+    regs[1::4] = _or(b0.translate(_HIGH2), b1.translate(_LOW4_UP2))
+    regs[2::4] = _or(b1.translate(_HIGH4), b2.translate(_LOW2_UP4))
+    regs[3::4] = b2.translate(_HIGH6)
+    return bytes(regs)
+
+
+def union_bytes(a: bytes, b: bytes) -> bytes:
+    """The registers' maxima (hllMerge), byte lane by byte lane in one big int: a lane's
+    a + 128 - b keeps its guard bit (128) exactly when a >= b (registers are below 64, so
+    no lane borrows from the next), and that bit selects a or b."""
+    x, y = int.from_bytes(a, 'little'), int.from_bytes(b, 'little')
+    pick_x = ((((x | _GUARDS) - y) & _GUARDS) >> 7) * 255
+    return ((x & pick_x) | (y & ~pick_x)).to_bytes(REGISTERS, 'little')
+
+
+def count_bytes(regs: bytes) -> int:
+    """`count` of registers given as bytes."""
+    return _estimate([regs.count(v) for v in range(Q + 2)])
+
+
 def registers(h: bytes | bytearray) -> list[int]:
     return dense_registers(h) if h[4] == DENSE else sparse_registers(h)
 
@@ -494,6 +551,11 @@ def count(regs: list[int]) -> int:
     histo = [0] * 64
     for r in regs:
         histo[r] += 1
+    return _estimate(histo)
+
+
+def _estimate(histo: list[int]) -> int:
+    """hllCount's estimate from the histogram of register values 0..Q+1 (at least)."""
     m = float(REGISTERS)
     z = m * _tau((m - histo[Q + 1]) / m)
     for j in range(Q, 0, -1):

@@ -41,7 +41,7 @@ from collections import deque
 import hiredis
 
 from .command_table import call
-from .commands.client import client_info_line, writes
+from .commands.client import E_MASTERDOWN, client_info_line, denies_stale, writes
 from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
 from .latency import observe
 from .memory.sizes import queued_size
@@ -806,6 +806,14 @@ class Connection(asyncio.Protocol):
             for denied in (noreplicas, readonly):
                 if denied is not None and write:
                     return self._reject(cmd, denied)
+        link = server.replica_link
+        if (
+            link is not None
+            and link.state != 'connected'
+            and not server.config['replica-serve-stale-data']
+            and denies_stale(server, cmd, shown, args)
+        ):  # a replica cut off from its master serves only the `stale` commands
+            return self._reject(cmd, E_MASTERDOWN)
         busy = self.server.busy
         if busy.run is not None and not busy.allows(shown):
             return self._reject(cmd, busy.message())

@@ -861,3 +861,49 @@ def _writes(client):
         return client.set('probe', 1)
     except redis.ResponseError:
         return False
+
+
+STALE_COMMANDS = [
+    ('EVAL', "return redis.call('get', 'x')", 1, 'x'),
+    ('EVAL', '#!lua flags=no-writes\nreturn 1', 0),
+    ('EVAL', '#!lua flags=allow-stale,no-writes\nreturn 1', 0),
+    ('EVAL', "#!lua flags=allow-stale,no-writes\nreturn redis.call('get', 'x')", 1, 'x'),
+    ('EVAL', "#!lua flags=allow-stale,no-writes\nreturn redis.call('echo', 'foobar')", 0),
+    ('EVALSHA', 'a' * 40, 0),
+    (
+        'FUNCTION',
+        'LOAD',
+        "#!lua name=lib\nredis.register_function{function_name='f1', "
+        "callback=function() return 'hello' end, flags={'no-writes'}}\n"
+        "redis.register_function{function_name='f2', callback=function() return 'hello' end, "
+        "flags={'allow-stale', 'no-writes'}}\n"
+        "redis.register_function{function_name='f3', callback=function() "
+        "return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}",
+    ),
+    ('FCALL', 'f1', 0),
+    ('FCALL', 'f2', 0),
+    ('FCALL', 'f3', 0),
+    ('FCALL', 'nosuch', 0),
+    ('GET', 'x'),
+    ('PING',),
+    ('ECHO', 'x'),
+    ('MULTI',),
+    ('GET', 'x'),
+    ('EXEC',),
+]
+
+
+def test_a_stale_replica_serves_scripts_as_redis():
+    """replica-serve-stale-data no, master link down: -MASTERDOWN for what is not `stale`
+    (a script's declared flags decide, allow-stale; an EVAL script without flags is
+    refused), and an allow-stale script's calls of other commands fail."""
+    replies = []
+    for spawn in (spawn_store, spawn_redis):
+        proc, port = spawn('--replica-serve-stale-data', 'no', '--replicaof', '127.0.0.1', '1')
+        try:
+            with RawConn(port) as c:
+                replies.append([c.cmd(*command) for command in STALE_COMMANDS])
+        finally:
+            stop(proc)
+    for command, ours, theirs in zip(STALE_COMMANDS, *replies):
+        assert ours == theirs, command

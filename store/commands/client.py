@@ -127,6 +127,36 @@ def writes(server, cmd, shown, args):
     return False
 
 
+E_MASTERDOWN = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+
+
+def denies_stale(server, cmd, shown, args):
+    """processCommand's is_denystale_command, for a replica cut off from its master with
+    replica-serve-stale-data no: the command (`shown`: its subcommand) is not `stale`,
+    with a script's declared flags (getCommandFlags: `stale` only with allow-stale). An
+    EVAL script without flags is refused too, as scriptPrepareForRun refuses it (the same
+    error); a script or function not found goes on to its own error; EXEC is refused
+    when a command it queued would be."""
+    name = cmd.name
+    if name in _SCRIPT_CALLS:
+        flags = _script_flags(server, name, args[1])
+        if flags is not None:
+            return 'allow-stale' not in flags
+        if name.startswith('fcall'):
+            return False  # not found
+        return not name.startswith('evalsha') or server.scripts.get(args[1]) is not None
+    if name == 'exec':
+        conn = server.current_client
+        for queued, qargs in getattr(conn, 'multi', None) or ():
+            qshown = queued
+            if queued.subcommands and len(qargs) > 1:
+                qshown = queued.subcommands.get(lower(qargs[1]), queued)
+            if denies_stale(server, queued, qshown, qargs):
+                return True
+        return False
+    return 'stale' not in shown.flags
+
+
 def may_replicate(server, cmd, args):
     """Would this command write or replicate (processCommand's is_may_replicate_command,
     with getCommandFlags' script flags)? A script that declares flags writes unless it

@@ -407,8 +407,18 @@ class LuaEngine:
         return self.to_lua(r, self.resp)
 
     def _check_call(self, cmd: Any, argv: list[bytes], write: bool) -> None:
-        """scriptCall's checks after the command's own: the caller's ACL user, and a
-        write's (`plain_calls` is False when any of them may refuse)."""
+        """scriptCall's checks after the command's own: a stale replica's, the caller's
+        ACL user, and a write's (`plain_calls` is False when any of them may refuse; a
+        stale replica is read-only, unless replica-read-only is off)."""
+        server = self.server
+        link = server.replica_link
+        if (
+            link is not None
+            and 'stale' not in cmd.flags
+            and link.state != 'connected'
+            and not server.config['replica-serve-stale-data']
+        ):  # scriptVerifyAllowStale: an allow-stale script on a replica cut off from its master
+            self._reject(b'ERR Can not execute the command on a stale replica', cmd)
         if self.acl_caller is not None:
             self._check_acl(cmd, argv)
         if write:

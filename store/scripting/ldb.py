@@ -271,6 +271,8 @@ class Ldb:
     # -- SCRIPT DEBUG, and the session around an EVAL ---------------------------------------
 
     def enable(self, conn: Any, mode: str) -> None:
+        for gone in [c for c in self.clients if c.closing or c.transport is None]:
+            del self.clients[gone]  # (clients that left without an EVAL)
         self.clients[conn] = mode
 
     def disable(self, conn: Any) -> None:

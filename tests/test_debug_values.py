@@ -154,3 +154,11 @@ def test_sdslen_lengths(r):
     )
     with pytest.raises(redis.ResponseError, match='Not an sds encoded string'):
         r.execute_command('DEBUG', 'SDSLEN', 'num')
+
+
+def test_change_repl_id_gives_a_new_replication_id(r):
+    before = r.info('replication')['master_replid']
+    run_id = r.info('server')['run_id']
+    assert r.execute_command('DEBUG', 'CHANGE-REPL-ID') == b'OK'
+    assert r.info('replication')['master_replid'] not in (before, run_id)
+    assert r.info('server')['run_id'] == run_id

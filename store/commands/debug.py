@@ -306,7 +306,9 @@ def debug(c, args):
         server.persistence.aof.flush_sleep = atoi(args[2])
         return OK
     if sub == 'change-repl-id' and n == 2:
-        server.run_id = os.urandom(20).hex()
+        # changeReplicationId (this server keeps no second id to clear): a new history
+        server.log('Changing replication IDs after receiving DEBUG change-repl-id', '#')
+        server.replication.replid = os.urandom(20).hex()
         return OK
     if sub == 'log' and n == 3:
         server.log(f'DEBUG LOG: {as_text(args[2])}', '#')

@@ -44,6 +44,7 @@ from .command_table import call
 from .commands.client import E_MASTERDOWN, client_info_line, denies_stale, writes
 from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
 from .latency import observe
+from .memory.report import client_memory
 from .memory.sizes import queued_size
 from .resp import (
     BULK_HEADER,
@@ -354,6 +355,10 @@ class Connection(asyncio.Protocol):
                 )
                 self.close_after_reply()
                 break
+            if parser.big is not None and self.server.evictor.clients_limit:
+                self._evict_if_over(parser)
+                if self.closing:
+                    break
             while True:
                 error = None
                 try:
@@ -385,6 +390,21 @@ class Connection(asyncio.Protocol):
             self.parser = None
         self.flush()
         return held
+
+    def _evict_if_over(self, parser):
+        """maxmemory-clients while a big argument arrives: checked as its bytes do, as
+        Redis checks after each read (beforeSleep), not at the next cron, by when the
+        command would have run. Redis made room in the query buffer for the whole argument
+        when it read its header: a client whose room alone is over the limit goes (Redis
+        would evict it, after any larger one)."""
+        evictor = self.server.evictor
+        evictor.evict_clients()
+        if self.closing or self.no_evict:
+            return
+        if client_memory(self) + parser.big_left >= evictor.clients_limit:
+            self.server.log_verbose(f'Evicting client: {self.info_line()}')
+            self.abort()
+            evictor.evicted_clients += 1
 
     # -- turns: fair processing ----------------------------------------------------------
 

@@ -451,3 +451,31 @@ def test_config_get_and_info_never_disagree(started_with_settings):
         with redis.Redis(port=port, decode_responses=True) as c:
             found = config_info_scene(c)
         assert found == [], port
+
+
+# -- maxmemory-clients while a big argument arrives ---------------------------------------
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_client_over_maxmemory_clients_with_a_big_argument_never_runs_it(
+    which, make_server, redis_ref
+):
+    """Redis checks maxmemory-clients as a request's bytes arrive (each read), so a
+    command whose argument alone takes the clients over the limit is never run: its
+    client is evicted first (unit/client-eviction 'large argv'). Checked only by the cron,
+    the MSET ran and replied."""
+    port = make_server().port if which == 'ours' else redis_ref[1]
+    with redis.Redis(port=port) as admin:
+        admin.delete('ev:k', 'ev:k2')
+        admin.config_set('maxmemory-clients', 3_000_000)
+        try:
+            with RawConn(port) as c:
+                assert c.cmd('CLIENT', 'SETNAME', 'bigargv') == b'+OK\r\n'
+                try:
+                    c.send(pack('MSET', 'ev:k', 'v', 'ev:k2', b'v' * 3_000_000))
+                except OSError:
+                    pass  # reset while sending: evicted as it should be
+                assert c.read_available(want=EOF) == EOF
+            assert admin.exists('ev:k', 'ev:k2') == 0
+        finally:
+            admin.config_set('maxmemory-clients', 0)

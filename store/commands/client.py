@@ -448,6 +448,8 @@ def client_info_line(conn, current=None, args=None):
         qbuf_free = 4
     elif int(idle_s) > 2:
         qbuf_free = 0
+    elif parser is not None and parser.big is not None:  # made room for all of it at once
+        qbuf_free = max(parser.bulklen + 2 - qbuf, 0)
     elif big is not None and now - big[1] < 0.2 and big[0] > qbuf:
         qbuf_free = big[0] - qbuf
     else:

@@ -65,7 +65,7 @@ class MasterLink:
         self.server = server
         self.host = host
         self.port = port
-        self.state = 'connect'  # connect, connecting, sync, connected
+        self.state = 'connect'  # connect, connecting, handshake, sync, connected
         self.replid = '?'  # the master's replication id, once synced
         self.offset = -1  # the stream's bytes applied (master_repl_offset here)
         # FAILOVER's demotion: the master to be was this server's replica and has its
@@ -89,6 +89,28 @@ class MasterLink:
     def stop(self) -> None:
         self.task.cancel()
         self._close()
+
+    def cron(self, now: float) -> None:
+        """replicationCron's timeouts (repl-timeout): connecting or in the handshake, the
+        transfer of the payload, and a connected master sending nothing (not even its
+        PING); the link is dropped and tried again."""
+        timeout = self.server.config['repl-timeout']
+        if now - self.last_io <= timeout or self.state == 'connect':
+            return
+        log = self.server.log
+        if self.state in ('connecting', 'handshake'):
+            log('Timeout connecting to the MASTER...', '#')
+        elif self.state == 'sync':
+            log(
+                'Timeout receiving bulk data from MASTER... If the problem persists try to '
+                "set the 'repl-timeout' parameter in redis.conf to a larger value.",
+                '#',
+            )
+        else:
+            log('MASTER timeout: no data nor PING received...', '#')
+        self.task.cancel()
+        self._close()
+        self.task = self.server.loop.create_task(self._run())
 
     def _close(self) -> None:
         if self.conn is not None:  # the master client is listed while the link is up
@@ -131,17 +153,23 @@ class MasterLink:
     async def _session(self) -> None:
         log = self.server.log
         self.state = 'connecting'
+        self.last_io = time.time()
         log(f'Connecting to MASTER {self.host}:{self.port}')
         reader, writer = await asyncio.open_connection(self.host, self.port)
         self.writer = writer
+        self.state = 'handshake'  # ROLE's state until the PSYNC reply (Redis's RECEIVE_*)
+        self.last_io = time.time()
         log('MASTER <-> REPLICA sync started')
 
         async def ask(*args: Any) -> bytes:
             writer.write(_command(*args))
-            line = await reader.readline()
-            if not line:
-                raise EOFError('the master closed the connection')
-            return line.rstrip(b'\r\n')
+            while True:
+                line = await reader.readline()
+                if not line:
+                    raise EOFError('the master closed the connection')
+                self.last_io = time.time()
+                if line not in (b'\n', b'\r\n'):  # newlines: the master keeps us waiting
+                    return line.rstrip(b'\r\n')
 
         reply = await ask('PING')
         if reply[:1] == b'-' and not reply[1:].startswith((b'NOAUTH', b'NOPERM', b'ERR operation')):
@@ -204,6 +232,7 @@ class MasterLink:
             line = await reader.readline()
             if not line:
                 raise EOFError('the master closed the connection during the sync')
+            self.last_io = time.time()
         if not line.startswith(b'$') or line.startswith(b'$EOF:'):
             raise LinkError(f'Bad protocol from MASTER: {line[:64]!r}')
         size = int(line[1:])
@@ -221,6 +250,7 @@ class MasterLink:
                         raise EOFError('the master closed the connection during the sync')
                     f.write(chunk)
                     left -= len(chunk)
+                    self.last_io = time.time()
             log('MASTER <-> REPLICA sync: Flushing old data')
             server.replication.drop_replicas()  # they sync again, from this data
             server.keyspace.flushall()

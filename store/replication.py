@@ -70,6 +70,7 @@ from .persistence.files import remove
 from .persistence.snapshot import Snapshot
 from .replica import MasterLink
 from .replica_expire import ReplicaKeysWithExpire
+from .replication_presync import diskless_delay, presync_cron
 from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
@@ -102,6 +103,7 @@ class Replica:
         'ack_time',
         'rdb_queued',
         'streamed',
+        'since',
     )
 
     def __init__(self, conn: Any) -> None:
@@ -123,6 +125,7 @@ class Replica:
         # and what its transport held when it went online (the payload, first out): the
         # output-buffer limit counts the stream's part of what it holds
         self.rdb_queued = self.streamed = 0
+        self.since = 0.0  # when it asked for a full sync (repl-diskless-sync-delay)
 
     def send(self, data: bytes) -> None:
         """Stream bytes, within the replica class's output-buffer limit."""
@@ -160,6 +163,7 @@ class Replication:
         self.active = False  # the stream is fed (replicas, or a backlog kept for them)
         self.no_replicas_since = 0.0  # when the last replica left (the backlog's TTL)
         self.last_ping = 0.0
+        self.last_newline = 0.0  # pre-sync newlines, once a second (replication_presync.py)
         self.waiting: list[tuple[Any, int, int]] = []  # WAIT: (waiter, offset, replicas)
         self.getack_scheduled = False
         self.reset_stats()
@@ -262,7 +266,13 @@ class Replication:
         r.psync = psync
         p = self.server.persistence
         waiting = [x for x in self.syncing if x.state == 'wait_bgsave']
-        if p.snapshot is not None and p.snapshot_kind == 'repl' and waiting:
+        sharing = p.snapshot is not None and p.snapshot_kind == 'repl' and waiting
+        if not sharing and diskless_delay(self):
+            # replication_presync.py: the payload starts after the delay, for all waiting
+            r.state, r.since = 'wait_start', time.time()
+            self.syncing.append(r)
+            return
+        if sharing:
             self.server.log('Waiting for end of BGSAVE for SYNC')
             r.pending = list(waiting[0].pending)  # the payload being made, shared
             r.streamed = sum(map(len, r.pending))
@@ -277,6 +287,25 @@ class Replication:
         self.syncing.append(r)
         if psync:
             conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.sync_offset))
+
+    def start_waiting(self, waiting: list[Replica]) -> None:
+        """The delayed full sync of `waiting` starts (replicationStartPendingFork): one
+        payload for all, then +FULLRESYNC to each, as Redis replies when its fork starts."""
+        self.server.persistence.aof.write_replicas()  # queued writes: in the payload
+        p = self.server.persistence
+        if p.snapshot is None and self._start_payload():
+            for r in waiting:
+                r.pending, r.streamed, r.state = [], 0, 'wait_bgsave'
+                if r.psync:
+                    r.conn.send_stream(
+                        b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.sync_offset)
+                    )
+            return
+        self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
+        rdb = self._rdb()  # another snapshot runs: completed, then one made now
+        for r in waiting:
+            r.pending, r.streamed, r.state = [], 0, ''
+            self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
 
     def _start_payload(self) -> bool:
         """A point-in-time snapshot of the data as of now, written between commands
@@ -523,6 +552,11 @@ class Replication:
     # -- housekeeping ----------------------------------------------------------------------
 
     def cron(self, now: float) -> None:
+        link = self.server.replica_link
+        if link is not None:
+            link.cron(now)
+        if self.syncing:
+            presync_cron(self, now)
         if self.server.replicas_denied is not None or self.replicas:
             self.refresh_good()
         if self.backlog is None:
@@ -725,7 +759,8 @@ class Replication:
             fields.append(('min_slaves_good_slaves', self.good))
         now = time.time()
         for i, r in enumerate(replicas):
-            line = f'ip={r.address()},port={r.port},state={r.state},offset={r.ack}'
+            state = 'wait_bgsave' if r.state == 'wait_start' else r.state
+            line = f'ip={r.address()},port={r.port},state={state},offset={r.ack}'
             fields.append((f'slave{i}', f'{line},lag={int(now - r.ack_time)}'))
         backlog = self.backlog
         first = self.backlog_start + 1 if backlog is not None else 0

@@ -20,7 +20,9 @@ DBS = (0, 3)  # the databases the tests write
 
 @pytest.fixture
 def master():
-    proc, port = spawn_store('--enable-debug-command', 'yes')
+    # no repl-diskless-sync-delay (5 s by default, as in Redis): full syncs start at once,
+    # as in Redis's own test suite configuration
+    proc, port = spawn_store('--enable-debug-command', 'yes', '--repl-diskless-sync-delay', '0')
     client = redis.Redis(port=port, protocol=2, decode_responses=True)
     yield client
     client.close()
@@ -371,7 +373,7 @@ def fake_replica(port):
 
 @pytest.mark.parametrize('now', [False, True])
 def test_shutdown_waits_for_replicas_to_acknowledge_unless_now(now):
-    proc, port = spawn_store('--shutdown-timeout', '1')
+    proc, port = spawn_store('--shutdown-timeout', '1', '--repl-diskless-sync-delay', '0')
     master = redis.Redis(port=port, protocol=2)
     with fake_replica(port):
         master.set('k', 'v')
@@ -1032,3 +1034,45 @@ def test_the_error_log_names_the_masters_command_that_failed(master):
         stop(rproc)
     text = rproc.stdout.read()
     assert "after processing the command 'incrby'" in text
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_diskless_sync_delay_keeps_the_replica_in_its_handshake(master, kind):
+    """repl-diskless-sync yes with a delay: the master answers PSYNC only when the delay
+    is over (the replica's ROLE says 'handshake' meanwhile, kept alive by newlines), then
+    the replica syncs."""
+    master.config_set('repl-diskless-sync', 'yes')
+    master.config_set('repl-diskless-sync-delay', 3)
+    master.set('k', 'v')
+    spawn = spawn_store if kind == 'store' else spawn_redis
+    proc, port = spawn()
+    replica = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        replica.config_set('repl-timeout', 1)  # the newlines keep the link alive
+        replica.execute_command('REPLICAOF', '127.0.0.1', port_of(master))
+        wait_until(lambda: replica.execute_command('ROLE')[3] == 'handshake', 'the handshake')
+        wait_until(lambda: 'slave0' in master.info('replication'), 'the PSYNC')
+        assert master.info('replication')['slave0']['state'] == 'wait_bgsave'
+        assert replica.execute_command('ROLE')[3] == 'handshake'
+        wait_until(lambda: replica.execute_command('ROLE')[3] == 'connected', 'the sync')
+        assert replica.get('k') == 'v'
+        assert master.info('stats')['sync_full'] == 1
+    finally:
+        replica.close()
+        stop(proc)
+
+
+def test_a_replica_times_out_a_silent_master_in_the_handshake(master):
+    master.config_set('repl-diskless-sync', 'yes')
+    master.config_set('repl-diskless-sync-delay', 1000)
+    proc, port = spawn_store()
+    replica = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        replica.config_set('repl-timeout', 2)
+        replica.execute_command('REPLICAOF', '127.0.0.1', port_of(master))
+        wait_until(lambda: replica.execute_command('ROLE')[3] == 'handshake', 'the handshake')
+        master.execute_command('DEBUG', 'SLEEP', 5)  # no newlines meanwhile
+    finally:
+        replica.close()
+        stop(proc)
+    assert 'Timeout connecting to the MASTER...' in proc.stdout.read()

@@ -10,6 +10,17 @@ offer capa eof) is written to a temporary file, the data is emptied and the file
 (`conn`, ACL's `loader` user, replies dropped), which counts the offset and answers
 REPLCONF GETACK; REPLCONF ACK goes back every second. A lost link is retried every second.
 
+The master client (`conn`) is listed among the server's clients while the link is up
+(CLIENT LIST flags=M, addr the master's); CLIENT KILL of it closes the link, which
+reconnects and continues in the database the stream had selected, unless the applied
+stream ended inside MULTI ... EXEC (`in_multi`) or a command: then it syncs in full. The
+replies to the master's commands are dropped, but an error among them is logged ('==
+CRITICAL == ...', naming the command it answered) and panics the server under
+propagation-error-behavior panic, as afterErrorReply does. ROLE's states are Redis's:
+connect, connecting, handshake (until the PSYNC reply; newlines the master sends meanwhile
+are skipped), sync, connected; `cron` drops a link silent for repl-timeout in any of them.
+A writable replica's own keys with a TTL expire here (store/replica_expire.py).
+
 While a replica the dataset is the master's: writes of other clients are refused
 (-READONLY with replica-read-only), keys are not expired here (active expiry stops; a key
 past its deadline reads as missing and stays until the master's DEL; the master's own

@@ -54,7 +54,14 @@ a lost connection or the timeout (without FORCE) abort it, and this server is a 
 again. This server as the target promotes itself and answers with a full resynchronisation
 where Redis continues partially (its replicas do not share their master's history).
 
-Not here: diskless sync.
+With repl-diskless-sync yes, a full sync waits repl-diskless-sync-delay seconds (or
+repl-diskless-sync-max-replicas) before its payload starts and +FULLRESYNC is sent, and
+replicas waiting get a newline every second (store/replication_presync.py); the payload
+itself is the disk-based one.
+
+Not here: diskless sync's `$EOF:` payload; a replica's replicas sharing its master's
+replication id and stream (chained replication: PSYNC2's replid2), and restoring the
+replication id and offset from an RDB file's aux fields after a restart.
 """
 
 from __future__ import annotations

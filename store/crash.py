@@ -91,6 +91,7 @@ def debug_segfault(server: Any, args: Any = ()) -> NoReturn:
 
 def panic(server: Any, message: str, where: str = 'debug.c:510', args: Any = ()) -> NoReturn:
     """_serverPanic: the Guru Meditation, the report, then exit or abort."""
+    _enter(server)
     bug_report_start(server)
     server.log('------------------------------------------------', '#')
     server.log('!!! Software Failure. Press left mouse button to continue', '#')
@@ -105,6 +106,7 @@ def assert_failed(
     server: Any, estr: str, where: str = 'debug.c:530', conn: Any = None, args: Any = None
 ) -> NoReturn:
     """_serverAssertWithInfo: the client's context when there is one, then _serverAssert."""
+    _enter(server)
     if conn is not None:
         bug_report_start(server)
         server.log('=== ASSERTION FAILED CLIENT CONTEXT ===', '#')
@@ -133,6 +135,14 @@ def assert_failed(
 # -- the parts of the report ------------------------------------------------------------------
 
 
+def _enter(server: Any) -> None:
+    """One report a process: a failure met while writing it (INFO reading a corrupt
+    value) is an exception there, which the report's sections catch."""
+    if getattr(server, 'crashing', False):
+        raise RuntimeError('failed while writing a crash report')
+    server.crashing = True
+
+
 def bug_report_start(server: Any) -> None:
     """bugReportStart: the START banner, once however many reports follow."""
     if not getattr(server, 'bug_report_started', False):
@@ -143,6 +153,7 @@ def bug_report_start(server: Any) -> None:
 def _report_signal(
     server: Any, sig: int, si_code: int, address: int | None, args: Any = ()
 ) -> NoReturn:
+    _enter(server)
     bug_report_start(server)
     server.log(f'Redis {VERSION} crashed by signal: {int(sig)}, si_code: {si_code}', '#')
     if address is not None:

@@ -169,18 +169,30 @@ def kept_unsanitized(server: Any, payload: bytes, why: str) -> Any:
 
 
 def corrupt_stream(server: Any, payload: bytes) -> Any:
-    """A stream whose listpacks Redis keeps unsanitized: its entries are a tripwire. An
-    RDB type 15 stream has its first entry looked up at load (streamGetEdgeID, no first
-    ID stored): where that walk meets a bad entry, the assertion comes now."""
-    if payload[0] == 15:
-        r = RdbReader(payload)
-        r.type()
-        nodes, _ = r.length()
-        if nodes:
-            r.string()
-            if not _first_entry_walk(r.string()):
-                crash.assert_failed(server, 'lpValidateNext(lp, &p, lpbytes)', 'listpack.c:1276')
+    """A stream whose listpacks Redis keeps unsanitized: its entries are a tripwire, its
+    length and IDs the payload's. An RDB type 15 stream has its first entry looked up at
+    load (streamGetEdgeID, no first ID stored): where that walk meets a bad entry, the
+    assertion comes now."""
+    t = payload[0]
+    r = RdbReader(payload)
+    r.type()
+    nodes, _ = r.length()
+    for i in range(nodes):
+        r.string()
+        lp = r.string()
+        if t == 15 and i == 0 and not _first_entry_walk(lp):
+            crash.assert_failed(server, 'lpValidateNext(lp, &p, lpbytes)', 'listpack.c:1276')
     stream = Stream()
+    try:
+        meta = [r.length()[0] for _ in range(3 if t == 15 else 8)]
+    except RdbError:
+        meta = [0] * 8
+    stream.length = meta[0]
+    stream.last_id = meta[1] << 64 | meta[2]
+    if t != 15:
+        stream.first_id = meta[3] << 64 | meta[4]
+        stream.max_deleted = meta[5] << 64 | meta[6]
+        stream.entries_added = meta[7]
     trip = _Tripwire(server)
     stream.ids = stream.vals = stream.enc = trip
     if server.loop is not None:

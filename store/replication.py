@@ -169,7 +169,11 @@ class Replication:
         self.backlog_start = 0
         self.active = False  # the stream is fed (replicas, or a backlog kept for them)
         self.no_replicas_since = 0.0  # when the last replica left (the backlog's TTL)
-        self.last_ping = 0.0
+        # replication_cron_loops: Redis's replicationCron runs once a second and PINGs the
+        # replicas when its count is a multiple of repl-ping-replica-period, so a replica
+        # attached just now waits for the next multiple (the suite sets 3600 to get none)
+        self.started = time.time()
+        self.cron_loop = 0
         self.last_newline = 0.0  # pre-sync newlines, once a second (replication_presync.py)
         self.waiting: list[tuple[Any, int, int]] = []  # WAIT: (waiter, offset, replicas)
         self.getack_scheduled = False
@@ -574,9 +578,11 @@ class Replication:
             # no PING while a failover waits: the target must reach the offset (Redis
             # sends none while writes are paused for a failover)
             waiting = self.failover_state != 'no-failover'
-            if not waiting and now - self.last_ping >= cfg['repl-ping-replica-period']:
-                self.last_ping = now
+            loop = int(now - self.started)
+            period = cfg['repl-ping-replica-period']
+            if not waiting and loop != self.cron_loop and loop % period == 0:
                 self._control(_PING)
+            self.cron_loop = loop
             timeout = cfg['repl-timeout']
             for r in list(self.replicas):
                 if r.psync and now - r.ack_time > timeout:

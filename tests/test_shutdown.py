@@ -114,3 +114,32 @@ def test_shutdown_with_a_lagging_replica_waits_then_reports_it():
     finally:
         stop(master)
         stop(replica)
+
+
+def test_shutdown_on_sigterm_flags_apply_to_the_signal(tmp_path):
+    """shutdown-on-sigterm nosave: no final save though save points are set (and the
+    save would fail); shutdown-on-sigint save: a final save without save points."""
+    proc, port = spawn_store('--dir', str(tmp_path), '--save', '900 1')
+    lines = []
+    try:
+        r = redis.Redis(port=port)
+        r.set('k', 'v')
+        (tmp_path / 'dump.rdb').mkdir()  # a save would fail
+        r.config_set('shutdown-on-sigterm', 'nosave')
+        os.kill(proc.pid, signal.SIGTERM)
+        _log_until(proc, 'Redis is now ready to exit, bye bye...', lines)
+        assert proc.wait(10) == 0
+        assert not any('Saving the final RDB snapshot' in line for line in lines)
+    finally:
+        stop(proc)
+    (tmp_path / 'dump.rdb').rmdir()
+    proc, port = spawn_store('--dir', str(tmp_path), '--shutdown-on-sigint', 'save')
+    lines = []
+    try:
+        redis.Redis(port=port).set('k', 'v')
+        os.kill(proc.pid, signal.SIGINT)
+        _log_until(proc, 'Saving the final RDB snapshot before exiting.', lines)
+        assert proc.wait(10) == 0
+        assert (tmp_path / 'dump.rdb').is_file()
+    finally:
+        stop(proc)

@@ -717,8 +717,13 @@ class Acl:
     def load_at_startup(self) -> str | None:
         return _startup_errors(self)
 
+    def _in_dir(self, path: str) -> str:
+        """A relative aclfile is in `dir`, where Redis, having chdir'd there, opens it."""
+        return os.path.join(self.server.config['dir'], path)
+
     def save(self, path: str) -> bool:
         """ACLSaveToFile: every user as a `user` line, written whole then renamed."""
+        path = self._in_dir(path)
         text = ''.join(line + '\n' for line in self.listing())
         tmp = f'{path}.tmp-{os.getpid()}'
         try:
@@ -738,7 +743,7 @@ class Acl:
         """ACLLoadFromFile: None when every line loaded (the users replaced), else the
         errors, with nothing changed."""
         try:
-            with open(path, 'rb') as f:
+            with open(self._in_dir(path), 'rb') as f:
                 lines = f.read().split(b'\n')
         except OSError as e:
             return f"Error loading ACLs, opening file '{path}': {e.strerror}"

@@ -966,7 +966,13 @@ class Config:
         ones add to them, but `save ""` empties them."""
         if lower(name) == 'user' and args:  # an ACL user: loaded at start-up (store/acl.py)
             words = ' '.join(args).split(' ') if len(args) == 1 else args
-            self.users.append([w.encode('utf-8', 'surrogateescape') for w in words if w])
+            user = [w.encode('utf-8', 'surrogateescape') for w in words if w]
+            if user and any(u[0] == user[0] for u in self.users):  # ACLAppendUserForLoading
+                raise ConfigError(
+                    f"Error in user declaration '{words[0]}': Duplicate user found. A user can "
+                    'only be defined once in config files'
+                )
+            self.users.append(user)
             return None
         param = TABLE.get(lower(name))
         if param is None:

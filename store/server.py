@@ -271,7 +271,10 @@ class Server:
         if any(s.allchannels for s in new.selectors):
             return
         upcoming = [c for s in new.selectors for c in s.channels]
-        if all(c in upcoming for s in user.selectors for c in s.channels):
+        # a superset of the old channels keeps everyone; losing allchannels never does
+        if not any(s.allchannels for s in user.selectors) and all(
+            c in upcoming for s in user.selectors for c in s.channels
+        ):
             return
         for conn in list(self.clients.values()):
             if conn.user is not user or conn.pubsub is None or conn.subscriptions == 0:

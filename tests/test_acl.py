@@ -529,6 +529,24 @@ def test_subscribers_lose_revoked_channels(pair):
     assert outcome[0] == outcome[1]
 
 
+def test_subscribers_are_closed_when_allchannels_is_revoked(pair):
+    """A user losing allchannels (resetchannels) loses its pattern subscribers at once:
+    an empty list of channels does not cover what allchannels allowed."""
+    for c in pair:
+        c.execute_command('ACL', 'SETUSER', 'psuser', 'on', '>pspass', 'allchannels', '+@all')
+    outcome = []
+    for admin, user in zip(pair, as_user(pair, 'psuser', 'pspass')):
+        user.execute_command('CLIENT', 'SETNAME', 'deathrow')
+        ps = user.pubsub()
+        ps.psubscribe('foo')
+        wait_until(lambda ps=ps: ps.get_message(timeout=0.1) is not None, 'the subscription')
+        admin.execute_command('ACL', 'SETUSER', 'psuser', 'resetchannels')
+        outcome.append(b'deathrow' in admin.execute_command('CLIENT', 'LIST'))
+        ps.close()
+        user.close()
+    assert outcome == [False, False]
+
+
 def test_deleting_a_user_closes_its_connections(pair):
     outcome = []
     for admin in pair:
@@ -642,6 +660,24 @@ def test_acl_file_save_and_load(tmp_path):
             out.append(normal(saved.strip().split('\n')))
         outcome.append([str(v).replace(str(path), 'PATH') for v in out])
     assert outcome[0] == outcome[1]
+
+
+def test_a_relative_acl_file_is_in_dir(tmp_path):
+    """aclfile user.acl is read from and written to `dir`, where Redis (which chdirs
+    there) finds it."""
+    outcome = []
+    for spawn in BOTH:
+        data = tmp_path / spawn.__name__
+        data.mkdir()
+        (data / 'user.acl').write_text(
+            'user default on nopass ~* &* +@all\nuser bob on >bob +@set\n'
+        )
+        with started(spawn, '--dir', str(data), '--aclfile', 'user.acl') as c:
+            users = c.execute_command('ACL', 'USERS')
+            c.execute_command('ACL', 'SETUSER', 'carol', 'on', 'nopass')
+            saved = c.execute_command('ACL', 'SAVE')
+        outcome.append((users, saved, 'user carol' in (data / 'user.acl').read_text()))
+    assert outcome[0] == outcome[1] == ([b'bob', b'default'], b'OK', True)
 
 
 def test_users_from_the_config_file(tmp_path):

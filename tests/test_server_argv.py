@@ -29,6 +29,8 @@ def first_error_lines(cmd):
         ['--shutdown-on-sigint'],
         ['--replicaof', '127.0.0.1', 'abc'],
         ['--replicaof', '--127.0.0.1', '--abc'],
+        ['--user', 'foo', '--user', 'foo'],
+        ['--user', 'default', '--user', 'default'],
     ],
 )
 def test_bad_options_are_reported_as_redis_server_reports_them(args):

@@ -793,7 +793,7 @@ PARAMS = [
         choices=('ignore', 'panic', 'panic-on-replicas'),
         inert=REPLICATION,
     ),
-    Param('bind-source-addr', 'str', '', inert=REPLICATION),
+    Param('bind-source-addr', 'str', ''),  # the replica link's source (store/replica.py)
     # cluster
     Param('cluster-enabled', 'bool', False, mutable=False, inert=CLUSTER),
     Param('cluster-config-file', 'str', 'nodes.conf', mutable=False, inert=CLUSTER),

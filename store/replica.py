@@ -166,7 +166,9 @@ class MasterLink:
         self.state = 'connecting'
         self.last_io = time.time()
         log(f'Connecting to MASTER {self.host}:{self.port}')
-        reader, writer = await asyncio.open_connection(self.host, self.port)
+        source = self.server.config['bind-source-addr']  # the link's own address, if set
+        local = (source, 0) if source else None
+        reader, writer = await asyncio.open_connection(self.host, self.port, local_addr=local)
         self.writer = writer
         self.state = 'handshake'  # ROLE's state until the PSYNC reply (Redis's RECEIVE_*)
         self.last_io = time.time()

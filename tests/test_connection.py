@@ -534,3 +534,22 @@ def test_default_bind_and_the_unix_socket(tmp_path):
             assert r.ping() is True
     finally:
         stop(proc)
+
+
+def test_replica_link_connects_from_bind_source_addr():
+    """bind-source-addr is the address a replica's link connects from: its master lists
+    the replica at it (unit/networking 'CONFIG SET bind-source-addr')."""
+    master, mport = spawn_store('--protected-mode', 'no')
+    replica, rport = spawn_store()
+    try:
+        with redis.Redis(port=rport) as r, redis.Redis(port=mport) as m:
+            assert r.config_set('bind-source-addr', '127.0.0.2') is True
+            r.replicaof('127.0.0.1', mport)
+            deadline = time.monotonic() + 30
+            while r.info('replication')['master_link_status'] != 'up':
+                assert time.monotonic() < deadline, 'the link never came up'
+                time.sleep(0.05)
+            assert m.info('replication')['slave0']['ip'] == '127.0.0.2'
+    finally:
+        stop(replica)
+        stop(master)

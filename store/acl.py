@@ -333,6 +333,8 @@ class Acl:
                 else:
                     raise AclError(E_SYNTAX)
                 offset += 1
+            if not flags:  # '%' or '%~': no permission named
+                raise AclError(E_SYNTAX)
         pattern = op[offset:]
         if has_spaces(pattern):
             raise AclError(E_SYNTAX)

@@ -197,6 +197,8 @@ RULES = [
 ]
 
 BAD_RULES = [
+    ('ACL', 'SETUSER', 'bad', '%~'),  # a selector naming no permission
+    ('ACL', 'SETUSER', 'bad', '%'),
     ('ACL', 'SETUSER', 'bad', 'bogus'),
     ('ACL', 'SETUSER', 'bad', '+nosuch'),
     ('ACL', 'SETUSER', 'bad', '-nosuch'),
@@ -246,6 +248,11 @@ COMMANDS = [
     ('ACL', 'DRYRUN', 'nobody', 'get', 'x'),
     ('ACL', 'DRYRUN', 'default', 'nosuch'),
     ('ACL', 'DRYRUN', 'default', 'get', 'x'),
+    ('ACL', 'DRYRUN', 'default', 'set', 'x'),  # the command's arity is checked first
+    ('ACL', 'DRYRUN', 'default', 'set'),
+    ('ACL', 'DRYRUN', 'default', 'get', 'x', 'y'),
+    ('ACL', 'DRYRUN', 'default', 'config', 'get'),
+    ('ACL', 'DRYRUN', 'default', 'config'),
     ('AUTH', 'pw'),
     ('AUTH', 'nosuch', 'pw'),
     ('AUTH', 'default', 'anything'),

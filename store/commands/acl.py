@@ -267,6 +267,9 @@ def acl_dryrun(c, args):
     cmd = find_command(c.server.commands, argv)
     if cmd is None:
         raise RedisError(f"ERR Command '{error_arg(argv[0])}' not found")
+    n, arity = len(argv), cmd.arity
+    if (arity > 0 and arity != n) or n < -arity:
+        raise RedisError(f"ERR wrong number of arguments for '{cmd.name}' command")
     result, pos = acl.check(user, cmd, argv)
     if result == ALLOWED:
         return OK

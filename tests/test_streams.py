@@ -799,3 +799,23 @@ def test_approximate_trimming_is_propagated_exact(make_server, tmp_path):
     aof = b''.join(p.read_bytes() for p in (tmp_path / 'appendonlydir').glob('*.incr.aof'))
     assert b'$6\r\nMAXLEN\r\n$1\r\n=\r\n$3\r\n101\r\n' in aof
     assert b'XTRIM' not in aof.upper()  # nothing was trimmed: nothing to propagate
+
+
+def test_xclaim_of_deleted_entries_is_propagated(make_server):
+    """XCLAIM drops the pending entries of deleted entries, and propagates that (as Redis,
+    with an XCLAIM ... FORCE JUSTID of each): after DEBUG LOADAOF the PEL is the same."""
+    srv = make_server(appendonly='yes')
+    c = raw(srv.client())
+    for i in range(1, 6):
+        c.execute_command('XADD', 'x', f'{i}-0', 'f', 'v')
+    c.execute_command('XGROUP', 'CREATE', 'x', 'grp', '0')
+    c.execute_command('XREADGROUP', 'GROUP', 'grp', 'Alice', 'STREAMS', 'x', '>')
+    c.execute_command('XDEL', 'x', '2-0')
+    c.execute_command('XDEL', 'x', '4-0')
+    claimed = c.execute_command('XCLAIM', 'x', 'grp', 'Bob', '0', '1-0', '2-0', '3-0', '4-0')
+    assert [e[0] for e in claimed] == [b'1-0', b'3-0']
+    before = c.execute_command('XPENDING', 'x', 'grp', '-', '+', '10')
+    assert [e[0] for e in before] == [b'1-0', b'3-0', b'5-0']
+    c.execute_command('DEBUG', 'LOADAOF')
+    after = c.execute_command('XPENDING', 'x', 'grp', '-', '+', '10')
+    assert [(e[0], e[1]) for e in after] == [(e[0], e[1]) for e in before]

@@ -418,10 +418,12 @@ def xclaim(c, args):
     name = args[3]
     consumer = None
     out = []
+    s.claim_drops = drops = []
     for i in ids:
         nack = g.pel.get(i)
         if s.get(i) is None:
-            if nack is not None:
+            if nack is not None:  # the entry is gone: so is its pending entry (propagated)
+                drops.append((i, nack.consumer.name, nack.delivery_time, nack.delivery_count))
                 g.pel.remove(i)
                 nack.consumer.pel.remove(i)
             continue

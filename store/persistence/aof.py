@@ -609,7 +609,19 @@ def _claimed_ids(items: Any) -> list[bytes]:
 
 
 def _xclaim(c: Any, args: list[bytes], reply: Any) -> Any:
-    return _claim_commands(c, args[1], args[2], _claimed_ids(reply))
+    out = _claim_commands(c, args[1], args[2], _claimed_ids(reply))
+    s = c.ks.lookup(c.db, args[1])
+    if type(s) is Stream and s.claim_drops:
+        # a pending entry whose entry was deleted left the PEL: streamPropagateXCLAIM with
+        # the entry as it was, which the replica (lacking the entry too) drops likewise
+        last = format_id(s.groups[args[2]].last_id)
+        for i, consumer, when, count in s.claim_drops:
+            out.append(
+                [b'XCLAIM', args[1], args[2], consumer, b'0', format_id(i), b'TIME', b'%d' % when]
+                + [b'RETRYCOUNT', b'%d' % count, b'FORCE', b'JUSTID', b'LASTID', last]
+            )
+        s.claim_drops = []
+    return out
 
 
 def _xautoclaim(c: Any, args: list[bytes], reply: Any) -> Any:

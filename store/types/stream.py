@@ -209,6 +209,7 @@ class Stream:
         'max_deleted',
         'entries_added',
         'groups',
+        'claim_drops',
     )
 
     def copy(self):
@@ -229,6 +230,9 @@ class Stream:
         self.max_deleted = 0
         self.entries_added = 0
         self.groups = {}
+        # The last XCLAIM's pending entries dropped because their entry was deleted:
+        # (id, consumer name, delivery time, count), for its propagation (store/persistence)
+        self.claim_drops = []
 
     def __len__(self):
         return self.length

@@ -313,6 +313,25 @@ def test_set_with_a_ttl_is_written_as_set_pxat_alone(tmp_path):
         )
 
 
+def test_del_that_deleted_nothing_is_not_written(tmp_path):
+    """DEL or UNLINK of missing keys changes nothing, so nothing is propagated (alone or
+    in a transaction), as Redis propagates only what made the data set dirty."""
+    p = store(tmp_path)
+    c = redis.Redis(port=p.port, single_connection_client=True)
+    c.execute_command('DEL', 'missing1')
+    c.execute_command('UNLINK', 'missing2')
+    for command in (('MULTI',), ('DEL', 'missing3'), ('EXEC',)):
+        c.execute_command(*command)
+    c.execute_command('SET', 'k', 'v')
+    c.execute_command('DEL', 'k', 'missing4')
+    p.stop()
+    with open(incr_path(tmp_path), 'rb') as f:
+        data = f.read()
+    assert b'missing1' not in data and b'missing2' not in data and b'missing3' not in data
+    assert b'MULTI' not in data.upper()
+    assert b'$3\r\nDEL\r\n$1\r\nk\r\n$8\r\nmissing4\r\n' in data
+
+
 def test_single_command_reads_written_as_sent(tmp_path):
     """A read holding one plain write is written as its own bytes; one holding a command
     that is rewritten, or that runs others (EVAL, EXEC), is not."""

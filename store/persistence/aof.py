@@ -643,6 +643,9 @@ _REWRITES: dict[str, Any] = {
     'psetex': _setex,
     'getex': _getex,
     'getdel': lambda c, args, reply: [] if reply is None else [[b'DEL', args[1]]],  # getdelCommand
+    # DEL and UNLINK that deleted nothing changed nothing (server.dirty): not propagated
+    'del': lambda c, args, reply: [] if reply == 0 else None,
+    'unlink': lambda c, args, reply: [] if reply == 0 else None,
     'restore': _restore,
     'restore-asking': _restore,
     'migrate': lambda c, args, reply: [],  # written as the DEL of the keys it moved

@@ -29,6 +29,11 @@ refers to the stored value, it is not a copy). Redis stops running a client's co
 soon as it is scheduled to close; here the rest of the batch being run still runs (their
 replies are discarded with the others).
 
+A reply built item by item of a size known in advance (HRANDFIELD, SRANDMEMBER and
+ZRANDMEMBER with a negative count) is checked before it is built (`drop_for_reply`): one
+that would take the client over its hard limit drops it, as Redis's loop stops part way
+once the limit has closed the client, rather than being built (or refused as too big).
+
 Cost: none per command. With no normal-class limit, Connection.flush tests one slot that is
 None; with one, each flush sums the lengths of the batch's reply pieces and reads the
 transport's buffer size.
@@ -115,6 +120,20 @@ class OutputLimits:
         if over:
             self.disconnect(conn)
         return over
+
+    def drop_for_reply(self, conn, size):
+        """A normal-class client about to be given a reply of `size` bytes that takes it
+        over its hard limit: disconnected now, True (the reply need not be built). Redis
+        builds such replies piece by piece and stops once the limit has closed the client
+        (HRANDFIELD, KEYS ... check CLIENT_CLOSE_ASAP as they go)."""
+        hard = self.normal[0]
+        if not hard or conn.transport is None or conn.subscriptions or conn.is_replica():
+            return False  # (a script's or the AOF's client: Redis never frees a fake one)
+        unsent = sum(map(len, conn.out)) + size
+        if reply_memory(unsent, conn.transport.get_write_buffer_size())[1] < hard:
+            return False
+        self.disconnect(conn)
+        return True
 
     def check_replica(self, conn, queued):
         """The replica class, for a replica's stream: `queued` is what of it the

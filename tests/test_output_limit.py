@@ -305,3 +305,24 @@ def test_soft_limit_above_what_pauses_an_unlimited_client(target):
         sent = pipeline_until_dropped(c, 400, per_batch=10, pause=0.02)
         assert sent is not None or c.closed_by_peer()
     wait_until(lambda: not named(target, 'soft24'), 'the drop after a second over 24 MB')
+
+
+def test_random_reply_of_huge_count_drops_the_client_at_its_hard_limit(target):
+    """Redis's obuf-limits 'HRANDFIELD with huge count stopped mid-run': a negative count
+    of a billion with a 1 MB hard limit closes the client (no reply, no error), and the
+    server goes on; the same for SRANDMEMBER and ZRANDMEMBER."""
+    set_limit(target, 'normal 1000000 0 0')
+    with redis.Redis(port=target) as admin:
+        admin.hset('obuf:h', 'a', 'b')
+        admin.sadd('obuf:s', 'a')
+        admin.zadd('obuf:z', {'a': 1})
+        for cmd in (
+            ('HRANDFIELD', 'obuf:h', -999999999),
+            ('SRANDMEMBER', 'obuf:s', -999999999),
+            ('ZRANDMEMBER', 'obuf:z', -999999999),
+        ):
+            with RawConn(target) as c:
+                c.send(pack(*cmd))
+                assert c.read_available(want=b'<EOF>') == b'<EOF>', cmd
+        assert admin.ping()
+        admin.delete('obuf:h', 'obuf:s', 'obuf:z')

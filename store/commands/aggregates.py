@@ -142,18 +142,24 @@ def timeout_arg(b):
 # -- HRANDFIELD / SRANDMEMBER / ZRANDMEMBER with a negative count -------------------------
 
 # Redis 7.0 builds a reply of any length for a negative count (`SRANDMEMBER s -9e18` runs
-# redis-server out of memory); here a reply expected past this size is refused with
-# 'ERR value is out of range' instead.
+# redis-server out of memory, unless an output-buffer limit closes the client part way);
+# here a reply expected past this size is refused with 'ERR value is out of range' instead,
+# once the client's limit has had its say.
 MAX_RANDOM_REPLY_BYTES = 128 << 20
 RANDOM_CHUNK = 1 << 16  # items drawn per step while building such a reply
 E_RANGE = 'ERR value is out of range'
 
 
-def repeated_reply(pieces, count, length):
+def repeated_reply(pieces, count, length, conn):
     """The reply bytes of `count` items drawn with replacement from `pieces` (each item's
     encoded reply elements), as one Raw array of `length` elements: each item is encoded
     once, and the reply is refused past MAX_RANDOM_REPLY_BYTES (its expected size, from
-    the mean size of a piece) before anything is drawn."""
+    the mean size of a piece) before anything is drawn. A reply that would take `conn`
+    over its output-buffer hard limit drops it first, as Redis's loop stops part way once
+    the limit has closed the client (store/output_limit.py)."""
+    expected = count * sum(map(len, pieces)) // len(pieces)
+    if conn.out_limit is not None and conn.out_limit.drop_for_reply(conn, expected):
+        return Raw(b'')
     if count * sum(map(len, pieces)) > MAX_RANDOM_REPLY_BYTES * len(pieces):
         raise RedisError(E_RANGE)
     out = [b'*%d\r\n' % length]

@@ -417,16 +417,17 @@ def _with_values(h, fields, withvalues, proto):
     return out
 
 
-def _repeated_fields(h, count, withvalues, proto):
+def _repeated_fields(c, h, count, withvalues):
     """A negative count past the hash's size: `count` fields drawn with replacement,
     returned as the reply's bytes (each field encoded once). Refused past
     MAX_RANDOM_REPLY_BYTES (the expected size, from the mean size of an element)."""
+    proto = c.proto
     if withvalues:
         head = b'*2\r\n' if proto == 3 else b''
         pieces = [head + _bulk(f) + _bulk(v) for f, v in h.items()]
     else:
         pieces = [_bulk(f) for f in h]
-    return repeated_reply(pieces, count, count * 2 if withvalues and proto == 2 else count)
+    return repeated_reply(pieces, count, count * 2 if withvalues and proto == 2 else count, c)
 
 
 def _random_fields(c, key, count, withvalues):
@@ -439,7 +440,7 @@ def _random_fields(c, key, count, withvalues):
     if count < 0 or count == 1:
         n = -count if count < 0 else 1
         if n > size:
-            return _repeated_fields(h, n, withvalues, c.proto)
+            return _repeated_fields(c, h, n, withvalues)
         fields = random.choices(list(h), k=n)
     elif count >= size:
         fields = list(h)  # CASE 2: the whole hash, in its order

@@ -335,13 +335,13 @@ def _srandmember_count(c, args):
         n = -count if count < 0 else 1
         if n <= size:
             return s.random_members(n)
-        return _repeated_reply(s, n)
+        return _repeated_reply(c, s, n)
     if count >= size:
         return s.members()
     return s.random_distinct(count)
 
 
-def _repeated_reply(s, count):
+def _repeated_reply(c, s, count):
     """The reply bytes of `count` members drawn with repeats, `count` past the set's size:
     each member encoded once, refused beyond MAX_RANDOM_REPLY_BYTES (the expected size,
     from the mean size of an encoded member)."""
@@ -349,7 +349,7 @@ def _repeated_reply(s, count):
         (BULK_HEADER[len(m)] if len(m) < 1024 else b'$%d\r\n' % len(m)) + m + CRLF
         for m in s.members()
     ]
-    return repeated_reply(pieces, count, count)
+    return repeated_reply(pieces, count, count, c)
 
 
 # -- SINTER, SINTERCARD, SINTERSTORE ------------------------------------------------------

@@ -354,10 +354,11 @@ def _with_scores(pairs, withscores, proto):
     return out
 
 
-def _repeated_members(z, count, withscores, proto):
+def _repeated_members(c, z, count, withscores):
     """A negative count past the set's size: `count` elements drawn with replacement,
     returned as the reply's bytes (each element encoded once). Refused past
     MAX_RANDOM_REPLY_BYTES (the expected size, from the mean size of an element)."""
+    proto = c.proto
 
     def enc(value):
         return b''.join(encode(value, proto, []))
@@ -368,7 +369,7 @@ def _repeated_members(z, count, withscores, proto):
         pieces = [enc([m, s]) for s, m in z.order]
     else:
         pieces = [enc(m) + enc(s) for s, m in z.order]
-    return repeated_reply(pieces, count, count * 2 if withscores and proto == 2 else count)
+    return repeated_reply(pieces, count, count * 2 if withscores and proto == 2 else count, c)
 
 
 def _random_members(c, key, count, withscores):
@@ -383,7 +384,7 @@ def _random_members(c, key, count, withscores):
     if count < 0 or count == 1:
         n = -count if count < 0 else 1
         if n > size:
-            return _repeated_members(z, n, withscores, c.proto)
+            return _repeated_members(c, z, n, withscores)
         randrange = random.randrange
         pairs = [order[randrange(size)] for _ in range(n)]
     elif count >= size:

@@ -29,8 +29,8 @@ refers to the stored value, it is not a copy). Redis stops running a client's co
 soon as it is scheduled to close; here the rest of the batch being run still runs (their
 replies are discarded with the others).
 
-A reply built item by item of a size known in advance (HRANDFIELD, SRANDMEMBER and
-ZRANDMEMBER with a negative count) is checked before it is built (`drop_for_reply`): one
+A reply built item by item (HRANDFIELD, SRANDMEMBER and ZRANDMEMBER with a negative
+count, KEYS) is checked before it is returned, or built (`drop_for_reply`): one
 that would take the client over its hard limit drops it, as Redis's loop stops part way
 once the limit has closed the client, rather than being built (or refused as too big).
 
@@ -121,16 +121,23 @@ class OutputLimits:
             self.disconnect(conn)
         return over
 
-    def drop_for_reply(self, conn, size):
+    def drop_for_reply(self, conn, size, deferred=False):
         """A normal-class client about to be given a reply of `size` bytes that takes it
         over its hard limit: disconnected now, True (the reply need not be built). Redis
         builds such replies piece by piece and stops once the limit has closed the client
-        (HRANDFIELD, KEYS ... check CLIENT_CLOSE_ASAP as they go)."""
+        (HRANDFIELD, KEYS ... check CLIENT_CLOSE_ASAP as they go). `deferred`: Redis sends
+        the reply's length after its items (addReplyDeferredLen, as KEYS does), and all of
+        it then goes to the reply list the limits count, none to the static buffer."""
         hard = self.normal[0]
         if not hard or conn.transport is None or conn.subscriptions or conn.is_replica():
             return False  # (a script's or the AOF's client: Redis never frees a fake one)
-        unsent = sum(map(len, conn.out)) + size
-        if reply_memory(unsent, conn.transport.get_write_buffer_size())[1] < hard:
+        unsent = sum(map(len, conn.out))
+        buffered = conn.transport.get_write_buffer_size()
+        if deferred:
+            used = reply_memory(unsent, buffered)[1] + size
+        else:
+            used = reply_memory(unsent + size, buffered)[1]
+        if used < hard:
             return False
         self.disconnect(conn)
         return True

@@ -326,3 +326,18 @@ def test_random_reply_of_huge_count_drops_the_client_at_its_hard_limit(target):
                 assert c.read_available(want=b'<EOF>') == b'<EOF>', cmd
         assert admin.ping()
         admin.delete('obuf:h', 'obuf:s', 'obuf:z')
+
+
+def test_keys_reply_counts_whole_against_the_limit(target):
+    """Redis's obuf-limits 'KEYS stopped mid-run': KEYS sends its length after its keys,
+    so all of its ~106 KB reply goes to the reply list the limits count (none to the
+    16 KB static buffer) and a 100000-byte hard limit closes the client."""
+    prefix = 'long-key-name-prefix-of-100-chars' + '-' * 67
+    with redis.Redis(port=target) as admin:
+        admin.mset({f'{prefix}{i}': 'v' for i in range(1000)})
+        set_limit(target, 'normal 100000 0 0')
+        with RawConn(target) as c:
+            c.send(pack('KEYS', '*'))
+            assert c.read_available(want=b'<EOF>') == b'<EOF>'
+        set_limit(target, 'normal 0 0 0')
+        assert len(admin.keys('*')) >= 1000

@@ -170,7 +170,15 @@ def keys(c, args):
             dead = {key for key, deadline in exp.items() if deadline < now}
             found = [key for key in found if key not in dead]
         out += found
+    limits = c.out_limit
+    if limits is not None and limits.drop_for_reply(c, _array_size(out), deferred=True):
+        return Raw(b'')  # Redis's loop stops once the client is closed: no reply
     return out
+
+
+def _array_size(items):
+    """The RESP size of an array of these bulk strings."""
+    return sum(len(k) + len(b'%d' % len(k)) + 5 for k in items) + len(b'%d' % len(items)) + 3
 
 
 def key_filter(pattern):

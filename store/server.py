@@ -35,6 +35,7 @@ from .expiry.active import ActiveExpiry
 from .journal import Journal
 from .keyspace import Keyspace
 from .memory.eviction import Evictor
+from .oom_score import OomScore
 from .persistence.manager import LoadError, Persistence
 from .pubsub import PubSub
 from .replication import Replication
@@ -112,7 +113,8 @@ class Server:
         self.loading = False  # loading data at start-up: clients get -LOADING
         self.write_denied = None  # -MISCONF message while writes are refused
         self.replicas_denied = None  # -NOREPLICAS while too few replicas (min-replicas-*)
-        self.replica_link = None  # store/replica.py's MasterLink while a replica
+        self.oom = OomScore(self)  # oom-score-adj (store/oom_score.py)
+        self._replica_link = None  # store/replica.py's MasterLink while a replica
         self.readonly_denied = None  # -READONLY while a replica-read-only replica
         self.listeners = []
         self.port = cfg['port']
@@ -153,6 +155,17 @@ class Server:
         self.cron_paused = False  # DEBUG PAUSE-CRON: the cron does nothing while set
         self.apply_all()
 
+    @property
+    def replica_link(self):
+        """store/replica.py's MasterLink while a replica, else None."""
+        return self._replica_link
+
+    @replica_link.setter
+    def replica_link(self, link):
+        # replicationSetMaster / replicationUnsetMaster: the OOM score's class changes
+        self._replica_link = link
+        self.oom.apply()
+
     # -- configuration hooks -------------------------------------------------------------
 
     def apply_config(self, name):
@@ -188,6 +201,8 @@ class Server:
                 self.evictor.shrink()
         elif name == 'tracking-table-max-keys':
             self.tracking.limit()  # Redis enforces it before the next command
+        elif name in ('oom-score-adj', 'oom-score-adj-values'):
+            self.oom.apply()
         elif name == 'requirepass':
             # The default user's password; connections keep their authentication.
             self.acl.set_default_password(cfg[name])
@@ -201,6 +216,7 @@ class Server:
             'notify-keyspace-events',
             'keyevent-journal-key',
             'maxmemory-policy',
+            'oom-score-adj',
             *EncodingLimits.PARAMS,
         ):
             self.apply_config(name)

@@ -224,13 +224,6 @@ class Shutdown:
                     server.log("Error trying to save the DB, can't exit.", '#')
                     return self._failed()
                 server.log('Error trying to save the DB. Exit anyway.', '#')
-        pidfile = server.config['pidfile']
-        if pidfile:
-            server.log('Removing the pid file.')
-            try:
-                os.unlink(pidfile)
-            except OSError:
-                pass
         aof.write_replicas()  # flushSlavesOutputBuffers
         for listener in server.listeners:
             listener.close()

@@ -62,6 +62,10 @@ class Waiter:
 
 
 class BlockingRegistry:
+    # SWAPDB signals it for a key the swap brings even when past its deadline (see
+    # Keyspace.swapdb): serving looks it up, which expires it, as Redis's does
+    serves_stale_keys = True
+
     def __init__(self, server: Any) -> None:
         self.server = server
         self.waiters: dict[Key, list[Waiter]] = {}  # key -> waiters, first blocked first

@@ -798,10 +798,13 @@ class Keyspace:
         """Swap two databases' contents. A WATCHed key (and a key a client blocks on) is
         touched as Redis's touchAllWatchedKeysInDb decides, before the swap: when its
         database held the key (live or stale), or is about to get a live one from the
-        other; a missing key replaced by a stale one is no change. Observers hear of it
+        other; a missing key replaced by a stale one is no change. A key a client blocks
+        on is also signalled when the swap brings it, stale or not
+        (scanDatabaseForReadyKeys). Observers hear of it
         after the swap, so they see what each database now holds. Tracking clients hear
         of every key of both databases (Redis 7.0 sends nothing, leaving caches stale)."""
         changed: list[tuple[int, bytes]] = []
+        arriving: list[tuple[int, bytes]] = []  # keys a database gets, stale ones too
         if self.watchers:
             now = now_ms()
             for wdb, key in list(self.watchers):
@@ -809,6 +812,8 @@ class Keyspace:
                     continue
                 other = b if wdb == a else a
                 s = self.shard_for(key)
+                if key in s.data[other]:
+                    arriving.append((wdb, key))
                 if key in s.data[wdb]:
                     changed.append((wdb, key))
                 elif key in s.data[other]:
@@ -827,6 +832,15 @@ class Keyspace:
             if observers:
                 for o in list(observers):
                     o.key_modified(*dk)
+        # Blocked clients are served for every key the swap brings, even one past its
+        # deadline (scanDatabaseForReadyKeys finds it with dictFind): serving expires it,
+        # and its DEL is propagated, while the client goes on waiting.
+        for dk in arriving:
+            observers = self.watchers.get(dk)
+            if observers:
+                for o in list(observers):
+                    if getattr(o, 'serves_stale_keys', False):
+                        o.key_modified(*dk)
         tracking = self.tracking
         if tracking is not None:
             for s in self.shards:

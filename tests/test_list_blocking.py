@@ -287,6 +287,31 @@ def test_swapdb_serves_a_list_swapped_in(ports):
     assert ours == theirs
 
 
+def test_swapdb_serving_a_stale_key_expires_it(ports):
+    """SWAPDB brings a list past its deadline (active expiry off) into the waited
+    database: serving it expires it (Redis signals every key the swap brings, stale or
+    not), so the key is gone and counted expired, and the client goes on waiting."""
+
+    def scenario(port):
+        with Scene(port) as s:
+            s.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+            try:
+                s.cmd('SELECT', '1')
+                s.cmd('RPUSH', 'k', 'from-db1')
+                s.cmd('PEXPIRE', 'k', '50')
+                s.block('BLPOP', 'k', '0')
+                time.sleep(0.1)
+                out = [s.cmd('SWAPDB', '0', '1'), s.cmd('SELECT', '0'), s.cmd('DBSIZE')]
+                out.append(blocked_count(s.admin))
+                return out
+            finally:
+                s.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+
+    ours, theirs = (scenario(p) for p in ports)
+    assert theirs[2] == b':0\r\n' and theirs[3] == 1
+    assert ours == theirs
+
+
 def test_ready_order_counts_only_lists_created(ports):
     """Redis marks a key ready when a list (zset, stream) is added under it, so a waiter
     on k1 and k2 gets k1's element when a transaction sets k2 to a string, pushes k1,

@@ -43,6 +43,7 @@ from itertools import chain
 from typing import Any
 
 import anycrc
+import hiredis
 
 from ..resp import NULL_ARRAY as _NULL_ARRAY
 from ..resp import OK, RedisError, split_args
@@ -551,21 +552,46 @@ def _mpop(left: bytes, right: bytes, at: int) -> Any:
 
 
 def _xreadgroup(c: Any, args: list[bytes], reply: Any) -> Any:
+    """What XREADGROUP changed, as Redis propagates it: an XCLAIM for each new entry it
+    delivered (streamPropagateXCLAIM), or with NOACK the group's new last id (XGROUP
+    SETID ... ENTRIESREAD); a read of a consumer's history changes nothing propagated."""
     if not reply:
         return []
-    out: list[bytes] = []
-    i = 0
+    i = 4  # past GROUP <group> <consumer>
+    noack = False
     while i < len(args):
         a = args[i].lower()
         if a == b'streams':
-            out += args[i:]
             break
-        if a == b'block':
-            i += 2
+        if a == b'noack':
+            noack = True
+        i += 2 if a in (b'count', b'block') else 1
+    rest = args[i + 1 :]
+    n = len(rest) // 2
+    keys, ids = rest[:n], rest[n:]
+    group = args[2]
+    out: list[list[bytes]] = []
+    for key, entries in reply:
+        if not entries or ids[keys.index(key)] != b'>':
             continue
-        out.append(args[i])
-        i += 1
-    return [out]
+        if not noack:
+            out += _claim_commands(c, key, group, _entry_ids(entries))
+            continue
+        s = c.ks.lookup(c.db, key)
+        g = s.groups.get(group) if type(s) is Stream else None
+        if g is not None:
+            last, read = format_id(g.last_id), b'%d' % g.entries_read
+            out.append([b'XGROUP', b'SETID', key, group, last, b'ENTRIESREAD', read])
+    return out
+
+
+def _entry_ids(entries: Any) -> list[bytes]:
+    """The ids of a reply's entries: [id, fields] pairs, or their encoding (Raw)."""
+    if isinstance(entries, bytes):
+        reader = hiredis.Reader()
+        reader.feed(entries)
+        entries = reader.gets()
+    return [e[0] for e in entries if e is not None]
 
 
 def _claim_commands(c: Any, key: bytes, group: bytes, ids: list[bytes]) -> list[list[bytes]]:

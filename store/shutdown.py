@@ -191,8 +191,9 @@ class Shutdown:
                 online = r.state == 'online'
                 lag = int(now - r.ack_time) if online else 0
                 server.log(
-                    f'Lagging replica {r.name()} reported offset {repl.offset - r.ack} behind '
-                    f'master, lag={lag}, state={r.state or "wait_bgsave"}.',
+                    f'Lagging replica {_replica_name(r)} reported offset '
+                    f'{repl.offset - r.ack} behind master, lag={lag}, '
+                    f'state={r.state or "wait_bgsave"}.',
                     '#',
                 )
         if replicas:
@@ -246,6 +247,12 @@ def remove_temp_rdb(server: Any) -> None:
         os.unlink(server.persistence.path(f'temp-{os.getpid()}.rdb'))
     except OSError:
         pass
+
+
+def _replica_name(r: Any) -> str:
+    """replicationGetSlaveName: ip:port, the port '<unknown-replica-port>' when the
+    replica never sent REPLCONF listening-port."""
+    return f'{r.address()}:{r.port or "<unknown-replica-port>"}'
 
 
 def _no_key(db: int, key: bytes) -> None:

@@ -384,6 +384,7 @@ def test_shutdown_waits_for_replicas_to_acknowledge_unless_now(now):
     # finishShutdown logs a lagging replica with NOW too (checked against redis-server)
     assert (waited, lagging) == (not now, True)
     assert '0 of 1 replicas are in sync when shutting down.' in log
+    assert 'Lagging replica 127.0.0.1:<unknown-replica-port> reported offset' in log
 
 
 def test_the_backlog_outlives_its_replicas_for_repl_backlog_ttl(master, tmp_path):

@@ -421,11 +421,19 @@ def _set(c: Any, args: list[bytes], reply: Any) -> Any:
     if len(args) == 3:
         return None
     opts = [a.lower() for a in args[3:]]
+    # Whether it set the key (else nothing changed, nothing is propagated), from the
+    # reply: OK, or with GET the old value, which NX wants missing and XX present
+    if b'get' not in opts:
+        done = reply is OK
+    elif b'nx' in opts:
+        done = reply is None
+    else:
+        done = b'xx' not in opts or reply is not None
+    if not done:
+        return []
     if not any(o in _SET_TTL for o in opts):
         if b'get' not in opts:
             return None
-        if (b'nx' in opts or b'xx' in opts) and c.ks.lookup(c.db, args[1]) != args[2]:
-            return []  # not set
         # setGenericCommand propagates SET ... GET without its GET arguments
         return [[*args[:3], *(a for a, o in zip(args[3:], opts) if o != b'get')]]
     dl = c.ks.deadline(c.db, args[1])
@@ -1376,7 +1384,8 @@ class Aof:
             remove(tmp)
             self.last_rewrite_ok = False
             self.consecutive_failures += 1
-            self.log('Background AOF rewrite terminated with error', '#')
+            if not self.server.persistence.child_signal:  # else logged as killed (child.py)
+                self.log('Background AOF rewrite terminated with error', '#')
             if self.turning_on:
                 self.rewrite_scheduled = True  # startAppendOnly retries from cron
             return

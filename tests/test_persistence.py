@@ -475,3 +475,30 @@ def test_a_wrong_checksum_is_logged_as_redis_logs_it(tmp_path):
     assert out.returncode != 0
     assert 'but got (30307261626f6f66). Aborting now.' in out.stdout
     assert 'RDB CRC error' in out.stdout
+
+
+def test_killing_the_background_saves_child_fails_it_as_in_redis(tmp_path):
+    """A process stands for Redis's fork child while a BGSAVE runs (pgrep -P finds it);
+    killing it fails the save as Redis's does: 'terminated by signal 9', and with save
+    points set, writes refused with -MISCONF until a save works."""
+    proc, port = spawn_store('--dir', str(tmp_path), '--save', '3600 1')
+    r = client(port)
+    try:
+        r.config_set('rdb-key-save-delay', 10000000)
+        r.mset({f'k{i}': i for i in range(10)})
+        r.bgsave()
+        out = subprocess.run(['pgrep', '-P', str(proc.pid)], capture_output=True, text=True)
+        child = int(out.stdout.split()[0])
+        os.kill(child, signal.SIGKILL)
+        wait_until(lambda: r.info('persistence')['rdb_bgsave_in_progress'] == 0, 'the end')
+        assert r.info('persistence')['rdb_last_bgsave_status'] == 'err'
+        with pytest.raises(redis.ResponseError, match='^MISCONF'):
+            r.set('x', 'y')
+        r.config_set('rdb-key-save-delay', 0)
+        r.bgsave()
+        wait_until(lambda: r.info('persistence')['rdb_last_bgsave_status'] == 'ok', 'a save')
+        assert r.set('x', 'y')
+        assert subprocess.run(['pgrep', '-P', str(proc.pid)]).returncode == 1  # reaped
+    finally:
+        stop(proc)
+    assert 'Background saving terminated by signal 9' in proc.stdout.read()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import signal
 import time
 from binascii import crc_hqx
 from collections.abc import Callable, Iterator
@@ -41,6 +42,7 @@ from ..memory.sizes import TTL_OVERHEAD, batch_charges
 from ..rdb import dump_payload
 from ..resp import RedisError
 from .aof import Aof, LoadError
+from .child import ChildStandIn
 from .files import install, remove
 from .rdb_codec import RdbEncoder, RdbError, RdbLoader, load_value
 from .snapshot import Snapshot
@@ -78,6 +80,8 @@ class Persistence:
         self.load_total = self.load_done = self.load_pos = 0
         self.load_keys_loaded = self.load_keys_expired = 0
         self.rdb_end = 0  # where the last RDB loaded ended in its file
+        self.child: ChildStandIn | None = None  # child.py: while a snapshot runs
+        self.child_signal = 0  # the signal that killed it, while its failure is handled
         self.aof = Aof(server)
         server.cron_hooks.append(self.cron)
 
@@ -240,7 +244,10 @@ class Persistence:
                     self._saved(dirty)
             else:
                 remove(tmp)
-                self.server.log('Background saving error', '#')
+                if not self.child_signal:  # else logged as terminated by that signal
+                    self.server.log('Background saving error', '#')
+                if self.child_signal == signal.SIGUSR1:  # Redis's way to stop one quietly
+                    ok = True
             self.last_bgsave_ok = ok
             self.check_writes()
 
@@ -257,7 +264,8 @@ class Persistence:
             self.check_writes()
             return True
         if started:
-            self.server.log('Background saving started')
+            pid = self.child.pid if self.child is not None else os.getpid()
+            self.server.log(f'Background saving started by pid {pid}')
         return started
 
     def start_snapshot(
@@ -272,6 +280,8 @@ class Persistence:
         self.snapshot_kind = kind
         self.snapshot_done = done
         self.snapshot_started = time.time()
+        self.child = ChildStandIn()  # Redis's fork child, for those who look for it
+        self.child_signal = 0
         self.server.loop.call_soon(self._step)
         return True
 
@@ -312,6 +322,9 @@ class Persistence:
             return
         done = self.snapshot_done
         self.snapshot = self.snapshot_done = None
+        if self.child is not None:
+            self.child.end()
+            self.child = None
         snap.abort()
         snap.out.close()
         if done is not None:
@@ -342,6 +355,15 @@ class Persistence:
     def cron(self, now: float) -> None:
         if self.loading:
             return
+        child = self.child
+        if child is not None and self.snapshot is not None:
+            sig = child.killed_by()
+            if sig:  # its child killed: the snapshot fails, as Redis's does
+                self.child_signal = sig
+                what = 'AOF rewrite' if self.snapshot_kind == 'aof' else 'saving'
+                self.server.log(f'Background {what} terminated by signal {sig}', '#')
+                self._end(self.snapshot, False)
+                self.child_signal = 0
         self.aof.cron(now)
         self.check_writes()
         if self.snapshot is not None:

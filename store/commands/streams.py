@@ -156,6 +156,7 @@ def _get_consumer(c, s, group, name, key, db, refresh=True):
     now = now_ms()
     if cons is None:
         cons = group.consumers[name] = Consumer(name, now)
+        group.new_consumer = name
         ks = c.ks
         if ks.notify_flags:
             ks.notify(STREAM, b'xgroup-createconsumer', db, key)

@@ -580,14 +580,19 @@ def _xreadgroup(c: Any, args: list[bytes], reply: Any) -> Any:
     group = args[2]
     out: list[list[bytes]] = []
     for key, entries in reply:
-        if not entries or ids[keys.index(key)] != b'>':
-            continue
-        if not noack:
-            out += _claim_commands(c, key, group, _entry_ids(entries))
-            continue
         s = c.ks.lookup(c.db, key)
         g = s.groups.get(group) if type(s) is Stream else None
+        created = g is not None and g.new_consumer == args[3]
         if g is not None:
+            g.new_consumer = None
+        if not entries or ids[keys.index(key)] != b'>':
+            continue
+        if not noack:  # (an XCLAIM makes its consumer on the replica)
+            out += _claim_commands(c, key, group, _entry_ids(entries))
+            continue
+        if g is not None:
+            if created:  # streamPropagateConsumerCreation
+                out.append([b'XGROUP', b'CREATECONSUMER', key, group, args[3]])
             last, read = format_id(g.last_id), b'%d' % g.entries_read
             out.append([b'XGROUP', b'SETID', key, group, last, b'ENTRIESREAD', read])
     return out

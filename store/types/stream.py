@@ -182,7 +182,7 @@ class PEL:
 
 
 class Group:
-    __slots__ = ('name', 'last_id', 'entries_read', 'pel', 'consumers')
+    __slots__ = ('name', 'last_id', 'entries_read', 'pel', 'consumers', 'new_consumer')
 
     def __init__(self, name, last_id, entries_read):
         self.name = name
@@ -190,6 +190,9 @@ class Group:
         self.entries_read = entries_read  # -1: unknown (SCG_INVALID_ENTRIES_READ)
         self.pel = PEL()
         self.consumers = {}
+        # the consumer a read created last, until its propagation (a NOACK XREADGROUP's
+        # XGROUP CREATECONSUMER) looks: store/persistence/aof.py
+        self.new_consumer = None
 
 
 class Stream:

@@ -325,6 +325,24 @@ def test_shebang_flags(fresh_raw_pair, proto):
     raw_same(pair, [('EVAL_RO', script, 0) for script in SHEBANGS])
 
 
+def test_may_replicate_commands_are_writes_for_read_only_scripts(fresh_raw_pair):
+    """PUBLISH and PFCOUNT (Redis's may-replicate commands) are refused in EVAL_RO and in
+    a no-writes script, as writes are; a plain EVAL runs them."""
+    pair = fresh_raw_pair()
+    publish = "return redis.call('publish', 'ch', 'm')"
+    pfcount = "return redis.call('pfcount', 'x')"
+    raw_same(
+        pair,
+        [
+            ('EVAL_RO', publish, 0),
+            ('EVAL_RO', pfcount, 0),
+            ('EVAL', '#!lua flags=no-writes\n' + publish, 0),
+            ('EVAL', publish, 0),
+            ('EVAL', pfcount, 0),
+        ],
+    )
+
+
 def test_keys_and_argv(fresh_raw_pair):
     pair = fresh_raw_pair()
     raw_same(

@@ -62,6 +62,10 @@ _ACL_DENIED = {
     acl.DENIED_CHANNEL: b"ERR The user executing the script can't publish to the channel "
     b'mentioned in the command',
 }
+# Commands that may replicate without writing (Redis 7.0's CMD_MAY_REPLICATE): refused in a
+# read-only script as writes are (scriptCall).
+_MAY_REPLICATE = frozenset(('publish', 'spublish', 'pfcount', 'eval', 'evalsha', 'fcall'))
+
 _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
 
 _lua_type = lua51.lua_type
@@ -423,6 +427,8 @@ class LuaEngine:
             self._check_acl(cmd, argv)
         if write:
             self._check_write(cmd)
+        elif cmd.name in _MAY_REPLICATE and self.run is not None and self.run.read_only:
+            self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
 
     def _plain_calls(self) -> bool:
         """Whether _check_call has nothing to check for the running script: its caller

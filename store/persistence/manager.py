@@ -281,6 +281,7 @@ class Persistence:
         self.snapshot_done = done
         self.snapshot_started = time.time()
         self.child = ChildStandIn()  # Redis's fork child, for those who look for it
+        self.server.oom.child(self.child.pid)  # the child's oom-score-adj (oom_score.py)
         self.child_signal = 0
         self.server.loop.call_soon(self._step)
         return True

@@ -4,6 +4,7 @@ save keeps the server running, a second SIGINT during the final save exits at on
 
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -141,5 +142,26 @@ def test_shutdown_on_sigterm_flags_apply_to_the_signal(tmp_path):
         _log_until(proc, 'Saving the final RDB snapshot before exiting.', lines)
         assert proc.wait(10) == 0
         assert (tmp_path / 'dump.rdb').is_file()
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize('spawn', [spawn_store, spawn_redis], ids=['ours', 'redis'])
+def test_shutdown_removes_the_background_save_temp_file(spawn, tmp_path):
+    """A BGSAVE writes temp-<child pid>.rdb; SHUTDOWN NOSAVE kills it and removes the file."""
+    proc, port = spawn('--dir', str(tmp_path))
+    try:
+        r = redis.Redis(port=port)
+        for i in range(20):
+            r.set(i, i)
+        r.config_set('rdb-key-save-delay', 100000)  # 2 s for the 20 keys
+        r.bgsave()
+        out = subprocess.run(['pgrep', '-P', str(proc.pid)], capture_output=True, text=True)
+        temp = tmp_path / f'temp-{int(out.stdout.split()[0])}.rdb'
+        wait_until(temp.exists, 'the temp file')
+        with pytest.raises(redis.ConnectionError):
+            r.execute_command('SHUTDOWN', 'NOSAVE')
+        proc.wait(10)
+        assert not temp.exists()
     finally:
         stop(proc)

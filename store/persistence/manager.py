@@ -265,6 +265,13 @@ class Persistence:
             return True
         if started:
             pid = self.child.pid if self.child is not None else os.getpid()
+            if pid != os.getpid():  # named after the child that writes it, as in Redis
+                named = self.path(f'temp-{pid}.rdb')
+                try:
+                    os.rename(tmp, named)  # the open file is written on under its new name
+                    tmp = named  # (what `done` installs or removes)
+                except OSError:
+                    pass
             self.server.log(f'Background saving started by pid {pid}')
         return started
 

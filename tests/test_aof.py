@@ -263,9 +263,23 @@ def test_every_family_replayed_after_restart(tmp_path, preamble):
     before = dump_all(p.client)
     p.stop()
     p = store(tmp_path, '--aof-use-rdb-preamble', preamble)
-    assert dump_all(p.client) == before
+    after = dump_all(p.client)
+    # XREADGROUP is written as the XCLAIMs Redis propagates, whose replay leaves a group's
+    # entries-read unknown, as redis-server's does
+    assert _entries_read_aside(after) == _entries_read_aside(before)
+    assert after[(0, b'st')][1][2][0][2] is None
     p.stop()
     assert 'DB loaded from incr file appendonly.aof.1.incr.aof' in p.log()
+
+
+def _entries_read_aside(dump):
+    out = dict(dump)
+    for k, (kind, value, ttl) in dump.items():
+        if kind == b'stream':
+            entries, meta, groups = value
+            groups = [(g[0], g[1], None, *g[3:]) for g in groups]
+            out[k] = (kind, (entries, meta, groups), ttl)
+    return out
 
 
 def test_relative_expiries_written_as_absolute_deadlines(tmp_path):

@@ -46,6 +46,7 @@ from typing import Any
 import hiredis
 
 from . import clock
+from . import replication_history as history
 from .connection import Connection
 from .persistence.aof import _parse_command, resp_command
 from .persistence.files import remove
@@ -72,7 +73,9 @@ def _command(*args: Any) -> bytes:
 
 
 class MasterLink:
-    def __init__(self, server: Any, host: str, port: int, failover: bool = False) -> None:
+    def __init__(
+        self, server: Any, host: str, port: int, failover: bool = False, resume: bool = False
+    ) -> None:
         self.server = server
         self.host = host
         self.port = port
@@ -83,7 +86,7 @@ class MasterLink:
         # history, so the first PSYNC names this server's own (replicationCacheMaster-
         # UsingMyself) and asks it to take over; its answer ends the failover
         self.failover = failover
-        if failover:
+        if failover or resume:  # `resume`: a master continuing its own history
             self.replid, self.offset = server.replication.replid, server.replication.offset
         self.conn: Connection | None = None  # runs the master's commands
         self.writer: asyncio.StreamWriter | None = None
@@ -209,11 +212,18 @@ class MasterLink:
             self.state = 'sync'
             await self._load(reader)
             self.replid, self.offset = replid.decode(), int(offset)
-            self._new_conn()
+            history.follow(self.server.replication, self.replid, self.offset)
+            aux = self.server.persistence.last_aux
+            self._new_conn(int(aux.get(b'repl-stream-db', b'0') or 0))
         elif reply.startswith(b'+CONTINUE'):
             parts = reply.split()
-            if len(parts) > 1:
+            repl = self.server.replication
+            if len(parts) > 1 and parts[1].decode() != self.replid:
+                # the master's id changed (it was promoted): this server's history too
                 self.replid = parts[1].decode()
+                history.shift(repl, self.replid)
+            elif repl.replid != self.replid:  # a master continuing its own history
+                history.shift(repl, self.replid)
             if self.conn is None or self.conn.closing:
                 # continuing this server's own history (FAILOVER), or after the master
                 # client was killed: a new one, in the database the stream had selected
@@ -339,6 +349,8 @@ class MasterLink:
         pending = parser.pending() if parser is not None else 0
         self.tail = read[len(read) - pending :] if pending else b''
         self.offset += held + len(data) - pending
+        # this server's replicas get the master's stream as it was applied here
+        self.server.replication.proxied(read[: len(read) - pending] if pending else read)
         if self.getack:
             self._ack()
 

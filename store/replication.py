@@ -72,6 +72,7 @@ import os
 import time
 from typing import Any
 
+from . import replication_history as history
 from .clock import now_ms
 from .persistence.files import remove
 from .persistence.snapshot import Snapshot
@@ -168,6 +169,11 @@ class Replication:
         self.backlog: bytearray | None = None
         self.backlog_start = 0
         self.active = False  # the stream is fed (replicas, or a backlog kept for them)
+        # replication_history.py: the previous id, valid up to second_offset; `proxy`:
+        # a replica whose replicas get its master's stream as applied here
+        self.replid2 = history.NO_ID
+        self.second_offset = -1
+        self.proxy = False
         self.no_replicas_since = 0.0  # when the last replica left (the backlog's TTL)
         # replication_cron_loops: Redis's replicationCron runs once a second and PINGs the
         # replicas when its count is a multiple of repl-ping-replica-period, so a replica
@@ -212,6 +218,11 @@ class Replication:
             r.pending.append(data)
             r.streamed += len(data)  # waiting with its payload: within the class limit too
             self.server.pubsub.limits.check_replica(r.conn, r.streamed)
+
+    def proxied(self, data: bytes) -> None:
+        """The bytes of the master's commands a replica applied (replication_history.py)."""
+        if self.proxy and self.backlog is not None and data:
+            self.feed(data)
 
     def _control(self, data: bytes) -> None:
         """A command for the replicas only (PING, GETACK), after what the AOF queued."""
@@ -326,7 +337,7 @@ class Replication:
         path = p.path(f'temp-repl-{os.getpid()}.rdb')
         try:
             started = p.start_snapshot(
-                path, p.encoder(), lambda ok: self._payload_done(ok, path), kind='repl'
+                path, self._encoder(), lambda ok: self._payload_done(ok, path), kind='repl'
             )
         except OSError as e:
             self.server.log(f'Can not make the replication payload in {path}: {e}', '#')
@@ -407,7 +418,7 @@ class Replication:
         """masterTryPartialResynchronization: +CONTINUE and the missed bytes, or False.
         `offset` is the first byte the replica wants (its offset + 1)."""
         backlog = self.backlog
-        if backlog is None or replid.decode('latin-1').lower() != self.replid:
+        if backlog is None or not history.accepts(self, replid.decode('latin-1').lower(), offset):
             return False
         start = offset - 1 - self.backlog_start  # into the backlog
         if start < 0 or offset - 1 > self.offset:
@@ -437,13 +448,30 @@ class Replication:
         self.replicas.append(r)
         self.refresh_good()
 
+    def _encoder(self) -> Any:
+        """The payload's encoder: the RDB with the replication aux fields (rdbSaveInfo);
+        repl-stream-db is the database the stream that follows has selected (a replica's
+        replicas get its master's stream, which will not SELECT it again)."""
+        from .persistence.rdb_codec import RdbEncoder
+
+        link = self.server.replica_link
+        db = link.conn.db if self.proxy and link is not None and link.conn is not None else 0
+        cfg = self.server.config
+        aux = {
+            b'repl-stream-db': b'%d' % db,
+            b'repl-id': self.replid.encode(),
+            b'repl-offset': b'%d' % self.offset,
+        }
+        return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'], aux)
+
     def _rdb(self) -> bytes:
         """The dataset as an RDB file, now (a running BGSAVE or rewrite is completed
         first: one snapshot shadows the keyspace at a time)."""
         p = self.server.persistence
         p.complete_running()
         out = io.BytesIO()
-        snap = Snapshot(self.server.keyspace, p.encoder(), out, self.server.functions.codes())
+        encoder = self._encoder()
+        snap = Snapshot(self.server.keyspace, encoder, out, self.server.functions.codes())
         try:
             snap.run()
             snap.complete()
@@ -580,7 +608,9 @@ class Replication:
             waiting = self.failover_state != 'no-failover'
             loop = int(now - self.started)
             period = cfg['repl-ping-replica-period']
-            if not waiting and loop != self.cron_loop and loop % period == 0:
+            # a replica's replicas get its master's PINGs, never its own
+            proxy = self.proxy
+            if not waiting and not proxy and loop != self.cron_loop and loop % period == 0:
                 self._control(_PING)
             self.cron_loop = loop
             timeout = cfg['repl-timeout']
@@ -590,6 +620,7 @@ class Replication:
                     r.conn.abort()
         elif (
             not self.syncing
+            and not self.proxy  # a replica keeps its backlog
             and cfg['repl-backlog-ttl']
             and now - self.no_replicas_since > cfg['repl-backlog-ttl']
         ):
@@ -701,7 +732,10 @@ class Replication:
             server.keyspace.expire_paused = True  # past their deadline they read as missing
         self.unblock_all()
         self.own_keys.install()
-        server.replica_link = MasterLink(server, host, port, failover)
+        # a master with a history first tries to continue it with its new master
+        resume = failover or (link is None and self.backlog is not None)
+        history.start_proxy(self)
+        server.replica_link = MasterLink(server, host, port, failover, resume)
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()
         server.log(f'REPLICAOF {host}:{port} enabled')
@@ -731,7 +765,8 @@ class Replication:
         server.expiry.set_enabled(self.expiry_was)
         server.apply_config('keyevent-journal-events')
         self.refresh_readonly()
-        self.drop_replicas()
+        if not history.promoted(self):  # no history to keep: the replicas sync again
+            self.drop_replicas()
         server.log(f'MASTER MODE enabled{why}')
 
     def refresh_readonly(self) -> None:
@@ -780,9 +815,9 @@ class Replication:
         fields += [
             ('master_failover_state', self.failover_state),
             ('master_replid', self.replid if link is None else link.replid),
-            ('master_replid2', '0' * 40),
+            ('master_replid2', self.replid2),
             ('master_repl_offset', self.offset if link is None else link.offset),
-            ('second_repl_offset', -1),
+            ('second_repl_offset', self.second_offset),
             ('repl_backlog_active', int(backlog is not None)),
             ('repl_backlog_size', self.server.config['repl-backlog-size']),
             ('repl_backlog_first_byte_offset', first),

@@ -1077,3 +1077,46 @@ def test_a_replica_times_out_a_silent_master_in_the_handshake(master):
         replica.close()
         stop(proc)
     assert 'Timeout connecting to the MASTER...' in proc.stdout.read()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_replicas_replica_shares_the_masters_history(master, kind):
+    """A chain master -> ours -> sub-replica: the sub-replica gets the master's stream
+    through ours, with the master's replication id and offsets; ours promoted keeps the
+    old id as replid2, and the sub-replica continues with a partial resync."""
+    mport = port_of(master)
+    master.execute_command('SELECT', 3)
+    master.set('k', '1')
+    with following(mport, '--repl-diskless-sync-delay', '0') as ours:
+        oport = ours.connection_pool.connection_kwargs['port']
+        if kind == 'store':
+            proc, port = spawn_store('--replicaof', '127.0.0.1', str(oport))
+        else:
+            proc, port = spawn_redis('--replicaof', '127.0.0.1', str(oport))
+        sub = redis.Redis(port=port, protocol=2, decode_responses=True)
+        try:
+            wait_until(lambda: sub.info('replication')['master_link_status'] == 'up', 'sync')
+            master.set('k', '2')  # in db 3, which the stream selected before the sub synced
+            wait_until(lambda: sub.execute_command('SELECT', 3) and sub.get('k') == '2', 'k')
+            assert master.wait(1, WAIT * 1000) == 1
+            replid = master.info('replication')['master_replid']
+            wait_until(
+                lambda: (
+                    sub.info('replication')['master_repl_offset']
+                    == master.info('replication')['master_repl_offset']
+                ),
+                'the same offset down the chain',
+            )
+            assert ours.info('replication')['master_replid'] == replid
+            assert sub.info('replication')['master_replid'] == replid
+            ours.execute_command('REPLICAOF', 'NO', 'ONE')
+            info = ours.info('replication')
+            assert info['master_replid2'] == replid and info['master_replid'] != replid
+            wait_until(lambda: ours.info('stats')['sync_partial_ok'] == 1, 'a partial resync')
+            ours.set('after', 'x')  # db 0: the new master's stream SELECTs it
+            sub.execute_command('SELECT', 0)
+            wait_until(lambda: sub.get('after') == 'x', 'the write of the new master')
+            assert ours.info('stats')['sync_full'] == 1
+        finally:
+            sub.close()
+            stop(proc)

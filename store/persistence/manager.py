@@ -80,6 +80,7 @@ class Persistence:
         self.load_total = self.load_done = self.load_pos = 0
         self.load_keys_loaded = self.load_keys_expired = 0
         self.rdb_end = 0  # where the last RDB loaded ended in its file
+        self.last_aux: dict[bytes, bytes] = {}
         self.child: ChildStandIn | None = None  # child.py: while a snapshot runs
         self.child_signal = 0  # the signal that killed it, while its failure is handled
         self.aof = Aof(server)
@@ -464,6 +465,8 @@ class Persistence:
         loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'], lazy=fresh)
         earliest = None  # the earliest deadline loaded, for the expiry timer
         loaded = 0
+        aux: dict[bytes, bytes] = {}
+        self.last_aux = aux  # the file's aux fields (repl-stream-db for a replica)
         delay = cfg['key-load-delay']
         if delay:
             loader.batch = 1  # a pause per key, and a turn of the loop between any two
@@ -519,6 +522,8 @@ class Persistence:
                     slot_data = [s.data[db] for s in slot_shard]  # slot -> its dict
                     slot_charged = [s.charged[db] for s in slot_shard]
                     slot_expires = [s.expires[db] for s in slot_shard]
+                elif kind == 'aux':
+                    aux[item[1]] = item[2]
                 elif kind == 'function':
                     try:
                         server.functions.create(item[1], allow_dup)

@@ -9,8 +9,8 @@ death itself (by the signal, as Redis dies).
   SIGBUS, SIGFPE and SIGILL are real faults in a Python process (a C extension's): a
   Python handler would return into the faulting instruction forever, so those go to
   faulthandler, which writes the Python stack to the log and dies by the signal. With
-  `crash-log-enabled no` the signals keep their default action, as Redis installs no
-  handler then.
+  `crash-log-enabled no` (at start or by CONFIG SET) SIGABRT takes its default action, as
+  Redis installs no handler then.
 - DEBUG SEGFAULT writes the report of a SIGSEGV (si_code 2, SEGV_ACCERR, as the write to
   Redis's read-only page gives) and dies by SIGSEGV. DEBUG PANIC and DEBUG ASSERT are
   serverPanic and serverAssertWithInfo: "Guru Meditation: ..." or "=== ASSERTION FAILED
@@ -66,9 +66,9 @@ DEBUG_CONFIG = (
 
 
 def install(server: Any, loop: Any) -> None:
-    """setupSignalHandlers' crash part: only with crash-log-enabled, as in Redis."""
-    if not server.config['crash-log-enabled']:
-        return
+    """setupSignalHandlers' crash part. Installed whatever crash-log-enabled says, which
+    CONFIG SET may change: with it off, the handler takes the signal's default action,
+    as Redis then has no handler."""
     try:
         fd = server.log_stream.fileno()
     except (AttributeError, OSError, ValueError):
@@ -79,6 +79,8 @@ def install(server: Any, loop: Any) -> None:
 
 def on_signal(server: Any, sig: int) -> NoReturn:
     """sigsegvHandler for a signal sent to the process (si_code SI_USER)."""
+    if not server.config['crash-log-enabled']:
+        die_by(sig)
     _report_signal(server, sig, 0, None)
 
 

@@ -79,3 +79,21 @@ def test_no_report_without_crash_log_enabled():
     code, log = _crash('--crash-log-enabled', 'no', action=_debug('SEGFAULT'))
     assert code == -signal.SIGSEGV
     assert 'REDIS BUG REPORT' not in log
+
+
+def test_crash_log_enabled_is_read_when_the_signal_comes():
+    def action(proc, r):
+        r.config_set('crash-log-enabled', 'no')
+        os.kill(proc.pid, signal.SIGABRT)
+
+    code, log = _crash(action=action)
+    assert code == -signal.SIGABRT
+    assert 'REDIS BUG REPORT' not in log
+
+    def action(proc, r):
+        r.config_set('crash-log-enabled', 'yes')
+        os.kill(proc.pid, signal.SIGABRT)
+
+    code, log = _crash('--crash-log-enabled', 'no', action=action)
+    assert code == -signal.SIGABRT
+    assert 'crashed by signal: 6' in log

@@ -726,16 +726,17 @@ class Replication:
             if (link.host, link.port) == (host, port):
                 return True
             link.stop()
+            # the cached master: PSYNC continues the history it had (unless cut mid-way)
+            resume = link.replid != '?' and self.backlog is not None
         else:
+            resume = self.backlog is not None  # a master continuing its own history
             self.expiry_was = server.expiry.enabled
             server.expiry.set_enabled(False)  # the master's DELs expire keys here
             server.keyspace.expire_paused = True  # past their deadline they read as missing
         self.unblock_all()
         self.own_keys.install()
-        # a master with a history first tries to continue it with its new master
-        resume = failover or (link is None and self.backlog is not None)
         history.start_proxy(self)
-        server.replica_link = MasterLink(server, host, port, failover, resume)
+        server.replica_link = MasterLink(server, host, port, failover, resume or failover)
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()
         server.log(f'REPLICAOF {host}:{port} enabled')

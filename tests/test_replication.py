@@ -1120,3 +1120,20 @@ def test_a_replicas_replica_shares_the_masters_history(master, kind):
         finally:
             sub.close()
             stop(proc)
+
+
+def test_a_replica_moved_to_a_promoted_sibling_continues(master):
+    """Two replicas of one master; one is promoted, the other is pointed at it: its PSYNC
+    names the old master's history, which the promoted one keeps as replid2 (+CONTINUE,
+    no full sync), as the FAILOVER tests of Redis's suite expect."""
+    mport = port_of(master)
+    with following(mport) as a, following(mport) as b:
+        master.set('k', 'v')
+        assert master.wait(2, WAIT * 1000) == 2
+        a.execute_command('REPLICAOF', 'NO', 'ONE')
+        aport = a.connection_pool.connection_kwargs['port']
+        b.execute_command('REPLICAOF', '127.0.0.1', aport)
+        wait_until(lambda: a.info('stats')['sync_partial_ok'] == 1, 'a partial resync')
+        assert a.info('stats')['sync_full'] == 0
+        a.set('after', '1')
+        wait_until(lambda: b.get('after') == '1', 'the write of the new master')

@@ -479,3 +479,31 @@ def test_client_over_maxmemory_clients_with_a_big_argument_never_runs_it(
             assert admin.exists('ev:k', 'ev:k2') == 0
         finally:
             admin.config_set('maxmemory-clients', 0)
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+@pytest.mark.parametrize('command', ['WATCH', 'PSUBSCRIBE', 'SUBSCRIBE', 'SSUBSCRIBE'])
+def test_watched_keys_and_channels_count_as_client_memory(which, command, make_server, redis_ref):
+    """Redis counts a client's WATCH list and its pub/sub channels and patterns in its
+    memory (getClientMemoryUsage), so a client that keeps adding them is evicted under
+    maxmemory-clients (unit/client-eviction 'watched key list', 'pubsub subscriptions');
+    they were not counted, and the client never was."""
+    port = make_server().port if which == 'ours' else redis_ref[1]
+    with redis.Redis(port=port) as admin:
+        admin.config_set('maxmemory-clients', 200_000)
+        try:
+            with RawConn(port) as c:
+                evicted = False
+                for batch in range(200):  # 200,000 at most, in batches of 1000
+                    try:
+                        c.send(b''.join(pack(command, f'{batch}:{j}') for j in range(1000)))
+                    except OSError:
+                        evicted = True
+                        break
+                    got = c.read_available(wait=0.05)
+                    if got.endswith(EOF):
+                        evicted = True
+                        break
+                assert evicted or c.closed_by_peer()
+        finally:
+            admin.config_set('maxmemory-clients', 0)

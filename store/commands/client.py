@@ -14,6 +14,7 @@ import time
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..clock import now_ms
 from ..command_table import Family
+from ..memory.report import bookkeeping
 from ..output_limit import reply_memory
 from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
 from ..tracking import E_REDIRECT_MISSING
@@ -410,14 +411,6 @@ def _alloc_size(n):
     return (n + step - 1) // step * step
 
 
-def _dict_slots(n):
-    """Buckets of a dict holding n entries (power of two, at least 4)."""
-    size = 4
-    while size < n:
-        size *= 2
-    return size
-
-
 def client_info_line(conn, current=None, args=None):
     """catClientInfoString: one CLIENT LIST line (without the newline). `current` is the
     connection running the command, whose in-flight command and arguments show."""
@@ -492,9 +485,7 @@ def client_info_line(conn, current=None, args=None):
         + 8 * argc
         + multi_mem
         + 24 * multi_cmds
-        + (24 * sub + 8 * _dict_slots(sub) if sub else 0)
-        + 24 * psub
-        + 56 * len(conn.watched)
+        + bookkeeping(conn)  # WATCH, pub/sub and tracking prefixes (memory/report.py)
         + omem
     )
     if conn is current:

@@ -154,7 +154,35 @@ def _buffers(conn: Any) -> int:
             n += sum(map(len, args)) + 8 * len(args)
     if conn.pubsub is not None:
         n += conn.pubsub.qbytes
-    return n + conn.multi_bytes + conn.deferred_bytes  # commands held (MULTI, parked)
+    return n + conn.multi_bytes + conn.deferred_bytes + bookkeeping(conn)
+
+
+def bookkeeping(conn: Any) -> int:
+    """What Redis's getClientMemoryUsage adds for a client's own lists and tables (the
+    keys and channels themselves are shared): a listNode and a watchedKey per WATCHed key
+    (multiStateMemOverhead), a listNode per pattern and a dict entry and slot per channel
+    and shard channel (pubsubMemOverhead), and for CLIENT TRACKING's BCAST prefixes
+    numnodes * sizeof(raxNode) * sizeof(raxNode *) (two rax nodes a prefix, about)."""
+    n = 56 * len(conn.watched)
+    sub = conn.pubsub
+    if sub is not None:
+        channels, patterns, shard = map(len, sub.sets)
+        n += 24 * patterns
+        for k in (channels, shard):
+            if k:
+                n += 24 * k + 8 * _dict_slots(k)
+    tracking = conn.tracking
+    if tracking is not None and tracking.prefixes:
+        n += 2 * len(tracking.prefixes) * 32
+    return n
+
+
+def _dict_slots(n: int) -> int:
+    """Buckets of a dict holding n entries (a power of two, at least 4)."""
+    size = 4
+    while size < n:
+        size *= 2
+    return size
 
 
 def _replica_unsent(conn: Any) -> int:

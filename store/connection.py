@@ -614,7 +614,40 @@ class Connection(asyncio.Protocol):
         self.flush()
 
     def key_modified(self, db, key):
-        """A WATCHed key changed (Keyspace observer): EXEC will fail."""
+        """A WATCHed key changed (Keyspace observer): EXEC will fail. Not for a key that
+        was already expired when WATCHed (-1 in watched_deadlines, transactions.STALE),
+        as touchWatchedKey: its deletion is no logical change (the mark goes then)."""
+        deadlines = self.watched_deadlines
+        if -1 in deadlines:
+            try:
+                i = self.watched.index((db, key))
+            except ValueError:
+                i = -1
+            if i >= 0 and deadlines[i] == -1:
+                if not self.ks.stored(db, key)[0]:
+                    deadlines[i] = None
+                return
+        self.dirty_cas = True
+
+    def watch_swapped(self, db, key, here, there, stale):
+        """SWAPDB changed the WATCHed key's database, which held it (`here`) and now has
+        the other's (`there`, `stale`: expired), as touchAllWatchedKeysInDb decides: a key
+        seen expired at WATCH that is now gone or still expired is no change, nor is a
+        missing key replaced by an expired one (then marked as seen expired)."""
+        try:
+            i = self.watched.index((db, key))
+        except ValueError:
+            return
+        deadlines = self.watched_deadlines
+        if deadlines[i] == -1:
+            if not there:
+                deadlines[i] = None
+                return
+            if stale:
+                return
+        elif not here and stale:
+            deadlines[i] = -1
+            return
         self.dirty_cas = True
 
     # -- dispatch ----------------------------------------------------------------------

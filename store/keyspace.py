@@ -351,6 +351,14 @@ class Keyspace:
     def exists(self, db: int, key: bytes) -> bool:
         return self.lookup_notouch(db, key) is not None
 
+    def stored(self, db: int, key: bytes) -> tuple[bool, int | None]:
+        """Whether the key is stored, expired or not, and its deadline, without lazy
+        expiry (WATCH looks at a key as Redis's keyIsExpired does, deleting nothing)."""
+        s = self.shard_for(key)
+        if key not in s.data[db]:
+            return False, None
+        return True, s.expires[db].get(key)
+
     def deadline(self, db: int, key: bytes) -> int | None:
         """The key's deadline in ms, or None when it has none (or does not exist)."""
         if self.lookup_notouch(db, key) is None:
@@ -803,7 +811,8 @@ class Keyspace:
         (scanDatabaseForReadyKeys). Observers hear of it
         after the swap, so they see what each database now holds. Tracking clients hear
         of every key of both databases (Redis 7.0 sends nothing, leaving caches stale)."""
-        changed: list[tuple[int, bytes]] = []
+        # (db, key, held here, held there, there but expired) of each observed key
+        seen: list[tuple[int, bytes, bool, bool, bool]] = []
         arriving: list[tuple[int, bytes]] = []  # keys a database gets, stale ones too
         if self.watchers:
             now = now_ms()
@@ -814,12 +823,10 @@ class Keyspace:
                 s = self.shard_for(key)
                 if key in s.data[other]:
                     arriving.append((wdb, key))
-                if key in s.data[wdb]:
-                    changed.append((wdb, key))
-                elif key in s.data[other]:
-                    deadline = s.expires[other].get(key)
-                    if deadline is None or deadline >= now:
-                        changed.append((wdb, key))
+                here, there = key in s.data[wdb], key in s.data[other]
+                if here or there:
+                    deadline = s.expires[other].get(key) if there else None
+                    seen.append((wdb, key, here, there, deadline is not None and deadline < now))
         for s in self.shards:
             s.data[a], s.data[b] = s.data[b], s.data[a]
             s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
@@ -827,11 +834,13 @@ class Keyspace:
             s.charged[a], s.charged[b] = s.charged[b], s.charged[a]
             s.index.swap(a, b)
         self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
-        for dk in changed:
-            observers = self.watchers.get(dk)
-            if observers:
-                for o in list(observers):
-                    o.key_modified(*dk)
+        for wdb, key, here, there, stale in seen:
+            for o in list(self.watchers.get((wdb, key)) or ()):
+                swapped = getattr(o, 'watch_swapped', None)
+                if swapped is not None:  # a WATCH, which knows whether it saw the key stale
+                    swapped(wdb, key, here, there, stale)
+                elif here or not stale:
+                    o.key_modified(wdb, key)
         # Blocked clients are served for every key the swap brings, even one past its
         # deadline (scanDatabaseForReadyKeys finds it with dictFind): serving expires it,
         # and its DEL is propagated, while the client goes on waiting.

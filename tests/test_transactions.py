@@ -377,6 +377,36 @@ def test_swapdb_touches_watched_keys_as_redis(server, redis_ref, setup):
     assert got[0] == got[1]
 
 
+def test_watch_of_an_expired_key_deletes_nothing(server, redis_ref):
+    """WATCH looks at a key without expiring it (the key stays, no expired_keys), and a
+    key already expired when WATCHed changes nothing by being deleted afterwards, also
+    when SWAPDB brought it: EXEC runs, as in Redis 7.0."""
+    got = []
+    for port in (server.port, redis_ref[1]):
+        flush(port)
+        with RawConn(port) as c:
+            c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+            try:
+                c.cmd('CONFIG', 'RESETSTAT')
+                c.cmd('SET', 'x', 'v', 'PX', '1')
+                time.sleep(0.01)
+                out = [c.cmd('WATCH', 'x'), c.cmd('DBSIZE')]
+                out.append(b'expired_keys:0' in c.cmd('INFO', 'stats'))
+                out += [c.cmd('EXISTS', 'x'), c.cmd('MULTI'), c.cmd('PING'), c.cmd('EXEC')]
+                c.cmd('SET', 'y', 'v', 'PX', '1')  # db 0: a stale y for db 1
+                time.sleep(0.01)
+                c.cmd('SELECT', '1')
+                out += [c.cmd('WATCH', 'y'), c.cmd('SWAPDB', '0', '1'), c.cmd('EXISTS', 'y')]
+                out += [c.cmd('MULTI'), c.cmd('PING'), c.cmd('EXEC')]
+                got.append(out)
+            finally:
+                c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+                c.cmd('FLUSHALL')
+    assert got[0] == got[1]
+    assert got[0][1] == b':1\r\n' and got[0][2] is True
+    assert got[0][6] == got[0][-1] == b'*1\r\n+PONG\r\n'
+
+
 def test_exec_with_writes_refused_when_replicas_went_missing(server, redis_ref):
     """min-replicas-to-write set after the transaction queued a write: EXEC is refused
     with EXECABORT ... NOREPLICAS and nothing runs; a transaction of reads still runs."""

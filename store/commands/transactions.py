@@ -3,7 +3,10 @@
 MULTI switches the connection to queueing (connection.py queues every command but these);
 EXEC runs the queue atomically, which in a single-threaded server means without letting
 another client in between. WATCH registers the connection on the keyspace's watcher map;
-any write to a watched key sets `dirty_cas` and EXEC then answers with a null array.
+any write to a watched key sets `dirty_cas` and EXEC then answers with a null array. A key
+already expired when WATCHed is marked STALE in `watched_deadlines` (Redis 7.0's
+wk->expired): its deletion is no change, and it does not fail EXEC as expired
+(Connection.key_modified, _watched_key_expired).
 
 EXEC reads deadlines against one clock reading, taken as it starts (store/clock.py's
 freeze), as Redis's call() caches the time for the commands nested in it: a key that is
@@ -17,6 +20,8 @@ from ..command_table import Family
 from ..resp import NULL_ARRAY, OK, RedisError
 
 COMMANDS = Family('transactions')
+
+STALE = -1  # watched_deadlines' mark of a key already expired when it was WATCHed
 
 
 @COMMANDS.command(
@@ -83,9 +88,10 @@ def _run_queued(c, cmd, args, acl):
 
 def _watched_key_expired(c):
     """Redis fails EXEC when a key that existed at WATCH time has logically expired since,
-    even if nothing has deleted it yet."""
+    even if nothing has deleted it yet (isWatchedKeyExpired; not a key already expired
+    then: STALE)."""
     now = now_ms()
-    return any(d is not None and d < now for d in c.watched_deadlines)
+    return any(d is not None and d != STALE and d < now for d in c.watched_deadlines)
 
 
 @COMMANDS.command(
@@ -123,7 +129,12 @@ def watch(c, args):
         if dk in c.watched:
             continue
         c.watched.append(dk)
-        c.watched_deadlines.append(c.ks.deadline(c.db, key))
+        # the key as stored: WATCH deletes nothing, and a key already expired is marked
+        # (watchForKey's wk->expired), so its deletion later is no change
+        present, deadline = c.ks.stored(c.db, key)
+        if present and deadline is not None and deadline < now_ms():
+            deadline = STALE
+        c.watched_deadlines.append(deadline)
         c.ks.observe((c.db, key), c)
     return OK
 

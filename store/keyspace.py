@@ -803,14 +803,14 @@ class Keyspace:
             tracking.flushed()  # one null invalidation per tracking client
 
     def swapdb(self, a: int, b: int) -> None:
-        """Swap two databases' contents. A WATCHed key (and a key a client blocks on) is
-        touched as Redis's touchAllWatchedKeysInDb decides, before the swap: when its
-        database held the key (live or stale), or is about to get a live one from the
-        other; a missing key replaced by a stale one is no change. A key a client blocks
-        on is also signalled when the swap brings it, stale or not
-        (scanDatabaseForReadyKeys). Observers hear of it
-        after the swap, so they see what each database now holds. Tracking clients hear
-        of every key of both databases (Redis 7.0 sends nothing, leaving caches stale)."""
+        """Swap two databases' contents. Each observed key either database holds is
+        looked at before the swap and reported after it, so observers see what each
+        database now holds: a WATCH decides as Redis's touchAllWatchedKeysInDb
+        (Connection.watch_swapped: a missing key replaced by a stale one is no change and
+        is marked stale), another observer hears of a key its database held or gets live.
+        A key a client blocks on is also signalled when the swap brings it, stale or not
+        (scanDatabaseForReadyKeys). Tracking clients hear of every key of both databases
+        (Redis 7.0 sends nothing, leaving caches stale)."""
         # (db, key, held here, held there, there but expired) of each observed key
         seen: list[tuple[int, bytes, bool, bool, bool]] = []
         arriving: list[tuple[int, bytes]] = []  # keys a database gets, stale ones too

@@ -125,6 +125,12 @@ class Keyspace:
         self.used = 0
         self.db_used = [0] * databases
         self.dirty: set[tuple[int, bytes]] = set()
+        # Redis's server.dirty as far as keys go: every write below that changes the data
+        # set adds one. A write command that leaves it where it was changed nothing and is
+        # not propagated (store/persistence/aof.py); it is also what rdb_changes_since_last_save
+        # counts (store/persistence/manager.py). A command that changes a value in place
+        # tells it with `updated` (or adds one itself on a hot path).
+        self.changes = 0
         self.check_at: float = float('inf')  # run the eviction gate while used > check_at
         self.dirty_check: float = float('inf')  # check_at while aggregates wait to settle
         self.born = int(time.time() * 1000) & ~1  # the access time of keys never looked up
@@ -322,6 +328,7 @@ class Keyspace:
         """A value was changed in place (a stream, the journal): re-estimate its size,
         tell the key's observers (WATCHers, blocked clients)."""
         self.mark(db, key)
+        self.changes += 1
         if self.watchers:
             self.touch(db, key)
 
@@ -336,6 +343,7 @@ class Keyspace:
             n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
             self.used += n
             self.db_used[db] += n
+        self.changes += 1
         if self.watchers and signal:
             self.touch(db, key)
 
@@ -345,6 +353,7 @@ class Keyspace:
         if n:  # (a counter mostly keeps its size class)
             self.used += n
             self.db_used[db] += n
+        self.changes += 1
         if self.watchers:
             self.touch(db, key)
 
@@ -421,6 +430,7 @@ class Keyspace:
             s.access[db][key] = clock
         else:
             self._access(s, db, key)
+        self.changes += 1
         if self.watchers and signal:
             self.touch(db, key)
 
@@ -446,6 +456,7 @@ class Keyspace:
                 self._access(s, db, key)
         self.used += size
         self.db_used[db] += size
+        self.changes += 1
         if self.watchers:
             for i in range(1, len(args), 2):
                 self.touch(db, args[i])
@@ -457,6 +468,7 @@ class Keyspace:
         size = self._store(s, db, key, value)
         self.used += size
         self.db_used[db] += size
+        self.changes += 1
         if self.watchers and signal:
             self.touch(db, key)
 
@@ -506,6 +518,7 @@ class Keyspace:
         size += self._forget(s, db, key, v, lazy)
         self.used -= size
         self.db_used[db] -= size
+        self.changes += 1
         if self.watchers:
             self.touch(db, key)
         return True
@@ -558,6 +571,7 @@ class Keyspace:
             self.db_used[db] += TTL_OVERHEAD
         if deadline < self.timer.next_deadline:
             self.timer.reschedule(deadline)
+        self.changes += 1
         if self.watchers:
             self.touch(db, key)
 
@@ -573,6 +587,7 @@ class Keyspace:
         s.index.discard()
         self.used -= TTL_OVERHEAD
         self.db_used[db] -= TTL_OVERHEAD
+        self.changes += 1
         if self.watchers:
             self.touch(db, key)
         return True
@@ -769,7 +784,9 @@ class Keyspace:
         for every client at once. With `lazy` (FLUSHDB ASYNC, emptyDbAsync) the old dicts
         are freed in steps between commands (store/lazyfree.py), else when dropped here.
         Observers hear of the keys that existed (touchAllWatchedKeysInDb walks the
-        watched keys, not the database)."""
+        watched keys, not the database). Counts as a change even when it was empty:
+        Redis propagates FLUSHDB and FLUSHALL always."""
+        self.changes += 1
         if self.watchers:
             for wdb, key in list(self.watchers):
                 if wdb == db and key in self.shard_for(key).data[db]:
@@ -811,6 +828,7 @@ class Keyspace:
         A key a client blocks on is also signalled when the swap brings it, stale or not
         (scanDatabaseForReadyKeys). Tracking clients hear of every key of both databases
         (Redis 7.0 sends nothing, leaving caches stale)."""
+        self.changes += 1
         # (db, key, held here, held there, there but expired) of each observed key
         seen: list[tuple[int, bytes, bool, bool, bool]] = []
         arriving: list[tuple[int, bytes]] = []  # keys a database gets, stale ones too

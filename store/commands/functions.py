@@ -61,7 +61,9 @@ def function_load(c, args):
         if keyword(arg) != b'replace':
             raise RedisError(f'ERR Unknown option given: {error_arg(arg)}')
         replace = True
-    return c.server.functions.create(args[-1], replace)
+    name = c.server.functions.create(args[-1], replace)
+    c.ks.changes += 1  # server.dirty++: propagated, counted as a change (no key moved)
+    return name
 
 
 @FUNCTION.subcommand(
@@ -69,6 +71,7 @@ def function_load(c, args):
 )
 def function_delete(c, args):
     c.server.functions.delete(args[2])
+    c.ks.changes += 1  # server.dirty++, as FUNCTION LOAD
     return OK
 
 
@@ -81,6 +84,7 @@ def function_flush(c, args):
     if len(args) == 3 and keyword(args[2]) not in (b'sync', b'async'):
         raise RedisError('ERR FUNCTION FLUSH only supports SYNC|ASYNC option')
     c.server.functions.flush()
+    c.ks.changes += 1  # server.dirty++, as FUNCTION LOAD
     return OK
 
 
@@ -159,6 +163,7 @@ def function_restore(c, args):
                 'ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.'
             )
     c.server.functions.restore(args[2], policy)
+    c.ks.changes += 1  # server.dirty++, as FUNCTION LOAD
     return OK
 
 

@@ -164,6 +164,7 @@ def _push(c, args, head, xx):
         lst.extendleft(args[2:])
     else:
         lst.extend(args[2:])
+    ks.changes += 1  # `updated` inline: the lookup marked the list already
     if ks.watchers:
         ks.touch(db, key)
     if ks.notify_flags & LIST:
@@ -549,7 +550,10 @@ def ltrim(c, args):
     if ks.notify_flags & LIST:
         ks.notify(LIST, b'ltrim', c.db, key)
     if not drop_if_empty(c, key, lst):
-        ks.updated(c.db, key)
+        if ltrim + rtrim:
+            ks.updated(c.db, key)
+        elif ks.watchers:  # nothing removed: signalled all the same, but no change
+            ks.touch(c.db, key)
     return OK
 
 

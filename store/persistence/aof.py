@@ -1068,6 +1068,8 @@ class Aof:
         plain = 3 if rewrite is _set else -1
 
         def run(c: Any, args: list[bytes]) -> Any:
+            ks = c.ks
+            changes = ks.changes
             aof.depth += 1
             try:
                 r = handler(c, args)
@@ -1076,6 +1078,8 @@ class Aof:
             blocked = c.blocked
             if blocked is not None and blocked.conn is c and blocked.aof is None:
                 blocked.aof = (rewrite, args)  # written when served (store/blocking.py)
+            elif rewrite is None and ks.changes == changes:
+                pass  # it changed nothing: call() propagates only when server.dirty moved
             elif rewrite is None or (len(args) == plain and r is OK):
                 # propagate's common case, inlined. A read holding only this command is
                 # written as the client sent it: encoding costs ~0.6 us. Mid-turn in the

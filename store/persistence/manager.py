@@ -5,9 +5,9 @@
   it over the last good file, so a crash mid-save never damages it. At most one snapshot
   runs at a time; the AOF rewrite takes the same slot (`start_snapshot`), and a BGSAVE
   asked for meanwhile with SCHEDULE waits for it, as in Redis.
-- Changes since the last save (`changes()`): Redis counts `server.dirty` in every command;
-  we derive it from the command table's counters instead (successful calls of `write`
-  commands plus keys expired), which costs the command path nothing.
+- Changes since the last save (`changes()`): Redis's `server.dirty`, the keyspace's
+  count of writes that changed the data set (`Keyspace.changes`: a SADD of a member
+  already there or a SETBIT of the bit it had counts nothing) plus keys expired.
 - Loading at start-up (`load`): from the AOF when `appendonly` is on, else from the RDB
   file. The server already listens meanwhile and answers -LOADING (store/connection.py);
   keyspace events are off and the clock is frozen so that nothing expires while data
@@ -66,7 +66,6 @@ class Persistence:
         self.snapshot_done: Callable[[bool], None] | None = None
         self.snapshot_started = 0.0
         self.bgsave_scheduled = False
-        self.write_commands: list[Any] | None = None  # for changes()
         self.dirty_offset = self.dirty_seen = 0
         self.dirty_at_save = 0
         self.last_bgsave_ok = True
@@ -96,11 +95,8 @@ class Persistence:
 
     def changes(self) -> int:
         """Redis's server.dirty: writes done since the server started."""
-        if self.write_commands is None:
-            self.write_commands = [c for c in self.server.every_command if 'write' in c.flags]
-        n = self.server.keyspace.expired_keys + self.dirty_offset
-        for c in self.write_commands:
-            n += c.calls - c.failed
+        ks = self.server.keyspace
+        n = ks.changes + ks.expired_keys + self.dirty_offset
         if n < self.dirty_seen:  # CONFIG RESETSTAT zeroed the counters: stay monotonic
             self.dirty_offset += self.dirty_seen - n
             n = self.dirty_seen
@@ -116,8 +112,14 @@ class Persistence:
         self.saves += 1
 
     def encoder(self) -> RdbEncoder:
+        """The RDB file's encoder, with the replication aux fields when there is a
+        history to continue after a restart (store/replication_history.py)."""
+        from ..replication_history import save_aux
+
         cfg = self.server.config
-        return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'])
+        return RdbEncoder(
+            cfg['rdbcompression'], cfg['rdbchecksum'], save_aux(self.server.replication)
+        )
 
     # -- DUMP / RESTORE payloads: the value as an RDB file holds it -----------------------
 
@@ -149,15 +151,14 @@ class Persistence:
             out.close()
             raise
 
-    def save(self, running: int = 0) -> None:
+    def save(self) -> None:
         """SAVE: write the RDB file now; raises RedisError when it cannot. A running AOF
-        rewrite is first completed (two snapshots cannot shadow the keyspace at once).
-        `running`: changes of the calling command, counted only once it returns."""
+        rewrite is first completed (two snapshots cannot shadow the keyspace at once)."""
         if self.snapshot is not None:
             if self.snapshot_kind == 'rdb':
                 raise RedisError(E_BGSAVE_RUNNING)
             self.complete_running()
-        dirty = self.changes() + running
+        dirty = self.changes()
         final = self.rdb_path()
         tmp = self.path(f'temp-{os.getpid()}.rdb')
         try:
@@ -350,7 +351,7 @@ class Persistence:
             self.kill_snapshot()
         if self.server.config['save']:
             try:
-                self.save(running=1)
+                self.save()  # FLUSHALL's own change is counted already
             except RedisError:
                 pass  # logged by save; FLUSHALL itself succeeded
 
@@ -421,6 +422,9 @@ class Persistence:
             elif os.path.exists(self.rdb_path()):
                 self.load_total = os.path.getsize(self.rdb_path())
                 await self.load_rdb(self.rdb_path())
+                from ..replication_history import restore
+
+                restore(self.server.replication, self.last_aux, bool(cfg['replicaof']))
         # the AOF is open before the expiries, so their DELs and journal entries reach it
         self.aof.apply_config('appendonly')
         await self.expire_after_load()

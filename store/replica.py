@@ -227,7 +227,8 @@ class MasterLink:
             if self.conn is None or self.conn.closing:
                 # continuing this server's own history (FAILOVER), or after the master
                 # client was killed: a new one, in the database the stream had selected
-                self._new_conn(self.conn.db if self.conn is not None else 0)
+                db = self.conn.db if self.conn is not None else self.server.replication.resume_db
+                self._new_conn(db)
             else:
                 self._register(self.conn)
             log('Successful partial resynchronization with master.')

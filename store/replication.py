@@ -174,6 +174,7 @@ class Replication:
         self.replid2 = history.NO_ID
         self.second_offset = -1
         self.proxy = False
+        self.resume_db = 0  # the stream's database when a restart continues a history
         self.no_replicas_since = 0.0  # when the last replica left (the backlog's TTL)
         # replication_cron_loops: Redis's replicationCron runs once a second and PINGs the
         # replicas when its count is a multiple of repl-ping-replica-period, so a replica

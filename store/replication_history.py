@@ -79,3 +79,48 @@ def accepts(repl: Any, replid: str, offset: int) -> bool:
     if replid == repl.replid:
         return True
     return replid == repl.replid2 and offset <= repl.second_offset
+
+
+def save_aux(repl: Any) -> dict[bytes, bytes]:
+    """rdbPopulateSaveInfo: the replication aux fields an RDB file saved now carries, so
+    that a restart continues this history (nothing when there is none)."""
+    if repl.backlog is None:
+        return {}
+    link = repl.server.replica_link
+    if link is None:
+        db = max(repl.server.persistence.aof.selected_db, 0)
+    elif link.conn is not None:
+        db = link.conn.db
+    else:
+        return {}
+    return {
+        b'repl-stream-db': b'%d' % db,
+        b'repl-id': repl.replid.encode(),
+        b'repl-offset': b'%d' % repl.offset,
+    }
+
+
+def restore(repl: Any, aux: dict[bytes, bytes], replica: bool) -> None:
+    """loadDataFromDisk: an RDB file with replication aux fields continues that history.
+    A replica resumes it with its master (PSYNC with that id and offset); a master keeps
+    it as replid2 and a backlog starting there, for its old replicas to continue."""
+    try:
+        replid = aux[b'repl-id'].decode('latin-1')
+        offset = int(aux[b'repl-offset'])
+        db = int(aux[b'repl-stream-db'])
+    except (KeyError, ValueError):
+        return
+    if len(replid) != 40 or offset < 0 or db < 0:
+        return
+    repl.backlog = bytearray()
+    repl.backlog_start = offset
+    repl.no_replicas_since = time.time()
+    repl.resume_db = db
+    if replica:
+        repl.replid, repl.offset = replid, offset
+        repl.proxy = True
+        return
+    repl.replid2, repl.second_offset = replid, offset + 1
+    repl.offset = offset
+    repl.active = True
+    repl.server.persistence.aof.replication_started()

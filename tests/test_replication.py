@@ -1137,3 +1137,36 @@ def test_a_replica_moved_to_a_promoted_sibling_continues(master):
         assert a.info('stats')['sync_full'] == 0
         a.set('after', '1')
         wait_until(lambda: b.get('after') == '1', 'the write of the new master')
+
+
+def test_a_restarted_master_continues_its_history_from_the_rdb(tmp_path):
+    """SHUTDOWN saves repl-id and repl-offset in the RDB; the restarted master keeps them
+    as replid2 with a backlog from there, so its replica continues (+CONTINUE) instead
+    of syncing in full (psync2-master-restart)."""
+    mproc, mport = spawn_store(
+        '--dir', str(tmp_path), '--save', '3600 1', '--repl-diskless-sync-delay', '0'
+    )
+    master = redis.Redis(port=mport, protocol=2, decode_responses=True)
+    try:
+        with following(mport) as ours:
+            master.set('k', 'v')
+            assert master.wait(1, WAIT * 1000) == 1
+            replid = master.info('replication')['master_replid']
+            offset = master.info('replication')['master_repl_offset']
+            master.shutdown()
+            mproc.wait(WAIT)
+            mproc, _ = spawn_store(
+                '--dir', str(tmp_path), '--save', '3600 1', '--repl-diskless-sync-delay', '0',
+                port=mport,
+            )  # fmt: skip
+            info = master.info('replication')
+            assert info['master_replid2'] == replid
+            assert info['second_repl_offset'] == offset + 1
+            assert info['master_repl_offset'] == offset
+            wait_until(lambda: master.info('stats')['sync_partial_ok'] == 1, 'the replica')
+            assert master.info('stats')['sync_full'] == 0
+            master.set('after', '1')
+            wait_until(lambda: ours.get('after') == '1', 'a write after the restart')
+    finally:
+        master.close()
+        stop(mproc)

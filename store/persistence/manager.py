@@ -112,8 +112,14 @@ class Persistence:
         self.saves += 1
 
     def encoder(self) -> RdbEncoder:
+        """The RDB file's encoder, with the replication aux fields when there is a
+        history to continue after a restart (store/replication_history.py)."""
+        from ..replication_history import save_aux
+
         cfg = self.server.config
-        return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'])
+        return RdbEncoder(
+            cfg['rdbcompression'], cfg['rdbchecksum'], save_aux(self.server.replication)
+        )
 
     # -- DUMP / RESTORE payloads: the value as an RDB file holds it -----------------------
 
@@ -416,6 +422,9 @@ class Persistence:
             elif os.path.exists(self.rdb_path()):
                 self.load_total = os.path.getsize(self.rdb_path())
                 await self.load_rdb(self.rdb_path())
+                from ..replication_history import restore
+
+                restore(self.server.replication, self.last_aux, bool(cfg['replicaof']))
         # the AOF is open before the expiries, so their DELs and journal entries reach it
         self.aof.apply_config('appendonly')
         await self.expire_after_load()

@@ -224,6 +224,8 @@ def overhead(server: Any) -> dict[str, int]:
             or conn.pubsub is not None
             or conn.multi_bytes
             or conn.deferred_bytes
+            or conn.watched
+            or conn.tracking is not None
         ):
             clients += _buffers(conn)
         else:  # the common case, inline: only the transport may hold bytes

@@ -103,6 +103,17 @@ class ReplicasOnly(bytes):
     """An encoded command for the replicas' stream and not the file (PUBLISH)."""
 
 
+class AofOnly(bytes):
+    """An encoded command for the file and not the replicas' stream (a script's command
+    after redis.set_repl(redis.REPL_AOF))."""
+
+
+# Where a command goes (Redis's PROPAGATE_AOF, PROPAGATE_REPL): redis.set_repl's flags
+TO_AOF = 1
+TO_REPLICAS = 2
+TO_ALL = TO_AOF | TO_REPLICAS
+
+
 def _encode_queued(buf: list[Any], replicas: bool = False) -> bytes:
     """The AOF's queue as bytes: encoded pieces as they are, each run of queued argument
     lists encoded at once (resp_commands), in queue order; ReplicasOnly pieces only for
@@ -111,7 +122,7 @@ def _encode_queued(buf: list[Any], replicas: bool = False) -> bytes:
     run: list[list[bytes]] = []
     for x in buf:
         t = type(x)
-        if t is bytes or (t is ReplicasOnly and replicas):
+        if t is bytes or (t is ReplicasOnly and replicas) or (t is AofOnly and not replicas):
             if run:
                 out.append(resp_commands(run))
                 run = []
@@ -727,7 +738,8 @@ class Aof:
         # store/replication.py: replicas get the stream too, each entry of `buf` once
         self.replication: Any = None  # the server's Replication, set by the server
         self.replicas_fed = 0  # entries of `buf` already fed to it
-        self.replicas_only = False  # `buf` holds a ReplicasOnly entry (PUBLISH)
+        self.replicas_only = False  # `buf` holds a ReplicasOnly or an AofOnly entry
+        self.targets = TO_ALL  # where commands go: a script's redis.set_repl sets it
         self.selected_db = -1  # the database the incr file's last SELECT chose
         self.depth = 0  # command handlers running (journal entries wait for them)
         self.after: list[bytes] = []  # journal entries waiting for their command
@@ -1080,6 +1092,8 @@ class Aof:
                 blocked.aof = (rewrite, args)  # written when served (store/blocking.py)
             elif rewrite is None and ks.changes == changes:
                 pass  # it changed nothing: call() propagates only when server.dirty moved
+            elif aof.targets != TO_ALL:
+                aof.propagate(c, rewrite, args, r)
             elif rewrite is None or (len(args) == plain and r is OK):
                 # propagate's common case, inlined. A read holding only this command is
                 # written as the client sent it: encoding costs ~0.6 us. Mid-turn in the
@@ -1105,17 +1119,31 @@ class Aof:
         return run
 
     def propagate(self, c: Any, rewrite: Any, args: list[bytes], reply: Any) -> None:
+        feed = self.feed if self.targets == TO_ALL else self._feed_targets
         if rewrite is None:
-            self.feed(c.db, resp_command(args))
+            feed(c.db, resp_command(args))
             return
         if reply is _NULL_ARRAY or isinstance(reply, RedisError):
             return
         cmds = rewrite(c, args, reply)
         if cmds is None:
-            self.feed(c.db, resp_command(args))
+            feed(c.db, resp_command(args))
         else:
             for cmd in cmds:
-                self.feed(c.db, resp_command(cmd))
+                feed(c.db, resp_command(cmd))
+
+    def _feed_targets(self, db: int, data: bytes) -> None:
+        """feed() for a command that goes to the file only, the replicas only or nowhere
+        (`targets`, a script's redis.set_repl: call()'s CMD_CALL_PROPAGATE_AOF/REPL)."""
+        targets = self.targets
+        if targets == TO_AOF:
+            data = AofOnly(data)
+        elif targets == TO_REPLICAS:
+            data = ReplicasOnly(data)
+        else:
+            return
+        self.replicas_only = True  # the file and the replicas get different bytes
+        self.feed(db, data)
 
     def served(self, conn: Any, pending: Any, reply: Any) -> None:
         """A blocked command was served (store/blocking.py): write what it did."""

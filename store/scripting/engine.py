@@ -318,6 +318,7 @@ class LuaEngine:
             ok, r = runner(f, numkeys, *args[3:])
         finally:
             if aof is not None:
+                aof.targets = 3  # redis.set_repl lasts for the run (TO_ALL)
                 aof.end()
             clock.freeze(frozen)
             self.run = None
@@ -596,6 +597,11 @@ class LuaEngine:
             self._raise(
                 b'Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.'
             )
+        # The script's next commands go to the AOF (1), the replicas (2), both or neither
+        # (store/persistence/aof.py's `targets`, reset when the run ends)
+        aof = self.server.keyspace.aof
+        if aof is not None:
+            aof.targets = int(flags)
 
     def _breakpoint(self, *args: Any) -> bool:
         """redis.breakpoint: in a debugging session, stop at the next line."""

@@ -102,6 +102,7 @@ class Replica:
         'ip',
         'capa',
         'rdb_only',
+        'rdb_filter',
         'state',
         'pending',
         'payload',
@@ -120,6 +121,9 @@ class Replica:
         self.ip = ''  # REPLCONF ip-address, else the connection's address
         self.capa: set[str] = set()  # REPLCONF capa: eof, psync2
         self.rdb_only = False  # REPLCONF rdb-only 1: the RDB, then the connection closes
+        # REPLCONF rdb-filter-only (redis-cli --functions-rdb): None for the whole RDB,
+        # else what the RDB holds besides its header: {'functions'} or nothing
+        self.rdb_filter: set[str] | None = None
         # '', then 'wait_bgsave' and 'send_bulk' (in Replication.syncing), then 'online'
         # (in Replication.replicas)
         self.state = ''
@@ -287,6 +291,10 @@ class Replication:
             self.active = True
             aof.replication_started()
         r.psync = psync
+        if r.rdb_filter is not None:  # a payload of its own, made now (it holds no keys)
+            rdb = self._filtered_rdb(r.rdb_filter)
+            self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
+            return
         p = self.server.persistence
         waiting = [x for x in self.syncing if x.state == 'wait_bgsave']
         sharing = p.snapshot is not None and p.snapshot_kind == 'repl' and waiting
@@ -479,6 +487,17 @@ class Replication:
         finally:
             snap.abort()
         return out.getvalue()
+
+    def _filtered_rdb(self, parts: set[str]) -> bytes:
+        """The RDB of a replica that asked for some parts only (SLAVE_REQ_RDB_EXCLUDE_DATA):
+        the header, the functions if asked for, never a key."""
+        from .persistence.rdb_codec import crc64
+
+        encoder = self._encoder()
+        body = encoder.header()
+        if 'functions' in parts:
+            body += encoder.functions(self.server.functions.codes())
+        return body + encoder.footer(crc64(body))
 
     def detach(self, conn: Any) -> None:
         link = self.server.replica_link

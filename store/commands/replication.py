@@ -76,8 +76,15 @@ def replconf(c, args):
                 raise RedisError('ERR value is out of range, value must between 0 and 1')
             r.rdb_only = flag == 1
         elif opt == 'rdb-filter-only':
-            if value and lower(value) != 'functions':
-                raise RedisError(f'ERR Unsupported rdb-filter-only option: {lower(value)}')
+            # include filters: the keys are left out, the functions kept if named
+            # ('' leaves them out too)
+            parts = set()
+            for part in value.split():
+                if lower(part) != 'functions':
+                    shown = part.decode('latin-1')
+                    raise RedisError(f'ERR Unsupported rdb-filter-only option: {shown}')
+                parts.add('functions')
+            r.rdb_filter = parts
         else:
             opt_s = args[j].decode('utf-8', 'replace')
             raise RedisError(f'ERR Unrecognized REPLCONF option: {opt_s}')

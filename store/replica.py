@@ -32,8 +32,10 @@ REPLICAOF NO ONE makes it a master again with the data it has.
 FAILOVER's demotion of a master (store/replication.py) makes one with `failover`: its
 first PSYNC continues the server's own history and asks the target to take over.
 
-Not here: diskless loading, the `$EOF:` payload format, a replica's replicas sharing its
-master's replication id.
+Its own replicas share the master's history (store/replication_history.py): they get the
+master's stream as applied here (`Replication.proxied`).
+
+Not here: diskless loading, the `$EOF:` payload format.
 """
 
 from __future__ import annotations

@@ -59,9 +59,11 @@ repl-diskless-sync-max-replicas) before its payload starts and +FULLRESYNC is se
 replicas waiting get a newline every second (store/replication_presync.py); the payload
 itself is the disk-based one.
 
-Not here: diskless sync's `$EOF:` payload; a replica's replicas sharing its master's
-replication id and stream (chained replication: PSYNC2's replid2), and restoring the
-replication id and offset from an RDB file's aux fields after a restart.
+A replica's history is its master's (store/replication_history.py): its replicas get the
+master's stream as applied here, a promotion keeps the old id as replid2, and RDB files
+carry the id and offset so that a restart continues them.
+
+Not here: diskless sync's `$EOF:` payload (and diskless loading on the replica side).
 """
 
 from __future__ import annotations

@@ -334,6 +334,35 @@ def test_loading_replies_loading_until_the_file_is_in(tmp_path):
         stop(proc)
 
 
+def test_config_set_while_loading(tmp_path):
+    """While the data set loads, CONFIG SET takes most parameters but refuses dir,
+    appendonly and repl-diskless-load (DENY_LOADING_CONFIG) with -LOADING, ahead of any
+    other error in the same call, and nothing of that call is set."""
+    proc, port = spawn_store('--dir', str(tmp_path))
+    try:
+        r = client(port)
+        p = r.pipeline(transaction=False)
+        for i in range(5000):
+            p.set(f'k{i}', i)
+        p.execute()
+        r.save()
+        stop(proc)
+        proc, _ = spawn_store(
+            '--dir', str(tmp_path), '--key-load-delay', '400', '--enable-protected-configs',
+            'yes', port=port,
+        )  # fmt: skip
+        r = client(port, retry=Retry(NoBackoff(), 0))
+        assert r.info('persistence')['loading'] == 1
+        assert r.config_set('loglevel', 'debug') is True
+        for args in (('dir', 'x'), ('appendonly', 'yes'), ('maxmemory', '1mb', 'nosuch', '1')):
+            with pytest.raises(redis.BusyLoadingError):
+                r.execute_command('CONFIG', 'SET', *args, 'dir', 'x')
+        assert r.config_get('maxmemory')['maxmemory'] == '0'
+        assert r.info('persistence')['loading'] == 1  # (all of it while loading)
+    finally:
+        stop(proc)
+
+
 def test_debug_reload_keeps_the_data(tmp_path):
     proc, port = spawn_store('--dir', str(tmp_path), '--enable-debug-command', 'yes')
     try:

@@ -101,6 +101,8 @@ def config_set(c, args):
         raise RedisError(E_SYNTAX)
     server = c.server
     config = server.config
+    if server.loading:
+        _deny_while_loading(c, args)
     chosen = []
     seen = set()
     for i in range(2, len(args), 2):
@@ -138,6 +140,27 @@ def config_set(c, args):
     for _, param, _ in new:
         server.apply_config(param.name)
     return OK
+
+
+# DENY_LOADING_CONFIG: what CONFIG SET refuses while the data set loads.
+_DENY_LOADING = frozenset(('appendonly', 'repl-diskless-load', 'dir'))
+
+
+def _deny_while_loading(c, args):
+    """While loading, a parameter Redis marks DENY_LOADING_CONFIG fails the whole CONFIG
+    SET with -LOADING, ahead of any other error (the loading error has precedence), unless
+    it is refused as protected first."""
+    allowed = None
+    for i in range(2, len(args), 2):
+        param = TABLE.get(lower(as_text(args[i])))
+        if param is None or param.name not in _DENY_LOADING:
+            continue
+        if param.protected:
+            if allowed is None:
+                allowed = protected_allowed(c, c.server.config['enable-protected-configs'])
+            if not allowed:
+                continue
+        raise RedisError('LOADING Redis is loading the dataset in memory')
 
 
 def _move_listeners(server, new):

@@ -508,3 +508,31 @@ def test_watched_keys_and_channels_count_as_client_memory(which, command, make_s
                 assert evicted or c.closed_by_peer()
         finally:
             admin.config_set('maxmemory-clients', 0)
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_tracking_redirection_evicts_its_target_without_the_cron(which, make_server, redis_ref):
+    """Invalidations redirected to a client that does not read grow its memory; Redis
+    evicts it under maxmemory-clients as they are queued, the cron paused or not
+    (unit/client-eviction 'tracking redirection')."""
+    port = make_server(enable_debug_command='yes').port if which == 'ours' else redis_ref[1]
+    long_key = 'k' * 200 * 1024
+    with redis.Redis(port=port) as admin, RawConn(port) as target, RawConn(port) as c:
+        admin.config_set('maxmemory-clients', 3_000_000)
+        try:
+            target.cmd('CLIENT', 'SETNAME', 'redirected')
+            redir = int(target.cmd('CLIENT', 'ID')[1:-2])
+            target.send(pack('SUBSCRIBE', '__redis__:invalidate'))
+            c.cmd('CLIENT', 'TRACKING', 'on', 'REDIRECT', redir, 'BCAST')
+            admin.execute_command('DEBUG', 'PAUSE-CRON', 1)
+            for _ in range(200):
+                names = {x['name']: int(x['tot-mem']) for x in admin.client_list()}
+                if 'redirected' not in names:
+                    break
+                assert names['redirected'] < 3_000_000
+                assert c.cmd('INCR', long_key).startswith(b':')
+            assert 'redirected' not in {x['name'] for x in admin.client_list()}
+        finally:
+            admin.execute_command('DEBUG', 'PAUSE-CRON', 0)
+            admin.config_set('maxmemory-clients', 0)
+            admin.delete(long_key)

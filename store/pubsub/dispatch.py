@@ -368,6 +368,11 @@ class PubSub:
         b = s.qbytes = s.qbytes + n
         if b + s.tbytes > self.obl_check:
             self._check_output_limit(s, time.time())
+        evictor = conn.server.evictor
+        if evictor.clients_limit and b + s.tbytes > evictor.clients_limit >> 4:
+            # maxmemory-clients as Redis checks it once a redirection grew the client
+            # (updateClientMemUsageAndBucket, then beforeSleep): not at the next cron
+            evictor.evict_clients()
         self.messages += 1
         self._after_fanout()
 

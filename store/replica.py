@@ -413,7 +413,32 @@ class MasterLink:
 
     def _ack(self) -> None:
         if self.writer is not None and self.state == 'connected':
-            self.writer.write(_command('REPLCONF', 'ACK', self.offset))
+            self.writer.write(_command('REPLCONF', 'ACK', self.applied_offset()))
+
+    def applied_offset(self) -> int:
+        """The stream's bytes applied (Redis's c->reploff): those read (`offset`) less
+        the master's commands CLIENT PAUSE holds, which run when it ends (resume_held)."""
+        conn = self.conn
+        if conn is None or not conn.deferred:
+            return self.offset
+        return self.offset - sum(len(resp_command(args)) for args in conn.deferred)
+
+    def resume_held(self) -> None:
+        """The pause that held the master's commands ended (store/commands/client.py's
+        ClientPause): run them now, as Redis runs its postponed master client again."""
+        conn = self.conn
+        if conn is None or conn.deferred is None or conn.closing:
+            return
+        deferred, conn.deferred = conn.deferred, None
+        conn.release_deferred()
+        conn.update_gate()
+        clock.freeze(1)  # as _apply runs them
+        try:
+            conn.run(deferred)
+        finally:
+            clock.freeze(0)
+        conn.out.clear()  # replies are the master's to ignore
+        self.in_multi = conn.multi is not None
 
     async def _ack_every_second(self) -> None:
         while True:
@@ -436,7 +461,7 @@ class MasterLink:
             ('master_last_io_seconds_ago', int(now - self.last_io) if up else -1),
             ('master_sync_in_progress', int(self.state == 'sync')),
             ('slave_read_repl_offset', self.offset),
-            ('slave_repl_offset', self.offset),
+            ('slave_repl_offset', self.applied_offset()),
         ]
         if not up:
             fields.append(('master_link_down_since_seconds', int(now - self.down_since)))

@@ -264,11 +264,14 @@ class ClientPause:
             self._resume(held)
 
     def _resume(self, held):
+        link = self.server.replica_link
         for conn in held:
             if self.kind == 'all':  # paused again meanwhile: the rest wait on, in order
                 self.held.append(conn)
                 continue
-            if not conn.closing and conn.transport is not None:
+            if link is not None and link.is_master(conn):
+                link.resume_held()  # the master client has no transport of its own
+            elif not conn.closing and conn.transport is not None:
                 conn.resume(None)  # a command the pause still covers is held again
             else:
                 conn.deferred = None

@@ -942,6 +942,11 @@ for _p in PARAMS:
         TABLE[_p.alias] = _p
 
 
+# The commands' names, for rename-command's checks: filled by store/server.py from the
+# command families (which sit above this module and import it).
+COMMAND_NAMES: set[str] = set()
+
+
 class Config:
     """Current values, keyed by canonical name."""
 
@@ -952,6 +957,9 @@ class Config:
         self.slow_ns = 0
         self.file = None  # absolute path of the config file, if any
         self.save_loaded = False  # a 'save' line was read: later ones add points
+        # `rename-command <name> <new name>` lines, in order ('' removes the command):
+        # the server applies them to its command table (Server.__init__)
+        self.renames: list[tuple[str, str]] = []
         self.users = []  # `user <name> <rules...>` lines, as bytes (store/acl.py loads them)
 
     def __getitem__(self, name):
@@ -1017,11 +1025,29 @@ class Config:
                 if name == 'include' and len(args) == 2:
                     self.load_file(args[1])
                     continue
+                if name == 'rename-command' and len(args) == 3:
+                    self.rename_command(args[1], args[2])
+                    continue
                 self.set_from_args(args[0], args[1:])
             except ConfigError as e:
                 raise ConfigError(
                     f'Reading the configuration file, at line {lineno}\n>>> \'{text}\'\n{e}'
                 ) from None
+
+    def rename_command(self, old, new):
+        """A rename-command line, checked against the command names as the earlier lines
+        left them (loadServerConfigFromString's errors)."""
+        names = set(COMMAND_NAMES)
+        for before, after in self.renames:
+            names.discard(before)
+            if after:
+                names.add(after)
+        old, new = old.lower(), new.lower()
+        if old not in names:
+            raise ConfigError('No such command in rename-command')
+        if new and new in names - {old}:
+            raise ConfigError('Target command name already exists')
+        self.renames.append((old, new))
 
     def render(self, name):
         param = TABLE[name]

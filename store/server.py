@@ -28,7 +28,7 @@ from .commands.client import (
     kill_connection,
 )
 from .commands.monitor import Monitors
-from .config import Config
+from .config import COMMAND_NAMES, Config
 from .connection import Connection
 from .events import KeyspaceEvents
 from .expiry.active import ActiveExpiry
@@ -46,6 +46,8 @@ from .shutdown import Shutdown
 from .tracking import Tracking
 from .types import EncodingLimits
 from .version import VERSION
+
+COMMAND_NAMES.update(cmd.name for module in MODULES for cmd in module.COMMANDS)
 
 LOGO = r"""                _._
            _.-``__ ''-._
@@ -94,6 +96,11 @@ class Server:
         self.config = config or Config()
         cfg = self.config
         self.commands = build_table(*MODULES)
+        for old, new in cfg.renames:  # rename-command: the command answers to its new name
+            cmd = self.commands.pop(old.encode())
+            del self.commands[old.upper().encode()]
+            if new:
+                self.commands[new.encode()] = self.commands[new.upper().encode()] = cmd
         # every command and subcommand once (the table also holds aliases): the cron folds
         # their recorded durations into their statistics (Command.settle)
         self.every_command = list(

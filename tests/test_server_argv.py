@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 import pytest
+import redis
 
+from conftest import spawn_store, stop
 from store.__main__ import parse_argv
 
 
@@ -77,3 +79,31 @@ def test_options_and_values_in_one_argument_and_values_starting_with_dashes(tmp_
     assert config['loglevel'] == 'verbose'
     config = parse_argv([conf, '--save', '100', '100'])
     assert config['save'] == '900 1 100 100'  # the file's first save replaced the defaults
+
+
+@pytest.mark.parametrize(
+    'args', [['--rename-command', 'nosuch', 'x'], ['--rename-command', 'get', 'set']]
+)
+def test_bad_rename_command_is_reported_as_redis_server_reports_it(args):
+    ours = first_error_lines([sys.executable, '-m', 'store', *args])
+    theirs = first_error_lines([shutil.which('redis-server'), *args])
+    assert ours == theirs
+    assert ours[0] == 1
+
+
+def test_rename_command(tmp_path):
+    """rename-command gives a command a new name (the old one is unknown), '' removes
+    it, and CONFIG REWRITE keeps the line."""
+    conf = tmp_path / 'store.conf'
+    conf.write_text('rename-command flushdb badger\nrename-command get ""\n')
+    proc, port = spawn_store(conf=conf)
+    try:
+        r = redis.Redis(port=port)
+        for name in ('flushdb', 'FLUSHDB', 'get'):
+            with pytest.raises(redis.ResponseError, match='unknown command'):
+                r.execute_command(name, *(['x'] if name == 'get' else []))
+        assert r.execute_command('BADGER') == b'OK'
+        assert r.execute_command('CONFIG', 'REWRITE') == b'OK'
+    finally:
+        stop(proc)
+    assert 'rename-command flushdb badger\n' in conf.read_text()

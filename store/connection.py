@@ -515,10 +515,17 @@ class Connection(asyncio.Protocol):
             transport.close()
 
     def _check_out_full(self):
-        """Over OUT_PAUSE_BYTES of unread replies: read no more until they drain. Not a
+        """Replies written to a client that is not reading them (its transport is over its
+        high-water mark): maxmemory-clients is checked, as Redis checks it before it sleeps.
+        Over OUT_PAUSE_BYTES of unread replies: read no more until they drain. Not a
         normal-class client while that class has a limit: redis-server reads and runs its
         commands until its replies trip the limit (store/output_limit.py), and paused here,
         below a limit over OUT_PAUSE_BYTES, it would never reach it."""
+        evictor = self.server.evictor
+        if evictor.clients_limit:  # maxmemory-clients, as Redis checks it in beforeSleep
+            evictor.evict_clients()  # (only for a client that is not reading: cold)
+            if self.closing:
+                return
         if self.out_limit is not None and not self.subscriptions and self.replica is None:
             return
         transport = self.transport

@@ -536,3 +536,32 @@ def test_tracking_redirection_evicts_its_target_without_the_cron(which, make_ser
             admin.execute_command('DEBUG', 'PAUSE-CRON', 0)
             admin.config_set('maxmemory-clients', 0)
             admin.delete(long_key)
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_unread_replies_evict_the_client_without_the_cron(which, make_server, redis_ref):
+    """A client that sends GETs of 200 KB and reads none is evicted under maxmemory-clients
+    as its replies pile up, the cron paused or not (unit/client-eviction 'output buf').
+    (How far over the limit CLIENT LIST may show it first depends on how its memory is
+    counted, not checked here.)"""
+    port = make_server(enable_debug_command='yes').port if which == 'ours' else redis_ref[1]
+    with redis.Redis(port=port) as admin, RawConn(port, rcvbuf=4096) as c:
+        admin.setrange('obk', 200_000, 'v')
+        admin.config_set('maxmemory-clients', 3_000_000)
+        admin.execute_command('DEBUG', 'PAUSE-CRON', 1)
+        try:
+            c.cmd('CLIENT', 'SETNAME', 'unread')
+            for _ in range(100):
+                mem = {x['name']: int(x['tot-mem']) for x in admin.client_list()}
+                if 'unread' not in mem:
+                    break
+                try:
+                    c.send(pack('GET', 'obk'))
+                except OSError:
+                    break
+                time.sleep(0.01)
+            assert 'unread' not in {x['name'] for x in admin.client_list()}
+        finally:
+            admin.execute_command('DEBUG', 'PAUSE-CRON', 0)
+            admin.config_set('maxmemory-clients', 0)
+            admin.delete('obk')

@@ -759,6 +759,7 @@ class Replication:
         self.own_keys.install()
         history.start_proxy(self)
         server.replica_link = MasterLink(server, host, port, failover, resume or failover)
+        server.config.values['replicaof'] = f'{host} {port}'  # what CONFIG REWRITE saves
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()
         server.log(f'REPLICAOF {host}:{port} enabled')
@@ -783,6 +784,7 @@ class Replication:
             return
         link.stop()
         server.replica_link = None
+        server.config.values['replicaof'] = ''
         self.own_keys.uninstall()
         server.keyspace.expire_paused = server.pause.kind is not None
         server.expiry.set_enabled(self.expiry_was)

@@ -12,7 +12,16 @@ from contextlib import contextmanager
 import pytest
 import redis
 
-from conftest import WAIT, assert_same, redis_cli, spawn_redis, spawn_store, stop, wait_until
+from conftest import (
+    WAIT,
+    assert_same,
+    free_port,
+    redis_cli,
+    spawn_redis,
+    spawn_store,
+    stop,
+    wait_until,
+)
 from rawconn import pack
 
 DBS = (0, 3)  # the databases the tests write
@@ -1170,3 +1179,30 @@ def test_a_restarted_master_continues_its_history_from_the_rdb(tmp_path):
     finally:
         master.close()
         stop(mproc)
+
+
+def test_a_restarted_replica_continues_from_its_rdb(master, tmp_path):
+    """CONFIG REWRITE saves the replicaof line; the replica's RDB saved at shutdown carries
+    the master's id and offset, so the restarted replica continues (+CONTINUE)."""
+    conf = tmp_path / 'replica.conf'
+    conf.write_text(f'dir {tmp_path}\n')
+    port = free_port()
+    proc, port = spawn_store('--save', '900 1', conf=conf, port=port)  # saves at shutdown
+    replica = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        replica.execute_command('REPLICAOF', '127.0.0.1', port_of(master))
+        wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'sync')
+        master.set('k', 'v')
+        assert master.wait(1, WAIT * 1000) == 1
+        replica.config_rewrite()
+        assert f'replicaof 127.0.0.1 {port_of(master)}' in conf.read_text()
+        replica.shutdown()
+        proc.wait(WAIT)
+        proc, _ = spawn_store('--save', '900 1', conf=conf, port=port)
+        wait_until(lambda: master.info('stats')['sync_partial_ok'] == 1, 'a partial resync')
+        assert master.info('stats')['sync_full'] == 1
+        master.set('after', '1')
+        wait_until(lambda: replica.get('after') == '1', 'a write after the restart')
+    finally:
+        replica.close()
+        stop(proc)

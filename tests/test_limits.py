@@ -565,3 +565,29 @@ def test_unread_replies_evict_the_client_without_the_cron(which, make_server, re
             admin.execute_command('DEBUG', 'PAUSE-CRON', 0)
             admin.config_set('maxmemory-clients', 0)
             admin.delete('obk')
+
+
+def test_debug_replybuffer_as_redis(make_server, redis_ref):
+    """DEBUG REPLYBUFFER PEAK-RESET-TIME / RESIZING answer as Redis 7.0's (the suite's
+    client-eviction and replybufsize files call them: an unknown subcommand was an
+    exception that ended the file); with resizing off a client keeps its 16 KB buffer."""
+    ours = make_server(enable_debug_command='yes').port
+    commands = [
+        ('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', 'never'),
+        ('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', '100'),
+        ('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', 'reset'),
+        ('DEBUG', 'REPLYBUFFER', 'RESIZING', '0'),
+        ('DEBUG', 'REPLYBUFFER', 'nope', '0'),
+        ('DEBUG', 'REPLYBUFFER', 'RESIZING'),
+    ]
+    for port in (ours, redis_ref[1]):
+        with RawConn(port) as c:
+            got = [c.cmd(*cmd) for cmd in commands]
+            time.sleep(0.3)  # past the cron's first resize, were it on
+            line = c.cmd('CLIENT', 'INFO')
+            c.cmd('DEBUG', 'REPLYBUFFER', 'RESIZING', '1')
+        if port == ours:
+            mine = got
+        else:
+            assert mine == got
+        assert b' rbs=16384 ' in line, (port, line)

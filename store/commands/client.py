@@ -474,7 +474,7 @@ def client_info_line(conn, current=None, args=None):
     oll = (1 if unsent > obl else 0) + (1 if pending else 0) + (1 if queued else 0)
     # rbs/rbp: the reply buffer is created at 16 KB and the cron shrinks it to 1 KB within a
     # few of its ticks when replies stay small (clientsCronResizeOutputBuffer)
-    young = now - conn.created < 0.15
+    young = now - conn.created < 0.15 or not conn.server.reply_buffer_resizing
     rbs = 16384 if young else 1024
     rbp = rbs if young and conn.last_cmd is not None else 0
     sub, psub, ssub = _sub_counts(conn)

@@ -19,6 +19,7 @@ from . import debug_values as dv
 from .admin import as_text, protected_allowed
 from .config_cmd import rewrite_config
 from .debug_crash import SUBCOMMANDS as CRASH_SUBCOMMANDS
+from .debug_replybuffer import SUBCOMMANDS as REPLYBUFFER_SUBCOMMANDS
 from .digest import dataset_digest, digest_values
 
 E_DEBUG_DISABLED = (
@@ -326,6 +327,8 @@ def debug(c, args):
     if sub == 'populate' and 3 <= n <= 5:
         return debug_populate(c, args)
     if sub in CRASH_SUBCOMMANDS and (reply := CRASH_SUBCOMMANDS[sub](c, args)) is not None:
+        return reply
+    if sub in REPLYBUFFER_SUBCOMMANDS and (reply := REPLYBUFFER_SUBCOMMANDS[sub](c, args)):
         return reply
     raise RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "

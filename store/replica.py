@@ -57,6 +57,23 @@ from .resp import RedisError
 _CHUNK = 1 << 20
 
 
+def _unapplied(parser: Any) -> int:
+    """The bytes of the stream the parser holds of a command not complete yet: what is
+    buffered (`pending`), plus what it parsed already of that command (its header and
+    complete arguments, which have left the buffer), so that the offset ends at the last
+    complete command, where a partial resync continues."""
+    if parser is None:
+        return 0
+    n = parser.pending()
+    if parser.multibulklen or parser.args:
+        n += len(b'*%d\r\n' % (len(parser.args) + parser.multibulklen))
+        for a in parser.args:
+            n += len(b'$%d\r\n' % len(a)) + len(a) + 2
+        if parser.bulklen != -1:
+            n += len(b'$%d\r\n' % parser.bulklen)
+    return n
+
+
 def _collect_errors(reply: Any, out: list[str]) -> None:
     """The error replies in a parsed reply (an EXEC's array holds its commands')."""
     if isinstance(reply, hiredis.ReplyError):
@@ -135,11 +152,10 @@ class MasterLink:
             self.writer.close()
             self.writer = None
         conn = self.conn
-        if conn is not None and (
-            self.in_multi or (conn.parser is not None and conn.parser.pending())
-        ):
-            # cut inside a transaction or a command: what was applied of it is not an
-            # offset to continue from (Redis keeps its offset at the MULTI); sync again
+        if conn is not None and self.in_multi:
+            # cut inside a transaction: what was applied of it is not an offset to
+            # continue from (Redis keeps its offset at the MULTI); sync again. A command
+            # cut in half was not counted: the link continues, with a new parser
             self.replid = '?'
         if self.state == 'connected':
             self.down_since = time.time()
@@ -226,13 +242,15 @@ class MasterLink:
                 history.shift(repl, self.replid)
             elif repl.replid != self.replid:  # a master continuing its own history
                 history.shift(repl, self.replid)
-            if self.conn is None or self.conn.closing:
-                # continuing this server's own history (FAILOVER), or after the master
-                # client was killed: a new one, in the database the stream had selected
+            conn = self.conn
+            if conn is None or conn.closing or _unapplied(conn.parser):
+                # continuing this server's own history (FAILOVER), after the master client
+                # was killed, or cut inside a command (its bytes come again): a new one,
+                # in the database the stream had selected
                 db = self.conn.db if self.conn is not None else self.server.replication.resume_db
                 self._new_conn(db)
             else:
-                self._register(self.conn)
+                self._register(conn)
             log('Successful partial resynchronization with master.')
         else:
             text = reply.decode(errors='replace')
@@ -333,8 +351,11 @@ class MasterLink:
         """Run the master's commands; the offset counts the ones complete."""
         conn = self.conn
         assert conn is not None
-        parser = conn.parser
-        held = parser.pending() if parser is not None else 0
+        if conn.closing:
+            # killed (CLIENT KILL): what was still read is not applied, nor counted; the
+            # link continues from the offset applied so far
+            return
+        held = _unapplied(conn.parser)
         read = self.tail + data if held else data  # this read's commands, whole
         self.getack = False
         clock.freeze(1)  # the master's commands see keys its DEL has not removed yet
@@ -348,8 +369,7 @@ class MasterLink:
         if conn.out:
             self._errors(conn, read)
         conn.out.clear()  # replies are the master's to ignore
-        parser = conn.parser
-        pending = parser.pending() if parser is not None else 0
+        pending = _unapplied(conn.parser)
         self.tail = read[len(read) - pending :] if pending else b''
         self.offset += held + len(data) - pending
         # this server's replicas get the master's stream as it was applied here

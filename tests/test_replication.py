@@ -1206,3 +1206,37 @@ def test_a_restarted_replica_continues_from_its_rdb(master, tmp_path):
     finally:
         replica.close()
         stop(proc)
+
+
+def test_killing_the_master_client_under_load_loses_no_write(master):
+    """What the link still reads after CLIENT KILL is neither applied nor counted: the
+    partial resync sends it again, so nothing is lost (nor applied twice) while writes go
+    on (psync2's 'cluster is consistent after load')."""
+    import threading
+
+    stop_writing = threading.Event()
+
+    def write():
+        w = redis.Redis(port=port_of(master), protocol=2)
+        while not stop_writing.is_set():
+            pipe = w.pipeline(transaction=False)
+            for _ in range(50):
+                pipe.incr('x')
+            pipe.execute()
+        w.close()
+
+    master.config_set('repl-backlog-size', '100mb')  # what was missed is still there
+    with following(port_of(master)) as ours:
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            for _ in range(15):
+                wait_until(lambda: ours.info('replication')['master_link_status'] == 'up', 'up')
+                ours.execute_command('CLIENT', 'KILL', 'TYPE', 'master')
+                time.sleep(0.05)
+        finally:
+            stop_writing.set()
+            writer.join()
+        assert master.wait(1, WAIT * 1000) == 1
+        assert ours.get('x') == master.get('x')
+        assert master.info('stats')['sync_full'] == 1

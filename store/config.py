@@ -733,7 +733,7 @@ PARAMS = [
     Param('aof-use-rdb-preamble', 'bool', True),
     Param('aof-rewrite-incremental-fsync', 'bool', True, inert=PERSISTENCE),
     Param('aof-timestamp-enabled', 'bool', False),
-    Param('aof-disable-auto-gc', 'bool', False, inert=PERSISTENCE),
+    Param('aof-disable-auto-gc', 'bool', False),
     Param('rdb-key-save-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True),
     Param('key-load-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True),
     Param(

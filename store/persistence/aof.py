@@ -143,7 +143,7 @@ class Manifest:
 
     def __init__(self) -> None:
         self.base: tuple[str, int] | None = None  # (file name, seq)
-        self.history: list[str] = []
+        self.history: list[tuple[str, int]] = []  # (file name, seq), newest first
         self.incrs: list[tuple[str, int]] = []
         self.base_seq = 0
         self.incr_seq = 0
@@ -159,8 +159,8 @@ class Manifest:
         lines = []
         if self.base is not None:
             lines.append(_manifest_line(self.base[0], self.base[1], 'b'))
-        for name in self.history:
-            lines.append(_manifest_line(name, 0, 'h'))
+        for name, seq in self.history:
+            lines.append(_manifest_line(name, seq, 'h'))
         for name, seq in self.incrs:
             lines.append(_manifest_line(name, seq, 'i'))
         return ''.join(lines).encode()
@@ -213,7 +213,7 @@ class Manifest:
                 m.base = (name, seq)
                 m.base_seq = seq
             elif ftype == 'h':
-                m.history.append(name)
+                m.history.append((name, seq))
             elif ftype == 'i':
                 if seq <= maxseq:
                     _manifest_error(log, 'Found a non-monotonic sequence number', line, linenum)
@@ -810,6 +810,8 @@ class Aof:
             elif not cfg['appendonly'] and (self.on or self.turning_on):
                 self.stop()
             self.started = True  # the first call ends start-up (manager.load)
+        elif name == 'aof-disable-auto-gc' and not cfg[name]:
+            self._delete_history()  # updateAofAutoGCEnabled: what waited goes now
 
     def cron(self, now: float) -> None:
         if self.buf:
@@ -1429,7 +1431,7 @@ class Aof:
         try:
             m = self.manifest.copy() if self.manifest is not None else Manifest()
             if m.base is not None:
-                m.history.insert(0, m.base[0])
+                m.history.insert(0, m.base)
             m.base_seq += 1
             base = self._base_name(m.base_seq)
             m.base = (base, m.base_seq)
@@ -1442,8 +1444,8 @@ class Aof:
                 m.incrs.append((incr, m.incr_seq))
             # markRewrittenIncrAofAsHistory: all but the one being written
             keep = m.incrs[-1:] if self.fd >= 0 else []
-            for name, _ in m.incrs[: len(m.incrs) - len(keep)]:
-                m.history.insert(0, name)
+            for incr_info in m.incrs[: len(m.incrs) - len(keep)]:
+                m.history.insert(0, incr_info)
             m.incrs = keep
             os.replace(tmp, base_path)
             self._persist_manifest(m)
@@ -1471,7 +1473,7 @@ class Aof:
         m = self.manifest
         if m is None or not m.history or self.server.config['aof-disable-auto-gc']:
             return
-        for name in m.history:
+        for name, _ in m.history:
             self.log(f'Removing the history file {name} in the background')
             remove(self.path(name))
         m.history = []

@@ -79,6 +79,7 @@ class Stats:
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.error_replies = 0  # total_error_replies
+        self.total_forks = 0  # background snapshots started (each has its stand-in child)
         self.errors = {}  # error code -> replies (INFO errorstats)
 
     def error(self, msg):

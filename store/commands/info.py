@@ -275,7 +275,7 @@ def _stats_section(server):
         ('keyspace_misses', ks.misses),
         *pubsub_info_fields(server),
         ('latest_fork_usec', 0),
-        ('total_forks', 0),
+        ('total_forks', server.stats.total_forks),
         ('migrate_cached_sockets', 0),
         ('slave_expires_tracked_keys', 0),
         ('active_defrag_hits', 0),

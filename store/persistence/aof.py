@@ -947,7 +947,23 @@ class Aof:
             # run time (or data but no AOF): the base is made by a rewrite, as Redis does
             self.turning_on = True
             self._install()
-            if not self.start_rewrite():
+            client = self.server.current_client
+            p = self.server.persistence
+            if p.snapshot is not None and p.snapshot_kind != 'aof':
+                self.rewrite_scheduled = True
+                self.log(
+                    'AOF was enabled but there is already another background operation. '
+                    'An AOF background was scheduled to start when possible.',
+                    '#',
+                )
+            elif client is not None and client.in_exec:  # CONFIG SET appendonly in EXEC
+                self.rewrite_scheduled = True
+                self.log(
+                    'AOF was enabled during a transaction. '
+                    'An AOF background was scheduled to start when possible.',
+                    '#',
+                )
+            elif not self.start_rewrite():
                 self.rewrite_scheduled = True
             return
         os.makedirs(self.dir_path(), exist_ok=True)

@@ -290,6 +290,7 @@ class Persistence:
         self.snapshot_done = done
         self.snapshot_started = time.time()
         self.child = ChildStandIn()  # Redis's fork child, for those who look for it
+        self.server.stats.total_forks += 1  # INFO's total_forks counts it as a fork
         self.server.oom.child(self.child.pid)  # the child's oom-score-adj (oom_score.py)
         self.child_signal = 0
         self.server.loop.call_soon(self._step)

@@ -344,8 +344,18 @@ class Connection(asyncio.Protocol):
             deadline = _perf_ns() + TURN_NS
         held = False
         done = 0
-        # redis-server's limits apply per read(2) of at most 16 KB: replay those reads
-        for chunk in parser.reads(data):
+        # redis-server's limits apply per read(2) of at most 16 KB: replay those reads where
+        # they can matter: inline requests (64 KB without a line end), near the query
+        # buffer limit, under maxmemory-clients. Otherwise the read is parsed whole: 16 KB
+        # pieces freed between the values parsed out of them left holes in the heap that no
+        # value fits (values of 10 KB under maxmemory: +18% RSS, tests/test_big_values_
+        # memory.py), where a read of 128 KB or more is mapped and unmapped.
+        whole = (
+            (parser.multibulklen or data[0] == 42)  # '*': a multibulk request
+            and parser.pending() + len(data) < limit >> 1
+            and not self.server.evictor.clients_limit
+        )
+        for chunk in (data,) if whole else parser.reads(data):
             done += len(chunk)
             parser.feed(chunk)
             if parser.pending() > limit:
@@ -365,6 +375,9 @@ class Connection(asyncio.Protocol):
                     frames = parser.parse(self.server.max_bulk, self.authenticated)
                 except ProtocolError as e:
                     frames, error = parser.ready, e
+                if whole and len(frames) > SLICE and error is None:  # many commands: in turns
+                    held = self._run_slices(frames, 0, deadline)
+                    break
                 self.run(frames)
                 if error is None or self.closing:
                     break
@@ -375,7 +388,7 @@ class Connection(asyncio.Protocol):
                 self.server.stats.error('ERR Protocol error')
                 self.close_after_reply()
                 break
-            if self.closing:
+            if self.closing or held:
                 break
             if done < len(data):  # the rest is what redis-server would read next: a turn ends
                 self.flush()

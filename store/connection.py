@@ -208,7 +208,7 @@ class Connection(asyncio.Protocol):
         self.turn_handle = None
         self.out_full = False
         self.read_paused = False
-        self.out_limit = server.pubsub.limits.gate()
+        self.out_limit = server.pubsub.limits.gate(self)
         self.obl_soft_since = None
         self.raw = None
         self.replica = None
@@ -761,6 +761,7 @@ class Connection(asyncio.Protocol):
         self.acl_rules = table is not self.server.commands
 
     def update_gate(self):
+        self.out_limit = self.server.pubsub.limits.gate(self)  # (authenticated or not)
         self.gated = (
             self.closing
             or not self.authenticated

@@ -43,6 +43,7 @@ import time
 
 _NO_LIMIT = (0, 0, 0)
 REPLY_BUFFER = 16384  # PROTO_REPLY_CHUNK_BYTES: the static reply buffer of a Redis client
+UNAUTHENTICATED_LIMIT = 1024  # what a client that has not authenticated may have queued
 
 
 def reply_memory(unsent, buffered):
@@ -93,25 +94,34 @@ class OutputLimits:
         self.normal_floor = min([x for x in self.normal[:2] if x], default=0)
         self.pubsub = limits['pubsub']
         self.replica = limits['slave']
-        gate = self.gate()
         for conn in self.server.clients.values():
-            conn.out_limit = gate
-            if gate is None:
+            conn.out_limit = self.gate(conn)
+            if conn.out_limit is None:
                 conn.obl_soft_since = None
 
-    def gate(self):
-        """What a connection's `out_limit` is: this object while a normal limit is set."""
+    def gate(self, conn):
+        """What a connection's `out_limit` is: this object while a normal limit is set or
+        the connection has not authenticated, else None."""
         hard, soft, _ = self.normal
-        return self if hard or soft else None
+        return self if hard or soft or not conn.authenticated else None
 
     def check(self, conn):
         """Called by Connection.flush before it writes `conn.out`: True when the client went
-        over the normal class's limit and was disconnected (its replies discarded)."""
+        over the normal class's limit, or an unauthenticated client over 1 KB of unsent
+        replies beyond the static buffer (checkClientOutputBufferLimits: such a client must
+        not make the server hold what it does not read), and was disconnected (its replies
+        discarded)."""
         if conn.subscriptions:
             return False  # the pubsub class (store/pubsub/dispatch.py)
         if conn.is_replica():
             return False  # the replica class (check_replica)
         used = reply_memory(sum(map(len, conn.out)), conn.transport.get_write_buffer_size())[1]
+        if not conn.authenticated:
+            if used > UNAUTHENTICATED_LIMIT:
+                self.disconnect(conn)
+                return True
+            if not (self.normal[0] or self.normal[1]):
+                return False  # no normal-class limit
         if used < self.normal_floor and conn.obl_soft_since is None:
             return False  # under both limits, no soft-limit clock to stop: the usual case
         over, conn.obl_soft_since = exceeded(

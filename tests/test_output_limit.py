@@ -341,3 +341,26 @@ def test_keys_reply_counts_whole_against_the_limit(target):
             assert c.read_available(want=b'<EOF>') == b'<EOF>'
         set_limit(target, 'normal 0 0 0')
         assert len(admin.keys('*')) >= 1000
+
+
+def test_unauthenticated_client_that_does_not_read_is_dropped(target):
+    """With a password set, a client that has not authenticated may not make the server
+    hold more than 1 KB of unsent replies (beyond its static buffer): its -NOAUTH errors
+    to a pipeline it never reads drop it, as checkClientOutputBufferLimits does."""
+    admin = redis.Redis(port=target)
+    admin.config_set('requirepass', 'secret')
+    try:
+        with RawConn(target, rcvbuf=4096) as c:
+            set_x = pack('SET', 'x', '5')
+            sent = None
+            for i in range(2000):  # up to 100,000 commands, ~6 MB of -NOAUTH replies
+                try:
+                    c.send(set_x * 50)
+                except (BrokenPipeError, ConnectionResetError):
+                    sent = i
+                    break
+            assert sent is not None or c.closed_by_peer()
+    finally:
+        admin.execute_command('AUTH', 'secret')
+        admin.config_set('requirepass', '')
+        admin.close()

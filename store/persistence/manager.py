@@ -69,6 +69,7 @@ class Persistence:
         self.dirty_offset = self.dirty_seen = 0
         self.dirty_at_save = 0
         self.last_bgsave_ok = True
+        self.last_cow_size = 0  # rdb_last_cow_size: the last BGSAVE's copy-on-write bytes
         self.last_bgsave_time = -1
         self.saves = 0
         self.last_save_try = 0.0
@@ -333,6 +334,8 @@ class Persistence:
             return
         done = self.snapshot_done
         self.snapshot = self.snapshot_done = None
+        if self.snapshot_kind != 'aof':  # a BGSAVE's or a replica's payload: an RDB child
+            self.last_cow_size = snap.copied
         if self.child is not None:
             self.child.end()
             self.child = None
@@ -612,10 +615,10 @@ class Persistence:
         return [
             ('loading', int(self.loading)),
             ('async_loading', 0),
-            ('current_cow_peak', 0),
-            ('current_cow_size', 0),
-            ('current_cow_size_age', 0),
-            ('current_fork_perc', '0.00'),
+            ('current_cow_peak', snap.copied if snap else 0),  # it only grows
+            ('current_cow_size', snap.copied if snap else 0),
+            ('current_cow_size_age', 0),  # up to date at every INFO
+            ('current_fork_perc', _percent(snap) if snap else '0.00'),
             ('current_save_keys_processed', snap.keys_done if snap else 0),
             ('current_save_keys_total', snap.keys_total if snap else 0),
             ('rdb_changes_since_last_save', self.changes_since_save()),
@@ -628,7 +631,7 @@ class Persistence:
                 int(time.time() - self.snapshot_started) if bg else -1,
             ),
             ('rdb_saves', self.saves),
-            ('rdb_last_cow_size', 0),
+            ('rdb_last_cow_size', self.last_cow_size),
             ('rdb_last_load_keys_expired', self.load_keys_expired),
             ('rdb_last_load_keys_loaded', self.load_keys_loaded),
             *self.aof.info(),
@@ -679,3 +682,9 @@ class _Loading:
         server.apply_config('notify-keyspace-events')
         self.p.loading = server.loading = False
         server.update_gates()
+
+
+def _percent(snap: Snapshot) -> str:
+    """current_fork_perc: the share of the keys the running snapshot has written."""
+    total = snap.keys_total
+    return '%.2f' % (snap.keys_done * 100 / total if total else 0.0)

@@ -40,6 +40,7 @@ from typing import Any
 import anycrc
 
 from ..keyspace import Keyspace
+from ..memory.sizes import value_size
 
 _CRC = anycrc.Model('CRC64-REDIS')
 STEP_S = 0.001  # serialization per loop turn: other clients wait at most about this long
@@ -88,6 +89,9 @@ class Snapshot:
         self.dbs: list[tuple[int, list[_Unit], int, int]] = []
         self.units: dict[int, _Unit] = {}  # id(data dict) -> unit not yet fully written
         self.early: dict[int, list[bytes]] = {}  # db -> keys serialized before its turn
+        # the memory of the values serialized early because a command reached them first:
+        # what the snapshot copies on write (INFO's current_cow_size, a child's copied pages)
+        self.copied = 0
         for db in range(ks.databases):
             units = [_Unit(db, s.data[db], s.expires[db]) for s in ks.shards if s.data[db]]
             if units:
@@ -152,6 +156,7 @@ class Snapshot:
             return
         chunk = self.encoder.key(key, value, unit.expires.get(key))
         self.keys_done += 1
+        self.copied += value_size(value)  # in memory, as a child's copied pages count
         if unit.db == self.current_db:
             self._write(chunk)
         else:

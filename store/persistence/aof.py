@@ -768,6 +768,8 @@ class Aof:
         self.last_rewrite_ok = True
         self.rewrites = 0
         self.consecutive_failures = 0
+        self.limit_delay_min = 0  # _rewrite_limited's wait, in minutes, and its end
+        self.limit_until = 0.0
         self.turning_on = False  # AOF_WAIT_REWRITE: on, but the base is not made yet
         self.started = False  # start-up is over (the manager's first apply_config)
         # configuration read per command, kept here by apply_config
@@ -830,15 +832,41 @@ class Aof:
             return
         cfg = self.server.config
         perc = cfg['auto-aof-rewrite-percentage']
-        if perc and not self.turning_on and self.current_size > cfg['auto-aof-rewrite-min-size']:
+        if (
+            perc
+            and not self.turning_on
+            and self.server.persistence.snapshot is None  # !hasActiveChildProcess()
+            and self.current_size > cfg['auto-aof-rewrite-min-size']
+        ):
             base = self.base_size or 1
             growth = self.current_size * 100 // base - 100
-            if growth >= perc:
+            if growth >= perc and not self._rewrite_limited():
                 self.log(f'Starting automatic rewriting of AOF on {growth}% growth')
                 try:
                     self.start_rewrite()
                 except RedisError:
                     pass
+
+    def _rewrite_limited(self) -> bool:
+        """aofRewriteLimited: after 3 rewrites failed in a row, automatic ones wait 1
+        minute, then 2, 4... up to an hour between tries, each wait logged once."""
+        if self.consecutive_failures < 3:
+            self.limit_delay_min = 0
+            self.limit_until = 0.0
+            return False
+        if self.limit_until:
+            if time.time() < self.limit_until:
+                return True
+            self.limit_until = 0.0
+            return False
+        self.limit_delay_min = min(self.limit_delay_min * 2 or 1, 60)
+        self.limit_until = time.time() + self.limit_delay_min * 60
+        self.log(
+            'Background AOF rewrite has repeatedly failed and triggered the limit, '
+            f'will retry in {self.limit_delay_min} minutes',
+            '#',
+        )
+        return True
 
     def _try_scheduled(self) -> None:
         try:

@@ -24,6 +24,7 @@ SNAPSHOT_UNWRAPPED = {
     'deadline',  # lookup_notouch -> lookup
     'deadline_of_found',  # a read, after read_notouch
     'exists',  # lookup_notouch -> lookup
+    'stored',  # a read that expires nothing (WATCH)
     'lookup_notouch',  # -> lookup
     'read_notouch',  # -> read
     'frequency',

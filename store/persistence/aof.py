@@ -53,6 +53,7 @@ from ..types.packed import Packed
 from ..types.set import Set
 from ..types.stream import MAX_ID, Stream, exact_trim_args, format_id
 from ..types.zset import ZSet
+from .errors import LoadError
 from .files import install, remove
 
 ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD: elements per RPUSH/SADD/... of a rewrite
@@ -63,10 +64,6 @@ FIX_HINT = 'make a backup of your AOF file, then use ./redis-check-aof --fix <fi
 _CRC = anycrc.Model('CRC64-REDIS')
 _MULTI = b'*1\r\n$5\r\nMULTI\r\n'
 _EXEC = b'*1\r\n$4\r\nEXEC\r\n'
-
-
-class LoadError(Exception):
-    """An AOF that cannot be loaded: the manager logs the message and exits non-zero."""
 
 
 # '*n' and n bulk strings as one %-template: one format instead of one per argument

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .aof import LoadError
+from .errors import LoadError
 
 
 def upgrade_if_needed(aof: Any, m: Any) -> None:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Coroutine
 from typing import Any
 
-from .aof import LoadError
+from .errors import LoadError
 
 
 def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:

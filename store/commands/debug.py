@@ -12,7 +12,6 @@ import time
 from ..args import int_arg, lower
 from ..cnum import atoi, strtod
 from ..command_table import Family
-from ..persistence.debug_load import debug_loadaof, debug_replicate
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..scripting import set_disable_deny_scripts
 from . import debug_values as dv
@@ -298,10 +297,10 @@ def debug(c, args):
     if sub == 'reload' and n >= 2:
         return debug_reload(c, args[2:])
     if sub == 'loadaof' and n == 2:
-        debug_loadaof(server)
+        server.persistence.debug_loadaof()
         return OK
     if sub == 'replicate' and n >= 3:
-        debug_replicate(server, args[2:])
+        server.persistence.debug_replicate(args[2:])
         return OK
     if sub == 'aof-flush-sleep' and n == 3:
         server.persistence.aof.flush_sleep = atoi(args[2])

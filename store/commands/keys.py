@@ -24,7 +24,6 @@ from ..args import SYNTAX, int_arg
 from ..clock import now_ms
 from ..command_table import Family
 from ..glob import compile_glob
-from ..persistence.payload_check import footer_valid, restore_value
 from ..resp import BULK_PREFIX, CRLF, OK, Raw, RedisError, encode
 from ..types import copy_value, type_name
 from .cursor import parse_cursor, parse_scan_options
@@ -686,9 +685,12 @@ def restore(c, args):
     if ttl < 0:
         raise RedisError('ERR Invalid TTL value, must be >= 0')
     payload = args[3]
-    if not footer_valid(payload, bool(settings(c.server).get('skip-checksum-validation'))):
+    persistence = c.server.persistence
+    if not persistence.footer_valid(
+        payload, bool(settings(c.server).get('skip-checksum-validation'))
+    ):
         raise RedisError(E_BAD_PAYLOAD)
-    value = restore_value(c, payload)
+    value = persistence.restore(c, payload)
     if value is None:
         raise RedisError(E_BAD_FORMAT)
 

@@ -43,8 +43,10 @@ from ..rdb import dump_payload
 from ..resp import RedisError
 from .aof import Aof, LoadError
 from .child import ChildStandIn
+from .debug_load import debug_loadaof, debug_replicate
 from .files import install, remove
-from .rdb_codec import RdbEncoder, RdbError, RdbLoader, load_value
+from .payload_check import footer_valid, restore_value
+from .rdb_codec import RdbEncoder, RdbError, RdbLoader
 from .snapshot import Snapshot
 
 LOAD_SLICE_S = 0.01  # loading time between two turns of the loop (-LOADING replies)
@@ -129,11 +131,23 @@ class Persistence:
         file has them, then the RDB version and the CRC64, so redis-server RESTOREs it."""
         return dump_payload(RdbEncoder(self.server.config['rdbcompression']).value(value))
 
-    def restore(self, payload: bytes) -> Any:
-        """The value of a payload `verify_payload` passed (RESTORE), in the encodings the
-        keyspace's limits give; None when it does not decode: 'Bad data format'. Read
-        from the whole payload as Redis reads it: a value may run into the footer."""
-        return load_value(payload, self.server.keyspace.limits)
+    def debug_loadaof(self) -> None:
+        """DEBUG LOADAOF (persistence/debug_load.py)."""
+        debug_loadaof(self.server)
+
+    def debug_replicate(self, args: list[bytes]) -> None:
+        """DEBUG REPLICATE (persistence/debug_load.py)."""
+        debug_replicate(self.server, args)
+
+    def footer_valid(self, payload: bytes, skip_checksum: bool = False) -> bool:
+        """RESTORE's verifyDumpPayload (persistence/payload_check.py)."""
+        return footer_valid(payload, skip_checksum)
+
+    def restore(self, conn: Any, payload: bytes) -> Any:
+        """The value of a RESTORE payload whose footer passed, in the encodings the
+        keyspace's limits give, after Redis's integrity checks (persistence/payload_check.py);
+        None when it does not decode: 'Bad data format'."""
+        return restore_value(conn, payload)
 
     # -- snapshots ------------------------------------------------------------------------
 

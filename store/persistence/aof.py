@@ -1328,10 +1328,12 @@ class Aof:
         if self.replication.active and self.replicas_fed < len(buf):
             encoded = self._feed_replicas()
         if self.fd < 0:
-            if not self.on and not self.turning_on:
-                buf.clear()
-                self.buf_len = self.replicas_fed = 0
-                self.replicas_only = False
+            # no file to write to (the AOF off, or turning on with no rewrite running):
+            # dropped, as feedAppendOnlyFile drops them; the next rewrite's snapshot has
+            # their effects
+            buf.clear()
+            self.buf_len = self.replicas_fed = 0
+            self.replicas_only = False
             return
         data = encoded if encoded is not None else _encode_queued(buf)
         if self.flush_sleep:
@@ -1467,6 +1469,7 @@ class Aof:
             if not self.server.persistence.child_signal:  # else logged as killed (child.py)
                 self.log('Background AOF rewrite terminated with error', '#')
             if self.turning_on:
+                self._drop_temp_incr()
                 self.rewrite_scheduled = True  # startAppendOnly retries from cron
             return
         try:
@@ -1508,6 +1511,20 @@ class Aof:
         self.log('Background AOF rewrite terminated with success')
         self.log('Background AOF rewrite finished successfully')
         self._delete_history()
+
+    def _drop_temp_incr(self) -> None:
+        """aofDelTempIncrAofFile: a rewrite made while turning the AOF on failed, so the
+        temp incr file that took the writes since its snapshot goes, and what is queued
+        with it (the replicas get theirs first); the next rewrite starts a new one."""
+        if self.buf:
+            self.write()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.incr_name:
+            self.log(f'Removing the temp incr aof file {self.incr_name} in the background')
+            remove(self.path(self.incr_name))
+            self.incr_name = ''
 
     def _delete_history(self) -> None:
         """aofDelHistoryFiles: the files the new manifest no longer names."""

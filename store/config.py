@@ -749,9 +749,7 @@ PARAMS = [
     Param('replicaof', 'special', '', multi=True, mutable=False, alias='slaveof'),
     Param('masterauth', 'str', ''),
     Param('masteruser', 'str', ''),
-    Param(
-        'replica-serve-stale-data', 'bool', True, alias='slave-serve-stale-data', inert=REPLICATION
-    ),
+    Param('replica-serve-stale-data', 'bool', True, alias='slave-serve-stale-data'),
     Param('replica-read-only', 'bool', True, alias='slave-read-only'),
     Param('replica-lazy-flush', 'bool', False, alias='slave-lazy-flush', inert=REPLICATION),
     Param('replica-ignore-maxmemory', 'bool', True, alias='slave-ignore-maxmemory'),
@@ -763,8 +761,8 @@ PARAMS = [
         'replica-announce-port', 'int', 0, 0, 65535, alias='slave-announce-port', inert=REPLICATION
     ),
     Param('repl-diskless-sync', 'bool', True, inert=REPLICATION),
-    Param('repl-diskless-sync-delay', 'int', 5, 0, INT_MAX, inert=REPLICATION),
-    Param('repl-diskless-sync-max-replicas', 'int', 0, 0, INT_MAX, inert=REPLICATION),
+    Param('repl-diskless-sync-delay', 'int', 5, 0, INT_MAX),
+    Param('repl-diskless-sync-max-replicas', 'int', 0, 0, INT_MAX),
     Param(
         'repl-diskless-load',
         'enum',
@@ -791,7 +789,6 @@ PARAMS = [
         'enum',
         'ignore',
         choices=('ignore', 'panic', 'panic-on-replicas'),
-        inert=REPLICATION,
     ),
     Param('bind-source-addr', 'str', ''),  # the replica link's source (store/replica.py)
     # cluster

@@ -27,6 +27,7 @@ from .commands.client import (
     close_after_this_reply,
     kill_connection,
 )
+from .commands.migrate import MigrateSockets
 from .commands.monitor import Monitors
 from .config import COMMAND_NAMES, Config
 from .connection import Connection
@@ -158,6 +159,8 @@ class Server:
         self.evictor = Evictor(self)  # maxmemory (store/memory)
         self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client.py)
         self.cron_hooks.append(self.evictor.refresh)
+        self.migrate_sockets = MigrateSockets()  # MIGRATE's connections, kept 10 s
+        self.cron_hooks.append(self.migrate_sockets.close_timed_out)
         self.shutdown = Shutdown(self)  # SHUTDOWN, SIGTERM, SIGINT (store/shutdown.py)
         self.cron_hooks.append(self.shutdown.cron)
         self.cron_paused = False  # DEBUG PAUSE-CRON: the cron does nothing while set

@@ -131,3 +131,29 @@ def test_moved_keys_leave_the_aof(tmp_path):
     finally:
         stop(proc)
         stop(tproc)
+
+
+@pytest.mark.differential
+def test_connections_are_cached_and_a_dead_one_is_replaced(both, tmp_path):
+    """Redis keeps a MIGRATE connection per target (INFO migrate_cached_sockets) and, when
+    the cached one died with its target, reconnects once instead of failing."""
+    seen = []
+    for source in both:
+        proc, port = spawn_store('--dir', str(tmp_path))
+        try:
+            source.flushall()
+            source.set('k1', 'v')
+            source.set('k2', 'v')
+            before = source.info('stats')['migrate_cached_sockets']
+            first = source.execute_command('MIGRATE', '127.0.0.1', port, 'k1', 0, 5000)
+            cached = source.info('stats')['migrate_cached_sockets']
+        finally:
+            stop(proc)
+        proc, port = spawn_store('--dir', str(tmp_path), port=port)  # the same target, anew
+        try:
+            second = source.execute_command('MIGRATE', '127.0.0.1', port, 'k2', 0, 5000)
+            moved = redis.Redis(port=port).exists('k2')
+        finally:
+            stop(proc)
+        seen.append((first, cached - before, second, moved))
+    assert seen[0] == seen[1] == (b'OK', 1, b'OK', 1)

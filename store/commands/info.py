@@ -276,7 +276,7 @@ def _stats_section(server):
         *pubsub_info_fields(server),
         ('latest_fork_usec', 0),
         ('total_forks', server.stats.total_forks),
-        ('migrate_cached_sockets', 0),
+        ('migrate_cached_sockets', len(server.migrate_sockets.cache)),
         ('slave_expires_tracked_keys', 0),
         ('active_defrag_hits', 0),
         ('active_defrag_misses', 0),

@@ -4,14 +4,18 @@ so the target may be a redis-server as well as this server.
 
 As in Redis the transfer is synchronous: the event loop waits for the target, at most
 `timeout` ms for each connect, write and read (MIGRATE is for moving keys between
-servers an operator controls). The connection is opened for each MIGRATE and closed
-after it (Redis keeps it for 10 s and skips the SELECT when the database is the same:
-the target sees one more SELECT and connection, nothing a client can tell apart).
-Keys the target acknowledged are deleted here, unless COPY, and written to the AOF as
-DEL, as Redis rewrites the command; a key that expired since the lookup is skipped.
+servers an operator controls). Connections are cached per target as Redis caches them
+(MigrateSockets: up to 64, closed after 10 s unused, SELECT skipped when the database is
+the one the last transfer selected; INFO migrate_cached_sockets counts them), and a
+transfer whose cached connection turns out dead before the first reply is tried once more
+on a new one. Keys the target acknowledged are deleted here, unless COPY, and written to
+the AOF as DEL, as Redis rewrites the command; a key that expired since the lookup is
+skipped.
 """
 
+import random
 import socket
+import time
 
 import hiredis
 
@@ -24,6 +28,58 @@ from ..resp import OK, Raw, RedisError, to_bytes
 COMMANDS = Family('generic', since='2.6.0')
 
 E_KEYS_ARG = 'ERR When using MIGRATE KEYS option, the key argument must be set to the empty string'
+
+
+CACHE_ITEMS = 64  # MIGRATE_SOCKET_CACHE_ITEMS
+CACHE_TTL = 10  # MIGRATE_SOCKET_CACHE_TTL: seconds a connection may stay unused
+
+
+class MigrateSockets:
+    """server.migrate_cached_sockets: 'host:port' -> [socket, last selected db (-1: none),
+    last use in whole seconds]."""
+
+    def __init__(self) -> None:
+        self.cache: dict[bytes, list] = {}
+
+    def get(self, host: bytes, port: bytes, timeout: float) -> list:
+        """migrateGetSocket: the cached connection to host:port, or a new one (a random one
+        dropped when 64 are cached); RedisError when the target cannot be reached."""
+        name = host + b':' + port
+        entry = self.cache.get(name)
+        if entry is not None:
+            entry[2] = int(time.time())
+            return entry
+        if len(self.cache) >= CACHE_ITEMS:
+            self.close(random.choice(list(self.cache)))
+        try:
+            sock = socket.create_connection((host.decode(), int(port)), timeout)
+        except ConnectionRefusedError:
+            # Redis's non-blocking connect sees the socket writable and fails on the write
+            raise RedisError('IOERR error or timeout writing to target instance') from None
+        except (OSError, ValueError, UnicodeDecodeError):  # a timeout, an unknown host
+            raise RedisError('IOERR error or timeout connecting to the client') from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        entry = self.cache[name] = [sock, -1, int(time.time())]
+        return entry
+
+    def close(self, name: bytes) -> None:
+        entry = self.cache.pop(name, None)
+        if entry is not None:
+            entry[0].close()
+
+    def close_timed_out(self, now: float) -> None:
+        """migrateCloseTimedoutSockets, from the cron."""
+        for name, entry in list(self.cache.items()):
+            if int(now) - entry[2] > CACHE_TTL:
+                self.close(name)
+
+
+class _SocketError(Exception):
+    """The connection failed during a transfer; `retry`: nothing was acknowledged and it
+    was no timeout, so a new connection may try again (Redis's may_retry)."""
+
+    def __init__(self, writing: bool, retry: bool) -> None:
+        self.writing, self.retry = writing, retry
 
 
 def _keys(args):
@@ -87,20 +143,25 @@ def migrate(c, args):
     if not keys:
         return Raw(b'+NOKEY\r\n')
 
-    try:
-        conn = socket.create_connection((args[1].decode(), int(args[2])), timeout / 1000)
-    except ConnectionRefusedError:
-        # Redis's non-blocking connect sees the socket writable and fails on the write
-        raise RedisError('IOERR error or timeout writing to target instance') from None
-    except (OSError, ValueError, UnicodeDecodeError):  # a timeout, an unknown host
-        raise RedisError('IOERR error or timeout connecting to the client') from None
-    with conn:
-        return _transfer(c, conn, keys, db, auth, copy, replace)
+    sockets = c.server.migrate_sockets
+    for retry in (True, False):
+        cached = sockets.get(args[1], args[2], timeout / 1000)
+        try:
+            return _transfer(c, cached, keys, db, auth, copy, replace, timeout / 1000)
+        except _SocketError as e:
+            sockets.close(args[1] + b':' + args[2])
+            if not (retry and e.retry):
+                what = 'writing' if e.writing else 'reading'
+                raise RedisError(f'IOERR error or timeout {what} to target instance') from None
+    raise AssertionError('unreachable')
 
 
-def _transfer(c, conn, keys, db, auth, copy, replace):
+def _transfer(c, cached, keys, db, auth, copy, replace, timeout):
     ks, persistence = c.ks, c.server.persistence
-    commands = ([auth] if auth else []) + [[b'SELECT', b'%d' % db]]
+    conn = cached[0]
+    conn.settimeout(timeout)
+    select = cached[1] != db
+    commands = ([auth] if auth else []) + ([[b'SELECT', b'%d' % db]] if select else [])
     moved = []
     for key in keys:
         deadline = ks.deadline(c.db, key)
@@ -116,9 +177,12 @@ def _transfer(c, conn, keys, db, auth, copy, replace):
     reader = hiredis.Reader(notEnoughData=False)
     try:
         conn.sendall(b''.join(to_bytes(cmd) for cmd in commands))
+    except TimeoutError:
+        raise _SocketError(writing=True, retry=False) from None
     except OSError:
-        raise RedisError('IOERR error or timeout writing to target instance') from None
+        raise _SocketError(writing=True, retry=True) from None
     replies = []
+    timed_out = False
     try:
         while len(replies) < len(commands):
             reply = reader.gets()
@@ -129,8 +193,12 @@ def _transfer(c, conn, keys, db, auth, copy, replace):
                 reader.feed(data)
                 continue
             replies.append(reply)
+    except TimeoutError:
+        timed_out = True
     except (OSError, hiredis.ProtocolError):
         pass
+    if not replies:  # nothing was acknowledged: a dead cached connection may be retried
+        raise _SocketError(writing=False, retry=not timed_out)
     setup = replies[: len(commands) - len(moved)]
     setup_error = next((r for r in setup if isinstance(r, hiredis.ReplyError)), None)
     error = setup_error
@@ -145,7 +213,9 @@ def _transfer(c, conn, keys, db, auth, copy, replace):
     if deleted and ks.aof is not None:
         ks.aof.feed(c.db, to_bytes([b'DEL', *deleted]))  # what MIGRATE is rewritten as
     if error is not None:
+        cached[1] = -1  # the target's database is no longer known
         raise RedisError(f'ERR Target instance replied with error: {error}')
     if len(replies) < len(commands):
-        raise RedisError('IOERR error or timeout reading to target instance')
+        raise _SocketError(writing=False, retry=False)
+    cached[1] = db
     return OK

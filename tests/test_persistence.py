@@ -531,3 +531,124 @@ def test_killing_the_background_saves_child_fails_it_as_in_redis(tmp_path):
     finally:
         stop(proc)
     assert 'Background saving terminated by signal 9' in proc.stdout.read()
+
+
+# -- odd and corrupt files, loaded as rdb.c's rdbLoadRioWithLoadingCtx loads them ----------
+
+
+def _rdb_file(records):
+    """An RDB v9 file of `records` (type byte, key, raw value bytes) in db 0, with no
+    checksum (0: not checked), as Redis's corrupt-dump assets are."""
+    from store.rdb import rdb_string
+
+    out = b'REDIS0009\xfe\x00'
+    for t, key, value in records:
+        out += bytes((t,)) + rdb_string(key, False) + value
+    return out + b'\xff' + bytes(8)
+
+
+def _blob(b):
+    from store.rdb import rdb_string
+
+    return rdb_string(b, False)
+
+
+def _listpack(entries, count=None):
+    body = b''
+    for e in entries:  # 6-bit strings: 0b10xxxxxx, then the backlen
+        body += bytes((0x80 | len(e),)) + e + bytes((1 + len(e),))
+    total = 6 + len(body) + 1
+    n = len(entries) if count is None else count
+    return total.to_bytes(4, 'little') + n.to_bytes(2, 'little') + body + b'\xff'
+
+
+def _start_and_log(exe, tmp_path, name, *args):
+    """Start `exe` on the file `name` in tmp_path; its exit status (None: it started and
+    was stopped) and its output."""
+    from conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            *exe,
+            '--port',
+            str(port),
+            '--dir',
+            str(tmp_path),
+            '--dbfilename',
+            name,
+            '--save',
+            '',
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        rc = proc.wait(5 if exe[0].endswith('redis-server') else 20)
+    except subprocess.TimeoutExpired:
+        rc = None
+        stop(proc)
+    return rc, proc.stdout.read()
+
+
+SERVERS = {
+    'ours': [os.sys.executable, '-m', 'store'],
+    'redis': [shutil.which('redis-server') or 'redis-server'],
+}
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+@pytest.mark.parametrize('sanitize', ['no', 'yes'])
+def test_empty_aggregates_are_skipped_and_counted_in_the_log(tmp_path, which, sanitize):
+    """rdbLoadRio skips an empty aggregate, logs it and counts it in 'Done loading RDB'."""
+    name = f'{which}-{sanitize}.rdb'
+    (tmp_path / name).write_bytes(
+        _rdb_file(
+            [
+                (0, b'str', _blob(b'v')),
+                (2, b'set', b'\x00'),  # a hashtable set of no members
+                (4, b'hash', b'\x00'),
+                (16, b'hash_listpack', _blob(_listpack([]))),
+            ]
+        )
+    )
+    rc, log = _start_and_log(SERVERS[which], tmp_path, name, '--sanitize-dump-payload', sanitize)
+    assert rc is None, log
+    for key in ('set', 'hash', 'hash_listpack'):
+        assert f'rdbLoadObject skipping empty key: {key}\n' in log
+    assert 'Done loading RDB, keys loaded: 1, keys expired: 0, empty keys skipped: 3.' in log
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_a_value_failing_the_integrity_checks_ends_the_load_as_in_redis(tmp_path, which):
+    """A hash ziplist is always checked (Redis converts it): a bad header ends the start
+    with the check's line, redis-check-rdb's report and 'Terminating server ...'."""
+    bad_ziplist = (99).to_bytes(4, 'little') + (10).to_bytes(4, 'little') + b'\x00\x00\xff'
+    name = f'{which}.rdb'
+    (tmp_path / name).write_bytes(
+        _rdb_file([(0, b'str', _blob(b'v')), (13, b'bad', _blob(bad_ziplist))])
+    )
+    rc, log = _start_and_log(SERVERS[which], tmp_path, name, '--sanitize-dump-payload', 'no')
+    assert rc == 1, log
+    assert log.count('Hash ziplist integrity check failed.') >= 2
+    assert 'function at rdb.c:2275 -> Hash ziplist integrity check failed.' in log
+    assert "[additional info] Reading key 'bad'" in log
+    assert log.count('Terminating server after rdb file reading failure.') == 1
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_deep_checks_of_a_file_run_with_sanitize_dump_payload_yes(tmp_path, which):
+    """A hash listpack holding a field twice passes the header check; deep sanitization
+    (sanitize-dump-payload yes) refuses it, and the file with it, as it would a RESTORE."""
+    name = f'{which}.rdb'
+    dup = _listpack([b'a', b'1', b'a', b'2'])
+    (tmp_path / name).write_bytes(_rdb_file([(16, b'dup', _blob(dup))]))
+    rc, log = _start_and_log(SERVERS[which], tmp_path, name, '--sanitize-dump-payload', 'yes')
+    assert rc == 1, log
+    assert 'function at rdb.c:2301 -> Hash listpack integrity check failed.' in log
+    assert log.count('Terminating server after rdb file reading failure.') == 1

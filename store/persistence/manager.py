@@ -45,10 +45,30 @@ from .aof import Aof, LoadError
 from .child import ChildStandIn
 from .debug_load import debug_loadaof, debug_replicate
 from .files import install, remove
-from .payload_check import footer_valid, restore_value
-from .rdb_codec import RdbEncoder, RdbError, RdbLoader
+from .payload_check import check_payload, corrupt_message, footer_valid, restore_value
+from .rdb_codec import RdbCorrupt, RdbEncoder, RdbError, RdbLoader
 from .snapshot import Snapshot
 
+# redis-check-rdb's names of the value types (rdb_type_string)
+_TYPE_NAMES = {
+    0: 'string',
+    1: 'list-linked',
+    2: 'set-hashtable',
+    3: 'zset-v1',
+    4: 'hash-hashtable',
+    5: 'zset-v2',
+    6: 'module-value',
+    9: 'hash-zipmap',
+    10: 'list-ziplist',
+    11: 'set-intset',
+    12: 'zset-ziplist',
+    13: 'hash-ziplist',
+    14: 'quicklist',
+    15: 'stream',
+    16: 'hash-listpack',
+    17: 'zset-listpack',
+    18: 'quicklist-v2',
+}
 LOAD_SLICE_S = 0.01  # loading time between two turns of the loop (-LOADING replies)
 E_BGSAVE_RUNNING = 'ERR Background save already in progress'
 E_MISCONF = (
@@ -452,22 +472,26 @@ class Persistence:
         for _ in self._load_rdb_steps(path):
             await asyncio.sleep(0)
 
-    def load_rdb_now(self, path: str, allow_dup: bool = False) -> None:
+    def load_rdb_now(self, path: str, allow_dup: bool = False, data: bytes | None = None) -> None:
         with self.loading_state():
-            for _ in self._load_rdb_steps(path, allow_dup):
+            for _ in self._load_rdb_steps(path, allow_dup, data):
                 pass
 
-    def _load_rdb_steps(self, path: str, allow_dup: bool = False) -> Iterator[None]:
+    def _load_rdb_steps(
+        self, path: str, allow_dup: bool = False, data: bytes | None = None
+    ) -> Iterator[None]:
         """Load an RDB file into the (empty) keyspace, yielding every few thousand keys.
         `allow_dup` (RDBFLAGS_ALLOW_DUP, DEBUG RELOAD MERGE): a library of the file
-        replaces one of the same name, which is otherwise an error."""
+        replaces one of the same name, which is otherwise an error. `data`: the RDB's
+        bytes instead of the file's (a replica's diskless load, from the socket)."""
         server = self.server
         started = time.time()
-        try:
-            with open(path, 'rb') as f:
-                data = f.read()
-        except OSError as e:
-            raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
+        if data is None:
+            try:
+                with open(path, 'rb') as f:
+                    data = f.read()
+            except OSError as e:
+                raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
         ks = server.keyspace
         cfg = server.config
         db = 0
@@ -485,6 +509,15 @@ class Persistence:
         # Into an empty keyspace small aggregates stay packed until first used
         # (types/packed.py): the file's checksum is checked before the load completes.
         loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'], lazy=fresh)
+        # rdbLoadObject's integrity checks: those Redis always runs, on a value the codec
+        # refuses (to report it as Redis does), and all of them on every aggregate with
+        # sanitize-dump-payload yes (deep_integrity_validation, as for a RESTORE)
+        loader.integrity = check_payload
+        loader.deep = cfg['sanitize-dump-payload'] == 'yes'
+        # keys already expired (counted for the log line; active expiry removes them after
+        # the load): a master's, as rdbLoadRio skips them only when it is one
+        now = clock.now_ms() if not cfg['replicaof'] else None
+        expired = 0
         earliest = None  # the earliest deadline loaded, for the expiry timer
         loaded = 0
         aux: dict[bytes, bytes] = {}
@@ -528,6 +561,10 @@ class Persistence:
                             if idle is not None or freq is not None:  # IDLE / FREQ opcodes
                                 ks.set_access(db, key, idle, freq)
                     loaded += len(keys)
+                    if extras and now is not None:
+                        for x in extras:
+                            if x[1] is not None and x[1] < now:
+                                expired += 1
                     if delay:
                         time.sleep(delay / 1e6)
                     if time.perf_counter() > next_turn:
@@ -563,6 +600,9 @@ class Persistence:
                     ks.used += size
             else:  # over existing keys, or a file holding a key twice (charged twice)
                 ks.recount()
+        except RdbCorrupt as e:
+            self._report_corrupt(path, e, aux)
+            raise LoadError('Terminating server after rdb file reading failure.') from None
         except RdbError as e:
             if str(e).startswith('Wrong RDB checksum'):  # rdbLoadRio's words, then its report
                 server.log(str(e).split(' (RDB offset')[0] + '. Aborting now.', '#')
@@ -588,8 +628,43 @@ class Persistence:
         self.load_pos = 0
         self.load_keys_loaded = loaded
         self.rdb_end = loader.pos  # an old-style AOF's command tail starts here (aof.py)
+        for key in loader.empty_names:
+            server.log(f"rdbLoadObject skipping empty key: {key.decode('utf-8', 'replace')}", '#')
+        loaded -= expired  # rdb_last_load_keys_loaded leaves them out
+        if loader.empty_keys:
+            server.log(
+                f'Done loading RDB, keys loaded: {loaded}, keys expired: {expired}, '
+                f'empty keys skipped: {loader.empty_keys}.',
+                '#',
+            )
+        else:
+            server.log(f'Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.')
         server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
-        server.log_verbose(f'Done loading RDB, keys loaded: {loaded}')
+
+    def _report_corrupt(self, path: str, e: RdbCorrupt, aux: dict[bytes, bytes]) -> None:
+        """rdbReportCorruptRDB while loading a file: the error logged, then
+        redis-check-rdb's report of the file (on stdout, as redis_check_rdb_main prints
+        it); the caller then ends the server with status 1."""
+        server = self.server
+        server.log(corrupt_message(e.found), '#')
+        name = os.path.basename(path)
+        lines = [f'[offset 0] Checking RDB file {name}']
+        for k, v in aux.items():
+            lines.append(
+                f"[offset 0] AUX FIELD {k.decode('utf-8', 'replace')} = "
+                f"'{v.decode('utf-8', 'replace')}'"
+            )
+        lines += [
+            '--- RDB ERROR DETECTED ---',
+            f'[offset {e.offset}] {corrupt_message(e.found)}',
+            '[additional info] While doing: read-object-value',
+            f"[additional info] Reading key '{e.key.decode('utf-8', 'replace')}'",
+            f'[additional info] Reading type {e.type} ({_TYPE_NAMES.get(e.type, "unknown")})',
+        ]
+        try:
+            print('\n'.join(lines), file=server.log_stream, flush=True)
+        except (OSError, ValueError):
+            pass
 
     def _load_over(self, db: int, keys: list[bytes], values: list[Any], extras: list) -> None:
         """Loaded keys into a keyspace that has keys already (DEBUG RELOAD NOFLUSH or

@@ -23,8 +23,14 @@ against redis-server):
   many and no member is longer than zset-max-listpack-value.
 - list: always a quicklist.
 
-It skips empty aggregates as Redis does, and reports any corruption as RdbError naming
-the byte offset, never as another exception and never with a half-built value.
+It skips empty aggregates as Redis does (counted, the first 10 keys named, for the load's
+log lines), and reports any corruption as RdbError naming the byte offset, never as
+another exception and never with a half-built value. Given Redis's integrity checks
+(`integrity`: payload_check.check_payload), a value the codec refuses is checked as
+rdbLoadObject checks it, and under `deep` (sanitize-dump-payload yes) every aggregate is:
+a failed check is RdbCorrupt, with rdb.c's line and message, which ends the start-up as
+rdbReportCorruptRDB does. The deep walk costs a copy and a walk of each aggregate's
+bytes, only with sanitize-dump-payload yes.
 
 DUMP and RESTORE use the same codec for one value without a key (`RdbEncoder.value`,
 `load_value`; rdb.py adds and checks the payload's footer), so payloads move both ways
@@ -100,7 +106,21 @@ from ..types.stream import (
 from ..types.zset import LISTPACK_INT_MAX, ZSet
 from ..version import VERSION
 
-__all__ = ['RdbEncoder', 'RdbError', 'RdbLoader']
+__all__ = ['RdbCorrupt', 'RdbEncoder', 'RdbError', 'RdbLoader']
+
+
+class RdbCorrupt(RdbError):
+    """A value of the file that fails Redis's integrity checks (`RdbLoader.integrity`):
+    `found` is the check's (rdb.c line, message), with the key and type being read and
+    the record's offset, for rdbReportCorruptRDB's lines."""
+
+    def __init__(self, found: tuple[int, str], key: bytes, t: int, offset: int) -> None:
+        super().__init__(f'{found[1]} (RDB offset {offset})')
+        self.found = found
+        self.key = key
+        self.type = t
+        self.offset = offset
+
 
 # -- opcodes and value types (rdb.h) ---------------------------------------------------------
 
@@ -706,6 +726,13 @@ class RdbLoader:
         self.checksum_disabled = False
         self.batch = LOAD_BATCH  # keys per batch (batches())
         self.charge = 0  # the last aggregate's charge, where its reader computed it
+        # Redis's integrity checks (payload_check.check_payload, given by the caller:
+        # payload, deep -> (line, message) or None), run on a value the codec refuses
+        # and, with `deep` (sanitize-dump-payload yes), on every aggregate read
+        self.integrity: Callable[[bytes, bool], tuple[int, str] | None] | None = None
+        self.deep = False
+        self.empty_keys = 0  # empty aggregates skipped
+        self.empty_names: list[bytes] = []  # the first 10 of them (Redis logs those)
         # rdbLoadObject's cases: value type -> its reader (each takes the type)
         self._readers: dict[int, Callable[[int], Any]] = {
             T_HASH_LISTPACK: self._hash_listpack,
@@ -957,9 +984,20 @@ class RdbLoader:
                             raise self._fail("The RDB file contains module data I can't load")
                         raise self._fail(f'Unknown RDB encoding type {op}')
                     self.charge = 0
-                    value = read(op)
+                    vstart = self.pos
+                    try:
+                        value = read(op)
+                    except Exception:
+                        if self.integrity is not None:
+                            self._check(op, key, vstart, None, p)
+                        raise
+                    if self.deep and self.integrity is not None:
+                        self._check(op, key, vstart, self.pos, p)
                     p = self.pos
                     if value is None:  # an empty aggregate, skipped as Redis does
+                        if self.empty_keys < 10:
+                            self.empty_names.append(key)
+                        self.empty_keys += 1
                         deadline = lru_idle = lfu_freq = None
                         extra = False
                         continue
@@ -1042,6 +1080,16 @@ class RdbLoader:
                     raise self._fail(
                         f'Wrong RDB checksum expected: ({expected:x}) but got ({stored:x})'
                     )
+
+    def _check(self, t: int, key: bytes, start: int, end: int | None, at: int) -> None:
+        """Redis's integrity checks on the value at data[start:end] (to the end of the
+        data: it is cut there by its own lengths) of type `t`: RdbCorrupt if one fails."""
+        assert self.integrity is not None
+        payload = bytes((t,)) + self.data[start : self.end if end is None else end]
+        found = self.integrity(payload, self.deep)
+        if found is not None and found[1]:  # (an empty quicklist node has no message)
+            self.pos = at
+            raise RdbCorrupt(found, key, t, at)
 
     def value(self) -> Any:
         """rdbLoadObjectType + rdbLoadObject at `pos`: one value without a key (a DUMP

@@ -149,6 +149,9 @@ class Keyspace:
         self.expire_paused = False
         self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
         self.log: Any = None  # the server's log(msg, level), for values that fail to decode
+        # what reading such a value does (the server's: Redis's assertion on the listpack,
+        # the process ends); None: the command gets an error
+        self.corrupt: Any = None
         events.attach(self)
         timer.keys_due_at = self.keys_due_at
         self.reset_stats()
@@ -291,11 +294,15 @@ class Keyspace:
 
     def _unpack(self, s: DbSlice, db: int, key: bytes, p: Packed) -> Any:
         """Decode a value left packed at load (types/packed.py) into its shard's dict, its
-        charge moved to the real value's. A blob that fails to decode (a writer's bug
-        under a valid checksum) stays packed: the command gets an error, the log a line."""
+        charge moved to the real value's. A blob that fails to decode (one RESTORE kept
+        unsanitized, or a writer's bug under a valid checksum) is what Redis meets reading
+        a corrupt listpack: `corrupt` ends the process with its assertion; without it the
+        blob stays packed, the command gets an error and the log a line."""
         try:
             v = Packed.decode(p)
         except Exception as e:  # noqa: BLE001 - whatever a bad blob raises
+            if self.corrupt is not None:
+                self.corrupt()  # does not return
             if self.log is not None:
                 self.log(f'Corrupt packed value of key {key!r} in DB {db}: {e}', '#')
             raise RedisError(

@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from . import listen
+from . import crash, listen
 from .acl import Acl, channel_in
 from .blocking import BlockingRegistry
 from .command_table import build_table
@@ -144,6 +144,10 @@ class Server:
         self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
         self.keyspace.lazyfree.config = cfg  # lazyfree-lazy-* (store/lazyfree.py)
         self.keyspace.log = self.log  # a packed value that fails to decode (types/packed.py)
+        # ... is a corrupt listpack Redis reads: lpNext's assertion (lpAssertValidEntry)
+        self.keyspace.corrupt = lambda: crash.assert_failed(
+            self, 'lpValidateNext(lp, &p, lpbytes)', 'listpack.c:1276'
+        )
         self.blocking = BlockingRegistry(self)
         self.tracking = Tracking(self)  # CLIENT TRACKING's tables and invalidations
         # MONITOR clients (store/commands/monitor.py); scripts feed them too. With CLIENT

@@ -123,6 +123,31 @@ def test_an_unsanitized_corrupt_stream_is_kept_and_asserts_when_read():
         stop(proc)
 
 
+# a quicklist (type 18) of one listpack whose second entry's encoding is bad (corrupt-dump's
+# 'gcc asan reports false leak on assert'): its header passes, only deep checks refuse it
+BAD_LP_ENTRY = (
+    b'\x12\x01\x02\x13\x13\x00\x00\x00\x10\x00\x00\x00\x03\x00\x00\xf3\xfe\x02'
+    b'\x5f\x31\x04\xf1\xff\x0a\x00\x19\x8d\x3d\x74\x85\x94\x29\xbd'
+)
+
+
+def test_an_unsanitized_corrupt_listpack_is_kept_and_asserts_when_read():
+    """sanitize-dump-payload no: RESTORE keeps the list as Redis does; LPOP reads the bad
+    entry and fails Redis's assertion on the listpack (exit 1 under use-exit-on-panic)."""
+    proc, r = _unsanitized('--sanitize-dump-payload', 'no')
+    try:
+        assert r.restore('_list', 0, BAD_LP_ENTRY) == b'OK'
+        with pytest.raises(redis.ConnectionError):
+            r.lpop('_list')
+        assert proc.wait(30) == 1
+        log = proc.stdout.read()
+        assert log.count('=== ASSERTION FAILED ===') == 1
+        assert "==> listpack.c:1276 'lpValidateNext(lp, &p, lpbytes)' is not true" in log
+        assert 'crashed by signal' not in log
+    finally:
+        stop(proc)
+
+
 def test_converting_a_hash_listpack_with_duplicates_panics():
     """More fields than hash-max-listpack-entries: Redis converts at RESTORE, meets the
     duplicate and panics (hashTypeConvertListpack)."""

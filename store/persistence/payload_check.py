@@ -26,7 +26,8 @@ these passed (duplicate stream consumers, ...) is 'Bad data format' too.
 Without deep sanitization Redis keeps blobs it did not walk as they came, corrupt or not,
 and fails (an assertion, the process ends) when a command reads a corrupt one. This server
 does the same where the codec cannot decode what Redis would keep (`kept_unsanitized`): a
-compact value stays a types/packed.py blob (reading it is an error reply), a stream's
+compact value stays a types/packed.py blob (reading it is Redis's assertion on the
+listpack, keyspace.Keyspace.corrupt, ending the process), a stream's
 entries become a tripwire that ends the process with Redis's assertion report when read
 (store/crash.py); a stream whose listpacks only deep checks refuse is kept that way even
 when the codec could decode it, since Redis asserts on it.

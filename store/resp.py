@@ -64,6 +64,15 @@ class CountedError(RedisError):
     __slots__ = ()
 
 
+def _error_line(msg: str) -> bytes:
+    """An error's text as one protocol line, as addReplyErrorFormat makes it: CR and LF
+    trimmed from both ends, any left inside turned into spaces (an argument quoted in
+    the message, a group name say, may hold them)."""
+    if '\n' in msg or '\r' in msg:
+        msg = msg.strip('\r\n').replace('\r', ' ').replace('\n', ' ')
+    return msg.encode('utf-8', 'surrogateescape')
+
+
 def c_string(b: bytes) -> bytes:
     """What C's %s sees of an argument: the bytes up to the first NUL."""
     nul = b.find(0)
@@ -187,7 +196,7 @@ def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
         else:
             _encode_many(value, proto, out)
     elif t is RedisError:
-        out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
+        out.append(b'-%s\r\n' % _error_line(value.msg))
     elif t is Raw or t is FailedRaw:
         if value is NULL_ARRAY and proto == 3:
             out.append(b'_\r\n')
@@ -222,7 +231,7 @@ def encode(value: Any, proto: int, out: list[bytes]) -> list[bytes]:
     elif t is DoubleText:
         out.append(b',%s\r\n' % value if proto == 3 else b'$%d\r\n%s\r\n' % (len(value), value))
     elif isinstance(value, RedisError):
-        out.append(b'-%s\r\n' % value.msg.encode('utf-8', 'surrogateescape'))
+        out.append(b'-%s\r\n' % _error_line(value.msg))
     else:
         raise TypeError(f'cannot encode {t.__name__}')
     return out

@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from conftest import WAIT, capture_events, now_ms, run_all, wait_until
+from conftest import WAIT, capture_events, now_ms, raw_same, run_all, wait_until
 from rawconn import RawConn, pack
 from store.types.stream import Stream, format_id, make_id
 
@@ -856,3 +856,17 @@ def test_xreadgroup_is_propagated_as_xclaims(make_server, tmp_path):
     assert aof.upper().count(b'XCLAIM') == 3 and b'XREADGROUP' not in aof.upper()
     assert aof.count(b'CREATECONSUMER') == 1
     assert b'$5\r\nSETID\r\n$1\r\ns\r\n$1\r\ng\r\n$3\r\n4-0\r\n' in aof
+
+
+@pytest.mark.differential
+def test_an_error_naming_an_argument_with_newlines_stays_one_line(raw_pair):
+    """addReplyErrorFormat turns CR and LF inside the message into spaces: a group name
+    holding them must not break the protocol (the client would read a bad reply)."""
+    raw_same(
+        raw_pair(),
+        [
+            ('XCLAIM', '_s', 'a\nb\r\nc', 'c', '0', '0-1'),
+            ('XREADGROUP', 'GROUP', 'g\n', 'c', 'STREAMS', '_s', '>'),
+            ('PING',),
+        ],
+    )

@@ -760,7 +760,7 @@ PARAMS = [
     Param(
         'replica-announce-port', 'int', 0, 0, 65535, alias='slave-announce-port', inert=REPLICATION
     ),
-    Param('repl-diskless-sync', 'bool', True, inert=REPLICATION),
+    Param('repl-diskless-sync', 'bool', True),
     Param('repl-diskless-sync-delay', 'int', 5, 0, INT_MAX),
     Param('repl-diskless-sync-max-replicas', 'int', 0, 0, INT_MAX),
     Param(
@@ -768,7 +768,6 @@ PARAMS = [
         'enum',
         'disabled',
         choices=('disabled', 'on-empty-db', 'swapdb'),
-        inert=REPLICATION,
     ),
     Param(
         'repl-ping-replica-period',

@@ -2,11 +2,14 @@
 follows its writes, e.g. to move a live dataset from redis-server to this server.
 
 The link (`MasterLink`, one asyncio task) does what a Redis 7.0 replica does: PING, AUTH
-with masterauth / masteruser, REPLCONF listening-port and capa psync2, then PSYNC with the
-master's replication id and offset when it has them (a reconnect continues: +CONTINUE) or
-`? -1`. A full resynchronisation's payload (`$<len>`, disk-based: the replica does not
-offer capa eof) is written to a temporary file, the data is emptied and the file loaded
-(clients get -LOADING meanwhile), then the stream is applied by a connection of its own
+with masterauth / masteruser, REPLCONF listening-port and capa eof capa psync2, then PSYNC
+with the master's replication id and offset when it has them (a reconnect continues:
++CONTINUE) or `? -1`. A full resynchronisation's payload (`$<len>`, or streamed: `$EOF:
+<mark>` ... mark, the stream's first bytes possibly read with its end) is written to a
+temporary file, the data is emptied and the file loaded (clients get -LOADING meanwhile);
+with repl-diskless-load (swapdb, or on-empty-db on an empty dataset) it is kept in memory
+instead ("to parser"), and swapdb keeps an RDB of the old data, loaded back when the new
+one fails to load. Then the stream is applied by a connection of its own
 (`conn`, ACL's `loader` user, replies dropped), which counts the offset and answers
 REPLCONF GETACK; REPLCONF ACK goes back every second. A lost link is retried every second.
 
@@ -35,12 +38,13 @@ first PSYNC continues the server's own history and asks the target to take over.
 Its own replicas share the master's history (store/replication_history.py): they get the
 master's stream as applied here (`Replication.proxied`).
 
-Not here: diskless loading, the `$EOF:` payload format.
+Not here: async loading (swapdb serving the old data while the payload loads).
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import time
 from typing import Any
@@ -215,7 +219,7 @@ class MasterLink:
             if reply[:1] == b'-':
                 raise LinkError(f'Unable to AUTH to MASTER: {reply.decode(errors="replace")}')
         await ask('REPLCONF', 'listening-port', self.server.port)  # errors ignored, as Redis
-        await ask('REPLCONF', 'capa', 'psync2')
+        await ask('REPLCONF', 'capa', 'eof', 'capa', 'psync2')
         log(f'Trying a partial resynchronization (request {self.replid}:{self.offset + 1}).')
         failover = ['FAILOVER'] if self.failover else []
         reply = await ask(
@@ -228,12 +232,14 @@ class MasterLink:
             _, replid, offset = reply.split()
             log(f'Full resync from master: {replid.decode()}:{offset.decode()}')
             self.state = 'sync'
-            await self._load(reader)
+            rest = await self._load(reader)
+            full = True
             self.replid, self.offset = replid.decode(), int(offset)
             history.follow(self.server.replication, self.replid, self.offset)
             aux = self.server.persistence.last_aux
             self._new_conn(int(aux.get(b'repl-stream-db', b'0') or 0))
         elif reply.startswith(b'+CONTINUE'):
+            rest, full = b'', False
             parts = reply.split()
             repl = self.server.replication
             if len(parts) > 1 and parts[1].decode() != self.replid:
@@ -258,6 +264,10 @@ class MasterLink:
         self.state = 'connected'
         self.last_io = time.time()
         log('MASTER <-> REPLICA sync: Finished with success')
+        if full:  # the first ACK at once: a master holds the stream after a streamed payload
+            self._ack()
+        if rest:  # the stream's first bytes, read with a streamed payload's end
+            self._apply(rest)
         acks = asyncio.ensure_future(self._ack_every_second())
         try:
             while True:
@@ -269,49 +279,110 @@ class MasterLink:
         finally:
             acks.cancel()
 
-    async def _load(self, reader: asyncio.StreamReader) -> None:
-        """The payload into a temporary file, then into the emptied dataset."""
+    async def _load(self, reader: asyncio.StreamReader) -> bytes:
+        """readSyncBulkPayload: the payload, `$<len>` or streamed (`$EOF:<mark>` ... mark),
+        into a temporary file, or with repl-diskless-load (swapdb, or on-empty-db when the
+        dataset is empty) kept in memory: no file. Then it replaces the dataset; swapdb
+        keeps the old one until the payload loaded, and restores it when the load fails.
+        Returns the stream's bytes read past a streamed payload's mark."""
         line = b'\n'
         while line in (b'\n', b'\r\n'):  # newlines: the master is still making it
             line = await reader.readline()
             if not line:
                 raise EOFError('the master closed the connection during the sync')
             self.last_io = time.time()
-        if not line.startswith(b'$') or line.startswith(b'$EOF:'):
-            raise LinkError(f'Bad protocol from MASTER: {line[:64]!r}')
-        size = int(line[1:])
+        line = line.rstrip(b'\r\n')
+        if line[:1] == b'-':
+            raise LinkError(
+                f'MASTER aborted replication with an error: {line[1:].decode(errors="replace")}'
+            )
+        if line[:1] != b'$':
+            raise LinkError(
+                "Bad protocol from MASTER, the first byte is not '$' (we received "
+                f"'{line.decode(errors='replace')}'), are you sure the host and port are right?"
+            )
+        mark = line[5:45] if line.startswith(b'$EOF:') and len(line) >= 45 else b''
+        size = 0 if mark else int(line[1:])
         server = self.server
         p = server.persistence
-        path = p.path(f'temp-{int(time.time())}.{os.getpid()}.rdb')
+        cfg = server.config
+        mode = cfg['repl-diskless-load']
+        empty = server.keyspace.dbsize_all() == 0
+        diskless = mode == 'swapdb' or (mode == 'on-empty-db' and empty)
+        target = 'to parser' if diskless else 'to disk'
         log = server.log
-        log(f'MASTER <-> REPLICA sync: receiving {size} bytes from master to disk')
+        if mark:
+            log(f'MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF {target}')
+        else:
+            log(f'MASTER <-> REPLICA sync: receiving {size} bytes from master {target}')
+        path = p.path(f'temp-{int(time.time())}.{os.getpid()}.rdb')
+        out: Any = io.BytesIO() if diskless else open(path, 'wb')  # noqa: SIM115
+        rest = b''
         try:
-            with open(path, 'wb') as f:
-                left = size
-                while left:
-                    chunk = await reader.read(min(left, _CHUNK))
-                    if not chunk:
-                        raise EOFError('the master closed the connection during the sync')
-                    f.write(chunk)
-                    left -= len(chunk)
-                    self.last_io = time.time()
+            try:
+                if mark:
+                    tail = b''  # the last bytes read, where the mark may begin
+                    while True:
+                        chunk = await reader.read(_CHUNK)
+                        if not chunk:
+                            raise EOFError('the master closed the connection during the sync')
+                        self.last_io = time.time()
+                        buf = tail + chunk
+                        at = buf.find(mark)
+                        if at >= 0:
+                            out.write(buf[:at])
+                            rest = buf[at + len(mark) :]
+                            break
+                        keep = len(mark) - 1
+                        out.write(buf[: len(buf) - keep])
+                        tail = buf[len(buf) - keep :]
+                else:
+                    left = size
+                    while left:
+                        chunk = await reader.read(min(left, _CHUNK))
+                        if not chunk:
+                            raise EOFError('the master closed the connection during the sync')
+                        out.write(chunk)
+                        left -= len(chunk)
+                        self.last_io = time.time()
+                data = out.getvalue() if diskless else None
+            finally:
+                if not diskless:
+                    out.close()
+            old = None
+            if diskless and mode == 'swapdb' and not empty:
+                old = server.replication._rdb()  # restored when the load fails
             log('MASTER <-> REPLICA sync: Flushing old data')
             server.replication.drop_replicas()  # they sync again, from this data
             server.keyspace.flushall()
             server.functions.flush()
             log('MASTER <-> REPLICA sync: Loading DB in memory')
             try:
-                p.load_rdb_now(path)
+                p.load_rdb_now(path, data=data)
             except Exception as e:
+                if diskless:
+                    log(
+                        f'Failed trying to load the MASTER synchronization DB from socket: {e}', '#'
+                    )
+                    server.keyspace.flushall()
+                    server.functions.flush()
+                    if old is not None:
+                        log('MASTER <-> REPLICA sync: Restoring the old DB', '#')
+                        p.load_rdb_now(path, data=old)
+                    raise LinkError('Failed trying to load the MASTER synchronization DB') from e
                 raise LinkError(f'Failed trying to load the MASTER synchronization DB: {e}') from e
+            if old is not None:
+                log('MASTER <-> REPLICA sync: Discarding old DB in background')
             self.syncs += 1
         finally:
-            remove(path)
+            if not diskless:
+                remove(path)
         if p.aof.on:  # the AOF restarts from this data, as Redis restarts it
             try:
                 p.aof.start_rewrite()
             except RedisError:
                 pass
+        return rest
 
     def _new_conn(self, db: int = 0) -> None:
         old = self.conn

@@ -56,14 +56,16 @@ where Redis continues partially (its replicas do not share their master's histor
 
 With repl-diskless-sync yes, a full sync waits repl-diskless-sync-delay seconds (or
 repl-diskless-sync-max-replicas) before its payload starts and +FULLRESYNC is sent, and
-replicas waiting get a newline every second (store/replication_presync.py); the payload
-itself is the disk-based one.
+replicas waiting get a newline every second (store/replication_presync.py). When every
+replica it is for announced `capa eof` (startBgsaveForReplication's socket target: "target:
+replicas sockets") the payload goes as `$EOF:<40 random hex chars>\r\n`, the RDB, and the
+same 40 chars, instead of `$<len>\r\n` and the RDB; a replica asking meanwhile waits for
+the next payload, as with Redis. The snapshot still goes through a temporary file (the
+snapshot is made between commands, not by a child writing to the sockets).
 
 A replica's history is its master's (store/replication_history.py): its replicas get the
 master's stream as applied here, a promotion keeps the old id as replid2, and RDB files
 carry the id and offset so that a restart continues them.
-
-Not here: diskless sync's `$EOF:` payload (and diskless loading on the replica side).
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ class Replica:
         'rdb_queued',
         'streamed',
         'since',
+        'eof_mark',
+        'hold',
     )
 
     def __init__(self, conn: Any) -> None:
@@ -140,10 +144,20 @@ class Replica:
         # output-buffer limit counts the stream's part of what it holds
         self.rdb_queued = self.streamed = 0
         self.since = 0.0  # when it asked for a full sync (repl-diskless-sync-delay)
+        # diskless sync: the payload as `$EOF:<mark>\r\n` + RDB + mark (b'': `$<len>`)
+        self.eof_mark = b''
+        # after a streamed payload, the stream waits in `pending` for its first REPLCONF
+        # ACK (repl_start_cmd_stream_on_ack): no byte follows the mark until it loaded
+        self.hold = False
 
     def send(self, data: bytes) -> None:
         """Stream bytes, within the replica class's output-buffer limit."""
         conn = self.conn
+        if self.hold:
+            self.pending.append(data)
+            self.streamed += len(data)
+            conn.server.pubsub.limits.check_replica(conn, self.streamed)
+            return
         conn.send_stream(data)
         transport = conn.transport
         if transport is None or conn.closing:
@@ -170,6 +184,8 @@ class Replication:
         self.replicas: list[Replica] = []  # online
         self.syncing: list[Replica] = []  # waiting for the payload being made
         self.sync_offset = 0  # the offset of that payload
+        # that payload streamed to the replicas' sockets (`$EOF:` form, diskless sync)
+        self.sync_socket = False
         # The backlog: the stream's last repl-backlog-size bytes, from offset
         # `backlog_start` on (None until a replica first syncs).
         self.backlog: bytearray | None = None
@@ -300,7 +316,13 @@ class Replication:
         p = self.server.persistence
         waiting = [x for x in self.syncing if x.state == 'wait_bgsave']
         sharing = p.snapshot is not None and p.snapshot_kind == 'repl' and waiting
-        if not sharing and diskless_delay(self):
+        if sharing and self.sync_socket:
+            # a streamed payload is not shared (its stream started): the next one
+            self.server.log('Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC')
+            r.state, r.since = 'wait_start', time.time()
+            self.syncing.append(r)
+            return
+        if not sharing and 'eof' in r.capa and diskless_delay(self):
             # replication_presync.py: the payload starts after the delay, for all waiting
             r.state, r.since = 'wait_start', time.time()
             self.syncing.append(r)
@@ -309,7 +331,7 @@ class Replication:
             self.server.log('Waiting for end of BGSAVE for SYNC')
             r.pending = list(waiting[0].pending)  # the payload being made, shared
             r.streamed = sum(map(len, r.pending))
-        elif p.snapshot is None and self._start_payload():
+        elif p.snapshot is None and self._start_payload(self._socket_target([r])):
             r.pending = []
         else:  # another snapshot runs (BGSAVE, a rewrite): completed, then one made now
             aof.selected_db = -1  # the replica's stream starts with a SELECT
@@ -326,7 +348,9 @@ class Replication:
         payload for all, then +FULLRESYNC to each, as Redis replies when its fork starts."""
         self.server.persistence.aof.write_replicas()  # queued writes: in the payload
         p = self.server.persistence
-        if p.snapshot is None and self._start_payload():
+        if p.snapshot is not None and p.snapshot_kind == 'repl':
+            return  # a streamed payload still runs: the next cron starts theirs
+        if self._start_payload(self._socket_target(waiting)):
             for r in waiting:
                 r.pending, r.streamed, r.state = [], 0, 'wait_bgsave'
                 if r.psync:
@@ -340,10 +364,21 @@ class Replication:
             r.pending, r.streamed, r.state = [], 0, ''
             self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
 
-    def _start_payload(self) -> bool:
+    def _socket_target(self, replicas: list[Replica]) -> bool:
+        """startBgsaveForReplication's choice: streamed (`$EOF:`) with repl-diskless-sync
+        when every replica it is for announced capa eof, else disk-based (`$<len>`)."""
+        if not self.server.config['repl-diskless-sync']:
+            return False
+        for r in replicas:
+            if 'eof' not in r.capa:
+                return False
+        return True
+
+    def _start_payload(self, socket: bool = False) -> bool:
         """A point-in-time snapshot of the data as of now, written between commands
         (store/persistence/snapshot.py) into a temporary file: the payload of the replicas
-        syncing meanwhile, each getting the stream from this offset on after it."""
+        syncing meanwhile, each getting the stream from this offset on after it. With
+        `socket` (diskless sync) it goes to them in the `$EOF:` form."""
         p = self.server.persistence
         path = p.path(f'temp-repl-{os.getpid()}.rdb')
         try:
@@ -354,7 +389,9 @@ class Replication:
             self.server.log(f'Can not make the replication payload in {path}: {e}', '#')
             return False
         if started:
-            self.server.log('Starting BGSAVE for SYNC with target: disk')
+            target = 'replicas sockets' if socket else 'disk'
+            self.server.log(f'Starting BGSAVE for SYNC with target: {target}')
+            self.sync_socket = socket
             self.sync_offset = self.offset
             self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
         return started
@@ -375,6 +412,8 @@ class Replication:
         remove(path)
         for r in waiting:
             if ok:
+                if self.sync_socket:
+                    r.eof_mark = os.urandom(20).hex().encode()
                 self._send_payload(r, r.payload, size, self.sync_offset)
             else:
                 self.server.log(f'SYNC failed: the payload for {r.name()} was not made', '#')
@@ -389,7 +428,10 @@ class Replication:
             self.syncing.append(r)
         r.state = 'send_bulk'
         r.payload, r.payload_left = payload, size
-        conn.send_stream(b'$%d\r\n' % size)
+        if r.eof_mark:
+            conn.send_stream(b'$EOF:%s\r\n' % r.eof_mark)
+        else:
+            conn.send_stream(b'$%d\r\n' % size)
         self.pump(r)
 
     def pump(self, r: Replica) -> None:
@@ -414,6 +456,14 @@ class Replication:
         payload.close()
         r.payload = None
         self.syncing.remove(r)
+        hold = bool(r.eof_mark)
+        if hold:
+            conn.send_stream(r.eof_mark)
+            r.eof_mark = b''
+            self.server.log(
+                f'Streamed RDB transfer with replica {r.name()} succeeded (socket). '
+                'Waiting for REPLCONF ACK from slave to enable streaming'
+            )
         self.server.log(f'Synchronization with replica {r.name()} succeeded')
         pending, r.pending = r.pending, []
         r.streamed = 0
@@ -422,7 +472,10 @@ class Replication:
             conn.close_after_reply()  # once the payload is written
             return
         self._attach(r, r.psync)
-        if pending:
+        if hold:
+            r.hold, r.pending = True, pending
+            r.streamed = sum(map(len, pending))
+        elif pending:
             r.send(b''.join(pending))
 
     def _continue(self, r: Replica, replid: bytes, offset: int) -> bool:
@@ -533,6 +586,12 @@ class Replication:
         if offset > r.ack:
             r.ack = offset
         r.ack_time = time.time()
+        if r.hold:  # loaded its streamed payload: the stream it waited with follows
+            r.hold = False
+            pending, r.pending = r.pending, []
+            r.streamed = 0
+            if pending:
+                r.send(b''.join(pending))
         if self.waiting:
             self._check_waiting()
         self.failover_check()
@@ -832,7 +891,9 @@ class Replication:
             fields.append(('min_slaves_good_slaves', self.good))
         now = time.time()
         for i, r in enumerate(replicas):
-            state = 'wait_bgsave' if r.state == 'wait_start' else r.state
+            state = r.state
+            if state == 'wait_start' or (r.eof_mark and state == 'send_bulk'):
+                state = 'wait_bgsave'  # a streamed payload: Redis's child still writes it
             line = f'ip={r.address()},port={r.port},state={state},offset={r.ack}'
             fields.append((f'slave{i}', f'{line},lag={int(now - r.ack_time)}'))
         backlog = self.backlog

@@ -1199,3 +1199,26 @@ def test_encoding_of_strings_changed_in_place(both):
     ]:
         cmds += [step, *enc]
     assert_same(both, cmds)
+
+
+def test_encoding_marks_of_one_byte_strings_end_with_the_next_write(both):
+    """A one-byte string is one shared bytes object in Python: an INCRBYFLOAT's embstr "3"
+    or a SETBIT's raw "\\x10" must not keep their encodings when SET, RESTORE or INCRBYFLOAT
+    store the same byte again (derived again, as Redis encodes the new object)."""
+    dump = both[1].dump  # (redis-server's payload: both servers RESTORE it)
+    both[1].set('d', '0')
+    payload = dump('d')
+    cmds = []
+    for step in [
+        ('SET', 'x', '1'),
+        ('INCRBYFLOAT', 'x', '2'),
+        ('SET', 'y', '3'),
+        ('SET', 'x', '3'),
+        ('INCRBYFLOAT', 'z', '0'),
+        ('RESTORE', 'z', '0', payload, 'REPLACE'),
+        ('SETBIT', 'b', '3', '1'),
+        ('SET', 'c', '\x10'),
+        ('SET', 'b', '\x10'),
+    ]:
+        cmds += [step] + [('OBJECT', 'ENCODING', k) for k in ('x', 'y', 'z', 'b', 'c')]
+    assert_same(both, cmds)

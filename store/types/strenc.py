@@ -17,6 +17,12 @@ goes stale by itself and nothing on SET's path has to clear it: stale marks are 
 when the table has doubled since the last sweep, so it stays within twice the number of
 live marked keys (plus 1024). A key renamed, moved or copied keeps its bytes but loses
 its mark (derived again), where Redis keeps the raw sds: a known difference.
+
+Strings of one byte are the exception: CPython keeps a single bytes object for each, so a
+later write of the same string (SET k 0, a RESTORE) would store the very object the mark
+names. A one-byte string is marked on a copy of its own, made with int.to_bytes (which
+does not hand out the shared one), put in the key's place. The empty string, one shared
+object too of which no copy can be made, is not marked: it reads embstr, as a new one does.
 """
 
 from __future__ import annotations
@@ -44,6 +50,10 @@ def mark(ks: Any, db: int, key: bytes, enc: str) -> None:
         return  # long: the bytes say raw already (a bytearray is always long)
     if string_encoding(value) == enc:
         return
+    if not value:
+        return
+    if len(value) == 1:  # the shared one-byte object: mark a copy of its own instead
+        value = ks.shard_for(key).data[db][key] = value[0].to_bytes(1, 'big')
     marks = _MARKS.get(ks)
     if marks is None:
         marks = _MARKS[ks] = {}

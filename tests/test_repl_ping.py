@@ -38,7 +38,9 @@ def _read_until(s, reader, last):
             return out
 
 
-def test_no_ping_right_after_a_replica_attaches(server):
+def test_no_ping_right_after_a_replica_attaches(make_server):
+    # a server of its own: a replica makes a master keep a backlog (ROLE's offset) for good
+    server = make_server(repl_diskless_sync='no')
     c = server.client(protocol=2)
     c.config_set('repl-ping-replica-period', 3600)
     s, reader = _attach(server.port)

@@ -175,3 +175,21 @@ def test_swapdb_restores_the_old_data_when_the_load_fails():
     finally:
         stop(proc)
         srv.close()
+
+
+def test_a_replicas_payload_counts_as_a_bgsave_in_progress_as_in_redis():
+    servers = _masters('--rdb-key-save-delay', '100000')
+    socks = []
+    try:
+        for _, port in servers:
+            c = redis.Redis(port=port)
+            c.mset({f'k{i}': 'v' for i in range(100)})
+            s = socket.create_connection(('127.0.0.1', port), timeout=WAIT)
+            socks.append(s)
+            s.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
+            wait_until(lambda c=c: c.info('persistence')['rdb_bgsave_in_progress'] == 1, 'it')
+    finally:
+        for s in socks:
+            s.close()
+        for proc, _ in servers:
+            stop(proc)

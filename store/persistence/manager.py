@@ -700,7 +700,7 @@ class Persistence:
 
     def info(self) -> list[tuple[str, Any]]:
         snap = self.snapshot
-        bg = snap is not None and self.snapshot_kind == 'rdb'
+        bg = snap is not None and self.snapshot_kind in ('rdb', 'repl')  # replication's too
         return [
             ('loading', int(self.loading)),
             ('async_loading', 0),

@@ -168,7 +168,11 @@ class Server:
         self.shutdown = Shutdown(self)  # SHUTDOWN, SIGTERM, SIGINT (store/shutdown.py)
         self.cron_hooks.append(self.shutdown.cron)
         self.cron_paused = False  # DEBUG PAUSE-CRON: the cron does nothing while set
-        # DEBUG REPLYBUFFER (commands/debug_replybuffer.py): CLIENT LIST's rbs model
+        # DEBUG SET-SKIP-CHECKSUM-VALIDATION (RESTORE's CRC) and QUICKLIST-PACKED-THRESHOLD
+        # (DEBUG's quicklist model, commands/debug_values.py)
+        self.skip_checksum_validation = False
+        self.quicklist_packed_threshold = 1 << 30
+        # DEBUG REPLYBUFFER (commands/debug.py): CLIENT LIST's rbs model
         self.reply_buffer_resizing = True
         self.reply_buffer_peak_reset_ms = 5000
         self.apply_all()

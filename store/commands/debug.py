@@ -9,6 +9,7 @@ server's own values.
 import os
 import time
 
+from .. import crash
 from ..args import int_arg, lower
 from ..cnum import atoi, strtod
 from ..command_table import Family
@@ -17,8 +18,6 @@ from ..scripting import set_disable_deny_scripts
 from . import debug_values as dv
 from .admin import as_text, protected_allowed
 from .config_cmd import rewrite_config
-from .debug_crash import SUBCOMMANDS as CRASH_SUBCOMMANDS
-from .debug_replybuffer import SUBCOMMANDS as REPLYBUFFER_SUBCOMMANDS
 from .digest import dataset_digest, digest_values
 
 E_DEBUG_DISABLED = (
@@ -286,7 +285,7 @@ def debug(c, args):
     if sub == 'htstats-key' and n == 3:
         return dv.debug_htstats_key(c, args[2])
     if sub == 'set-skip-checksum-validation' and n == 3:
-        dv.settings(server)['skip-checksum-validation'] = atoi(args[2])
+        server.skip_checksum_validation = bool(atoi(args[2]))
         return OK
     if sub == 'leak' and n == 3:
         return OK  # a Python string cannot leak; the reply is Redis's
@@ -325,14 +324,56 @@ def debug(c, args):
         return digest_values(c.ks, c.db, args[2:])
     if sub == 'populate' and 3 <= n <= 5:
         return debug_populate(c, args)
-    if sub in CRASH_SUBCOMMANDS and (reply := CRASH_SUBCOMMANDS[sub](c, args)) is not None:
-        return reply
-    if sub in REPLYBUFFER_SUBCOMMANDS and (reply := REPLYBUFFER_SUBCOMMANDS[sub](c, args)):
-        return reply
-    raise RedisError(
+    if sub == 'pause-cron' and n == 3:
+        server.cron_paused = bool(atoi(args[2]))  # the cron reschedules itself, doing nothing
+        return OK
+    if sub == 'replybuffer' and n == 4:
+        return debug_replybuffer(c, args)
+    # the crashes (store/crash.py writes Redis's report and ends the process as it does)
+    if sub == 'segfault':
+        crash.debug_segfault(server, args)
+    if sub == 'panic':
+        crash.panic(server, f'DEBUG PANIC called at Unix time {int(time.time())}', args=args)
+    if sub == 'assert':
+        crash.assert_failed(server, '1 == 2', conn=c, args=args)
+    raise unknown_subcommand(args)
+
+
+def unknown_subcommand(args):
+    return RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "
         f"'{as_text(args[1])[:128]}'. Try DEBUG HELP."
     )
+
+
+DEFAULT_PEAK_RESET_MS = 5000  # REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME
+
+
+def debug_replybuffer(c, args):
+    """DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>: the reply
+    buffer's resizing knobs, kept on the server; CLIENT LIST's rbs reads the second (with
+    resizing off a client's buffer stays at the 16 KB it was made with, as
+    clientsCronResizeOutputBuffer then leaves it)."""
+    what, value, server = lower(args[2]), args[3], c.server
+    if what == 'peak-reset-time':
+        v = lower(value)
+        if v == 'never':
+            server.reply_buffer_peak_reset_ms = -1
+        elif v == 'reset':
+            server.reply_buffer_peak_reset_ms = DEFAULT_PEAK_RESET_MS
+        else:
+            try:
+                server.reply_buffer_peak_reset_ms = int(value)
+            except ValueError:
+                raise RedisError('ERR value is not an integer or out of range') from None
+    elif what == 'resizing':
+        try:
+            server.reply_buffer_resizing = int(value) != 0
+        except ValueError:
+            server.reply_buffer_resizing = False
+    else:
+        raise unknown_subcommand(args)
+    return OK
 
 
 # -- the command table --------------------------------------------------------------------

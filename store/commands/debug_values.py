@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 import time
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from ..config import ConfigError, memtoull
 from ..resp import RedisError, Verbatim, string2ll
@@ -35,19 +34,6 @@ PACKED_THRESHOLD_DEFAULT = 1 << 30  # quicklist.c packed_threshold: 1GB
 LISTPACK_HEADER = 7  # total bytes (4), element count (2), end byte (1)
 SIZE_SAFETY_LIMIT = 8192  # quicklist.c: a node of a list with a positive fill stays below
 FILL_BYTES = (4096, 8192, 16384, 32768, 65536)  # optimization_level[-fill - 1]
-
-# Settings DEBUG changes, per server (embedded servers do not share them), as Redis keeps
-# them in globals of the modules they tune.
-_SETTINGS: WeakKeyDictionary[Any, dict[str, int]] = WeakKeyDictionary()
-
-
-def settings(server: Any) -> dict[str, int]:
-    """The DEBUG settings of `server`: 'packed-threshold' (quicklist.c's packed_threshold),
-    'skip-checksum-validation'."""
-    try:
-        return _SETTINGS[server]
-    except KeyError:
-        return _SETTINGS.setdefault(server, {})
 
 
 def lookup(c: Any, key: bytes) -> Any:
@@ -136,7 +122,7 @@ def serialized_length(c: Any, value: Any) -> int:
         return _rdb_string(value)
     if type(value) is List:
         fill = c.server.config['list-max-listpack-size']
-        nodes = quicklist_nodes(value, fill, packed_threshold(c.server))
+        nodes = quicklist_nodes(value, fill, c.server.quicklist_packed_threshold)
         return _rdb_len(len(nodes)) + sum(1 + _rdb_len(n) + n for n in nodes)
     if encoding_of(value) == 'listpack':
         pairs = value.items() if type(value) is Hash else value.scores.items()
@@ -175,7 +161,7 @@ def _address(c: Any, key: bytes, value: Any) -> int:
 def _quicklist_extra(c: Any, value: List) -> str:
     config = c.server.config
     fill = config['list-max-listpack-size']
-    nodes = quicklist_nodes(value, fill, packed_threshold(c.server))
+    nodes = quicklist_nodes(value, fill, c.server.quicklist_packed_threshold)
     count = max(len(nodes), 1)
     return (
         f' ql_nodes:{len(nodes)} ql_avg_node:{len(value) / count:.2f}'
@@ -253,17 +239,12 @@ def debug_quicklist(c: Any, key: bytes, full: int) -> str:
     if type(value) is not List:
         raise RedisError('ERR Not a quicklist encoded object.')
     nodes = quicklist_nodes(
-        value, c.server.config['list-max-listpack-size'], packed_threshold(c.server)
+        value, c.server.config['list-max-listpack-size'], c.server.quicklist_packed_threshold
     )
     print(f'{{quicklist count {len(value)} nodes {len(nodes)}}} sizes {nodes}', flush=True)
     if full:
         print(list(value), flush=True)
     return 'Quicklist structure printed on stdout'
-
-
-def packed_threshold(server: Any) -> int:
-    """quicklist.c's packed_threshold: elements this big get a plain node of their own."""
-    return settings(server).get('packed-threshold', PACKED_THRESHOLD_DEFAULT)
 
 
 def set_packed_threshold(server: Any, arg: bytes) -> str:
@@ -275,7 +256,7 @@ def set_packed_threshold(server: Any, arg: bytes) -> str:
         size = -1
     if size < 0 or size > (1 << 32) - (1 << 20):
         raise RedisError('ERR argument must be a memory value bigger than 1 and smaller than 4gb')
-    settings(server)['packed-threshold'] = size or PACKED_THRESHOLD_DEFAULT
+    server.quicklist_packed_threshold = size or PACKED_THRESHOLD_DEFAULT
     return 'OK'
 
 

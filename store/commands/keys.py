@@ -27,7 +27,6 @@ from ..glob import compile_glob
 from ..resp import BULK_PREFIX, CRLF, OK, Raw, RedisError, encode
 from ..types import copy_value, type_name
 from .cursor import parse_cursor, parse_scan_options
-from .debug_values import settings
 
 LLONG_MAX = 2**63 - 1
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -686,9 +685,7 @@ def restore(c, args):
         raise RedisError('ERR Invalid TTL value, must be >= 0')
     payload = args[3]
     persistence = c.server.persistence
-    if not persistence.footer_valid(
-        payload, bool(settings(c.server).get('skip-checksum-validation'))
-    ):
+    if not persistence.footer_valid(payload, c.server.skip_checksum_validation):
         raise RedisError(E_BAD_PAYLOAD)
     value = persistence.restore(c, payload)
     if value is None:

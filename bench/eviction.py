@@ -547,6 +547,7 @@ def main():
     for part in ('accuracy', 'storm', 'zipf', 'set'):
         ap.add_argument(f'--{part}', action='store_true', help=f'run the {part} part')
     ap.add_argument('--storm-mb', type=int, help='MB of values written (default 1536)')
+    ap.add_argument('--storm-value-size', type=int, default=1000, help='bytes a value')
     ap.add_argument('--zipf-keys', type=int, help='distinct keys (default 1,000,000)')
     ap.add_argument('--zipf-s', type=float, default=0.99)
     ap.add_argument('--zipf-warmup', type=int, help='warm-up requests (default 1,000,000)')
@@ -585,7 +586,7 @@ def main():
         if part == 'accuracy':
             res['accuracy'] = accuracy(q)
         elif part == 'storm':
-            res['storm'] = storm(storm_mb)
+            res['storm'] = storm(storm_mb, args.storm_value_size)
         elif part == 'zipf':
             res['zipf'] = zipf(zkeys, args.zipf_s, zwarm, zreq, args.clients, args.batch)
             res['zipf'].update(

@@ -26,7 +26,7 @@ from typing import Any
 
 from .clock import now_ms
 from .glob import compile_glob, glob_match
-from .resp import split_args
+from .request_parser import split_args
 
 CATEGORIES = (
     'keyspace',

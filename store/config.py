@@ -34,7 +34,8 @@ import stat
 
 from . import events
 from .cnum import string2d
-from .resp import split_args, string2ll
+from .request_parser import split_args
+from .resp import string2ll
 from .version import VERSION
 
 LLONG_MAX = 2**63 - 1

@@ -1,10 +1,10 @@
 """One client connection: parse requests, run commands in order, write replies.
 
-Parsing has two paths. The fast path hands a read to hiredis when it starts a multibulk
-frame and ends with CRLF; it accepts hiredis's frames only when resp.parse_bulk_arrays
-proves the read held whole, well-formed frames of bulk strings. Anything else (inline
-commands, frames split across reads, non-bulk elements, oversized arguments,
-unauthenticated clients) goes to the exact parser in resp.py, which reproduces Redis's
+Parsing has two paths (store/request_parser.py). The fast path hands a read to hiredis
+when it starts a multibulk frame and ends with CRLF; it accepts hiredis's frames only when
+parse_bulk_arrays proves the read held whole, well-formed frames of bulk strings. Anything
+else (inline commands, frames split across reads, non-bulk elements, oversized arguments,
+unauthenticated clients) goes to the exact parser, RequestParser, which reproduces Redis's
 errors, limits and close points (and itself has hiredis parse the stretches it can prove
 well-formed: a pipeline cut across reads, a command of a million arguments); the
 connection returns to the fast path once the exact parser's buffer is empty.
@@ -46,6 +46,7 @@ from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
 from .latency import observe
 from .memory.report import client_memory
 from .memory.sizes import queued_size
+from .request_parser import ProtocolError, RequestParser, parse_bulk_arrays
 from .resp import (
     BULK_HEADER,
     CRLF,
@@ -53,12 +54,9 @@ from .resp import (
     QUEUED,
     CountedError,
     FailedRaw,
-    ProtocolError,
     RedisError,
-    RequestParser,
     encode,
     error_arg,
-    parse_bulk_arrays,
     unknown_command_error,
 )
 

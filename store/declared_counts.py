@@ -8,7 +8,7 @@ space, and freeing that list (list_dealloc reads every slot, faulting in every p
 stalls the whole server for seconds; each nested header allocates again, so one read of
 twenty such headers reserves hundreds of gigabytes. redis-server sets aside room for at
 most 1024 arguments and grows it as they arrive (processMultibulkBuffer), and so does the
-exact parser (resp.RequestParser): what hiredis may not see, the exact parser gets.
+exact parser (request_parser.RequestParser): what hiredis may not see, the exact parser gets.
 
 `counts_fit(data, pos)`: the counts of two digits or more written after a '*', '~' or '>'
 from `pos` on add up to no more than the bytes from `pos` on. That bounds what hiredis

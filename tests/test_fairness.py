@@ -1,5 +1,5 @@
 """Issue 13: one client cannot hold the others up (store/connection.py's turns) and big
-requests cost what they must (store/resp.py's hiredis runs and big-argument buffers).
+requests cost what they must (store/request_parser.py's hiredis runs and big-argument buffers).
 
 - A client pipelining 1,000,000 GETs runs a bounded slice per turn of the loop: another
   client is answered throughout, not only once the pipeline is done.
@@ -26,7 +26,7 @@ import pytest
 
 from conftest import WAIT, spawn_store, stop, wait_until
 from rawconn import RawConn, pack, pack_all
-from store.resp import MBULK_BIG_ARG, ProtocolError, RequestParser
+from store.request_parser import MBULK_BIG_ARG, ProtocolError, RequestParser
 
 MB = 1024 * 1024
 

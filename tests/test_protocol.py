@@ -13,7 +13,7 @@ import pytest
 from conftest import spawn_redis, spawn_store, stop, wait_until
 from rawconn import RawConn, pack, pack_all
 from rawconn import exchange as raw_exchange
-from store.resp import ProtocolError, RequestParser, split_args
+from store.request_parser import ProtocolError, RequestParser, split_args
 
 
 def exchange(port, data, **kw):

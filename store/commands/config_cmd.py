@@ -15,7 +15,8 @@ from ..command_table import Family
 from ..config import PARAMS, TABLE, ConfigError, lower
 from ..glob import glob_match
 from ..listen import rebind
-from ..resp import OK, Map, RedisError, split_args
+from ..request_parser import split_args
+from ..resp import OK, Map, RedisError
 from .admin import as_text, protected_allowed
 
 # -- CONFIG -------------------------------------------------------------------------------

@@ -45,8 +45,9 @@ from typing import Any
 import anycrc
 import hiredis
 
+from ..request_parser import split_args
 from ..resp import NULL_ARRAY as _NULL_ARRAY
-from ..resp import OK, RedisError, split_args
+from ..resp import OK, RedisError
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.packed import Packed

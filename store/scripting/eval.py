@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..resp import RedisError, split_args
+from ..request_parser import split_args
+from ..resp import RedisError
 from .engine import CompileError, LuaEngine
 from .ldb import Ldb
 

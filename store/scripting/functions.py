@@ -22,7 +22,8 @@ from typing import Any, NoReturn
 import lupa.lua51 as lua51
 
 from ..rdb import RdbError, RdbReader, dump_payload, rdb_string, verify_payload
-from ..resp import RedisError, split_args, string2ll
+from ..request_parser import split_args
+from ..resp import RedisError, string2ll
 from .engine import LuaEngine, ScriptRun, check_numkeys, lua_tostring
 from .eval import FLAGS
 

@@ -41,8 +41,9 @@ from collections import deque
 import hiredis
 
 from .command_table import call
-from .commands.client import E_MASTERDOWN, client_info_line, denies_stale, writes
-from .commands.monitor import E_REPLICA, SCRIPT_CALLS, touches_keyspace
+from .commands.client_info import client_info_line
+from .commands.gates import E_MASTERDOWN, SCRIPT_CALLS, denies_stale, writes
+from .commands.monitor import E_REPLICA, touches_keyspace
 from .latency import observe
 from .memory.report import client_memory
 from .memory.sizes import queued_size

@@ -174,7 +174,7 @@ def _stack_trace(server: Any) -> None:
 
 def _crash_report(server: Any, args: Any = ()) -> None:
     """printCrashReport: INFO, CLIENT LIST, the current client, modules, debug config."""
-    from .commands.client import client_info_line
+    from .commands.client_info import client_info_line
     from .commands.info import info_text
 
     parts = []

@@ -515,7 +515,7 @@ class MasterLink:
         return self.offset - sum(len(resp_command(args)) for args in conn.deferred)
 
     def resume_held(self) -> None:
-        """The pause that held the master's commands ended (store/commands/client.py's
+        """The pause that held the master's commands ended (store/commands/client_pause.py's
         ClientPause): run them now, as Redis runs its postponed master client again."""
         conn = self.conn
         if conn is None or conn.deferred is None or conn.closing:

@@ -21,12 +21,9 @@ from .acl import Acl, channel_in
 from .blocking import BlockingRegistry
 from .command_table import build_table
 from .commands import MODULES
-from .commands.client import (
-    ClientPause,
-    client_info_line,
-    close_after_this_reply,
-    kill_connection,
-)
+from .commands.client import close_after_this_reply, kill_connection
+from .commands.client_info import client_info_line
+from .commands.client_pause import ClientPause
 from .commands.migrate import MigrateSockets
 from .commands.monitor import Monitors
 from .config import COMMAND_NAMES, Config
@@ -161,7 +158,7 @@ class Server:
         # replicas follow the AOF's stream (store/replication.py)
         self.replication = self.persistence.aof.replication = Replication(self)
         self.evictor = Evictor(self)  # maxmemory (store/memory)
-        self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client.py)
+        self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client_pause.py)
         self.cron_hooks.append(self.evictor.refresh)
         self.migrate_sockets = MigrateSockets()  # MIGRATE's connections, kept 10 s
         self.cron_hooks.append(self.migrate_sockets.close_timed_out)

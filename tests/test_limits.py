@@ -511,7 +511,7 @@ def test_watched_keys_and_channels_count_as_client_memory(which, command, make_s
 
 
 # Known gap: maxmemory-clients measures a client with memory/report.py's client_memory and
-# CLIENT LIST's tot-mem with another formula (commands/client.py), a few KB larger here, so
+# CLIENT LIST's tot-mem with another formula (commands/client_info.py), a few KB larger here, so
 # the target may show just over the limit (3,007,305 against 3,000,000) before it goes.
 TOT_MEM_GAP = pytest.mark.xfail(reason='tot-mem and the eviction measure differ', strict=False)
 

@@ -22,14 +22,11 @@ import time
 
 from ..command_table import Family
 from ..resp import NO_REPLY, OK, RedisError
+from .gates import MAY_REPLICATE
 
 COMMANDS = Family('server', since='1.0.0')
 
 E_REPLICA = "ERR Replica can't interact with the keyspace"
-# The scripting commands feed themselves before their script runs (evalCommand).
-SCRIPT_CALLS = frozenset(('eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'))
-# Commands a replica may not send: readonly, write and may-replicate (processCommand).
-MAY_REPLICATE = frozenset(('eval', 'evalsha', 'fcall', 'publish', 'spublish', 'pfcount'))
 
 _REPR = {
     ord('\\'): b'\\\\',

@@ -2,7 +2,7 @@
 
     store-server [/path/to/redis.conf] [--name value ...]
 
-Options are the config parameters of store/config.py, as redis-server takes them; a
+Options are the config parameters of store/config_params.py, as redis-server takes them; a
 parameter may take several values (`--save 60 1000`, `--client-output-buffer-limit "pubsub
 32mb 8mb 60"`). Later options override the config file.
 """
@@ -12,7 +12,8 @@ import sys
 
 from . import crash
 from .commands.config_cmd import quote
-from .config import Config, ConfigError
+from .config import Config
+from .config_values import ConfigError
 from .persistence.manager import LoadError
 from .request_parser import split_args
 from .server import Server, new_event_loop

@@ -20,7 +20,9 @@ import redis
 
 from conftest import WAIT, free_port, spawn_redis, stop, wait_for_port
 from store import EmbeddedServer
-from store.config import PARAMS, TABLE, Config, ConfigError
+from store.config import Config
+from store.config_params import PARAMS, TABLE
+from store.config_values import ConfigError
 
 pytestmark = pytest.mark.differential
 

@@ -12,7 +12,8 @@ import tempfile
 
 from ..args import E_SYNTAX
 from ..command_table import Family
-from ..config import PARAMS, TABLE, ConfigError, lower
+from ..config_params import PARAMS, TABLE
+from ..config_values import ConfigError, lower
 from ..glob import glob_match
 from ..listen import rebind
 from ..request_parser import split_args

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from ..config import ConfigError, memtoull
+from ..config_values import ConfigError, memtoull
 from ..resp import RedisError, Verbatim, string2ll
 from ..types import encoding_of
 from ..types.hash import Hash

@@ -14,7 +14,7 @@ import sys
 import time
 
 from ..command_table import Family
-from ..config import render_percentile
+from ..config_values import render_percentile
 from ..expiry.stats import expiry_info_fields
 from ..latency import monitor as latency_monitor
 from ..latency import percentile_us

@@ -1,4 +1,4 @@
-"""bit, struct, cjson and cmsgpack in scripts (store/scripting/libs.py), compared with
+"""bit, struct, cjson and cmsgpack in scripts (store/scripting/libs/), compared with
 redis-server 7.0.15 through EVAL: results, byte-exact encodings, and the errors with their
 wording, position prefix and argument names.
 
@@ -544,7 +544,7 @@ def test_kept_function_after_its_error(both):
 
 @pytest.mark.xfail(
     strict=True,
-    reason='known difference: arguments reach the libraries through Python (libs.py), '
+    reason='known difference: arguments reach the libraries through Python (libs/), '
     'where lupa reads -0 as the integer 0 and a coroutine as a function',
 )
 @pytest.mark.parametrize(

@@ -58,6 +58,9 @@ _PUBSUB_OK = frozenset(
 )
 # Inside MULTI these run at once instead of being queued.
 _MULTI_OK = frozenset(('exec', 'discard', 'multi', 'watch', 'quit', 'reset'))
+# Commands that may replicate without the write flag (Redis 7.0's CMD_MAY_REPLICATE, not
+# a flag COMMAND shows): CLIENT PAUSE WRITE holds them, a read-only script may not call them.
+MAY_REPLICATE = frozenset(('eval', 'evalsha', 'fcall', 'publish', 'spublish', 'pfcount'))
 
 
 class Command:

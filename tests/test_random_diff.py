@@ -1480,7 +1480,7 @@ def test_random_commands_resp3(servers):
 @pytest.mark.parametrize('proto', [2, 3], ids=['resp2', 'resp3'])
 def test_random_commands_through_a_script(servers, proto):
     """The same random commands, each run by EVAL through redis.call: every reply type
-    crosses into Lua and back (scripting/engine.py's conversions, sandbox.lua's reply)."""
+    crosses into Lua and back (scripting/redis_api.py's conversions, sandbox.lua's reply)."""
     run(servers, proto, 424242 + proto, 4000, via_script=True)
 
 

@@ -13,10 +13,8 @@ refusal or a pause is in force: the hot path pays nothing for these.
 """
 
 from ..args import lower
+from ..command_table import MAY_REPLICATE
 
-# Commands that may replicate without the write flag (CMD_MAY_REPLICATE in Redis 7.0):
-# CLIENT PAUSE WRITE holds them too.
-MAY_REPLICATE = frozenset(('eval', 'evalsha', 'fcall', 'publish', 'spublish', 'pfcount'))
 # The commands whose flags are their script's (the same set MONITOR feeds before running).
 SCRIPT_CALLS = frozenset(('eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'))
 

@@ -20,9 +20,8 @@ second MONITOR is ignored without a reply, and RESET returns it to a normal clie
 
 import time
 
-from ..command_table import Family
+from ..command_table import MAY_REPLICATE, Family
 from ..resp import NO_REPLY, OK, RedisError
-from .gates import MAY_REPLICATE
 
 COMMANDS = Family('server', since='1.0.0')
 

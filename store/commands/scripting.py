@@ -5,7 +5,7 @@ arguments and answers."""
 from ..args import int_arg, lower
 from ..command_table import Family, numkeys_keys
 from ..resp import OK, RedisError, small_int
-from ..scripting.engine import ScriptRun, check_numkeys
+from ..scripting.run_context import ScriptRun, check_numkeys
 
 COMMANDS = Family('scripting', since='2.6.0')
 

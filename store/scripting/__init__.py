@@ -1,10 +1,14 @@
 """Lua scripting: EVAL's scripts and FUNCTION's libraries run in an embedded Lua 5.1
 (lupa), in the environment Redis 7.0 gives them.
 
-- engine.py: one Lua state, Redis's `redis` API, the conversions both ways, errors.
+- engine.py: one Lua state set up as Redis's, a script's run in it, its result and errors.
+- redis_api.py: the `redis` table's functions: redis.call's checks and conversions both
+  ways, redis.log, setresp, set_repl, ...
+- run_context.py: a script's run (scriptRunCtx) and the checks before it starts.
 - sandbox.lua: the script environment made inside the state (read-only globals, the
-  error handler, the count hook).
-- libs.py: bit, struct, cjson, cmsgpack and math.random as Redis links them in.
+  error handler, the count hook, unpack as Redis patched it).
+- libs/: bit, struct, cjson, cmsgpack and math.random as Redis links them in, a module
+  each.
 - eval.py: EVAL's script cache and shebang flags.
 - busy.py: other clients served (-BUSY, SCRIPT KILL) while a long script runs.
 - ldb.py: the Lua debugger (SCRIPT DEBUG YES|SYNC), a session around an EVAL.

@@ -1,192 +1,52 @@
 """One embedded Lua 5.1 state (lupa) set up as Redis 7.0 sets up its scripting state, and
-everything that crosses between it and the server.
+a script's run in it.
 
-What crosses, and how Redis converts it (script_lua.c):
-
-- `redis.call`/`redis.pcall` arguments: Lua strings as they are, numbers as "%.17g"; a
-  command runs on the engine's own client (`self.client`, a Connection with no socket, as
-  Redis's lua_client), after scriptCall's checks (unknown command, arity, `noscript`,
-  writes from read-only scripts), through the executor, so commandstats, keyspace events,
-  WATCH and blocked clients see it as any other command.
-- The command's reply to Lua (redisProtocolToLuaType): integer -> number, bulk -> string,
-  null -> false (RESP2) or nil (RESP3), status -> {ok=...}, error -> {err=...} (raised by
-  redis.call), array -> table; under redis.setresp(3) also map, set, double, boolean, big
-  number and verbatim tables.
-- The script's result to the caller (luaReplyToRedisReply): string -> bulk, number ->
-  integer (truncated as C casts), true -> 1, false -> null, tables with err / ok / double /
-  big_number / verbatim_string / map / set, else an array up to the first nil.
+- The state: lupa's runtime with no Python reachable (no attributes, no builtins, no
+  eval), the libraries Redis links in (libs/), then sandbox.lua, which makes the scripts'
+  environment and returns the functions the engine drives (compile, run_eval, run_fcall,
+  reply). `seal` drops the real `debug` once the boot chunks took what they need.
+- The `redis` table's functions are redis_api.py's (RedisApi, a part of LuaEngine): what
+  crosses through redis.call and scriptCall's checks.
+- A run (`execute`, on a ScriptRun of run_context.py): on the caller's database, time
+  frozen at its start for expiry (store/clock.py) as Redis freezes it, its commands one
+  unit in the AOF; redis.set_repl lasts for the run.
+- The script's result to the caller (luaReplyToRedisReply, sandbox.lua's reply): string
+  -> bulk, number -> integer (truncated as C casts), true -> 1, false -> null, tables with
+  err / ok / double / big_number / verbatim_string / map / set, else an array up to the
+  first nil; error replies inside it are counted in errorstats as sent.
 - Errors: the sandbox's handler turns any error into {err, source, line}; the caller gets
-  "-<err> script: <name>, on <source>:<line>." as Redis 7.0 words it.
-
-Time is frozen at the script's start for expiry (store/clock.py), as Redis freezes it, and
-math.random draws from Redis's rand48 (libs.py).
-
-A script longer than `busy-reply-threshold` lets other clients in through the count hook
-(busy.py): they get -BUSY, SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE work.
+  "-<err> script: <name>, on <source>:<line>." as Redis 7.0 words it (`error_reply`).
+- A script longer than `busy-reply-threshold` lets other clients in through the count
+  hook (busy.py): they get -BUSY, SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE work.
+- INFO's used_memory_lua: `memory`, as Redis's fresh state counts plus what was added.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 import time
 from importlib.resources import files
-from typing import Any, NoReturn
+from typing import Any
 
 import lupa.lua51 as lua51
 
-from .. import acl, clock
-from ..command_table import find_command
-from ..latency import observe
-from ..memory.eviction import OOM
-from ..resp import (
-    OK,
-    CountedError,
-    DoubleText,
-    FailedRaw,
-    Map,
-    Raw,
-    RedisError,
-    Set,
-    Verbatim,
-    format_double,
-    int_bytes,
-)
+from .. import clock
+from ..resp import CountedError, FailedRaw, Raw, RedisError
 from ..version import VERSION
 from . import libs
-
-_ACL_DENIED = {
-    acl.DENIED_CMD: b"ERR The user executing the script can't run this command or subcommand",
-    acl.DENIED_KEY: b"ERR The user executing the script can't access at least one of the keys "
-    b'mentioned in the command arguments',
-    acl.DENIED_CHANNEL: b"ERR The user executing the script can't publish to the channel "
-    b'mentioned in the command',
-}
-# Commands that may replicate without writing (Redis 7.0's CMD_MAY_REPLICATE): refused in a
-# read-only script as writes are (scriptCall).
-_MAY_REPLICATE = frozenset(('publish', 'spublish', 'pfcount', 'eval', 'evalsha', 'fcall'))
-
-_LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
+from .redis_api import RedisApi, number_arg
+from .run_context import ScriptRun
 
 _lua_type = lua51.lua_type
 _perf = time.perf_counter
-_perf_ns = time.perf_counter_ns
 
 
 def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
     raise AttributeError('not accessible from scripts')
 
 
-def _number_arg(v: float) -> bytes:
-    """A Lua number as a command argument: "%.17g", C's spelling of NaN and infinities.
-    lupa hands integral numbers over as ints: below 2**53 "%d" spells them the same."""
-    if type(v) is int and -9007199254740992 <= v <= 9007199254740992:
-        return b'%d' % v
-    if v != v:
-        return b'-nan' if math.copysign(1.0, v) < 0 else b'nan'
-    return b'%.17g' % v
-
-
-def lua_tostring(v: Any) -> bytes | None:
-    """lua_tolstring: strings as they are, numbers as Lua prints them ("%.14g")."""
-    t = type(v)
-    if t is bytes:
-        return v
-    if t is int or t is float:
-        return b'%.14g' % v
-    return None
-
-
-def _lua_tonumber(v: Any) -> float | None:
-    """lua_tonumber (0 and no number): numbers, and strings that read as one."""
-    t = type(v)
-    if t is int or t is float:
-        return v
-    if t is bytes:
-        try:
-            return float(v)
-        except ValueError:
-            return None
-    return None
-
-
-def check_numkeys(args: list[bytes], numkeys: int) -> int:
-    """EVAL's / FCALL's `numkeys` after Redis's two checks of it, in its order (`args`:
-    the command, the script or function, numkeys, the keys, the other arguments)."""
-    if numkeys > len(args) - 3:
-        raise RedisError("ERR Number of keys can't be greater than number of args")
-    if numkeys < 0:
-        raise RedisError("ERR Number of keys can't be negative")
-    return numkeys
-
-
-class ScriptRun:
-    """The running script (Redis's scriptRunCtx)."""
-
-    __slots__ = (
-        'name',
-        'caller',
-        'read_only',
-        'is_eval',
-        'start',
-        'timed_out',
-        'killed',
-        'written',
-        'oom',
-    )
-
-    def __init__(
-        self,
-        server: Any,
-        name: bytes,
-        caller: Any,
-        flags: frozenset[str] | None,
-        ro: bool,
-        is_eval: bool,
-    ) -> None:
-        """scriptPrepareForRun: the run of a script with these flags (None: an EVAL script
-        with no shebang, Redis's compatibility mode, checked at each call instead) by
-        EVAL_RO / FCALL_RO when `ro`, after its checks in Redis's order (RedisError when
-        one refuses). A script that may write is refused while used memory is over
-        maxmemory (unless `allow-oom`), while writes are refused (-MISCONF, -NOREPLICAS),
-        and by the _RO commands; one without flags notes whether memory is over maxmemory
-        now, for its first denyoom call (scriptVerifyOOM)."""
-        oom = False
-        if flags is None:
-            read_only = ro
-            evictor = server.evictor
-            if evictor.maxmemory:  # (none: never out of memory, without a call)
-                oom = evictor.out_of_memory()
-        elif 'no-writes' in flags:
-            read_only = True
-        else:
-            if server.readonly_denied is not None:
-                raise RedisError(server.readonly_denied)
-            if 'allow-oom' not in flags and server.evictor.out_of_memory():
-                raise RedisError(
-                    'OOM allow-oom flag is not set on the script, can not run it when used '
-                    "memory > 'maxmemory'"
-                )
-            if server.write_denied is not None:
-                raise RedisError(server.write_denied)
-            if ro:
-                raise RedisError('ERR Can not execute a script with write flag using *_ro command.')
-            if server.replicas_denied is not None:
-                raise RedisError(server.replicas_denied)
-            read_only = False
-        self.name = name  # the sha for EVAL, the function's name for FCALL
-        self.caller = caller
-        self.read_only = read_only
-        self.is_eval = is_eval
-        self.start = _perf()
-        self.timed_out = False  # past busy-reply-threshold: other clients get -BUSY
-        self.killed: str | None = None  # 'kill' or 'shutdown' once asked to stop
-        self.written = False  # a write ran: SCRIPT KILL refuses (UNKILLABLE)
-        self.oom = oom  # over maxmemory at the start: no first denyoom call (no shebang)
-
-
-class LuaEngine:
-    """A Lua state with Redis's script environment (EVAL's; functions get their own)."""
+class LuaEngine(RedisApi):
+    """A Lua state with Redis's script environment (EVAL's; functions get their own);
+    its `redis` API is RedisApi's (redis_api.py)."""
 
     def __init__(self, server: Any, client: Any) -> None:
         self.server = server
@@ -351,291 +211,12 @@ class LuaEngine:
             return _error(b'ERR Error running script %s, %s ' % (name, msg[:100]))
         msg = r[b'err']
         if not isinstance(msg, bytes):
-            msg = b'ERR unknown error' if msg is None else _number_arg(msg)
+            msg = b'ERR unknown error' if msg is None else number_arg(msg)
         source, line = r[b'source'], r[b'line']
         if line and source:
             msg += b' script: %s, on %s:%d.' % (name, source, line)
         # a redis.call's error was counted when it came
         return _error(msg, CountedError if r[b'ignore_error_stats_update'] else RedisError)
-
-    # -- the redis API (script_lua.c's luaRedis*Command) ------------------------------------
-
-    def _redis_call(self, *args: Any) -> Any:
-        """redis.call (scriptCall): run one command for the script and answer its reply;
-        an error is raised in the script as its error table. Per call, so written out:
-        the executor (command_table.call) is inlined, and a plain command seen before
-        skips scriptCall's checks but arity (`_checked`)."""
-        argv = [*args]
-        for a in argv:
-            if type(a) is not bytes:
-                argv = self._convert_args(argv)
-                break
-        try:
-            top, write, lengths = self._checked[argv[0]]
-        except (KeyError, IndexError):  # not seen yet (or no name)
-            top, cmd, write = self._check_command(argv)
-        else:
-            cmd = top
-            if len(argv) not in lengths:
-                self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
-        if self.plain_calls:
-            if write:
-                self.run.written = True  # type: ignore[union-attr]
-        else:
-            self._check_call(cmd, argv, write)
-        t0 = _perf_ns()
-        try:
-            handler = top.handler  # (as Connection.run calls it)
-            r = handler(self.client, argv)
-        except RedisError as e:
-            top.failed += 1
-            self._reject(e.msg.encode('utf-8', 'surrogateescape'))
-        except Exception as e:  # a bug must not take the server down
-            top.failed += 1
-            self.server.log_exception(f'Error running {cmd.name} from a script', e)
-            self._reject(f'ERR internal error while running {cmd.name}'.encode())
-        finally:
-            took = _perf_ns() - t0
-            top.took.append(took)  # calls, time, LATENCY HISTOGRAM (Command.settle)
-            if took >= self.config.slow_ns:
-                observe(self.client, top, argv, took)  # SLOWLOG, LATENCY (store/latency.py)
-            if self.monitors and self.monitors.shows(cmd):
-                self.monitors.feed(self.client, argv)  # MONITOR's [db lua] lines
-        if self.tracked is not None:
-            # CLIENT TRACKING: a read-only command makes the script's keys remembered
-            self.server.tracking.script_read(self.tracked, top, argv)
-        t = type(r)
-        if t is bytes or t is int:
-            return r
-        if r is OK:
-            return self._status(b'OK')
-        return self.to_lua(r, self.resp)
-
-    def _check_call(self, cmd: Any, argv: list[bytes], write: bool) -> None:
-        """scriptCall's checks after the command's own: a stale replica's, the caller's
-        ACL user, and a write's (`plain_calls` is False when any of them may refuse; a
-        stale replica is read-only, unless replica-read-only is off)."""
-        server = self.server
-        link = server.replica_link
-        if (
-            link is not None
-            and 'stale' not in cmd.flags
-            and link.state != 'connected'
-            and not server.config['replica-serve-stale-data']
-        ):  # scriptVerifyAllowStale: an allow-stale script on a replica cut off from its master
-            self._reject(b'ERR Can not execute the command on a stale replica', cmd)
-        if self.acl_caller is not None:
-            self._check_acl(cmd, argv)
-        if write:
-            self._check_write(cmd)
-        elif cmd.name in _MAY_REPLICATE and self.run is not None and self.run.read_only:
-            self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
-
-    def _plain_calls(self) -> bool:
-        """Whether _check_call has nothing to check for the running script: its caller
-        may run every command on every key, it may write, it is not out of memory, and
-        writes are not refused. Set when a run starts, and again after other clients were
-        served (busy.py), the only moments those can change while a script runs."""
-        run, server = self.run, self.server
-        return not (
-            run is None
-            or self.acl_caller is not None
-            or run.read_only
-            or run.oom
-            or server.readonly_denied  # the refusals' messages, None when writes pass
-            or server.write_denied
-            or server.replicas_denied
-        )
-
-    def _check_write(self, cmd: Any) -> None:
-        """scriptCall's checks of a write command, and the run has written from then on
-        (SCRIPT KILL refuses)."""
-        run = self.run
-        assert run is not None  # the redis API is called from a running script
-        if run.read_only:
-            self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
-        if run.written:  # a script that wrote is not failed on the server's state now
-            return  # (Redis's SCRIPT_WRITE_DIRTY)
-        server = self.server  # -READONLY, -MISCONF, -NOREPLICAS, in scriptCall's order
-        for denied in (server.readonly_denied, server.write_denied, server.replicas_denied):
-            if denied is not None:
-                self._reject(denied.encode(), cmd)
-        if run.oom and 'denyoom' in cmd.flags:
-            self._reject(OOM.encode(), cmd)
-        run.written = True
-
-    def _check_command(self, argv: list[bytes]) -> tuple[Any, Any, bool]:
-        """scriptCall's checks, in its order: (the command to run, the command or
-        subcommand it is, whether it writes). A plain command that passes is remembered
-        by its name as sent, so the next call skips to the arity check."""
-        if not argv:
-            self._raise(b'Please specify at least one argument for this redis lib call')
-        table = self.server.commands
-        cmd = table.get(argv[0]) or table.get(argv[0].lower())
-        top = cmd
-        if cmd is not None and cmd.subcommands and len(argv) > 1:
-            cmd = cmd.find_subcommand(argv[1])
-        if cmd is None:
-            self._reject(b'ERR Unknown Redis command called from script')
-        n, arity = len(argv), cmd.arity
-        if (n != arity) if arity > 0 else (n < -arity):
-            self._reject(b'ERR Wrong number of args calling Redis command from script', cmd)
-        noscript = 'noscript' in cmd.flags
-        if noscript and not self.allow_noscript:
-            self._reject(b'ERR This Redis command is not allowed from script', cmd)
-        write = 'write' in cmd.flags
-        if cmd is top and not cmd.subcommands and not noscript:
-            lengths = range(arity, arity + 1) if arity > 0 else range(-arity, 1 << 62)
-            self._checked[argv[0]] = (cmd, write, lengths)
-        return top, cmd, write
-
-    def _redis_pcall(self, *args: Any) -> Any:
-        """redis.pcall: as redis.call, with an error table as the value."""
-        try:
-            return self._redis_call(*args)
-        except lua51.LuaError as e:
-            return e.args[0]
-
-    def _call_table(self, is_pcall: bool, args: Any) -> Any:
-        """redis.call (redis.pcall when `is_pcall`) with its arguments in a table
-        {n=count, ...}: how a call with more arguments than lupa passes to Python (7997)
-        arrives (sandbox.lua's unpack)."""
-        argv = [args[i] for i in range(1, args[b'n'] + 1)]
-        return self._redis_pcall(*argv) if is_pcall else self._redis_call(*argv)
-
-    def _convert_args(self, argv: list[Any]) -> list[bytes]:
-        """Numbers as _number_arg spells them (the small integers spelled once), in
-        place; anything else but a string is an error."""
-        i = 0
-        for a in argv:
-            t = type(a)
-            if t is not bytes:
-                if t is int:
-                    b = int_bytes(a)
-                    argv[i] = _number_arg(a) if b is None else b
-                elif t is float:
-                    argv[i] = _number_arg(a)
-                else:
-                    self._raise(b'Lua redis lib command arguments must be strings or integers')
-            i += 1  # noqa: SIM113 - enumerate costs ~600 instructions a call here
-        return argv
-
-    def _err(self, msg: bytes) -> Any:
-        return self._error(b'ERR ' + msg)
-
-    def _raise(self, msg: bytes) -> NoReturn:
-        raise lua51.LuaError(self._err(msg))
-
-    def _reject(self, msg: bytes, cmd: Any = None) -> NoReturn:
-        """Raise a redis.call's error reply, `msg` with its code (scriptCall's checks, the
-        command's own error): it was sent to the script's client, so it counts in
-        errorstats, and with `cmd` (a check refused it) in the command's rejected calls,
-        as Redis counts them."""
-        self.server.stats.error(msg.decode('utf-8', 'surrogateescape'))
-        if cmd is not None:
-            cmd.rejected += 1
-        raise lua51.LuaError(self._counted(msg))
-
-    def _error_buff(self, s: bytes) -> Any:
-        """luaPushErrorBuff: "-CODE msg" keeps its code, anything else gets ERR; the
-        message is trimmed of CR and LF."""
-        s = s.split(b'\0', 1)[0]
-        code, msg = b'ERR', s
-        if s[:1] == b'-':
-            sp = s.find(b' ')
-            code, msg = (b'ERR', s[1:]) if sp < 0 else (s[1:sp], s[sp + 1 :])
-        return self._error(code + b' ' + msg.strip(b'\r\n'))
-
-    def _error_reply(self, *args: Any) -> Any:
-        if len(args) != 1 or type(args[0]) is not bytes:
-            return self._err(b'wrong number or type of arguments')
-        s = args[0]
-        return self._error_buff(s if s[:1] == b'-' else b'-' + s)
-
-    def _status_reply(self, *args: Any) -> Any:
-        if len(args) != 1 or type(args[0]) is not bytes:
-            return self._err(b'wrong number or type of arguments')
-        return self._status(args[0])
-
-    def _sha1hex(self, *args: Any) -> bytes:
-        if len(args) != 1:
-            self._raise(b'wrong number of arguments')
-        s = lua_tostring(args[0]) or b''
-        return hashlib.sha1(s).hexdigest().encode()
-
-    def _log(self, *args: Any) -> None:
-        """redis.log(level, ...): the strings and numbers joined by spaces, written when
-        `loglevel` lets that level through."""
-        if len(args) < 2:
-            self._raise(b'redis.log() requires two arguments or more.')
-        level = _lua_tonumber(args[0])
-        if level is None:
-            self._raise(b'First argument must be a number (log level).')
-        if not 0 <= level <= 3:
-            self._raise(b'Invalid debug level.')
-        parts = []
-        for j, a in enumerate(args[1:]):
-            s = lua_tostring(a)
-            if s is not None:
-                parts.append(s if j == 0 else b' ' + s)
-        if int(level) >= _LOG_LEVELS.get(self.server.config['loglevel'], 2):
-            self.server.log(b''.join(parts).decode('utf-8', 'replace'), '.-*#'[int(level)])
-
-    def _setresp(self, *args: Any) -> None:
-        if len(args) != 1:
-            self._raise(b'redis.setresp() requires one argument.')
-        resp = _lua_tonumber(args[0])
-        if resp not in (2, 3):
-            self._raise(b'RESP version must be 2 or 3.')
-        self.resp = self.client.proto = int(resp)
-
-    def _set_repl(self, *args: Any) -> None:
-        if len(args) != 1:
-            self._raise(b'redis.set_repl() requires two arguments.')
-        flags = _lua_tonumber(args[0]) or 0
-        if int(flags) & ~3:
-            self._raise(
-                b'Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.'
-            )
-        # The script's next commands go to the AOF (1), the replicas (2), both or neither
-        # (store/persistence/aof.py's `targets`, reset when the run ends)
-        aof = self.server.keyspace.aof
-        if aof is not None:
-            aof.targets = int(flags)
-
-    def _breakpoint(self, *args: Any) -> bool:
-        """redis.breakpoint: in a debugging session, stop at the next line."""
-        ldb = self.ldb
-        if ldb is None or not ldb.active:
-            return False
-        ldb.luabp = True
-        return True
-
-    def _debug(self, *args: Any) -> None:
-        """redis.debug: in a debugging session, log the values in its console."""
-        ldb = self.ldb
-        if ldb is not None and ldb.active:
-            ldb.debug_log(args)
-
-    def _acl_check_cmd(self, *args: Any) -> bool:
-        """redis.acl_check_cmd: whether the script's caller may run the command."""
-        if not args:
-            self._raise(b'Please specify at least one argument for this redis lib call')
-        argv = self._convert_args(list(args))
-        cmd = find_command(self.server.commands, argv)
-        if cmd is None:
-            self._raise(b'Invalid command passed to redis.acl_check_cmd()')
-        run = self.run
-        assert run is not None
-        return self.server.acl.check(run.caller.user, cmd, argv)[0] == acl.OK
-
-    def _check_acl(self, cmd: Any, argv: list[bytes]) -> None:
-        """scriptVerifyACL: the caller's user must be allowed the command, its keys and
-        channels (logged in the 'lua' context)."""
-        running = self.server.commands.get(self.caller_command.lower())
-        result = self.server.acl.check_logged(self.acl_caller, cmd, argv, 'lua', running)
-        if result != acl.OK:
-            self._reject(_ACL_DENIED[result], cmd)
 
     def unwrap_error(self, e: Any) -> Any:
         """The error value (a table, or a message) a Python callback raised, as the
@@ -668,66 +249,6 @@ class LuaEngine:
             return self._err(b'Script killed by user with SCRIPT KILL...')
         return None
 
-    # -- conversions -----------------------------------------------------------------------
-
-    def to_lua(self, r: Any, resp: int) -> Any:
-        """A command's reply as the script sees it (redisProtocolToLuaType)."""
-        t = type(r)
-        if t is bytes or t is int:
-            return r
-        if r is None:
-            return None if resp == 3 else False
-        if t is str:
-            return self._status(r.encode())
-        if t is list or t is tuple:
-            return self.table([self.to_lua(v, resp) for v in r])
-        if isinstance(r, RedisError):
-            return self._error(r.msg.encode('utf-8', 'surrogateescape'))
-        if t is bool:
-            return r if resp == 3 else int(r)
-        if t is float:
-            return self._double(r) if resp == 3 else format_double(r)
-        if t is Map:
-            if resp == 3:
-                return self._wrap(b'map', self.table({k: self.to_lua(v, resp) for k, v in r}))
-            return self.table([self.to_lua(x, resp) for kv in r for x in kv])
-        if t is Set:
-            if resp == 3:
-                return self._wrap(b'set', self.table({k: True for k in r}))
-            return self.table([self.to_lua(v, resp) for v in r])
-        if t is Verbatim:
-            return self._verbatim(b'txt', bytes(r)) if resp == 3 else bytes(r)
-        if t is DoubleText:
-            return self._double(float(r)) if resp == 3 else bytes(r)
-        if t is Raw:
-            value, _ = _parse_resp(bytes(r), 0)
-            return self._from_resp(value, resp)
-        raise TypeError(f'cannot convert {t.__name__}')
-
-    def _from_resp(self, v: Any, resp: int) -> Any:
-        """Values _parse_resp made of a pre-encoded (Raw) reply."""
-        kind, x = v
-        if kind == 'null':
-            return None if resp == 3 else False
-        if kind == 'array':
-            return self.table([self._from_resp(e, resp) for e in x])
-        if kind == 'map':
-            pairs = {self._from_resp(k, resp): self._from_resp(e, resp) for k, e in x}
-            return self._wrap(b'map', self.table(pairs))
-        if kind == 'set':
-            return self._wrap(b'set', self.table({self._from_resp(e, resp): True for e in x}))
-        if kind == 'status':
-            return self._status(x)
-        if kind == 'error':
-            return self._error(x)
-        if kind == 'double':
-            return self._double(x)
-        if kind == 'big':
-            return self._big(x)
-        if kind == 'verbatim':
-            return self._verbatim(x[:3], x[4:])
-        return x  # bulk, integer, boolean
-
 
 class CompileError(Exception):
     """Lua's message for code that does not compile."""
@@ -738,45 +259,3 @@ def _error(msg: bytes, cls: type[RedisError] = RedisError) -> RedisError:
     addReplyErrorFormat does); a message without a leading code is sent as is."""
     text = msg.replace(b'\r', b' ').replace(b'\n', b' ')
     return cls(text.decode('utf-8', 'surrogateescape'))
-
-
-def _parse_resp(data: bytes, pos: int) -> tuple[Any, int]:
-    """One RESP2/3 value of a pre-encoded reply as (kind, value), and where it ends."""
-    end = data.index(b'\r\n', pos)
-    mark, line = data[pos : pos + 1], data[pos + 1 : end]
-    pos = end + 2
-    if mark == b'$' or mark == b'=':
-        n = int(line)
-        if n < 0:
-            return ('null', None), pos
-        s = data[pos : pos + n]
-        return ('verbatim' if mark == b'=' else 'bulk', s), pos + n + 2
-    if mark == b':':
-        return ('int', int(line)), pos
-    if mark == b'+':
-        return ('status', line), pos
-    if mark == b'-':
-        return ('error', line), pos
-    if mark == b'_':
-        return ('null', None), pos
-    if mark == b'#':
-        return ('bool', line == b't'), pos
-    if mark == b',':
-        return ('double', float(line)), pos
-    if mark == b'(':
-        return ('big', line), pos
-    if mark == b'|':  # an attribute: skipped, the reply after it is the value (as Redis)
-        for _ in range(2 * int(line)):
-            _, pos = _parse_resp(data, pos)
-        return _parse_resp(data, pos)
-    n = int(line)
-    if n < 0:
-        return ('null', None), pos
-    items = []
-    count = 2 * n if mark == b'%' else n
-    for _ in range(count):
-        item, pos = _parse_resp(data, pos)
-        items.append(item)
-    if mark == b'%':
-        return ('map', list(zip(items[::2], items[1::2]))), pos
-    return ('set' if mark == b'~' else 'array', items), pos

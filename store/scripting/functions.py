@@ -24,8 +24,10 @@ import lupa.lua51 as lua51
 from ..rdb import RdbError, RdbReader, dump_payload, rdb_string, verify_payload
 from ..request_parser import split_args
 from ..resp import RedisError, string2ll
-from .engine import LuaEngine, ScriptRun, check_numkeys, lua_tostring
+from .engine import LuaEngine
 from .eval import FLAGS
+from .redis_api import lua_tostring
+from .run_context import ScriptRun, check_numkeys
 
 RDB_OPCODE_FUNCTION_PRE_GA = 246  # 7.0 release candidates' format, refused
 RDB_OPCODE_FUNCTION2 = 245

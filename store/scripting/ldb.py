@@ -222,7 +222,7 @@ def _repr(s: bytes) -> str:
     return ''.join(out)
 
 
-# scriptCall's refusals (engine.py), logged without their code, as Redis words them there
+# scriptCall's refusals (redis_api.py), logged without their code, as Redis words them there
 _CHECKS = (
     'ERR Unknown Redis command called from script',
     'ERR Wrong number of args calling Redis command from script',

@@ -1,5 +1,5 @@
 """SCAN-family cursors: parsing, options, and the stateless hash-order walk HSCAN, SSCAN
-and ZSCAN share (SCAN itself walks snapshots of the keyspace's shards: keys.ScanWalks).
+and ZSCAN share (SCAN itself walks snapshots of the keyspace's shards: scan.ScanWalks).
 
 A cursor is a position in a fixed order of a collection's items: by the 56-bit hash of each
 item (Python's hash of bytes, fixed for the life of the process). "Continue with the items

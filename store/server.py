@@ -17,7 +17,8 @@ import time
 import traceback
 
 from . import crash, listen
-from .acl import Acl, channel_in
+from .acl import Acl
+from .acl_checks import channel_in
 from .blocking import BlockingRegistry
 from .command_table import build_table
 from .commands import MODULES

@@ -1,20 +1,11 @@
 """The ACL command family (Redis 7.0's aclCommand): users, their rules, the log. The
-users and the checks are store/acl.py's (server.acl)."""
+users, the checks, the log and the ACL file are server.acl's (store/acl.py, acl_*.py)."""
 
 import os
 
-from ..acl import (
-    CATEGORIES,
-    DENIED_CHANNEL,
-    DENIED_CMD,
-    DENIED_KEY,
-    REASONS,
-    AclError,
-    has_spaces,
-    merge_selectors,
-    open_selector_index,
-)
-from ..acl import OK as ALLOWED
+from ..acl_checks import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY, REASONS
+from ..acl_checks import OK as ALLOWED
+from ..acl_users import CATEGORIES, AclError, has_spaces, merge_selectors, open_selector_index
 from ..args import lower
 from ..clock import now_ms
 from ..command_table import Family, find_command

@@ -1,7 +1,7 @@
 """Connection commands: PING, ECHO, SELECT, QUIT, AUTH, HELLO, RESET (CLIENT has its own
 module, client.py)."""
 
-from ..acl import DENIED_AUTH
+from ..acl_checks import DENIED_AUTH
 from ..args import E_DB_RANGE, E_NOT_INT, lower
 from ..command_table import Family
 from ..resp import OK, PONG, Map, RedisError, string2ll

@@ -32,7 +32,8 @@ from typing import Any, NoReturn
 
 import lupa.lua51 as lua51
 
-from .. import acl
+from ..acl_checks import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY
+from ..acl_checks import OK as ALLOWED
 from ..command_table import MAY_REPLICATE, find_command
 from ..latency import observe
 from ..memory.eviction import OOM
@@ -40,10 +41,10 @@ from ..resp import OK, DoubleText, Map, Raw, RedisError, Set, Verbatim, format_d
 from .run_context import ScriptRun
 
 _ACL_DENIED = {
-    acl.DENIED_CMD: b"ERR The user executing the script can't run this command or subcommand",
-    acl.DENIED_KEY: b"ERR The user executing the script can't access at least one of the keys "
+    DENIED_CMD: b"ERR The user executing the script can't run this command or subcommand",
+    DENIED_KEY: b"ERR The user executing the script can't access at least one of the keys "
     b'mentioned in the command arguments',
-    acl.DENIED_CHANNEL: b"ERR The user executing the script can't publish to the channel "
+    DENIED_CHANNEL: b"ERR The user executing the script can't publish to the channel "
     b'mentioned in the command',
 }
 _LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
@@ -378,14 +379,14 @@ class RedisApi:
             self._raise(b'Invalid command passed to redis.acl_check_cmd()')
         run = self.run
         assert run is not None
-        return self.server.acl.check(run.caller.user, cmd, argv)[0] == acl.OK
+        return self.server.acl.check(run.caller.user, cmd, argv)[0] == ALLOWED
 
     def _check_acl(self, cmd: Any, argv: list[bytes]) -> None:
         """scriptVerifyACL: the caller's user must be allowed the command, its keys and
         channels (logged in the 'lua' context)."""
         running = self.server.commands.get(self.caller_command.lower())
         result = self.server.acl.check_logged(self.acl_caller, cmd, argv, 'lua', running)
-        if result != acl.OK:
+        if result != ALLOWED:
             self._reject(_ACL_DENIED[result], cmd)
 
     # -- replies to the script -----------------------------------------------------------

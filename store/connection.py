@@ -9,20 +9,17 @@ errors, limits and close points (and itself has hiredis parse the stretches it c
 well-formed: a pipeline cut across reads, a command of a million arguments); the
 connection returns to the fast path once the exact parser's buffer is empty.
 
-Turns (fair processing). A connection runs at most about TURN_NS of commands per turn of
-the event loop: a read of more than SLICE commands runs in slices of SLICE, and once the
-turn's time is spent the rest (frames, or unparsed bytes in the exact parser's 16 KB reads)
-waits in `backlog` for the next turn (call_soon). Reading is paused meanwhile and later reads
-queue behind the backlog, so order holds whoever resumes reading. A client whose unread
-replies exceed OUT_PAUSE_BYTES in the transport is not read, nor its backlog run, until
-they drain (resume_writing): TCP backpressure bounds what it makes the server hold; not
-while client-output-buffer-limit sets a normal-class limit, which then bounds it as in
-Redis (store/output_limit.py). A parked connection keeps its own rules (`park` below).
+Turns (fair processing, store/connection_turns.py): a read of more than SLICE commands, or
+one past the turn's budget, runs over several turns of the event loop, its rest held in
+`backlog` with reading paused; a client not reading its replies is not read either. Reads
+the fast path cannot take go to the exact parser (store/connection_query.py), which also
+applies the query buffer limit and maxmemory-clients while a request arrives.
 
 Commands from one read (or slice) run in order and their replies leave in one write. The
 common case (authenticated, not in MULTI or subscribe mode, replies on) runs inline in
 `run`; every special state sets `self.gated`, which routes commands through
-`_execute_gated` where the auth, MULTI, subscribe-mode and CLIENT REPLY rules live. A key
+`_execute_gated` (store/connection_gate.py), where the auth, MULTI, subscribe-mode and
+CLIENT REPLY rules live. A key
 signalled for blocked clients gates the running connection too, so they are served before
 its next command (store/blocking.py).
 
@@ -36,46 +33,27 @@ it; other modules read and write these fields but add none.
 
 import asyncio
 import time
-from collections import deque
 
 import hiredis
 
-from .command_table import call
 from .commands.client_info import client_info_line
-from .commands.gates import E_MASTERDOWN, SCRIPT_CALLS, denies_stale, writes
-from .commands.monitor import E_REPLICA, touches_keyspace
+from .connection_gate import ConnectionGate
+from .connection_query import ConnectionQuery
+from .connection_turns import SLICE, ConnectionTurns
 from .latency import observe
-from .memory.report import client_memory
 from .memory.sizes import queued_size
-from .request_parser import ProtocolError, RequestParser, parse_bulk_arrays
+from .request_parser import parse_bulk_arrays
 from .resp import (
     BULK_HEADER,
     CRLF,
     OK,
-    QUEUED,
     CountedError,
     FailedRaw,
     RedisError,
     encode,
-    error_arg,
-    unknown_command_error,
 )
 
 _perf_ns = time.perf_counter_ns
-
-# Fair processing (issue 13): a connection runs at most about TURN_NS of commands per turn of
-# the event loop, in slices of SLICE commands (a read of SLICE or fewer commands, the -P 16
-# case, runs whole, as before); the rest waits in `backlog` for the next turn (call_soon),
-# reading paused meanwhile so the order holds. Redis runs one 16 KB read per client per turn.
-TURN_NS = 1_000_000
-SLICE = 256
-# A client stops being read while more than this many bytes of its replies wait in the
-# transport (it does not read them), and is read again once they drain (resume_writing).
-# Not the transport's 64 KB high-water mark itself: a client that sends a whole pipeline
-# before reading any reply (redis-py's pipelines do) would then deadlock as soon as the
-# replies outgrow the socket buffers, where Redis buffers them; this bounds the memory one
-# client holds all the same.
-OUT_PAUSE_BYTES = 16 * 1024 * 1024
 
 # What Redis 7.0 sends a non-loopback client in protected mode, word for word.
 PROTECTED_MODE_DENIED = (
@@ -95,7 +73,7 @@ PROTECTED_MODE_DENIED = (
 )
 
 
-class Connection(asyncio.Protocol):
+class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Protocol):
     __slots__ = (
         # transport and parsing
         'server',
@@ -311,188 +289,6 @@ class Connection(asyncio.Protocol):
             self.reader = hiredis.Reader()
         return self._parse_exact(data, deadline)
 
-    def _run_slices(self, frames, i, deadline):
-        """Run frames[i:] in slices until the turn's budget is spent or the client's unread
-        replies are over OUT_PAUSE_BYTES; the rest goes to the backlog (True)."""
-        if not deadline:
-            deadline = _perf_ns() + TURN_NS
-        n = len(frames)
-        while i < n:
-            # the client is not reading (its transport is above its high-water mark): small
-            # slices, so what one slice adds before out_full is checked stays small
-            step = SLICE if not self.write_paused else SLICE // 16
-            self.run(frames[i : i + step])
-            i += step
-            self.flush()
-            if self.closing:
-                return False
-            if i < n and (self.out_full or _perf_ns() > deadline) and self._may_yield():
-                self._hold([frames, i])
-                return True
-        return False
-
-    def _parse_exact(self, data, deadline):
-        parser = self.parser
-        if parser is None:
-            parser = self.parser = RequestParser()
-        limit = self.server.config['client-query-buffer-limit']
-        link = self.server.replica_link
-        if link is not None and link.is_master(self):
-            limit = 1 << 63  # the master's stream is never cut (CLIENT_MASTER)
-        if not deadline:
-            deadline = _perf_ns() + TURN_NS
-        held = False
-        done = 0
-        # redis-server's limits apply per read(2) of at most 16 KB: replay those reads where
-        # they can matter: inline requests (64 KB without a line end), near the query
-        # buffer limit, under maxmemory-clients. Otherwise the read is parsed whole: 16 KB
-        # pieces freed between the values parsed out of them left holes in the heap that no
-        # value fits (values of 10 KB under maxmemory: +18% RSS, tests/test_big_values_
-        # memory.py), where a read of 128 KB or more is mapped and unmapped.
-        whole = (
-            (parser.multibulklen or data[0] == 42)  # '*': a multibulk request
-            and parser.pending() + len(data) < limit >> 1
-            and not self.server.evictor.clients_limit
-        )
-        for chunk in (data,) if whole else parser.reads(data):
-            done += len(chunk)
-            parser.feed(chunk)
-            if parser.pending() > limit:
-                # checked before parsing; replies of earlier reads still go out
-                self.server.log(
-                    f'Closing client that reached max query buffer length: {self.describe()}'
-                )
-                self.close_after_reply()
-                break
-            if parser.big is not None and self.server.evictor.clients_limit:
-                self._evict_if_over(parser)
-                if self.closing:
-                    break
-            while True:
-                error = None
-                try:
-                    frames = parser.parse(self.server.max_bulk, self.authenticated)
-                except ProtocolError as e:
-                    frames, error = parser.ready, e
-                if whole and len(frames) > SLICE and error is None:  # many commands: in turns
-                    held = self._run_slices(frames, 0, deadline)
-                    break
-                self.run(frames)
-                if error is None or self.closing:
-                    break
-                if frames:  # they may have changed the limits (AUTH, CONFIG SET)
-                    continue
-                self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
-                self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode('latin-1'))
-                self.server.stats.error('ERR Protocol error')
-                self.close_after_reply()
-                break
-            if self.closing or held:
-                break
-            if done < len(data):  # the rest is what redis-server would read next: a turn ends
-                self.flush()
-                if (self.out_full or _perf_ns() > deadline) and self._may_yield():
-                    self._hold(data[done:])
-                    held = True
-                    break
-        if parser.big_seen:  # Redis read it into a query buffer of its size, kept after
-            self.qbuf_big = (parser.big_seen + 2, time.time())
-            parser.big_seen = 0
-        if not parser.buf and not parser.multibulklen:  # not mid-request (args may be [])
-            self.parser = None
-        self.flush()
-        return held
-
-    def _evict_if_over(self, parser):
-        """maxmemory-clients while a big argument arrives: checked as its bytes do, as
-        Redis checks after each read (beforeSleep), not at the next cron, by when the
-        command would have run. Redis made room in the query buffer for the whole argument
-        when it read its header: a client whose room alone is over the limit goes (Redis
-        would evict it, after any larger one)."""
-        evictor = self.server.evictor
-        evictor.evict_clients()
-        if self.closing or self.no_evict:
-            return
-        if client_memory(self) + parser.big_left >= evictor.clients_limit:
-            self.server.log_verbose(f'Evicting client: {self.info_line()}')
-            self.abort()
-            evictor.evicted_clients += 1
-
-    # -- turns: fair processing ----------------------------------------------------------
-
-    def _may_yield(self):
-        """Whether the rest may wait for a later turn: not while a script is busy, whose
-        poll feeds reads to be answered now (-BUSY), not after it ends (scripting/busy.py)."""
-        server = self.server
-        return server.busy.run is None and server.loop is not None and self.transport is not None
-
-    def _hold(self, item):
-        """Put `item` (unparsed bytes, or [frames, next index]) first in the backlog, stop
-        reading, and schedule the next turn (unless unread replies hold it: resume_writing)."""
-        if self.backlog is None:
-            self.backlog = deque()
-        self.backlog.appendleft(item)
-        self._pause_reading()
-        if not self.out_full:
-            self._schedule_turn()
-
-    def _schedule_turn(self):
-        if self.turn_handle is None:
-            self.turn_handle = self.server.loop.call_soon(self._next_turn)
-
-    def _next_turn(self):
-        """Run the backlog, in order, for one turn's budget."""
-        self.turn_handle = None
-        backlog = self.backlog
-        if backlog is None:
-            return
-        if self.closing or self.transport is None:
-            self.backlog = None
-            return
-        if self.out_full:
-            return  # resume_writing schedules the next turn
-        server = self.server
-        server.current_client = self
-        deadline = _perf_ns() + TURN_NS
-        while backlog:
-            item = backlog.popleft()
-            if type(item) is list:
-                held = self._run_slices(item[0], item[1], deadline)
-            else:
-                held = self._consume(item, deadline)
-            if held:
-                return
-            if self.closing:
-                self.backlog = None
-                return
-            if backlog and (self.out_full or _perf_ns() > deadline):
-                if not self.out_full:
-                    self._schedule_turn()
-                return
-        self.backlog = None
-        self._resume_reading()
-
-    def _pause_reading(self):
-        """Stop reading (again: store/pubsub may have resumed it meanwhile; uvloop's
-        pause_reading does nothing when reading is paused)."""
-        self.read_paused = True
-        transport = self.transport
-        if transport is not None and not transport.is_closing():
-            transport.pause_reading()
-
-    def _resume_reading(self):
-        """Read again once nothing of ours holds it: no backlog, replies drained. A PUBLISH
-        parked by publisher backpressure keeps it paused: store/pubsub resumes it. (Other
-        parked connections, blocked or held by CLIENT PAUSE, read on as they always did.)"""
-        if not self.read_paused or self.backlog is not None or self.out_full:
-            return
-        if self.deferred is not None and self in self.server.pubsub.blocked:
-            return
-        self.read_paused = False
-        transport = self.transport
-        if transport is not None and not transport.is_closing() and not self.closing:
-            transport.resume_reading()
-
     # -- output ------------------------------------------------------------------------
 
     def flush_later(self):
@@ -525,25 +321,6 @@ class Connection(asyncio.Protocol):
                 self._check_out_full()
         if self.closing:
             transport.close()
-
-    def _check_out_full(self):
-        """Replies written to a client that is not reading them (its transport is over its
-        high-water mark): maxmemory-clients is checked, as Redis checks it before it sleeps.
-        Over OUT_PAUSE_BYTES of unread replies: read no more until they drain. Not a
-        normal-class client while that class has a limit: redis-server reads and runs its
-        commands until its replies trip the limit (store/output_limit.py), and paused here,
-        below a limit over OUT_PAUSE_BYTES, it would never reach it."""
-        evictor = self.server.evictor
-        if evictor.clients_limit:  # maxmemory-clients, as Redis checks it in beforeSleep
-            evictor.evict_clients()  # (only for a client that is not reading: cold)
-            if self.closing:
-                return
-        if self.out_limit is not None and not self.subscriptions and self.replica is None:
-            return
-        transport = self.transport
-        if transport.get_write_buffer_size() > OUT_PAUSE_BYTES and not transport.is_closing():
-            self.out_full = True
-            self._pause_reading()
 
     def pause_writing(self):
         self.write_paused = True
@@ -758,200 +535,6 @@ class Connection(asyncio.Protocol):
         self.table = table if table is not None else self.server.commands
         self.acl_checks = table is None
         self.acl_rules = table is not self.server.commands
-
-    def update_gate(self):
-        self.out_limit = self.server.pubsub.limits.gate(self)  # (authenticated or not)
-        self.gated = (
-            self.closing
-            or not self.authenticated
-            or self.acl_checks
-            or self.multi is not None
-            or (self.subscriptions > 0 and self.proto == 2)
-            or self.reply_mode != 'on'
-            or self.deferred is not None
-            or self.server.busy.run is not None
-            or self.server.loading
-            or self.server.write_denied is not None
-            or self.server.replicas_denied is not None
-            or self.server.readonly_denied is not None
-            or self.no_touch
-            or self.tracking is not None  # its reads are remembered on the gated path
-            or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
-            or self.server.pause.kind is not None  # CLIENT PAUSE: held on the gated path
-        )
-
-    def _reject(self, cmd, message):
-        if cmd is not None:
-            cmd.rejected += 1
-            if cmd.name == 'exec':  # rejectCommand -> execCommandAbort: discard, EXECABORT
-                self.end_multi()
-                message = 'EXECABORT Transaction discarded because of: ' + (
-                    message[4:] if message.startswith('ERR ') else message
-                )
-        if self.multi is not None:
-            self.multi_error = True
-        self.server.stats.error(message)
-        self._emit(RedisError(message))
-
-    def _emit(self, value):
-        mode = self.reply_mode
-        if mode == 'on':
-            encode(value, self.proto, self.out)
-        elif mode == 'skip':
-            self.reply_mode = 'on'
-            self.update_gate()
-        elif mode == 'skip_next':  # CLIENT REPLY SKIP ran on this path: skip the next
-            encode(value, self.proto, self.out)
-            self.reply_mode = 'skip'
-
-    def _execute_gated(self, cmd, args):
-        """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
-        RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP; and serving clients
-        blocked on keys the previous command signalled."""
-        if self.closing:
-            return
-        blocking = self.server.blocking
-        if blocking.ready and self.server.busy.run is None:
-            blocking.serve_ready()
-            self.update_gate()
-        if self.deferred is not None:  # parked: blocked, a PUBLISH held, CLIENT PAUSE
-            self.defer(args)
-            return
-        if cmd is None:
-            cmd = self.server.commands.get(args[0].lower())
-        if cmd is not None and cmd.name == 'quit':  # Redis 7.0 handles it before anything
-            server = self.server
-            if server.pause.kind is not None and server.pause.holds(self, cmd, args):
-                return server.pause.hold(self, cmd, args)  # but CLIENT PAUSE ALL holds it
-            self._emit(OK)
-            if server.monitors:
-                server.monitors.feed(self, args)
-                self.out += server.monitors.after_reply  # a monitor's own QUIT
-                server.monitors.after_reply.clear()
-            self.close_after_reply()
-            return
-        if cmd is None:
-            return self._reject(None, unknown_command_error(args))
-        if not cmd.arity_ok(len(args)):
-            return self._reject(cmd, f"ERR wrong number of arguments for '{cmd.name}' command")
-        shown = cmd
-        if cmd.subcommands:  # Redis rejects bad subcommands here (and flags MULTI)
-            shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower())
-            if shown is None:
-                return self._reject(
-                    cmd,
-                    f"ERR unknown subcommand '{error_arg(args[1], 128)}'. "
-                    f"Try {cmd.name.upper()} HELP.",
-                )
-            if not shown.arity_ok(len(args)):
-                return self._reject(
-                    shown, f"ERR wrong number of arguments for '{shown.name}' command"
-                )
-        if not self.authenticated and not cmd.no_auth:
-            return self._reject(cmd, 'NOAUTH Authentication required.')
-        if self.multi is not None and 'no_multi' in shown.flags:  # SAVE, SHUTDOWN, SYNC
-            return self._reject(cmd, 'ERR Command not allowed inside a transaction')
-        if self.acl_rules:
-            denied = self.server.acl.deny(self, shown, args)
-            if denied is not None:
-                return self._reject(shown, denied)
-        if self.subscriptions > 0 and self.proto == 2 and not cmd.pubsub_ok:
-            return self._reject(
-                cmd,
-                f"ERR Can't execute '{shown.name}': only (P|S)SUBSCRIBE / "
-                "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
-                "this context",
-            )
-        server = self.server
-        if server.loading and 'loading' not in shown.flags:
-            return self._reject(cmd, 'LOADING Redis is loading the dataset in memory')
-        misconf, noreplicas, readonly = (
-            server.write_denied,
-            server.replicas_denied,
-            server.readonly_denied,
-        )
-        if (misconf or noreplicas or readonly) and not (
-            server.replica_link is not None and server.replica_link.is_master(self)
-        ):  # writes refused, in processCommand's order; a replica obeys its master
-            write = writes(server, cmd, shown, args)  # with a script's flags
-            if misconf is not None and (write or cmd.name == 'ping'):
-                return self._reject(cmd, misconf)
-            for denied in (noreplicas, readonly):
-                if denied is not None and write:
-                    return self._reject(cmd, denied)
-        link = server.replica_link
-        if (
-            link is not None
-            and link.state != 'connected'
-            and not server.config['replica-serve-stale-data']
-            and denies_stale(server, cmd, shown, args)
-        ):  # a replica cut off from its master serves only the `stale` commands
-            return self._reject(cmd, E_MASTERDOWN)
-        busy = self.server.busy
-        if busy.run is not None and not busy.allows(shown):
-            return self._reject(cmd, busy.message())
-        ks = self.ks
-        if ks.used > ks.check_at and server.evictor.gate(self, cmd, args):
-            return
-        if server.monitors and self in server.monitors and touches_keyspace(cmd, shown):
-            return self._reject(cmd, E_REPLICA)  # a monitor is a replica for Redis
-        pause = server.pause
-        if pause.kind is not None and pause.holds(self, cmd, args):
-            return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
-        if self.multi is not None and not cmd.multi_ok:
-            self.multi.append((cmd, args))
-            size = queued_size(args)
-            self.multi_bytes += size
-            server.evictor.clients_grew(size)
-            self.last_cmd, self.last_sub = cmd, shown  # CLIENT LIST cmd=, as Redis's lastcmd
-            if self.reply_mode != 'on':
-                return self._emit(QUEUED)
-            self.out.append(b'+QUEUED\r\n')  # per queued command: encode() is 0.17 us more
-            return
-        self._emit(self.call(cmd, args))
-        if server.monitors and server.monitors.after_reply:  # a monitor's own command
-            self.out += server.monitors.after_reply
-            server.monitors.after_reply.clear()
-        tracking = server.tracking
-        if self.tracking is not None:
-            tracking.command_done(self, cmd)
-        if tracking.handle is not None:
-            tracking.flush(self)  # invalidations this command caused, after its reply
-
-    def call(self, cmd, args):
-        """Run a command through the executor and return its reply value (used by EXEC
-        and the gated path)."""
-        if self.no_touch and cmd.name != 'touch':  # CLIENT NO-TOUCH
-            return self.ks.untouched(self._call, cmd, args)
-        return self._call(cmd, args)
-
-    def _call(self, cmd, args):
-        monitors = self.server.monitors
-        if monitors and cmd.name in SCRIPT_CALLS:
-            monitors.feed(self, args)  # before the commands its script runs (evalCommand)
-        try:
-            r = call(cmd, self, args)
-        except RedisError as e:
-            r = e
-            self.server.stats.error(e.msg)  # (call counted it failed)
-        except Exception as e:
-            r = self._internal_error(cmd, e)
-            self._failed(cmd, r)
-        else:
-            if isinstance(r, RedisError):
-                self._failed(cmd, r)
-            elif type(r) is FailedRaw:
-                cmd.failed += r.fails
-        self.last_cmd = cmd
-        if self.tracking is not None:  # CLIENT TRACKING: remember the keys it read
-            self.server.tracking.remember(self, cmd, args)
-        if monitors:
-            shown = cmd
-            if cmd.subcommands and len(args) > 1:
-                shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower(), cmd)
-            if monitors.shows(shown):
-                monitors.feed(self, args)  # once it has run, as call() feeds
-        return r
 
     # -- helpers for commands ----------------------------------------------------------
 

@@ -4,7 +4,7 @@ Under `maxmemory`, a client writing values of ~10 KB far past the limit makes th
 evict as it goes; what the process holds then is maxmemory plus the allocator's slack.
 Parsing such reads in 16 KB pieces left holes in the heap that no 10 KB value fits
 (redis-server 7.0.15 +202 MB of RSS for maxmemory 200mb, this server +241 MB); reads are
-now parsed whole far from client-query-buffer-limit (store/connection.py, _parse_exact).
+now parsed whole far from client-query-buffer-limit (store/connection_query.py, _parse_exact).
 """
 
 import socket

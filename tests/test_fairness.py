@@ -1,4 +1,4 @@
-"""Issue 13: one client cannot hold the others up (store/connection.py's turns) and big
+"""Issue 13: one client cannot hold the others up (store/connection_turns.py) and big
 requests cost what they must (store/request_parser.py's hiredis runs and big-argument buffers).
 
 - A client pipelining 1,000,000 GETs runs a bounded slice per turn of the loop: another

@@ -281,7 +281,7 @@ def test_client_info_obl_omem_of_a_pipeline(target):
 
 def test_hard_limit_above_what_pauses_an_unlimited_client(target):
     """`normal 64mb 32mb 10`, the issue's row: the limits are above the 16 MB of unread
-    replies at which a client without limits stops being read (connection.OUT_PAUSE_BYTES).
+    replies at which a client without limits stops being read (connection_turns.OUT_PAUSE_BYTES).
     Pausing it there kept it connected for good, its replies never reaching the limit; the
     limit must trip, as redis-server's does, and the drop is counted (INFO's counter is
     Redis 7.2's, which 7.0 does not have)."""

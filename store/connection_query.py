@@ -1,0 +1,119 @@
+"""The exact parse of one read: what the connection's fast path cannot take.
+
+Reads that do not start a multibulk frame and end with CRLF, frames split across reads,
+unauthenticated clients: store/request_parser.py's RequestParser parses them, as Redis
+7.0's processInlineBuffer/processMultibulkBuffer would, and the commands run in order.
+redis-server checks its limits per read(2) of at most 16 KB, so the read is replayed in
+those pieces where that can matter (inline requests, near client-query-buffer-limit,
+under maxmemory-clients), and parsed whole otherwise. Over the query buffer limit the
+client is closed after the replies of what came before; a protocol error is answered and
+closes it, after the commands before it ran (they may have changed the limits: AUTH,
+CONFIG SET). Under maxmemory-clients a client receiving a big argument is evicted as its
+bytes arrive, as Redis evicts after each read.
+
+Invariants: `Connection.parser` is set only while it holds part of a request (the fast
+path resumes once it is empty); many commands parsed at once run in turns
+(store/connection_turns.py).
+
+`ConnectionQuery` is a part of store/connection.py's Connection (a mixin with no state
+of its own: the fields are Connection's `__slots__`).
+"""
+
+import time
+
+from .connection_turns import SLICE, TURN_NS
+from .memory.report import client_memory
+from .request_parser import ProtocolError, RequestParser
+
+_perf_ns = time.perf_counter_ns
+
+
+class ConnectionQuery:
+    __slots__ = ()
+
+    def _parse_exact(self, data, deadline):
+        parser = self.parser
+        if parser is None:
+            parser = self.parser = RequestParser()
+        limit = self.server.config['client-query-buffer-limit']
+        link = self.server.replica_link
+        if link is not None and link.is_master(self):
+            limit = 1 << 63  # the master's stream is never cut (CLIENT_MASTER)
+        if not deadline:
+            deadline = _perf_ns() + TURN_NS
+        held = False
+        done = 0
+        # redis-server's limits apply per read(2) of at most 16 KB: replay those reads where
+        # they can matter: inline requests (64 KB without a line end), near the query
+        # buffer limit, under maxmemory-clients. Otherwise the read is parsed whole: 16 KB
+        # pieces freed between the values parsed out of them left holes in the heap that no
+        # value fits (values of 10 KB under maxmemory: +18% RSS, tests/test_big_values_
+        # memory.py), where a read of 128 KB or more is mapped and unmapped.
+        whole = (
+            (parser.multibulklen or data[0] == 42)  # '*': a multibulk request
+            and parser.pending() + len(data) < limit >> 1
+            and not self.server.evictor.clients_limit
+        )
+        for chunk in (data,) if whole else parser.reads(data):
+            done += len(chunk)
+            parser.feed(chunk)
+            if parser.pending() > limit:
+                # checked before parsing; replies of earlier reads still go out
+                self.server.log(
+                    f'Closing client that reached max query buffer length: {self.describe()}'
+                )
+                self.close_after_reply()
+                break
+            if parser.big is not None and self.server.evictor.clients_limit:
+                self._evict_if_over(parser)
+                if self.closing:
+                    break
+            while True:
+                error = None
+                try:
+                    frames = parser.parse(self.server.max_bulk, self.authenticated)
+                except ProtocolError as e:
+                    frames, error = parser.ready, e
+                if whole and len(frames) > SLICE and error is None:  # many commands: in turns
+                    held = self._run_slices(frames, 0, deadline)
+                    break
+                self.run(frames)
+                if error is None or self.closing:
+                    break
+                if frames:  # they may have changed the limits (AUTH, CONFIG SET)
+                    continue
+                self.server.log_verbose(f'Protocol error ({error}) from client: {self.describe()}')
+                self.out.append(b'-ERR Protocol error: %s\r\n' % str(error).encode('latin-1'))
+                self.server.stats.error('ERR Protocol error')
+                self.close_after_reply()
+                break
+            if self.closing or held:
+                break
+            if done < len(data):  # the rest is what redis-server would read next: a turn ends
+                self.flush()
+                if (self.out_full or _perf_ns() > deadline) and self._may_yield():
+                    self._hold(data[done:])
+                    held = True
+                    break
+        if parser.big_seen:  # Redis read it into a query buffer of its size, kept after
+            self.qbuf_big = (parser.big_seen + 2, time.time())
+            parser.big_seen = 0
+        if not parser.buf and not parser.multibulklen:  # not mid-request (args may be [])
+            self.parser = None
+        self.flush()
+        return held
+
+    def _evict_if_over(self, parser):
+        """maxmemory-clients while a big argument arrives: checked as its bytes do, as
+        Redis checks after each read (beforeSleep), not at the next cron, by when the
+        command would have run. Redis made room in the query buffer for the whole argument
+        when it read its header: a client whose room alone is over the limit goes (Redis
+        would evict it, after any larger one)."""
+        evictor = self.server.evictor
+        evictor.evict_clients()
+        if self.closing or self.no_evict:
+            return
+        if client_memory(self) + parser.big_left >= evictor.clients_limit:
+            self.server.log_verbose(f'Evicting client: {self.info_line()}')
+            self.abort()
+            evictor.evicted_clients += 1

@@ -5,8 +5,8 @@ buffer (qbuf, qbuf-free: what Redis's buffer would have allocated), the reply bu
 (rbs, rbp, obl, oll, omem: store/output_limit.py counts them as the limits do), and
 tot-mem, Redis's getClientMemoryUsage (the client structure, both buffers, the arguments
 being run, MULTI's queue, the WATCH, pub/sub and tracking bookkeeping of
-store/memory/report.py). The server's INFO-less uses (the ACL LOG's client-info, the
-crash report, maxmemory-clients' eviction) take the same line.
+store/memory/report.py). Other parts print the same line: the ACL LOG's client-info,
+the log line of a client closed for its output-buffer limit or evicted, the crash report.
 """
 
 import time
@@ -26,11 +26,16 @@ CLIENT_TYPES = {
 }
 
 
+def _is_master(conn):
+    """The client of this replica's link to its master (CLIENT_MASTER)."""
+    link = conn.server.replica_link
+    return link is not None and link.is_master(conn)
+
+
 def client_type(conn):
     if conn.is_replica():
         return 'replica'
-    link = conn.server.replica_link
-    if link is not None and link.is_master(conn):
+    if _is_master(conn):
         return 'master'
     return 'pubsub' if conn.subscriptions > 0 else 'normal'
 
@@ -60,8 +65,7 @@ def _flags(conn):
     f = ''
     if conn.is_replica():
         f += 'S'
-    link = conn.server.replica_link
-    if link is not None and link.is_master(conn):
+    if _is_master(conn):
         f += 'M'
     if conn in conn.server.monitors:
         f += 'O'

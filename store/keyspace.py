@@ -1,12 +1,16 @@
 """The keyspace: databases split across DbSlice shards, with TTLs, lazy and active expiry.
 
 Every command reaches keys through this object. It routes a key to its shard
-(`shard_for`), keeps each shard's deadline index in step with every write, and is the one
-place keys are deleted at their deadline: on access (lazy expiry: a key whose deadline
-passed is deleted, and its `expired` event raised, before the command sees it) and in
-`expire_due`, which the active-expiry timer (store/expiry/active.py) calls when deadlines
-fall due and which deletes due keys within the budget it is given. Both count
-`expired_keys` and record lag here.
+(`shard_for`), keeps each shard's deadline index in step with every write, and expires a
+key its look-up finds past its deadline before the command sees it. Its parts, one
+concern each, are mixins of this class with no state of their own:
+- store/keyspace_expiry.py: deleting keys at their deadline, lazily on access and in
+  the active-expiry step (`expire_due`);
+- store/keyspace_memory.py: the memory charges (`used`, `mark`, `settle`) and access
+  information (LRU clock, LFU counter);
+- store/keyspace_databases.py: whole databases (FLUSHDB, SWAPDB, RANDOMKEY, sizes).
+This module keeps what runs per request: routing, the look-ups and the writes, and the
+observers they tell.
 
 What happens to the outside world goes through two doors, both given at construction:
 - `events` (store/events.py, Redis's notify.c): keyspace notifications and the journal,
@@ -19,17 +23,9 @@ Modified keys are reported to their observers (`observe`): WATCHing connections,
 transactions then fail, and the blocking-operations registry, for keys clients wait on.
 
 Deadlines are integer milliseconds since the epoch; a key is expired once
-`deadline < now`, as in Redis's keyIsExpired.
-
-Memory: every key is charged, when written, the bytes store/memory/sizes.py estimates for
-it, and uncharged the same amount when it goes; `used` is the total (per database in
-`db_used`, so FLUSHDB and SWAPDB stay O(1)). A string's charge is a function of the string,
-so nothing is stored for it; an aggregate's charge is kept in its shard's `charged` dict,
-because aggregates change in place after the lookup that found them: `lookup` marks
-them (`dirty`) and `settle` re-estimates the marked ones, O(samples) each, before anyone
-reads `used` (the eviction gate, INFO, MEMORY). The connection runs the eviction gate
-(store/memory/eviction.py) before a command whenever `used > check_at`, which is the
-room left under `maxmemory` (infinite without one) or -1 while marked aggregates wait.
+`deadline < now`, as in Redis's keyIsExpired. Every write charges the key what
+store/memory/sizes.py estimates and every deletion uncharges it (store/keyspace_memory.py);
+every look-up records an access, inline for the LRU clock.
 
 Values left packed by an RDB load (store/types/packed.py) are decoded on their first
 lookup (`read`, `lookup`, `lookup_for_update`; `materialize` for readers outside them):
@@ -54,21 +50,12 @@ into the string (GETBIT, BITCOUNT, GETRANGE, STRLEN, PFCOUNT) ask `read(db, key,
 buffer=True)` and take either. What walks the dicts directly (the snapshot's encoders,
 the size model, lazy free) takes either too.
 
-Access information (OBJECT IDLETIME/FREQ, eviction) is recorded by every lookup in the
-shard's `access` dict: the LRU clock (ms, refreshed by the server's cron, one shared int
-object per refresh so recording allocates nothing), or under an LFU policy (`lru` None)
-Redis's 8-bit logarithmic counter with its decay time (store/memory/lfu.py). The clock's
-last bit says whether the key was used since it was created: a new key gets `lru`
-(even), a lookup or a write of an existing key `lru_used` (odd), and LRU eviction takes
-keys not used again first (store/memory/eviction.py, "segmented" LRU).
 """
 
 from __future__ import annotations
 
-import random
 import time
 from binascii import crc_hqx
-from itertools import islice
 from typing import Any, Protocol
 
 from . import events as ev
@@ -76,16 +63,17 @@ from .clock import now_ms
 from .db_slice import SLOTS, DbSlice, key_slot
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
-from .lazyfree import DATA, REFS, LazyFree
+from .keyspace_databases import KeyspaceDatabases
+from .keyspace_expiry import KeyspaceExpiry
+from .keyspace_memory import KeyspaceMemory
+from .lazyfree import LazyFree
 from .memory import lfu
-from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, shard_charges, value_size
+from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD
 from .resp import RedisError
 from .types import EncodingLimits
 from .types.packed import Packed
 
 BUFFER_MIN = 512  # strings at least this long stay bytearrays once written in place
-
-CHUNK = 64  # keys taken from an index between two looks at the clock
 
 
 class Observer(Protocol):
@@ -99,7 +87,7 @@ class ExpiryTimer(Protocol):
     def reschedule(self, deadline: int) -> None: ...
 
 
-class Keyspace:
+class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
     def __init__(
         self, databases: int, shards: int, events: KeyspaceEvents, timer: ExpiryTimer
     ) -> None:
@@ -320,16 +308,6 @@ class Keyspace:
         self.used += n
         self.db_used[db] += n
         return b
-
-    def _recharge(self, s: DbSlice, db: int, key: bytes, v: Any) -> None:
-        """Charge an aggregate what value_size says it costs now, in place of its old
-        charge (after a command changed it, or once decoded)."""
-        charged = s.charged[db]
-        size = value_size(v)
-        n = size - charged.get(key, 0)
-        charged[key] = size
-        self.used += n
-        self.db_used[db] += n
 
     def updated(self, db: int, key: bytes) -> None:
         """A value was changed in place (a stream, the journal): re-estimate its size,
@@ -599,368 +577,6 @@ class Keyspace:
             self.touch(db, key)
         return True
 
-    # -- expiry: the one place keys are deleted at their deadline -------------------------
-
-    def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
-        """Lazy expiry: delete one key whose deadline passed, found by an access (not
-        while clients are paused: the caller then treats it as missing all the same)."""
-        if self.expire_paused:
-            return
-        size = self._forget(s, db, key, s.data[db].pop(key), 'expire') + TTL_OVERHEAD
-        self.used -= size
-        self.db_used[db] -= size
-        deadline = s.expires[db].pop(key)
-        s.index.discard()
-        self.expired_keys += 1
-        self.expire_lag.record(now_ms() - deadline)
-        if self.aof is not None:
-            self.aof.expired(db, key)
-        if self.watchers:
-            self.touch(db, key, False)
-        if self.notify_flags & ev.EXPIRED:
-            self.notify(ev.EXPIRED, b'expired', db, key, deadline)
-
-    def expire_due(self, budget_s: float) -> bool:
-        """Active expiry: delete due keys, shard by shard, until none is left or `budget_s`
-        seconds are spent; True if due keys remain. The keys of each database expired in
-        one call leave as one batch (`events.batch`: one coalesced dispatch on
-        __keyevent@db__:expired). A shard that ran out of budget is where the next call
-        starts, so no shard starves during a mass expiry.
-
-        The index hands out due keys in runs sharing a database and a deadline
-        (`pop_due_runs`), so the per-key work is four dict operations and a size sum
-        (~1 us a key, against ~2.3 us when each key was a triple handled on its own);
-        memory, lag and stale counts are settled once per run."""
-        start = time.perf_counter()
-        stop = start + budget_s
-        now = now_ms()
-        # per database: the expired keys, and (deadline, count) per run for the lag
-        batches: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
-        hooked = self.snapshot is not None or self.aof is not None
-        shards = self.shards
-        n = len(shards)
-        more = False
-        for i in range(n):
-            s = shards[(self.next_shard + i) % n]
-            index = s.index
-            while True:
-                if not index.promote(now, CHUNK):
-                    due = index.pop_due_runs(now, CHUNK)
-                    if not due:
-                        break
-                    for db, deadline, keys in due:
-                        batch = batches.get(db)
-                        if batch is None:
-                            batch = batches[db] = ([], [])
-                        out = batch[0]
-                        before = len(out)
-                        if hooked:
-                            freed = self._expire_hooked(s, db, deadline, keys, out)
-                        else:
-                            freed = self._expire_run(s, db, deadline, keys, out)
-                        done = len(out) - before
-                        index.stale -= len(keys) - done
-                        if done:
-                            freed += done * (KEY_OVERHEAD + TTL_OVERHEAD)
-                            self.used -= freed
-                            self.db_used[db] -= freed
-                            batch[1].append((deadline, done))
-                if time.perf_counter() > stop:
-                    more = True
-                    break
-            if more:
-                self.next_shard = (self.next_shard + i) % n
-                break
-        tracking = self.tracking
-        journal_deadlines = self.events.journal_flags & ev.EXPIRED
-        for db, (keys, counts) in batches.items():
-            if not keys:
-                continue
-            self.expired_keys += len(keys)
-            lag = self.expire_lag
-            for deadline, count in counts:
-                lag.record(now - deadline, count)
-            if tracking is not None:
-                tracking.keys_modified(keys)  # no client caused these (NOLOOP)
-            if len(self.watchers) > (tracking is not None):  # more than tracking's SENTINEL
-                watchers = self.watchers
-                for key in keys:
-                    observers = watchers.get((db, key))
-                    if observers:
-                        for o in list(observers):
-                            o.key_modified(db, key)
-            deadlines = None
-            if journal_deadlines:
-                deadlines = [d for d, count in counts for _ in range(count)]
-            self.events.batch(ev.EXPIRED, b'expired', db, keys, now, deadlines)
-        if tracking is not None:
-            tracking.flush()  # the invalidations leave with the batch's `expired` events
-        self.expire_cycle_ms += (time.perf_counter() - start) * 1000
-        if more:
-            self.expire_time_cap_reached += 1
-        return more
-
-    def _expire_run(
-        self, s: DbSlice, db: int, deadline: int, keys: list[bytes], out: list[bytes]
-    ) -> int:
-        """expire_due's loop over one run of keys filed under `deadline`: each key still
-        due then (not re-timed, persisted or deleted since) is deleted and appended to
-        `out`. Returns the bytes freed without the per-key overheads."""
-        exp, data, access = s.expires[db], s.data[db], s.access[db]
-        freed = 0
-        for key in keys:
-            if exp.get(key) == deadline:
-                del exp[key]
-                value = data.pop(key)
-                access.pop(key, None)
-                if type(value) is bytes:
-                    freed += ((len(value) + 48) & -16) + ((len(key) + 48) & -16)
-                else:
-                    freed += self._forget(s, db, key, value, 'expire') - KEY_OVERHEAD
-                out.append(key)
-        return freed
-
-    def _expire_hooked(
-        self, s: DbSlice, db: int, deadline: int, keys: list[bytes], out: list[bytes]
-    ) -> int:
-        """expire_due's loop over one run while a snapshot or the AOF must hear of each
-        key first: the snapshot copies it out before it goes (a point-in-time image holds
-        it), the AOF logs its DEL. Appends the deleted keys to `out`; returns the bytes
-        freed without the per-key overheads."""
-        snapshot, aof = self.snapshot, self.aof
-        exp, data = s.expires[db], s.data[db]
-        freed = 0
-        for key in keys:
-            if exp.get(key) == deadline:
-                if snapshot is not None:
-                    snapshot.before(s, db, key)
-                if aof is not None:
-                    aof.expired(db, key)
-                del exp[key]
-                freed += self._forget(s, db, key, data.pop(key), 'expire') - KEY_OVERHEAD
-                out.append(key)
-        return freed
-
-    def earliest_deadline(self) -> int | None:
-        """The earliest deadline any shard's index holds (stale entries included)."""
-        earliest = [d for d in (s.index.earliest() for s in self.shards) if d is not None]
-        return min(earliest) if earliest else None
-
-    def keys_due_at(self, deadline: int) -> int:
-        """How many keys wait on exactly `deadline` in the shards' promoted buckets (stale
-        entries included): the timer asks when it woke before them (store/expiry/active.py)."""
-        return sum(s.index.due_at(deadline) for s in self.shards)
-
-    # -- whole databases ---------------------------------------------------------------
-
-    def dbsize(self, db: int) -> int:
-        return sum(len(s.data[db]) for s in self.shards)
-
-    def dbsize_all(self) -> int:
-        return sum(len(d) for s in self.shards for d in s.data)
-
-    def volatile_count(self, db: int) -> int:
-        return sum(len(s.expires[db]) for s in self.shards)
-
-    def keys(self, db: int) -> list[bytes]:
-        """Every key of a database (expired ones not yet reaped included): a snapshot
-        list, so callers may delete while walking it."""
-        out: list[bytes] = []
-        for s in self.shards:
-            out.extend(s.data[db])
-        return out
-
-    def random_key(self, db: int) -> bytes | None:
-        """RANDOMKEY: a random live key or None."""
-        candidates = [s for s in self.shards if s.data[db]]
-        for _ in range(100):
-            if not candidates:
-                return None
-            s = random.choice(candidates)
-            data = s.data[db]
-            if not data:
-                candidates.remove(s)
-                continue
-            key = random.choice(list(data)) if len(data) < 64 else _random_dict_key(data)
-            if self.lookup(db, key) is not None:
-                return key
-        return None
-
-    def flushdb(self, db: int, lazy: bool = False) -> None:
-        """Empty a database: its dicts are replaced by empty ones, so the keys are gone
-        for every client at once. With `lazy` (FLUSHDB ASYNC, emptyDbAsync) the old dicts
-        are freed in steps between commands (store/lazyfree.py), else when dropped here.
-        Observers hear of the keys that existed (touchAllWatchedKeysInDb walks the
-        watched keys, not the database). Counts as a change even when it was empty:
-        Redis propagates FLUSHDB and FLUSHALL always."""
-        self.changes += 1
-        if self.watchers:
-            for wdb, key in list(self.watchers):
-                if wdb == db and key in self.shard_for(key).data[db]:
-                    self.touch(db, key)
-        for s in self.shards:
-            index = s.index
-            far, near = index.far[db], index.near[db]
-            index.clear(db)  # reads expires[db]: before it is replaced
-            data, expires, access, charged = s.data[db], s.expires[db], s.access[db], s.charged[db]
-            s.data[db] = {}
-            s.expires[db] = {}
-            s.access[db] = {}
-            s.charged[db] = {}
-            if lazy and data:
-                # drained from the end: index buckets and expires first, keys last
-                parts = [(data, DATA), (charged, REFS), (access, REFS), (expires, REFS)]
-                self.lazyfree.free_db([*parts, (near, REFS), (far, REFS)], len(data), data)
-        self.used -= self.db_used[db]
-        self.db_used[db] = 0
-        if self.tracking is not None:
-            self.tracking.flushed()  # a null invalidation to every tracking client
-
-    def flushall(self, lazy: bool = False) -> None:
-        tracking, self.tracking = self.tracking, None
-        try:
-            for db in range(self.databases):
-                self.flushdb(db, lazy)
-        finally:
-            self.tracking = tracking
-        if tracking is not None:
-            tracking.flushed()  # one null invalidation per tracking client
-
-    def swapdb(self, a: int, b: int) -> None:
-        """Swap two databases' contents. Each observed key either database holds is
-        looked at before the swap and reported after it, so observers see what each
-        database now holds: a WATCH decides as Redis's touchAllWatchedKeysInDb
-        (Connection.watch_swapped: a missing key replaced by a stale one is no change and
-        is marked stale), another observer hears of a key its database held or gets live.
-        A key a client blocks on is also signalled when the swap brings it, stale or not
-        (scanDatabaseForReadyKeys). Tracking clients hear of every key of both databases
-        (Redis 7.0 sends nothing, leaving caches stale)."""
-        self.changes += 1
-        # (db, key, held here, held there, there but expired) of each observed key
-        seen: list[tuple[int, bytes, bool, bool, bool]] = []
-        arriving: list[tuple[int, bytes]] = []  # keys a database gets, stale ones too
-        if self.watchers:
-            now = now_ms()
-            for wdb, key in list(self.watchers):
-                if wdb != a and wdb != b:
-                    continue
-                other = b if wdb == a else a
-                s = self.shard_for(key)
-                if key in s.data[other]:
-                    arriving.append((wdb, key))
-                here, there = key in s.data[wdb], key in s.data[other]
-                if here or there:
-                    deadline = s.expires[other].get(key) if there else None
-                    seen.append((wdb, key, here, there, deadline is not None and deadline < now))
-        for s in self.shards:
-            s.data[a], s.data[b] = s.data[b], s.data[a]
-            s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
-            s.access[a], s.access[b] = s.access[b], s.access[a]
-            s.charged[a], s.charged[b] = s.charged[b], s.charged[a]
-            s.index.swap(a, b)
-        self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
-        for wdb, key, here, there, stale in seen:
-            for o in list(self.watchers.get((wdb, key)) or ()):
-                swapped = getattr(o, 'watch_swapped', None)
-                if swapped is not None:  # a WATCH, which knows whether it saw the key stale
-                    swapped(wdb, key, here, there, stale)
-                elif here or not stale:
-                    o.key_modified(wdb, key)
-        # Blocked clients are served for every key the swap brings, even one past its
-        # deadline (scanDatabaseForReadyKeys finds it with dictFind): serving expires it,
-        # and its DEL is propagated, while the client goes on waiting.
-        for dk in arriving:
-            observers = self.watchers.get(dk)
-            if observers:
-                for o in list(observers):
-                    if getattr(o, 'serves_stale_keys', False):
-                        o.key_modified(*dk)
-        tracking = self.tracking
-        if tracking is not None:
-            for s in self.shards:
-                for key in s.data[a].keys() | s.data[b].keys():
-                    tracking.key_modified(key)
-
-    # -- memory and access information --------------------------------------------------
-
-    def mark(self, db: int, key: bytes) -> None:
-        """An aggregate may change in place: re-estimate it at the next `settle`."""
-        self.dirty.add((db, key))
-        self.check_at = self.dirty_check
-
-    def settle(self) -> None:
-        """Re-estimate the aggregates marked since the last settle, so `used` is exact
-        to the size model."""
-        dirty = self.dirty
-        if not dirty:
-            return
-        self.dirty = set()
-        for db, key in dirty:
-            s = self.shard_for(key)
-            v = s.data[db].get(key)
-            if v is None or type(v) is bytes:
-                continue  # deleted or replaced since: its charge was settled then
-            self._recharge(s, db, key, v)
-
-    def recount(self) -> None:
-        """Charge every key from scratch (after a load wrote the shards directly)."""
-        self.dirty = set()
-        self.used = 0
-        for db in range(self.databases):
-            total = 0
-            for s in self.shards:
-                used, s.charged[db] = shard_charges(s.data[db])
-                total += used + len(s.expires[db]) * TTL_OVERHEAD
-            self.db_used[db] = total
-            self.used += total
-
-    def key_size(self, db: int, key: bytes, samples: int = 5) -> int | None:
-        """MEMORY USAGE: the key's bytes (value sampled as asked), or None."""
-        v = self.lookup_notouch(db, key)
-        if v is None:
-            return None
-        size = value_size(v, samples) + ((len(key) + 48) & -16) + KEY_OVERHEAD
-        if key in self.shard_for(key).expires[db]:
-            size += TTL_OVERHEAD
-        return size
-
-    def _access(self, s: DbSlice, db: int, key: bytes) -> None:
-        """Record an access the slow way: the LFU counter, or nothing for a no-touch
-        lookup (the fast path stores the LRU clock inline)."""
-        if self.no_touch:
-            return
-        access = s.access[db]
-        value = access.get(key)
-        evicted = self.evicted
-        access[key] = lfu.touched(
-            value,
-            self.lfu_log_factor,
-            self.lfu_decay_time,
-            self.lfu_minutes,
-            self.lfu_tick,
-            value is None and evicted is not None and key in evicted,
-        )
-
-    def idle_ms(self, db: int, key: bytes) -> int:
-        """OBJECT IDLETIME (in ms): time since the key's last recorded access."""
-        at = self.shard_for(key).access[db].get(key, self.born)
-        return max(0, int(time.time() * 1000) - at)
-
-    def frequency(self, db: int, key: bytes) -> int:
-        """OBJECT FREQ: the key's LFU counter, decayed to now."""
-        return lfu.decayed(
-            self.shard_for(key).access[db].get(key), self.lfu_decay_time, lfu.minutes()
-        )
-
-    def set_access(self, db: int, key: bytes, idle_s: int | None, freq: int | None) -> None:
-        """RESTORE IDLETIME/FREQ (objectSetLRUOrLFU): the one that fits the policy."""
-        access = self.shard_for(key).access[db]
-        if self.lfu:
-            if freq is not None:
-                access[key] = lfu.packed(freq, self.lfu_log_factor)
-        elif idle_s is not None:
-            access[key] = (int(time.time() * 1000) - idle_s * 1000) & ~1  # as if not used
-
     # -- observers of modified keys (WATCH, blocked clients) -----------------------------
 
     def observe(self, dk: tuple[int, bytes], observer: Observer) -> None:
@@ -993,8 +609,3 @@ class Keyspace:
     def set_event_flags(self, publish_flags: int, journal_flags: int) -> None:
         self.events.set_flags(publish_flags, journal_flags)
         self.notify_flags = self.events.flags
-
-
-def _random_dict_key(d: dict[bytes, Any]) -> bytes:
-    """A random key of a large dict without copying it all."""
-    return next(islice(d, random.randrange(len(d)), None))

@@ -3,7 +3,7 @@ the maxmemory check. This is the one place they are computed.
 
     used_memory = used_memory_startup + ks.used + overhead(server)['total']
 
-- `ks.used` (store/keyspace.py) is what the keys are charged by the size model of
+- `ks.used` (store/keyspace_memory.py) is what the keys are charged by the size model of
   store/memory/sizes.py: key and value objects, their dict entries, TTL entries.
 - `overhead` is what clients and the server hold outside the keyspace now: per connection
   a fixed cost (the Connection, its parser and transport), its query buffer (with the

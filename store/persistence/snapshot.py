@@ -13,7 +13,7 @@ when it started (Dragonfly's point-in-time snapshot):
   command can change a key of a unit not yet written, `before` serializes the key's value
   as it still is and marks it done, so the walk skips it. A key created after the start
   is marked done while absent, so it is never written. Active expiry calls `before` too
-  (store/keyspace.py).
+  (store/keyspace_expiry.py).
 - FLUSHDB/FLUSHALL and SWAPDB replace or swap the keyspace's dicts but never change the
   captured ones, so a unit is found by the identity of its dict: writes to a new dict are
   not the snapshot's concern, and a flushed unit is still written as it was.

@@ -1,0 +1,177 @@
+"""Whole databases: sizes, key lists, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB.
+
+A database is one dict per shard (and its expires, access and charge dicts, and its part
+of the shard's deadline index); its charge is `db_used[db]`. So FLUSHDB replaces the dicts
+with empty ones, and SWAPDB swaps them and the two charges: both O(shards), whatever the
+database holds, the keys gone (or moved) for every client at once. FLUSHDB ASYNC hands the
+old dicts to lazy free (store/lazyfree.py), freed in steps between commands.
+
+Observers hear of what each changes as Redis's touchAllWatchedKeysInDb decides: the
+observed keys are walked (not the database), before the change for what they held and
+after it for what they now hold. Both count as one change to the data set (`changes`),
+even on an empty database: Redis propagates them always.
+
+`KeyspaceDatabases` is a part of store/keyspace.py's Keyspace (a mixin with no state of
+its own: the fields are Keyspace's, declared below for the type checker only).
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from .clock import now_ms
+from .db_slice import DbSlice
+from .lazyfree import DATA, REFS, LazyFree
+
+
+class KeyspaceDatabases:
+    if TYPE_CHECKING:  # Keyspace's fields and methods this part uses
+        databases: int
+        shards: list[DbSlice]
+        watchers: dict[tuple[int, bytes], set[Any]]
+        tracking: Any
+        lazyfree: LazyFree
+        used: int
+        db_used: list[int]
+        changes: int
+
+        def shard_for(self, key: bytes) -> DbSlice: ...
+
+        def lookup(self, db: int, key: bytes, buffer: bool = False) -> Any: ...
+
+        def touch(self, db: int, key: bytes, by_client: bool = True) -> None: ...
+
+    def dbsize(self, db: int) -> int:
+        return sum(len(s.data[db]) for s in self.shards)
+
+    def dbsize_all(self) -> int:
+        return sum(len(d) for s in self.shards for d in s.data)
+
+    def volatile_count(self, db: int) -> int:
+        return sum(len(s.expires[db]) for s in self.shards)
+
+    def keys(self, db: int) -> list[bytes]:
+        """Every key of a database (expired ones not yet reaped included): a snapshot
+        list, so callers may delete while walking it."""
+        out: list[bytes] = []
+        for s in self.shards:
+            out.extend(s.data[db])
+        return out
+
+    def random_key(self, db: int) -> bytes | None:
+        """RANDOMKEY: a random live key or None."""
+        candidates = [s for s in self.shards if s.data[db]]
+        for _ in range(100):
+            if not candidates:
+                return None
+            s = random.choice(candidates)
+            data = s.data[db]
+            if not data:
+                candidates.remove(s)
+                continue
+            key = random.choice(list(data)) if len(data) < 64 else _random_dict_key(data)
+            if self.lookup(db, key) is not None:
+                return key
+        return None
+
+    def flushdb(self, db: int, lazy: bool = False) -> None:
+        """Empty a database: its dicts are replaced by empty ones, so the keys are gone
+        for every client at once. With `lazy` (FLUSHDB ASYNC, emptyDbAsync) the old dicts
+        are freed in steps between commands (store/lazyfree.py), else when dropped here.
+        Observers hear of the keys that existed (touchAllWatchedKeysInDb walks the
+        watched keys, not the database). Counts as a change even when it was empty:
+        Redis propagates FLUSHDB and FLUSHALL always."""
+        self.changes += 1
+        if self.watchers:
+            for wdb, key in list(self.watchers):
+                if wdb == db and key in self.shard_for(key).data[db]:
+                    self.touch(db, key)
+        for s in self.shards:
+            index = s.index
+            far, near = index.far[db], index.near[db]
+            index.clear(db)  # reads expires[db]: before it is replaced
+            data, expires, access, charged = s.data[db], s.expires[db], s.access[db], s.charged[db]
+            s.data[db] = {}
+            s.expires[db] = {}
+            s.access[db] = {}
+            s.charged[db] = {}
+            if lazy and data:
+                # drained from the end: index buckets and expires first, keys last
+                parts = [(data, DATA), (charged, REFS), (access, REFS), (expires, REFS)]
+                self.lazyfree.free_db([*parts, (near, REFS), (far, REFS)], len(data), data)
+        self.used -= self.db_used[db]
+        self.db_used[db] = 0
+        if self.tracking is not None:
+            self.tracking.flushed()  # a null invalidation to every tracking client
+
+    def flushall(self, lazy: bool = False) -> None:
+        tracking, self.tracking = self.tracking, None
+        try:
+            for db in range(self.databases):
+                self.flushdb(db, lazy)
+        finally:
+            self.tracking = tracking
+        if tracking is not None:
+            tracking.flushed()  # one null invalidation per tracking client
+
+    def swapdb(self, a: int, b: int) -> None:
+        """Swap two databases' contents. Each observed key either database holds is
+        looked at before the swap and reported after it, so observers see what each
+        database now holds: a WATCH decides as Redis's touchAllWatchedKeysInDb
+        (Connection.watch_swapped: a missing key replaced by a stale one is no change and
+        is marked stale), another observer hears of a key its database held or gets live.
+        A key a client blocks on is also signalled when the swap brings it, stale or not
+        (scanDatabaseForReadyKeys). Tracking clients hear of every key of both databases
+        (Redis 7.0 sends nothing, leaving caches stale)."""
+        self.changes += 1
+        # (db, key, held here, held there, there but expired) of each observed key
+        seen: list[tuple[int, bytes, bool, bool, bool]] = []
+        arriving: list[tuple[int, bytes]] = []  # keys a database gets, stale ones too
+        if self.watchers:
+            now = now_ms()
+            for wdb, key in list(self.watchers):
+                if wdb != a and wdb != b:
+                    continue
+                other = b if wdb == a else a
+                s = self.shard_for(key)
+                if key in s.data[other]:
+                    arriving.append((wdb, key))
+                here, there = key in s.data[wdb], key in s.data[other]
+                if here or there:
+                    deadline = s.expires[other].get(key) if there else None
+                    seen.append((wdb, key, here, there, deadline is not None and deadline < now))
+        for s in self.shards:
+            s.data[a], s.data[b] = s.data[b], s.data[a]
+            s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
+            s.access[a], s.access[b] = s.access[b], s.access[a]
+            s.charged[a], s.charged[b] = s.charged[b], s.charged[a]
+            s.index.swap(a, b)
+        self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
+        for wdb, key, here, there, stale in seen:
+            for o in list(self.watchers.get((wdb, key)) or ()):
+                swapped = getattr(o, 'watch_swapped', None)
+                if swapped is not None:  # a WATCH, which knows whether it saw the key stale
+                    swapped(wdb, key, here, there, stale)
+                elif here or not stale:
+                    o.key_modified(wdb, key)
+        # Blocked clients are served for every key the swap brings, even one past its
+        # deadline (scanDatabaseForReadyKeys finds it with dictFind): serving expires it,
+        # and its DEL is propagated, while the client goes on waiting.
+        for dk in arriving:
+            observers = self.watchers.get(dk)
+            if observers:
+                for o in list(observers):
+                    if getattr(o, 'serves_stale_keys', False):
+                        o.key_modified(*dk)
+        tracking = self.tracking
+        if tracking is not None:
+            for s in self.shards:
+                for key in s.data[a].keys() | s.data[b].keys():
+                    tracking.key_modified(key)
+
+
+def _random_dict_key(d: dict[bytes, Any]) -> bytes:
+    """A random key of a large dict without copying it all."""
+    return next(islice(d, random.randrange(len(d)), None))

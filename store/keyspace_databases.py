@@ -136,9 +136,9 @@ class KeyspaceDatabases:
                     continue
                 other = b if wdb == a else a
                 s = self.shard_for(key)
-                if key in s.data[other]:
-                    arriving.append((wdb, key))
                 here, there = key in s.data[wdb], key in s.data[other]
+                if there:
+                    arriving.append((wdb, key))
                 if here or there:
                     deadline = s.expires[other].get(key) if there else None
                     seen.append((wdb, key, here, there, deadline is not None and deadline < now))

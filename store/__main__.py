@@ -14,7 +14,7 @@ from . import crash
 from .commands.config_cmd import quote
 from .config import Config
 from .config_values import ConfigError
-from .persistence.manager import LoadError
+from .persistence.errors import LoadError
 from .request_parser import split_args
 from .server import Server, new_event_loop
 from .version import VERSION

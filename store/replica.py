@@ -54,7 +54,7 @@ import hiredis
 from . import clock
 from . import replication_history as history
 from .connection import Connection
-from .persistence.aof import _parse_command, resp_command
+from .persistence.aof_resp import _parse_command, resp_command
 from .persistence.files import remove
 from .resp import RedisError
 

@@ -516,7 +516,7 @@ class Replication:
         """The payload's encoder: the RDB with the replication aux fields (rdbSaveInfo);
         repl-stream-db is the database the stream that follows has selected (a replica's
         replicas get its master's stream, which will not SELECT it again)."""
-        from .persistence.rdb_codec import RdbEncoder
+        from .persistence.rdb_encoder import RdbEncoder
 
         link = self.server.replica_link
         db = link.conn.db if self.proxy and link is not None and link.conn is not None else 0
@@ -546,7 +546,7 @@ class Replication:
     def _filtered_rdb(self, parts: set[str]) -> bytes:
         """The RDB of a replica that asked for some parts only (SLAVE_REQ_RDB_EXCLUDE_DATA):
         the header, the functions if asked for, never a key."""
-        from .persistence.rdb_codec import crc64
+        from .rdb import crc64
 
         encoder = self._encoder()
         body = encoder.header()

@@ -35,7 +35,8 @@ from .journal import Journal
 from .keyspace import Keyspace
 from .memory.eviction import Evictor
 from .oom_score import OomScore
-from .persistence.manager import LoadError, Persistence
+from .persistence.errors import LoadError
+from .persistence.manager import Persistence
 from .pubsub import PubSub
 from .replication import Replication
 from .scripting.busy import Busy

@@ -247,7 +247,7 @@ PREAMBLE = pytest.mark.parametrize('preamble', ['no', 'yes'])
 def _needs_rdb(preamble):
     if preamble == 'yes':
         try:
-            from store.persistence.rdb_codec import RdbEncoder  # noqa: F401
+            from store.persistence.rdb_encoder import RdbEncoder  # noqa: F401
         except ImportError:
             pytest.skip('the RDB codec is not there yet')
 

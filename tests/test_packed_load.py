@@ -11,7 +11,8 @@ import pytest
 import redis
 
 from conftest import read_value, spawn_store, stop, wait_until
-from store.persistence.rdb_codec import RdbEncoder, listpack, lp_elem
+from store.persistence.rdb_blobs import listpack, lp_elem
+from store.persistence.rdb_encoder import RdbEncoder
 from store.rdb import crc64, rdb_string
 from store.types.packed import Packed
 

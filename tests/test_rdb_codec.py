@@ -13,18 +13,10 @@ import pytest
 import redis
 
 from conftest import spawn_redis, stop
-from store.persistence.rdb_codec import (
-    RdbEncoder,
-    RdbError,
-    RdbLoader,
-    _stream_nodes,
-    intset_decode,
-    intset_encode,
-    listpack,
-    lp_decode,
-    lp_elem,
-)
-from store.rdb import crc64, lzf_compress, lzf_decompress, rdb_len, rdb_string
+from store.persistence.rdb_blobs import intset_decode, intset_encode, listpack, lp_decode, lp_elem
+from store.persistence.rdb_encoder import RdbEncoder, _stream_nodes
+from store.persistence.rdb_loader import RdbLoader
+from store.rdb import RdbError, crc64, lzf_compress, lzf_decompress, rdb_len, rdb_string
 from store.types import EncodingLimits
 from store.types.stream import ENCODED, Stream, encode_entry, make_id
 from store.types.zset import sorted_list

@@ -20,7 +20,7 @@ from conftest import (
     run_all,
 )
 from rawconn import RawConn
-from store.persistence.rdb_codec import listpack
+from store.persistence.rdb_blobs import listpack
 from store.rdb import dump_payload, rdb_len, rdb_string
 
 LIMITS = (

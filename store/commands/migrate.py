@@ -1,5 +1,5 @@
 """MIGRATE (Redis 7.0 cluster.c's migrateCommand): move keys to another server with the
-RESTORE it understands, DUMP payloads being Redis's own (store/persistence/rdb_codec.py),
+RESTORE it understands, DUMP payloads being Redis's own (store/persistence/rdb_encoder.py),
 so the target may be a redis-server as well as this server.
 
 As in Redis the transfer is synchronous: the event loop waits for the target, at most

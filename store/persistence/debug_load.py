@@ -15,6 +15,7 @@ import os
 from collections.abc import Coroutine
 from typing import Any
 
+from .aof_resp import resp_command
 from .errors import LoadError
 
 
@@ -59,8 +60,6 @@ def debug_loadaof(server: Any) -> None:
 def debug_replicate(server: Any, args: list[bytes]) -> None:
     """DEBUG REPLICATE <command> [<arg> ...]: the command goes to the replicas only, as
     is, without a SELECT (replicationFeedSlaves with dictid -1); nothing without them."""
-    from .aof import resp_command
-
     repl = server.replication
     if repl.backlog is not None:
         repl.server.persistence.aof.write_replicas()

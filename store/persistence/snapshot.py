@@ -20,7 +20,7 @@ when it started (Dragonfly's point-in-time snapshot):
 - A key serialized early belongs to its unit's database: written at once if that database
   is the one being written, else held until its header is written.
 
-Encoder protocol (rdb_codec.RdbEncoder, aof.AofEncoder): each method returns the bytes
+Encoder protocol (rdb_encoder.RdbEncoder, aof.AofEncoder): each method returns the bytes
 to write, which the snapshot writes in file order:
 
     checksum: bool                       # whether footer() wants the CRC64 of the file

@@ -4,8 +4,8 @@ Values are bytes (strings) or objects of the type modules' classes (hash.py's Ha
 list.py's List, set.py's Set, zset.py's ZSet, stream.py's Stream). Each class says what
 this module needs to know: `redis_type` (TYPE, SCAN TYPE), `encoding` (a name, or a
 method giving it: OBJECT ENCODING) and `copy()` (COPY); DUMP and RESTORE use the RDB
-codec (persistence/rdb_codec.py). Command families ask here rather than testing Python
-types themselves, and `expect` is the one WRONGTYPE check every family uses.
+codec (persistence/rdb_encoder.py, rdb_loader.py). Command families ask here rather than
+testing Python types themselves, and `expect` is the one WRONGTYPE check every family uses.
 """
 
 from ..args import WRONGTYPE

@@ -4,7 +4,7 @@ Redis keeps a small hash, sorted set or list as the listpack (and a small intege
 the intset) its RDB file holds, and never decodes it at load. We decode values into our
 types, which took most of a start-up load's time (1M mixed keys: the 300k small
 aggregates took ~1.6 s of the decode's 2.7 s CPU, 4-10 us each). So the RDB loader
-(persistence/rdb_codec.py, RdbLoader with `lazy`) stores such a value as a `Packed`: its
+(persistence/rdb_loader.py, RdbLoader with `lazy`) stores such a value as a `Packed`: its
 RDB type byte, the blob, and the bytes it is charged. The first time anything needs the
 value, it is decoded and replaces the Packed object in its shard's dict
 (Keyspace.materialize, with the charge moved to the real value's).
@@ -20,7 +20,7 @@ Invariants:
   keyspace's lookups, MEMORY USAGE, the blocking registry) or handles a Packed value
   itself (value_size: its charge; the RDB encoder: the blob written back as is; the AOF
   rewrite: decoded without being stored).
-- `decode` is set by the module that creates Packed objects (rdb_codec), which sits above
+- `decode` is set by the module that creates Packed objects (rdb_loader), which sits above
   this layer; a blob that still fails to decode (only a writer's bug can make one under a
   valid checksum) raises, and the keyspace turns that into an error reply.
 """
@@ -59,7 +59,7 @@ class Packed:
 
     __slots__ = ('type', 'blob', 'charge')
 
-    decode: Callable[[Packed], Any] = staticmethod(_no_decoder)  # set by rdb_codec
+    decode: Callable[[Packed], Any] = staticmethod(_no_decoder)  # set by rdb_loader
 
     def __init__(self, type_: int, blob: bytes, charge: int) -> None:
         self.type = type_

@@ -11,22 +11,12 @@ and each batch the AOF writes is also `feed`-ed here. What only replicas get (PI
 `repl-ping-replica-period` seconds, REPLCONF GETACK for WAIT) enters the stream here,
 after the AOF's queue was written, so the order of the two stays the order of events.
 
-SYNC / PSYNC. A full resynchronisation answers +FULLRESYNC <replid> <offset>, then the
-dataset as one RDB payload (`$<len>\r\n` and the file's bytes, as Redis's disk-based
-sync sends it), then the stream from that offset on. The payload is the point-in-time
-snapshot BGSAVE makes (store/persistence/snapshot.py), written between commands into a
-temporary file: clients are served meanwhile, and the stream since the snapshot's start
-waits with each syncing replica (`pending`, within its output-buffer class) until its
-payload is sent, a chunk at a time as its socket takes it (`pump`), so that a payload is
-never all in memory. Replicas that ask while it is made share it, with a copy of what the
-first one has pending, as Redis shares a BGSAVE. While another snapshot runs (BGSAVE, an
-AOF rewrite), that one is completed and the payload made at once, as SAVE makes it. The
-AOF's queue is written before the snapshot starts, so what it held is in the payload and
-not in the stream. PSYNC with this server's replication id and an offset still held by
+SYNC / PSYNC. A full resynchronisation (+FULLRESYNC, the dataset as an RDB payload, then
+the stream from its offset on) is store/replication_full_sync.py's, a part of this
+module's Replication. PSYNC with this server's replication id and an offset still held by
 the backlog (`repl-backlog-size` bytes, kept while replicas come and go, freed
 `repl-backlog-ttl` seconds after the last one left) continues with +CONTINUE and the
-bytes the replica missed. `REPLCONF rdb-only 1` (redis-cli --rdb) gets the payload and is
-then disconnected.
+bytes the replica missed.
 
 Offsets are bytes of the stream: `offset` is master_repl_offset, a replica's position is
 the offset it acknowledged last (REPLCONF ACK, about once a second). WAIT counts the
@@ -45,23 +35,8 @@ get the messages, as Redis propagates them.
 This server as a replica of another (REPLICAOF <host> <port>) is store/replica.py's;
 `replicate` and `promote` switch.
 
-FAILOVER (failoverCommand): writes are paused (a CLIENT PAUSE WRITE of its own) until
-the target replica, or any replica, acknowledged the whole stream; then this server becomes
-the target's replica with `PSYNC <its replid> <its offset + 1> FAILOVER`, which makes the
-target a master (here: `sync`, which promotes this server when it is the target). Its
-answer ends the failover and the paused writes run (as a replica's: -READONLY); an error,
-a lost connection or the timeout (without FORCE) abort it, and this server is a master
-again. This server as the target promotes itself and answers with a full resynchronisation
-where Redis continues partially (its replicas do not share their master's history).
-
-With repl-diskless-sync yes, a full sync waits repl-diskless-sync-delay seconds (or
-repl-diskless-sync-max-replicas) before its payload starts and +FULLRESYNC is sent, and
-replicas waiting get a newline every second (store/replication_presync.py). When every
-replica it is for announced `capa eof` (startBgsaveForReplication's socket target: "target:
-replicas sockets") the payload goes as `$EOF:<40 random hex chars>\r\n`, the RDB, and the
-same 40 chars, instead of `$<len>\r\n` and the RDB; a replica asking meanwhile waits for
-the next payload, as with Redis. The snapshot still goes through a temporary file (the
-snapshot is made between commands, not by a child writing to the sockets).
+FAILOVER (failoverCommand, a target replica taking over from this server) is
+store/replication_failover.py's, a part of Replication as well.
 
 A replica's history is its master's (store/replication_history.py): its replicas get the
 master's stream as applied here, a promotion keeps the old id as replid2, and RDB files
@@ -71,18 +46,16 @@ carry the id and offset so that a restart continues them.
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 import time
 from typing import Any
 
 from . import replication_history as history
-from .clock import now_ms
-from .persistence.files import remove
-from .persistence.snapshot import Snapshot
 from .replica import MasterLink
 from .replica_expire import ReplicaKeysWithExpire
-from .replication_presync import diskless_delay, presync_cron
+from .replication_failover import Failover
+from .replication_full_sync import FullSync
+from .replication_presync import presync_cron
 from .resp import RedisError, string2ll
 
 E_NOREPLICAS = 'NOREPLICAS Not enough good replicas to write.'
@@ -90,7 +63,6 @@ E_READONLY = "READONLY You can't write against a read only replica."
 E_UNBLOCKED_ROLE = (
     'UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)'
 )
-PAYLOAD_CHUNK = 1 << 20  # bytes of a payload read and written at a time
 _PING = b'*1\r\n$4\r\nPING\r\n'
 _GETACK = b'*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n'
 
@@ -168,6 +140,15 @@ class Replica:
         unsent_rdb = max(self.rdb_queued - drained, 0)
         conn.server.pubsub.limits.check_replica(conn, queued - unsent_rdb)
 
+    def flush_pending(self) -> None:
+        """Send the stream it waited with (for its payload, then for its first ACK); the
+        stream bytes it was given (`streamed`) count from then on what its transport
+        holds. While waiting, `streamed` is the bytes in `pending`."""
+        pending, self.pending = self.pending, []
+        self.streamed = 0
+        if pending:
+            self.send(b''.join(pending))
+
     def address(self) -> str:
         return self.ip or self.conn.addr.rsplit(':', 1)[0]
 
@@ -176,7 +157,11 @@ class Replica:
         return f'{self.address()}:{self.port}' if self.port else self.conn.addr
 
 
-class Replication:
+class Replication(FullSync, Failover):
+    """The master side (this module's docstring); its full resynchronisations are
+    FullSync's (store/replication_full_sync.py), FAILOVER Failover's
+    (store/replication_failover.py)."""
+
     def __init__(self, server: Any) -> None:
         self.server = server
         self.replid = os.urandom(20).hex()
@@ -299,184 +284,7 @@ class Replication:
         self.full_syncs += 1
         if psync and args[1] != b'?':
             self.partial_errors += 1
-        aof = self.server.persistence.aof
-        aof.write_replicas()  # what was queued is in the payload: the stream starts after
-        if self.backlog is None:
-            self.replid = os.urandom(20).hex()  # changeReplicationId: a new history
-            self.backlog = bytearray()
-            self.backlog_start = self.offset
-            self.no_replicas_since = time.time()  # its TTL counts from now if none stays
-            self.active = True
-            aof.replication_started()
-        r.psync = psync
-        if r.rdb_filter is not None:  # a payload of its own, made now (it holds no keys)
-            rdb = self._filtered_rdb(r.rdb_filter)
-            self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
-            return
-        p = self.server.persistence
-        waiting = [x for x in self.syncing if x.state == 'wait_bgsave']
-        sharing = p.snapshot is not None and p.snapshot_kind == 'repl' and waiting
-        if sharing and self.sync_socket:
-            # a streamed payload is not shared (its stream started): the next one
-            self.server.log('Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC')
-            r.state, r.since = 'wait_start', time.time()
-            self.syncing.append(r)
-            return
-        if not sharing and 'eof' in r.capa and diskless_delay(self):
-            # replication_presync.py: the payload starts after the delay, for all waiting
-            r.state, r.since = 'wait_start', time.time()
-            self.syncing.append(r)
-            return
-        if sharing:
-            self.server.log('Waiting for end of BGSAVE for SYNC')
-            r.pending = list(waiting[0].pending)  # the payload being made, shared
-            r.streamed = sum(map(len, r.pending))
-        elif p.snapshot is None and self._start_payload(self._socket_target([r])):
-            r.pending = []
-        else:  # another snapshot runs (BGSAVE, a rewrite): completed, then one made now
-            aof.selected_db = -1  # the replica's stream starts with a SELECT
-            rdb = self._rdb()
-            self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
-            return
-        r.state = 'wait_bgsave'
-        self.syncing.append(r)
-        if psync:
-            conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.sync_offset))
-
-    def start_waiting(self, waiting: list[Replica]) -> None:
-        """The delayed full sync of `waiting` starts (replicationStartPendingFork): one
-        payload for all, then +FULLRESYNC to each, as Redis replies when its fork starts."""
-        self.server.persistence.aof.write_replicas()  # queued writes: in the payload
-        p = self.server.persistence
-        if p.snapshot is not None and p.snapshot_kind == 'repl':
-            return  # a streamed payload still runs: the next cron starts theirs
-        if self._start_payload(self._socket_target(waiting)):
-            for r in waiting:
-                r.pending, r.streamed, r.state = [], 0, 'wait_bgsave'
-                if r.psync:
-                    r.conn.send_stream(
-                        b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), self.sync_offset)
-                    )
-            return
-        self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
-        rdb = self._rdb()  # another snapshot runs: completed, then one made now
-        for r in waiting:
-            r.pending, r.streamed, r.state = [], 0, ''
-            self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
-
-    def _socket_target(self, replicas: list[Replica]) -> bool:
-        """startBgsaveForReplication's choice: streamed (`$EOF:`) with repl-diskless-sync
-        when every replica it is for announced capa eof, else disk-based (`$<len>`)."""
-        if not self.server.config['repl-diskless-sync']:
-            return False
-        for r in replicas:
-            if 'eof' not in r.capa:
-                return False
-        return True
-
-    def _start_payload(self, socket: bool = False) -> bool:
-        """A point-in-time snapshot of the data as of now, written between commands
-        (store/persistence/snapshot.py) into a temporary file: the payload of the replicas
-        syncing meanwhile, each getting the stream from this offset on after it. With
-        `socket` (diskless sync) it goes to them in the `$EOF:` form."""
-        p = self.server.persistence
-        path = p.path(f'temp-repl-{os.getpid()}.rdb')
-        try:
-            started = p.start_snapshot(
-                path, self._encoder(), lambda ok: self._payload_done(ok, path), kind='repl'
-            )
-        except OSError as e:
-            self.server.log(f'Can not make the replication payload in {path}: {e}', '#')
-            return False
-        if started:
-            target = 'replicas sockets' if socket else 'disk'
-            self.server.log(f'Starting BGSAVE for SYNC with target: {target}')
-            self.sync_socket = socket
-            self.sync_offset = self.offset
-            self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
-        return started
-
-    def _payload_done(self, ok: bool, path: str) -> None:
-        """The payload is on disk (or failed): each replica waiting for it reads it from
-        a file of its own, opened before the file is deleted."""
-        waiting = [r for r in self.syncing if r.state == 'wait_bgsave']
-        size = 0
-        if ok:
-            try:
-                size = os.path.getsize(path)
-                for r in waiting:
-                    r.payload = open(path, 'rb')  # noqa: SIM115 - closed by pump/detach
-            except OSError as e:
-                self.server.log(f'Can not read the replication payload {path}: {e}', '#')
-                ok = False
-        remove(path)
-        for r in waiting:
-            if ok:
-                if self.sync_socket:
-                    r.eof_mark = os.urandom(20).hex().encode()
-                self._send_payload(r, r.payload, size, self.sync_offset)
-            else:
-                self.server.log(f'SYNC failed: the payload for {r.name()} was not made', '#')
-                r.conn.abort()
-
-    def _send_payload(self, r: Replica, payload: Any, size: int, offset: int) -> None:
-        """Start sending the RDB payload (after +FULLRESYNC when it was not sent yet)."""
-        conn = r.conn
-        if r.psync and not r.state:
-            conn.send_stream(b'+FULLRESYNC %s %d\r\n' % (self.replid.encode(), offset))
-        if r not in self.syncing:
-            self.syncing.append(r)
-        r.state = 'send_bulk'
-        r.payload, r.payload_left = payload, size
-        if r.eof_mark:
-            conn.send_stream(b'$EOF:%s\r\n' % r.eof_mark)
-        else:
-            conn.send_stream(b'$%d\r\n' % size)
-        self.pump(r)
-
-    def pump(self, r: Replica) -> None:
-        """Write the payload a chunk at a time while the replica's socket takes it
-        (Connection.resume_writing calls again), so that a big payload is never all in
-        memory; then the stream it waited with, and the replica is online (an rdb-only
-        one is disconnected instead)."""
-        conn = r.conn
-        payload = r.payload
-        while r.payload_left and not conn.write_paused:
-            if conn.closing or conn.transport is None:
-                return  # detach closes the file
-            chunk = payload.read(min(PAYLOAD_CHUNK, r.payload_left))
-            if not chunk:
-                self.server.log(f'SYNC failed: the payload for {r.name()} ended early', '#')
-                conn.abort()
-                return
-            r.payload_left -= len(chunk)
-            conn.send_stream(chunk)
-        if r.payload_left:
-            return
-        payload.close()
-        r.payload = None
-        self.syncing.remove(r)
-        hold = bool(r.eof_mark)
-        if hold:
-            conn.send_stream(r.eof_mark)
-            r.eof_mark = b''
-            self.server.log(
-                f'Streamed RDB transfer with replica {r.name()} succeeded (socket). '
-                'Waiting for REPLCONF ACK from slave to enable streaming'
-            )
-        self.server.log(f'Synchronization with replica {r.name()} succeeded')
-        pending, r.pending = r.pending, []
-        r.streamed = 0
-        if r.rdb_only:
-            r.state = ''
-            conn.close_after_reply()  # once the payload is written
-            return
-        self._attach(r, r.psync)
-        if hold:
-            r.hold, r.pending = True, pending
-            r.streamed = sum(map(len, pending))
-        elif pending:
-            r.send(b''.join(pending))
+        self._full_sync(r, psync)
 
     def _continue(self, r: Replica, replid: bytes, offset: int) -> bool:
         """masterTryPartialResynchronization: +CONTINUE and the missed bytes, or False.
@@ -512,48 +320,6 @@ class Replication:
         self.replicas.append(r)
         self.refresh_good()
 
-    def _encoder(self) -> Any:
-        """The payload's encoder: the RDB with the replication aux fields (rdbSaveInfo);
-        repl-stream-db is the database the stream that follows has selected (a replica's
-        replicas get its master's stream, which will not SELECT it again)."""
-        from .persistence.rdb_encoder import RdbEncoder
-
-        link = self.server.replica_link
-        db = link.conn.db if self.proxy and link is not None and link.conn is not None else 0
-        cfg = self.server.config
-        aux = {
-            b'repl-stream-db': b'%d' % db,
-            b'repl-id': self.replid.encode(),
-            b'repl-offset': b'%d' % self.offset,
-        }
-        return RdbEncoder(cfg['rdbcompression'], cfg['rdbchecksum'], aux)
-
-    def _rdb(self) -> bytes:
-        """The dataset as an RDB file, now (a running BGSAVE or rewrite is completed
-        first: one snapshot shadows the keyspace at a time)."""
-        p = self.server.persistence
-        p.complete_running()
-        out = io.BytesIO()
-        encoder = self._encoder()
-        snap = Snapshot(self.server.keyspace, encoder, out, self.server.functions.codes())
-        try:
-            snap.run()
-            snap.complete()
-        finally:
-            snap.abort()
-        return out.getvalue()
-
-    def _filtered_rdb(self, parts: set[str]) -> bytes:
-        """The RDB of a replica that asked for some parts only (SLAVE_REQ_RDB_EXCLUDE_DATA):
-        the header, the functions if asked for, never a key."""
-        from .rdb import crc64
-
-        encoder = self._encoder()
-        body = encoder.header()
-        if 'functions' in parts:
-            body += encoder.functions(self.server.functions.codes())
-        return body + encoder.footer(crc64(body))
-
     def detach(self, conn: Any) -> None:
         link = self.server.replica_link
         if link is not None and link.is_master(conn):
@@ -588,10 +354,7 @@ class Replication:
         r.ack_time = time.time()
         if r.hold:  # loaded its streamed payload: the stream it waited with follows
             r.hold = False
-            pending, r.pending = r.pending, []
-            r.streamed = 0
-            if pending:
-                r.send(b''.join(pending))
+            r.flush_pending()
         if self.waiting:
             self._check_waiting()
         self.failover_check()
@@ -717,83 +480,6 @@ class Replication:
     def reset_stats(self) -> None:
         """The sync counters of INFO stats (CONFIG RESETSTAT zeroes them)."""
         self.full_syncs = self.partial_syncs = self.partial_errors = 0
-
-    # -- FAILOVER (replication.c's failoverCommand and updateFailoverStatus) ----------------
-
-    def find_replica(self, host: str, port: int) -> Replica | None:
-        """findReplica: the replica at host (its announced or peer address) and its
-        listening port, online or syncing."""
-        for r in self.syncing + self.replicas:
-            if r.address().lower() == host.lower() and r.port == port:
-                return r
-        return None
-
-    def start_failover(self, target: tuple[str, int] | None, timeout_ms: int, force: bool):
-        """FAILOVER, its checks passed: writes paused until a replica caught up."""
-        if target is not None:
-            self.server.log(f'FAILOVER requested to {target[0]}:{target[1]}.')
-        else:
-            self.server.log('FAILOVER requested to any replica.')
-        self.failover_target = target
-        self.failover_end = now_ms() + timeout_ms if timeout_ms else 0
-        self.failover_force = force
-        self.failover_state = 'waiting-for-sync'
-        self.server.pause.failover(True)
-        self.server.persistence.aof.write_replicas()  # the stream so far, to be acknowledged
-
-    def failover_check(self) -> None:
-        """updateFailoverStatus: past the timeout abort (or, with FORCE, fail over all the
-        same); once the target (or any replica) acknowledged the whole stream, become its
-        replica and ask it to take over."""
-        if self.failover_state != 'waiting-for-sync':
-            return
-        target = self.failover_target
-        if self.failover_end and self.failover_end <= now_ms():
-            if self.failover_force and target is not None:
-                self.server.log(
-                    f'FAILOVER to {target[0]}:{target[1]} time out exceeded, failing over.'
-                )
-                self._demote(target)
-            else:
-                self.abort_failover('Replica never caught up before timeout')
-            return
-        if target is not None:
-            r = self.find_replica(*target)
-            if r is None or r.ack != self.offset:
-                return
-        else:
-            r = next((x for x in self.replicas if x.ack == self.offset), None)
-            if r is None:
-                return
-            target = self.failover_target = (r.address(), r.port)
-        self.server.log(f'Failover target {target[0]}:{target[1]} is synced, failing over.')
-        self._demote(target)
-
-    def _demote(self, target: tuple[str, int]) -> None:
-        self.failover_state = 'failover-in-progress'
-        self.replicate(target[0], target[1], failover=True)
-
-    def abort_failover(self, reason: str) -> None:
-        """abortFailover: a master again if it had become the target's replica."""
-        if self.failover_state == 'no-failover':
-            return
-        target = self.failover_target
-        if target is not None:
-            self.server.log(f'FAILOVER to {target[0]}:{target[1]} aborted: {reason}')
-        else:
-            self.server.log(f'FAILOVER to any replica aborted: {reason}')
-        if self.failover_state == 'failover-in-progress':
-            self.promote()
-        self.end_failover()
-
-    def end_failover(self) -> None:
-        """The failover is over: taken over by the target (it answered PSYNC ...
-        FAILOVER) or aborted; the writes paused meanwhile run."""
-        self.failover_state = 'no-failover'
-        self.failover_target = None
-        self.failover_end = 0
-        self.failover_force = False
-        self.server.pause.failover(False)
 
     # -- this server as a replica (store/replica.py) -------------------------------------
 

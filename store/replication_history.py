@@ -93,6 +93,12 @@ def save_aux(repl: Any) -> dict[bytes, bytes]:
         db = link.conn.db
     else:
         return {}
+    return aux_fields(repl, db)
+
+
+def aux_fields(repl: Any, db: int) -> dict[bytes, bytes]:
+    """The replication aux fields of an RDB made now (rdbSaveInfo): this history's id
+    and offset, and `db`, the database the stream that follows has selected."""
     return {
         b'repl-stream-db': b'%d' % db,
         b'repl-id': repl.replid.encode(),

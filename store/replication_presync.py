@@ -4,9 +4,8 @@
 With repl-diskless-sync yes and repl-diskless-sync-delay N, Redis waits N seconds after a
 replica asks for a full sync before it makes the payload, so that replicas arriving
 meanwhile share it; it starts at once when repl-diskless-sync-max-replicas are waiting.
-Such a replica has no +FULLRESYNC yet: it is still in its handshake. This server makes
-its payload the same way whatever repl-diskless-sync says (a disk payload, see
-replication.py), but keeps the delay, so replicas see the same states and timings.
+Such a replica has no +FULLRESYNC yet: it is still in its handshake. The payload, once
+started (Replication.start_waiting), is store/replication_full_sync.py's.
 
 Every second, a replica waiting for its payload to start or to be made gets a newline:
 replicas read newlines before the PSYNC reply and before the payload's length as the

@@ -42,6 +42,7 @@ from .connection_query import ConnectionQuery
 from .connection_turns import SLICE, ConnectionTurns
 from .latency import observe
 from .memory.sizes import queued_size
+from .reply_buffer import REPLY_CHUNK
 from .request_parser import parse_bulk_arrays
 from .resp import (
     BULK_HEADER,
@@ -141,6 +142,11 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         # (size, when) of the query buffer Redis would have allocated for the last big
         # argument (PROTO_MBULK_BIG_ARG or more) read: CLIENT LIST's qbuf-free
         'qbuf_big',
+        # the reply buffer's modelled size and peak, and when the peak was reset
+        # (store/reply_buffer.py): CLIENT LIST's rbs and rbp, part of tot-mem
+        'rbs',
+        'rb_peak',
+        'rb_peak_reset',
     )
 
     def __init__(self, server):
@@ -190,6 +196,8 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.raw = None
         self.replica = None
         self.qbuf_big = None
+        self.rbs = self.rb_peak = REPLY_CHUNK
+        self.rb_peak_reset = int(self.created)  # seconds, compared with ms: as Redis does
         self.gated = not self.authenticated or server.loading or self.acl_checks
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -281,6 +289,12 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                     self.raw = None  # a big value is not kept alive by it
                 else:
                     self.run(frames)
+                if server.evictor.clients_limit:
+                    # maxmemory-clients: the replies leave now, so that a client not reading
+                    # them is measured (flush) before the turn's other clients run commands,
+                    # as Redis checks before each command
+                    self.flush()
+                    return False
                 pending = server.pending_flush  # flush_later, inlined: once per read
                 if not pending:
                     server.loop.call_soon(server.flush_pending)
@@ -315,7 +329,10 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                 return  # over client-output-buffer-limit: dropped, nothing written
             data = b''.join(out)  # (one part: the part itself, no copy)
             out.clear()
-            self.server.stats.net_output_bytes += len(data)
+            n = len(data)
+            self.server.stats.net_output_bytes += n
+            if n > self.rb_peak:  # what Redis's reply buffer held before this write
+                self.rb_peak = n if n < self.rbs else self.rbs
             transport.write(data)
             if self.write_paused and not self.out_full:
                 self._check_out_full()
@@ -540,12 +557,17 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
 
     def abort(self):
         """freeClient for a client the server drops (output-buffer limits, client
-        eviction): discard what it has queued and close its socket at once."""
+        eviction): discard what it has queued and close its socket at once. It leaves
+        CLIENT LIST and the client count now; its disconnect hooks run when the transport
+        reports the close (Server.unregister), not in the middle of the caller's walk."""
         self.out.clear()
         self.closing = self.gated = True
         self.obl_soft_since = None
         if self.transport is not None:
             self.transport.abort()
+            server = self.server
+            if server.clients.pop(self.id, None) is not None:
+                server.dropping[self.id] = self
 
     def info_line(self):
         """This client's CLIENT LIST line (for the log)."""

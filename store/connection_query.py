@@ -22,7 +22,6 @@ of its own: the fields are Connection's `__slots__`).
 import time
 
 from .connection_turns import SLICE, TURN_NS
-from .memory.report import client_memory
 from .request_parser import ProtocolError, RequestParser
 
 _perf_ns = time.perf_counter_ns
@@ -65,7 +64,10 @@ class ConnectionQuery:
                 self.close_after_reply()
                 break
             if parser.big is not None and self.server.evictor.clients_limit:
-                self._evict_if_over(parser)
+                # maxmemory-clients while a big argument arrives, as its bytes do (Redis
+                # checks after each read): its tot-mem counts the room Redis made for the
+                # whole argument when it read its header
+                self.server.evictor.evict_clients()
                 if self.closing:
                     break
             while True:
@@ -102,18 +104,3 @@ class ConnectionQuery:
             self.parser = None
         self.flush()
         return held
-
-    def _evict_if_over(self, parser):
-        """maxmemory-clients while a big argument arrives: checked as its bytes do, as
-        Redis checks after each read (beforeSleep), not at the next cron, by when the
-        command would have run. Redis made room in the query buffer for the whole argument
-        when it read its header: a client whose room alone is over the limit goes (Redis
-        would evict it, after any larger one)."""
-        evictor = self.server.evictor
-        evictor.evict_clients()
-        if self.closing or self.no_evict:
-            return
-        if client_memory(self) + parser.big_left >= evictor.clients_limit:
-            self.server.log_verbose(f'Evicting client: {self.info_line()}')
-            self.abort()
-            evictor.evicted_clients += 1

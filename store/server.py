@@ -39,6 +39,7 @@ from .persistence.errors import LoadError
 from .persistence.manager import Persistence
 from .pubsub import PubSub
 from .replication import Replication
+from .reply_buffer import ReplyBuffers
 from .scripting.busy import Busy
 from .scripting.eval import EvalScripts
 from .scripting.functions import Functions
@@ -109,6 +110,9 @@ class Server:
         )
         self.acl = Acl(self)  # users and their rules (store/acl.py)
         self.clients = {}
+        # clients dropped (Connection.abort) whose transports have not reported the close:
+        # out of `clients` at once, as freeClient removes them, their hooks still to run
+        self.dropping = {}
         self.current_client = None  # the connection whose read is being run
         self.pending_flush = []  # connections whose replies wait for the end of the turn
         self.next_client_id = 1
@@ -171,9 +175,8 @@ class Server:
         # (DEBUG's quicklist model, commands/debug_values.py)
         self.skip_checksum_validation = False
         self.quicklist_packed_threshold = 1 << 30
-        # DEBUG REPLYBUFFER (commands/debug.py): CLIENT LIST's rbs model
-        self.reply_buffer_resizing = True
-        self.reply_buffer_peak_reset_ms = 5000
+        self.reply_buffers = ReplyBuffers(self)  # CLIENT LIST's rbs (store/reply_buffer.py)
+        self.cron_hooks.append(self.reply_buffers.cron)
         self.apply_all()
 
     @property
@@ -338,7 +341,7 @@ class Server:
             conn.flush()
 
     def unregister(self, conn):
-        if self.clients.pop(conn.id, None) is None:
+        if self.clients.pop(conn.id, None) is None and self.dropping.pop(conn.id, None) is None:
             return
         conn.end_multi()
         conn.release_deferred()

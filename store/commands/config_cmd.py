@@ -197,6 +197,7 @@ def reset_stats(server):
     server.evictor.reset_stats()
     server.pubsub.reset_stats()
     server.replication.reset_stats()
+    server.reply_buffers.shrinks = server.reply_buffers.expands = 0
     for cmd in server.every_command:
         cmd.reset_stats()
     sampler = getattr(server, 'ops_sampler', None)

@@ -351,26 +351,25 @@ DEFAULT_PEAK_RESET_MS = 5000  # REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME
 
 def debug_replybuffer(c, args):
     """DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>: the reply
-    buffer's resizing knobs, kept on the server; CLIENT LIST's rbs reads the second (with
-    resizing off a client's buffer stays at the 16 KB it was made with, as
-    clientsCronResizeOutputBuffer then leaves it)."""
-    what, value, server = lower(args[2]), args[3], c.server
+    buffer's resizing knobs (store/reply_buffer.py; with resizing off a client's buffer
+    keeps the size it has, as clientsCronResizeOutputBuffer then leaves it)."""
+    what, value, buffers = lower(args[2]), args[3], c.server.reply_buffers
     if what == 'peak-reset-time':
         v = lower(value)
         if v == 'never':
-            server.reply_buffer_peak_reset_ms = -1
+            buffers.peak_reset_ms = -1
         elif v == 'reset':
-            server.reply_buffer_peak_reset_ms = DEFAULT_PEAK_RESET_MS
+            buffers.peak_reset_ms = DEFAULT_PEAK_RESET_MS
         else:
             try:
-                server.reply_buffer_peak_reset_ms = int(value)
+                buffers.peak_reset_ms = int(value)
             except ValueError:
                 raise RedisError('ERR value is not an integer or out of range') from None
     elif what == 'resizing':
         try:
-            server.reply_buffer_resizing = int(value) != 0
+            buffers.resizing = int(value) != 0
         except ValueError:
-            server.reply_buffer_resizing = False
+            buffers.resizing = False
     else:
         raise unknown_subcommand(args)
     return OK

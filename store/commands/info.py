@@ -292,8 +292,8 @@ def _stats_section(server):
         ('total_writes_processed', 0),
         ('io_threaded_reads_processed', 0),
         ('io_threaded_writes_processed', 0),
-        ('reply_buffer_shrinks', 0),
-        ('reply_buffer_expands', 0),
+        ('reply_buffer_shrinks', server.reply_buffers.shrinks),
+        ('reply_buffer_expands', server.reply_buffers.expands),
     ]
 
 

@@ -47,6 +47,7 @@ from typing import Any
 
 from ..events import EVICTED
 from . import lfu
+from .client_usage import tot_mem
 from .report import client_memory, overhead, startup
 from .sizes import TTL_OVERHEAD
 
@@ -203,7 +204,7 @@ class Evictor:
             server.flush_pending()
         parts = overhead(server)
         self.overhead = startup(server) + parts['total'] - parts['not_counted']
-        if self.clients_limit and parts['clients.normal'] > self.clients_limit:
+        if self.clients_limit:
             # an aborted client leaves the registry only when its transport reports it
             self.overhead -= self.evict_clients()
 
@@ -282,31 +283,31 @@ class Evictor:
 
     def evict_clients(self) -> int:
         """maxmemory-clients (Redis 7.0's evictClients): while the clients together use
-        more than the limit, drop the one using the most, sparing CLIENT NO-EVICT ones.
-        Replicas are neither counted nor evicted (clientEvictionAllowed: normal and
-        pub/sub clients only). Checked by the cron, ten times a second, and by the gate
-        before it evicts keys. Returns the bytes the dropped clients held."""
+        more than the limit, drop the one using the most (the oldest of equals), sparing
+        CLIENT NO-EVICT ones; a client's use is the tot-mem CLIENT LIST shows
+        (memory/client_usage.py). Replicas are neither counted nor evicted
+        (clientEvictionAllowed: normal and pub/sub clients only). Checked by the cron, ten
+        times a second, by the gate before it evicts keys and as a client that does not
+        read its replies gets more. Returns what the dropped clients held in used_memory."""
         server = self.server
-        sizes = sorted(
-            (
-                (client_memory(c), c.id, c)
-                for c in server.clients.values()
-                if not c.closing and not c.is_replica()
-            ),
-            reverse=True,
-        )
-        total = sum(size for size, _, _ in sizes)
+        sizes = [
+            (tot_mem(c), c) for c in server.clients.values() if not c.closing and not c.is_replica()
+        ]
+        total = sum(size for size, _ in sizes)
+        if total < self.clients_limit:
+            return 0
+        sizes.sort(key=lambda sc: (-sc[0], sc[1].id))
         freed = 0
-        for size, _, conn in sizes:
+        for size, conn in sizes:
             if total < self.clients_limit:
                 return freed
             if conn.no_evict:
                 continue  # spared, though its memory counts, as in Redis
             server.log_verbose(f'Evicting client: {conn.info_line()}')
+            freed += client_memory(conn)
             conn.abort()
             self.evicted_clients += 1
             total -= size
-            freed += size
         if total >= self.clients_limit:
             server.log('Over client maxmemory after evicting all evictable clients', '#')
         return freed

@@ -119,6 +119,11 @@ def test_an_unsanitized_corrupt_stream_is_kept_and_asserts_when_read():
         log = proc.stdout.read()
         assert log.count('=== ASSERTION FAILED ===') == 1
         assert 'crashed by signal' not in log
+        # the report's client sections are whole: the list, then the client that ran it
+        clients = log.split('------ CLIENT LIST OUTPUT ------\n', 1)[1]
+        assert clients.startswith('id=')
+        current = clients.split('------ CURRENT CLIENT INFO ------\n', 1)[1]
+        assert current.startswith('id=')
     finally:
         stop(proc)
 

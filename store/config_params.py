@@ -22,6 +22,7 @@ from .config_values import (
     ConfigError,
     Param,
 )
+from .proc_title import expand
 from .version import VERSION
 
 # Why a parameter is inert here (see docs/config.md): what it would steer does not exist in
@@ -88,26 +89,9 @@ _TITLE_VARIABLES = {
 
 
 def _valid_proc_title(value):
-    """validateProcTitleTemplate: sdstemplate must expand it ('{{' is a literal '{', every
-    other '{' opens a known variable closed by '}') to something besides spaces."""
-    out = []
-    p = 0
-    while p < len(value):
-        sv = value.find('{', p)
-        if sv < 0:
-            out.append(value[p:])
-            break
-        out.append(value[p:sv])
-        if value[sv + 1 : sv + 2] == '{':
-            out.append('{')
-            p = sv + 2
-            continue
-        ev = value.find('}', sv + 1)
-        if ev < 0 or value[sv + 1 : ev] not in _TITLE_VARIABLES:
-            raise ConfigError('template format is invalid or contains unknown variables')
-        out.append(_TITLE_VARIABLES[value[sv + 1 : ev]])
-        p = ev + 1
-    if not ''.join(out).strip(' '):
+    """validateProcTitleTemplate: sdstemplate must expand it (store/proc_title.py) to
+    something besides spaces."""
+    if not expand(value, _TITLE_VARIABLES):
         raise ConfigError('template format is invalid or contains unknown variables')
 
 
@@ -450,13 +434,12 @@ PARAMS = [
         inert=PROCESS,
     ),
     Param('always-show-logo', 'bool', False, mutable=False),
-    Param('set-proc-title', 'bool', True, mutable=False, inert=PROCESS),
+    Param('set-proc-title', 'bool', True, mutable=False),
     Param(
         'proc-title-template',
         'str',
         '{title} {listen-addr} {server-mode}',
         valid=_valid_proc_title,
-        inert=PROCESS,
     ),
     Param('crash-log-enabled', 'bool', True),
     Param('crash-memcheck-enabled', 'bool', True, inert=PROCESS),

@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from . import crash, listen
+from . import crash, listen, proc_title
 from .acl import Acl
 from .acl_checks import channel_in
 from .blocking import BlockingRegistry
@@ -227,6 +227,8 @@ class Server:
             self.tracking.limit()  # Redis enforces it before the next command
         elif name in ('oom-score-adj', 'oom-score-adj-values'):
             self.oom.apply()
+        elif name == 'proc-title-template' and self.loop is not None:
+            proc_title.apply(self)
         elif name == 'requirepass':
             # The default user's password; connections keep their authentication.
             self.acl.set_default_password(cfg[name])
@@ -370,6 +372,7 @@ class Server:
                 port = sock.getsockname()[1]  # (the same for all: open_tcp sees to it)
             self.listeners.append(server)
         self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
+        proc_title.apply(self)
         errors = self.acl.load_at_startup()
         if errors is not None:
             self.log(errors, '#')

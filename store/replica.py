@@ -53,6 +53,7 @@ import hiredis
 
 from . import clock
 from . import replication_history as history
+from .commands.client import shut_now
 from .connection import Connection
 from .persistence.aof_resp import _parse_command, resp_command
 from .persistence.files import remove
@@ -416,6 +417,7 @@ class MasterLink:
     def dropped(self, conn: Any) -> None:
         """The master client was killed (CLIENT KILL): the link is closed, and reconnects."""
         if conn is self.conn and self.writer is not None:
+            shut_now(self.writer.transport)
             self.writer.close()
 
     def _apply(self, data: bytes) -> None:

@@ -6,7 +6,7 @@ import time
 import pytest
 import redis
 
-from conftest import assert_same, close, connect, done
+from conftest import assert_same, close, connect, done, spawn_store, stop, wait_until
 from rawconn import EOF, RawConn, pack, session
 
 # CLIENT LIST fields in redis-server 7.0.15's order.
@@ -526,3 +526,56 @@ def test_errors_echoing_arguments_stay_one_line(server, redis_ref):
     data = pack('MULTI') + pack('CLIENT', b'a\r\nb') + pack('EXEC')
     out = [replies(port, data, 3) for port in (server.port, redis_ref[1])]
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_a_killed_client_sees_the_end_while_the_server_is_busy(which, make_server, redis_ref):
+    """CLIENT KILL closes the socket at once, as freeClient does: the killed client sees
+    the end of its connection while the server still runs the next command (a DEBUG
+    SLEEP sent with the kill), not once the server's loop comes round."""
+    port = make_server().port if which == 'ours' else redis_ref[1]
+    with RawConn(port) as victim, RawConn(port) as admin:
+        vid = int(victim.cmd('CLIENT', 'ID')[1:-2])
+        admin.send(pack('CLIENT', 'KILL', 'ID', vid) + pack('DEBUG', 'SLEEP', 3))
+        assert victim.closed_by_peer()
+        admin.sock.setblocking(False)
+        try:
+            early = admin.sock.recv(100)
+        except BlockingIOError:
+            early = b''
+        admin.sock.setblocking(True)
+        assert early in (b'', b':1\r\n'), 'the sleep had ended before the victim saw the end'
+        admin.sock.settimeout(30)
+        got = early
+        while not got.endswith(b'+OK\r\n'):
+            got += admin.sock.recv(100)
+
+
+def test_killing_the_master_link_shows_at_once_on_the_master():
+    """A replica that kills its master client and sleeps (replication-psync's 'backlog
+    expired': MULTI, CLIENT KILL, DEBUG SLEEP, EXEC) has left its master meanwhile: the
+    master counts no replica before the sleep ends, so its backlog's TTL can run."""
+    mproc, mport = spawn_store()
+    rproc, rport = spawn_store('--enable-debug-command', 'yes')
+    master = redis.Redis(port=mport)
+    try:
+        with RawConn(rport) as replica:
+            replica.cmd('REPLICAOF', '127.0.0.1', mport)
+            wait_until(lambda: b'master_link_status:up' in replica.cmd('INFO'), 'sync')
+            replica.send(
+                pack('MULTI')
+                + pack('CLIENT', 'KILL', 'TYPE', 'master')
+                + pack('DEBUG', 'SLEEP', 3)
+                + pack('EXEC')
+            )
+            wait_until(lambda: master.info('replication')['connected_slaves'] == 0, 'the drop')
+            replica.sock.setblocking(False)
+            try:
+                got = replica.sock.recv(1000)
+            except BlockingIOError:
+                got = b''
+            assert b'*2' not in got, 'the sleep had ended before the master saw the drop'
+    finally:
+        master.close()
+        stop(mproc)
+        stop(rproc)

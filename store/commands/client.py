@@ -11,6 +11,9 @@ The handlers parse and answer; what they drive lives with its concern:
   tables and the invalidations are store/tracking.py's (server.tracking).
 """
 
+import os
+import socket
+
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..clock import now_ms
 from ..command_table import Family
@@ -183,8 +186,28 @@ def kill_connection(conn):
     conn.out.clear()
     conn.closing = conn.gated = True
     if conn.transport is not None:
+        shut_now(conn.transport)
         conn.transport.close()
     conn.server.unregister(conn)
+
+
+def shut_now(transport):
+    """The peer sees the connection end now, as freeClient's close(2) shows it, not
+    when the loop next runs (a DEBUG SLEEP or a long script after CLIENT KILL would hold
+    the close back; a replica killing its master link then sleeping must leave its master
+    without replicas meanwhile). shutdown(2) on a duplicate of the descriptor: the
+    transport still owns and closes its own."""
+    sock = transport.get_extra_info('socket')
+    try:
+        dup = socket.socket(fileno=os.dup(sock.fileno()))
+    except (AttributeError, OSError):
+        return
+    try:
+        dup.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        dup.close()
 
 
 def close_after_this_reply(c):

@@ -142,6 +142,9 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         # (size, when) of the query buffer Redis would have allocated for the last big
         # argument (PROTO_MBULK_BIG_ARG or more) read: CLIENT LIST's qbuf-free
         'qbuf_big',
+        # the bytes of the request held by `parser` that used_memory counts (the evictor's
+        # last measure, or what arrived since: store/connection_query.py)
+        'qbuf_counted',
         # the reply buffer's modelled size and peak, and when the peak was reset
         # (store/reply_buffer.py): CLIENT LIST's rbs and rbp, part of tot-mem
         'rbs',
@@ -196,6 +199,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.raw = None
         self.replica = None
         self.qbuf_big = None
+        self.qbuf_counted = 0
         self.rbs = self.rb_peak = REPLY_CHUNK
         self.rb_peak_reset = int(self.created)  # seconds, compared with ms: as Redis does
         self.gated = not self.authenticated or server.loading or self.acl_checks

@@ -22,6 +22,7 @@ of its own: the fields are Connection's `__slots__`).
 import time
 
 from .connection_turns import SLICE, TURN_NS
+from .memory.report import query_bytes
 from .request_parser import ProtocolError, RequestParser
 
 _perf_ns = time.perf_counter_ns
@@ -102,5 +103,13 @@ class ConnectionQuery:
             parser.big_seen = 0
         if not parser.buf and not parser.multibulklen:  # not mid-request (args may be [])
             self.parser = None
+        evictor = self.server.evictor
+        if evictor.maxmemory:
+            # the request held counts in used_memory now, as Redis's query buffer does,
+            # not at the next measure: the next command meets maxmemory with it
+            now_held = query_bytes(self.parser) if self.parser is not None else 0
+            if now_held != self.qbuf_counted:
+                evictor.clients_grew(now_held - self.qbuf_counted)
+                self.qbuf_counted = now_held
         self.flush()
         return held

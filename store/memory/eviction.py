@@ -209,10 +209,10 @@ class Evictor:
             self.overhead -= self.evict_clients()
 
     def clients_grew(self, n: int) -> None:
-        """A client's held commands changed by `n` bytes (MULTI's queue, or commands behind
-        a parked one, grew or went): the room left for the keys follows at once, not at the
-        next cron, so a client queueing a transaction in one pipeline meets the limit as
-        Redis's does."""
+        """A client's held commands changed by `n` bytes (MULTI's queue, commands behind a
+        parked one, a request still arriving grew or went): the room left for the keys
+        follows at once, not at the next cron, so a client queueing a transaction in one
+        pipeline, or clients sending big requests, meet the limit as Redis's do."""
         self.overhead += n
         if self.maxmemory:
             ks = self.ks

@@ -148,13 +148,21 @@ def _buffers(conn: Any) -> int:
             pass
     parser = conn.parser
     if parser is not None:
-        n += parser.pending()  # the query buffer, a big argument being read included
-        args = parser.args  # a partial command's arguments parsed so far: as Redis counts
-        if args:  # argv_len_sum and the argv array (getClientMemoryUsage)
-            n += sum(map(len, args)) + 8 * len(args)
+        n += query_bytes(parser)
     if conn.pubsub is not None:
         n += conn.pubsub.qbytes
     return n + conn.multi_bytes + conn.deferred_bytes + bookkeeping(conn)
+
+
+def query_bytes(parser: Any) -> int:
+    """What a request held by the exact parser takes: the query buffer (a big argument
+    being read included) and a partial command's arguments parsed so far, as Redis counts
+    them (argv_len_sum and the argv array, getClientMemoryUsage)."""
+    n = parser.pending()
+    args = parser.args
+    if args:
+        n += sum(map(len, args)) + 8 * len(args)
+    return n
 
 
 def bookkeeping(conn: Any) -> int:
@@ -228,7 +236,11 @@ def overhead(server: Any) -> dict[str, int]:
             or conn.tracking is not None
         ):
             clients += _buffers(conn)
+            parser = conn.parser  # what of its held request this measure counted
+            conn.qbuf_counted = query_bytes(parser) if parser is not None else 0
         else:  # the common case, inline: only the transport may hold bytes
+            if conn.qbuf_counted:
+                conn.qbuf_counted = 0
             try:
                 clients += conn.transport.get_write_buffer_size()
             except AttributeError:  # no transport yet, or a socket accepted while busy

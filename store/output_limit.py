@@ -156,9 +156,16 @@ class OutputLimits:
         """The replica class, for a replica's stream: `queued` is what of it the
         transport holds (its RDB payload does not count, as Redis sends it apart). True
         when the replica was disconnected."""
-        over, conn.obl_soft_since = exceeded(
-            queued, self.replica, conn.obl_soft_since, int(time.time())
-        )
+        limits = self.replica
+        hard = limits[0]
+        if hard and queued >= hard:
+            backlog = self.server.config['repl-backlog-size']
+            if hard < backlog:
+                # checkClientOutputBufferLimits: a replica's hard limit under
+                # repl-backlog-size is raised to it (a partial resync would succeed, then
+                # the limit drop the replica; Redis's replicas share the backlog's memory)
+                limits = (backlog, *limits[1:])
+        over, conn.obl_soft_since = exceeded(queued, limits, conn.obl_soft_since, int(time.time()))
         if over:
             self.disconnect(conn)
         return over

@@ -1240,3 +1240,67 @@ def test_killing_the_master_client_under_load_loses_no_write(master):
         assert master.wait(1, WAIT * 1000) == 1
         assert ours.get('x') == master.get('x')
         assert master.info('stats')['sync_full'] == 1
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_the_stream_a_syncing_replica_waits_with_is_one_replication_buffer(which, tmp_path):
+    """Replicas waiting for their payload hold the stream since their sync began; Redis
+    keeps it once, in the replication buffer they share: mem_total_replication_buffers
+    counts it, and used_memory grows by it once, not once a replica
+    (replication-buffer 'All replicas share one global replication buffer')."""
+    spawn = spawn_store if which == 'ours' else spawn_redis
+    proc, port = spawn('--repl-diskless-sync', 'no', '--repl-backlog-size', '16384')
+    m = redis.Redis(port=port)
+    replicas = []
+    try:
+        for j in range(10):
+            m.set(f'k{j}', 'v')
+        m.config_set('rdb-key-save-delay', 1_000_000)  # the payload is not made meanwhile
+        for j in range(2):
+            d = tmp_path / f'r{j}'
+            d.mkdir()
+            replicas.append(spawn_redis('--replicaof', '127.0.0.1', str(port), '--dir', str(d)))
+        wait_until(lambda: m.info('replication')['connected_slaves'] == 2, 'the syncs')
+        before = m.info('memory')['used_memory']
+        value = 'x' * 1024
+        with m.pipeline(transaction=False) as p:
+            for j in range(1024):
+                p.set(f'big{j}', value)
+            p.execute()
+        info = m.info('memory')
+        held = info['mem_total_replication_buffers']
+        assert held > 1024 * 1024
+        assert info['used_memory'] - before - 1024 * 1024 < 2 * held
+    finally:
+        m.config_set('rdb-key-save-delay', 0)
+        m.close()
+        for rproc, _ in replicas:
+            stop(rproc)
+        stop(proc)
+
+
+@pytest.mark.parametrize('which', ['ours', 'redis'])
+def test_a_replica_limit_under_the_backlog_size_is_raised_to_it(which, tmp_path):
+    """client-output-buffer-limit replica 512k with repl-backlog-size 100mb: Redis counts
+    the replica's hard limit as 100mb (a partial resync would succeed and the limit then
+    drop the replica), so a replica that stops reading 2 MB of stream stays."""
+    spawn = spawn_store if which == 'ours' else spawn_redis
+    proc, port = spawn(
+        '--repl-backlog-size', '100mb', '--client-output-buffer-limit', 'replica 512k 0 0'
+    )
+    m = redis.Redis(port=port)
+    rproc, _ = spawn_redis('--replicaof', '127.0.0.1', str(port), '--dir', str(tmp_path))
+    try:
+        wait_until(lambda: m.info('replication').get('slave0', {}).get('state') == 'online')
+        rproc.send_signal(signal.SIGSTOP)
+        try:
+            for j in range(8):
+                m.set(f'big{j}', 'x' * 1_000_000)
+            time.sleep(0.2)  # its stream is queued (and checked) as it is written
+            assert m.info('replication')['connected_slaves'] == 1
+        finally:
+            rproc.send_signal(signal.SIGCONT)
+    finally:
+        m.close()
+        stop(rproc)
+        stop(proc)

@@ -194,8 +194,13 @@ def _dict_slots(n: int) -> int:
 
 
 def _replica_unsent(conn: Any) -> int:
-    """The replication stream a replica's connection holds and has not sent."""
-    n = sum(map(len, conn.out)) if conn.out else 0
+    """The replication stream a replica's connection holds and has not sent, the stream
+    waiting with a syncing replica for its payload included (Redis's replicas waiting for
+    a BGSAVE hold their place in the shared replication buffer the same way)."""
+    r = conn.replica
+    n = r.streamed if r.pending else 0  # (while it waits, `streamed` is what `pending` holds)
+    if conn.out:
+        n += sum(map(len, conn.out))
     transport = conn.transport
     if transport is not None:
         try:

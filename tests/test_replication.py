@@ -1052,13 +1052,16 @@ def test_a_diskless_sync_delay_keeps_the_replica_in_its_handshake(master, kind):
     is over (the replica's ROLE says 'handshake' meanwhile, kept alive by newlines), then
     the replica syncs."""
     master.config_set('repl-diskless-sync', 'yes')
-    master.config_set('repl-diskless-sync-delay', 3)
+    master.config_set('repl-diskless-sync-delay', 5)
     master.set('k', 'v')
     spawn = spawn_store if kind == 'store' else spawn_redis
     proc, port = spawn()
     replica = redis.Redis(port=port, protocol=2, decode_responses=True)
     try:
-        replica.config_set('repl-timeout', 1)  # the newlines keep the link alive
+        # the newlines (one a second) keep the link alive: without them it would time out
+        # (after 3 s: more than 2 whole seconds) before the delay ends; with 1 s a busy
+        # machine's late newline was already a timeout, and the replica synced again
+        replica.config_set('repl-timeout', 2)
         replica.execute_command('REPLICAOF', '127.0.0.1', port_of(master))
         wait_until(lambda: replica.execute_command('ROLE')[3] == 'handshake', 'the handshake')
         wait_until(lambda: 'slave0' in master.info('replication'), 'the PSYNC')

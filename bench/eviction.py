@@ -616,7 +616,7 @@ def main():
     if OURS_ROOT != ROOT:
         argv += ['--root', OURS_ROOT]
     if 'storm' in parts:
-        argv += ['--storm-mb', str(storm_mb)]
+        argv += ['--storm-mb', str(storm_mb), '--storm-value-size', str(args.storm_value_size)]
     if 'zipf' in parts:
         argv += ['--zipf-keys', str(zkeys), '--zipf-s', str(args.zipf_s), '--zipf-warmup',
                  str(zwarm), '--zipf-requests', str(zreq), '--clients', str(args.clients),

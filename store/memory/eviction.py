@@ -205,7 +205,7 @@ class Evictor:
         parts = overhead(server)
         self.overhead = startup(server) + parts['total'] - parts['not_counted']
         if self.clients_limit:
-            # an aborted client leaves the registry only when its transport reports it
+            # the clients dropped now were in the measure just taken
             self.overhead -= self.evict_clients()
 
     def clients_grew(self, n: int) -> None:

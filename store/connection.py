@@ -134,8 +134,8 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         'out_limit',
         'obl_soft_since',
         # (args, bytes) of a read holding one command while it runs: the AOF writes a
-        # plain write's own bytes instead of encoding them again (Aof._wrapped); None
-        # without an AOF
+        # plain write's own bytes instead of encoding them again
+        # (persistence/aof_propagate.py, _wrapped); None without an AOF
         'raw',
         # store/replication.py: REPLCONF's state, then the synced replica's
         'replica',

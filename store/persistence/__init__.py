@@ -9,10 +9,11 @@ Modules:
   steps between commands and, while it runs, serializes a key's old value before any
   access can change it (Dragonfly's design). SAVE, BGSAVE, save points, SHUTDOWN and the
   AOF rewrite all use it; what it writes is decided by its encoder (RDB, or AOF commands).
-- aof.py: the multi-part append-only file: propagation of executed writes, fsync policies;
-  with aof_resp.py (commands as RESP), aof_manifest.py, aof_encoder.py (a base as
-  commands), propagate_rewrites.py (what a write is propagated as), aof_rewrite.py and
-  aof_load.py (replay at start-up), aof_upgrade.py (a Redis < 7.0 file).
+- aof.py: the multi-part append-only file: its files, writing, fsync policies; with
+  aof_propagate.py (propagation of executed writes), aof_resp.py (commands as RESP),
+  aof_manifest.py, aof_encoder.py (a base as commands), propagate_rewrites.py (what a
+  write is propagated as), aof_rewrite.py and aof_load.py (replay at start-up),
+  aof_upgrade.py (a Redis < 7.0 file).
 - manager.py: `Persistence`, what the server owns: configuration, save points, the
   commands' entry points, INFO fields; loading.py: loading at start-up.
 - payload_check.py: RESTORE's integrity checks (blob_validation.py: Redis's validators of

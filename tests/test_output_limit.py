@@ -353,7 +353,10 @@ def test_unauthenticated_client_that_does_not_read_is_dropped(target):
         with RawConn(target, rcvbuf=4096) as c:
             set_x = pack('SET', 'x', '5')
             sent = None
-            for i in range(2000):  # up to 100,000 commands, ~6 MB of -NOAUTH replies
+            # up to 500,000 commands, 17 MB of -NOAUTH replies: more than the server's
+            # kernel send buffer can take (it grows to tcp_wmem's 4 MB, and took all of
+            # 3.4 MB once with both cores busy, leaving nothing unsent to count)
+            for i in range(10000):
                 try:
                     c.send(set_x * 50)
                 except (BrokenPipeError, ConnectionResetError):

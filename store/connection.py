@@ -356,8 +356,9 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                 self._resume_reading()
         if self.pubsub is not None:
             self.pubsub.resume()  # move queued messages on (store/pubsub/dispatch.py)
-        if self.replica is not None and self.replica.payload is not None:
-            self.server.replication.pump(self.replica)  # its sync's payload, chunk by chunk
+        replica = self.replica
+        if replica is not None and replica.state in ('wait_bgsave', 'send_bulk'):
+            self.server.replication.writable(replica)  # its sync's payload, piece by piece
 
     def close_after_reply(self):
         """Stop reading; the transport closes once pending replies are written."""

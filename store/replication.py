@@ -91,6 +91,7 @@ class Replica:
         'since',
         'eof_mark',
         'hold',
+        'partial_since',
     )
 
     def __init__(self, conn: Any) -> None:
@@ -121,6 +122,9 @@ class Replica:
         # after a streamed payload, the stream waits in `pending` for its first REPLCONF
         # ACK (repl_start_cmd_stream_on_ack): no byte follows the mark until it loaded
         self.hold = False
+        # a diskless payload written to it: since when it holds part of it unsent
+        # (repl_last_partial_write), 0 while it takes all
+        self.partial_since = 0.0
 
     def send(self, data: bytes) -> None:
         """Stream bytes, within the replica class's output-buffer limit."""
@@ -330,10 +334,12 @@ class Replication(FullSync, Failover):
             return
         if r.state != 'online':  # waiting for its payload, or being sent it
             self.syncing.remove(r)
-            r.state = ''
+            waited, r.state = r.state, ''
             if r.payload is not None:
                 r.payload.close()
                 r.payload = None
+            if waited == 'wait_bgsave':
+                self.payload_unwanted()
             return
         r.state = ''
         self.replicas.remove(r)
@@ -342,6 +348,15 @@ class Replication(FullSync, Failover):
             self.no_replicas_since = time.time()
         self._check_waiting()
         self.refresh_good()
+
+    def writable(self, r: Any) -> None:
+        """A replica waiting for or being sent its payload took what its transport held
+        (Connection.resume_writing): the next piece of its payload."""
+        if r.payload is not None:
+            self.pump(r)
+        elif r.state == 'wait_bgsave':
+            r.partial_since = 0.0
+            self.server.persistence.resume_step()
 
     # -- acknowledgements and WAIT ---------------------------------------------------------
 
@@ -440,6 +455,11 @@ class Replication(FullSync, Failover):
             link.cron(now)
         if self.syncing:
             presync_cron(self, now)
+            stream = self.server.persistence.stream
+            if stream is not None:
+                for r in stream.timed_out(now, self.server.config['repl-timeout']):
+                    self.server.log(f'Disconnecting timedout replica (full sync): {r.name()}', '#')
+                    r.conn.abort()
         if self.server.replicas_denied is not None or self.replicas:
             self.refresh_good()
         if self.backlog is None:

@@ -3,26 +3,27 @@ the replica gets +FULLRESYNC <replid> <offset>, the dataset as one RDB payload, 
 stream from that offset on (store/replication.py, whose Replication this is part of).
 
 The payload is the point-in-time snapshot BGSAVE makes (store/persistence/snapshot.py),
-written between commands into a temporary file: clients are served meanwhile, and the
-stream since the snapshot's start waits with each syncing replica (`pending`, within its
-output-buffer class) until its payload is sent, a chunk at a time as its socket takes it
-(`pump`), so that a payload is never all in memory. Replicas that ask while it is made
-share it, with a copy of what the first one has pending, as Redis shares a BGSAVE. While
-another snapshot runs (BGSAVE, an AOF rewrite), that one is completed and the payload made
-at once, as SAVE makes it. The AOF's queue is written before the snapshot starts, so what
-it held is in the payload and not in the stream. The payload carries the replication aux
-fields (repl-id, repl-offset, repl-stream-db: `_encoder`).
+written between commands into a temporary file (or the sockets, below): clients are
+served meanwhile, and the stream since the snapshot's start waits with each syncing
+replica (`pending`, within its output-buffer class) until its payload is sent, a chunk
+at a time as its socket takes it (`pump`), so that a payload is never all in memory.
+Replicas that ask while it is made share it, with a copy of what the first one has
+pending, as Redis shares a BGSAVE. While another snapshot runs (BGSAVE, an AOF rewrite),
+that one is completed and the payload made at once, as SAVE makes it. The AOF's queue is
+written before the snapshot starts, so what it held is in the payload and not in the
+stream. The payload carries the replication aux fields (repl-id, repl-offset,
+repl-stream-db: `_encoder`).
 
 Its forms: `$<len>\r\n` and the file's bytes, as Redis's disk-based sync sends it. With
 repl-diskless-sync yes, a full sync waits repl-diskless-sync-delay seconds (or
 repl-diskless-sync-max-replicas) before its payload starts and +FULLRESYNC is sent, and
 replicas waiting get a newline every second (store/replication_presync.py). When every
 replica it is for announced `capa eof` (startBgsaveForReplication's socket target: "target:
-replicas sockets") the payload goes as `$EOF:<40 random hex chars>\r\n`, the RDB, and the
-same 40 chars; a replica asking meanwhile waits for the next payload, as with Redis, and
-after it the stream waits (`hold`) for the replica's first REPLCONF ACK, as a Redis
-replica cannot find the mark with bytes glued after it. The snapshot still goes through a
-temporary file (it is made between commands, not by a child writing to the sockets).
+replicas sockets") the snapshot writes straight to their sockets, paced by the slowest, as
+`$EOF:<40 random hex chars>\r\n`, the RDB, and the same 40 chars
+(store/replication_socket_sync.py); a replica asking meanwhile waits for the next
+payload, as with Redis, and after it the stream waits (`hold`) for the replica's first
+REPLCONF ACK, as a Redis replica cannot find the mark with bytes glued after it.
 
 `REPLCONF rdb-only 1` (redis-cli --rdb) gets the payload and is then disconnected;
 `REPLCONF rdb-filter-only` (redis-cli --functions-rdb) gets one of its own at once: the
@@ -41,6 +42,7 @@ from . import replication_history as history
 from .persistence.files import remove
 from .persistence.snapshot import Snapshot
 from .replication_presync import diskless_delay
+from .replication_socket_sync import SocketPayload
 
 PAYLOAD_CHUNK = 1 << 20  # bytes of a payload read and written at a time
 
@@ -98,16 +100,15 @@ class FullSync:
             self.server.log('Waiting for end of BGSAVE for SYNC')
             r.pending = list(waiting[0].pending)  # the payload being made, shared
             r.streamed = sum(map(len, r.pending))
-        elif p.snapshot is None and self._start_payload(self._socket_target([r])):
-            r.pending = []
+            r.state = 'wait_bgsave'
+            self.syncing.append(r)
+            if psync:
+                self._fullresync(r.conn, self.sync_offset)
+        elif p.snapshot is None and self._start_payload([r]):
+            pass
         else:  # another snapshot runs (BGSAVE, a rewrite): completed, then one made now
             aof.selected_db = -1  # the replica's stream starts with a SELECT
             self._send_now(r, self._rdb())
-            return
-        r.state = 'wait_bgsave'
-        self.syncing.append(r)
-        if psync:
-            self._fullresync(r.conn, self.sync_offset)
 
     def start_waiting(self, waiting: list[Any]) -> None:
         """The delayed full sync of `waiting` starts (replicationStartPendingFork): one
@@ -116,11 +117,7 @@ class FullSync:
         p.aof.write_replicas()  # queued writes: in the payload
         if p.snapshot is not None and p.snapshot_kind == 'repl':
             return  # a streamed payload still runs: the next cron starts theirs
-        if self._start_payload(self._socket_target(waiting)):
-            for r in waiting:
-                r.pending, r.streamed, r.state = [], 0, 'wait_bgsave'
-                if r.psync:
-                    self._fullresync(r.conn, self.sync_offset)
+        if self._start_payload(waiting):
             return
         p.aof.selected_db = -1  # the stream starts with a SELECT
         rdb = self._rdb()  # another snapshot runs: completed, then one made now
@@ -138,27 +135,82 @@ class FullSync:
                 return False
         return True
 
-    def _start_payload(self, socket: bool = False) -> bool:
+    def _start_payload(self, replicas: list[Any]) -> bool:
         """A point-in-time snapshot of the data as of now, written between commands
-        (store/persistence/snapshot.py) into a temporary file: the payload of the replicas
-        syncing meanwhile, each getting the stream from this offset on after it. With
-        `socket` (diskless sync) it goes to them in the `$EOF:` form."""
+        (store/persistence/snapshot.py): the payload of `replicas` (and of those that
+        share it meanwhile), each getting the stream from this offset on after it. Into a
+        temporary file, or with diskless sync (`_socket_target`) straight to their sockets
+        in the `$EOF:` form (store/replication_socket_sync.py). False when it could not
+        start."""
         p = self.server.persistence
+        socket = self._socket_target(replicas)
         path = p.path(f'temp-repl-{os.getpid()}.rdb')
+        stream = SocketPayload(replicas, os.urandom(20).hex().encode()) if socket else None
+
+        def done(ok: bool) -> None:
+            if stream is not None:
+                self._stream_done(ok, stream)
+            else:
+                self._payload_done(ok, path)
+
         try:
-            started = p.start_snapshot(
-                path, self._encoder(), lambda ok: self._payload_done(ok, path), kind='repl'
-            )
+            started = p.start_snapshot(path, self._encoder(), done, kind='repl', out=stream)
         except OSError as e:
             self.server.log(f'Can not make the replication payload in {path}: {e}', '#')
             return False
-        if started:
-            target = 'replicas sockets' if socket else 'disk'
-            self.server.log(f'Starting BGSAVE for SYNC with target: {target}')
-            self.sync_socket = socket
-            self.sync_offset = self.offset
-            self.server.persistence.aof.selected_db = -1  # the stream starts with a SELECT
-        return started
+        if not started:
+            return False
+        log = self.server.log
+        log(f'Starting BGSAVE for SYNC with target: {"replicas sockets" if socket else "disk"}')
+        pid = p.child.pid if p.child is not None and p.child.pid else os.getpid()
+        if socket:
+            log(f'Background RDB transfer started by pid {pid}')
+        else:
+            log(f'Background saving started by pid {pid}')
+        self.sync_socket = socket
+        self.sync_offset = self.offset
+        p.aof.selected_db = -1  # the stream starts with a SELECT
+        for r in replicas:
+            r.pending, r.streamed, r.state = [], 0, 'wait_bgsave'
+            if r not in self.syncing:
+                self.syncing.append(r)
+            if r.psync:
+                self._fullresync(r.conn, self.sync_offset)
+            if stream is not None:
+                r.partial_since = 0.0
+                r.conn.send_stream(b'$EOF:%s\r\n' % stream.mark)
+        return True
+
+    def _stream_done(self, ok: bool, stream: SocketPayload) -> None:
+        """The diskless payload is written (or stopped): the replicas still there get its
+        end mark and go online, as Redis's do when its child exits."""
+        alive = stream.alive()
+        log = self.server.log
+        if not ok:
+            for r in alive:
+                log('SYNC failed. BGSAVE child returned an error', '#')
+                r.conn.abort()
+            return
+        log(f'Diskless rdb transfer, done reading from pipe, {len(alive)} replicas still up.', '#')
+        log('Background RDB transfer terminated with success')
+        for r in alive:
+            r.eof_mark = stream.mark
+            self._payload_sent(r)
+
+    def payload_unwanted(self) -> None:
+        """A replica waiting for the running payload left: with none left waiting, the
+        payload is stopped, as Redis kills its child (a streamed one always, a file only
+        without save points, which would have used it)."""
+        p = self.server.persistence
+        if p.snapshot is None or p.snapshot_kind != 'repl' or p.snapshot.written:
+            return
+        if any(r.state == 'wait_bgsave' for r in self.syncing):
+            return
+        if self.sync_socket:
+            self.server.log('Diskless rdb transfer, last replica dropped, killing fork child.', '#')
+        elif self.server.config['save']:
+            return
+        p.kill_rdb_child()
 
     def _payload_done(self, ok: bool, path: str) -> None:
         """The payload is on disk (or failed): each replica waiting for it reads it from
@@ -174,13 +226,13 @@ class FullSync:
                 self.server.log(f'Can not read the replication payload {path}: {e}', '#')
                 ok = False
         remove(path)
+        if ok:
+            self.server.log('Background saving terminated with success')
         for r in waiting:
             if ok:
-                if self.sync_socket:
-                    r.eof_mark = os.urandom(20).hex().encode()
                 self._send_payload(r, r.payload, size, self.sync_offset)
             else:
-                self.server.log(f'SYNC failed: the payload for {r.name()} was not made', '#')
+                self.server.log('SYNC failed. BGSAVE child returned an error', '#')
                 r.conn.abort()
 
     def _fullresync(self, conn: Any, offset: int) -> None:
@@ -200,10 +252,7 @@ class FullSync:
             self.syncing.append(r)
         r.state = 'send_bulk'
         r.payload, r.payload_left = payload, size
-        if r.eof_mark:
-            conn.send_stream(b'$EOF:%s\r\n' % r.eof_mark)
-        else:
-            conn.send_stream(b'$%d\r\n' % size)
+        conn.send_stream(b'$%d\r\n' % size)
         self.pump(r)
 
     def pump(self, r: Any) -> None:
@@ -227,6 +276,12 @@ class FullSync:
             return
         payload.close()
         r.payload = None
+        self._payload_sent(r)
+
+    def _payload_sent(self, r: Any) -> None:
+        """All of its payload is written: its end mark if streamed, then the replica is
+        online (an rdb-only one is disconnected instead)."""
+        conn = r.conn
         self.syncing.remove(r)
         hold = bool(r.eof_mark)
         if hold:

@@ -7,7 +7,8 @@ meanwhile share it; it starts at once when repl-diskless-sync-max-replicas are w
 Such a replica has no +FULLRESYNC yet: it is still in its handshake. The payload, once
 started (Replication.start_waiting), is store/replication_full_sync.py's.
 
-Every second, a replica waiting for its payload to start or to be made gets a newline:
+Every second, a replica waiting for its payload to start or to be made gets a newline
+(not one whose payload is streamed to it as it is made):
 replicas read newlines before the PSYNC reply and before the payload's length as the
 master being alive, so their repl-timeout does not fire while a slow payload is made.
 """
@@ -34,6 +35,8 @@ def presync_cron(repl: Any, now: float) -> None:
             repl.start_waiting(waiting)
     if now - repl.last_newline >= 1:
         repl.last_newline = now
+        streamed = repl.server.persistence.stream is not None  # (bytes of its payload go)
         for r in repl.syncing:
-            if r.state in ('wait_start', 'wait_bgsave') and not r.conn.closing:
-                r.conn.send_stream(b'\n')
+            if r.state == 'wait_start' or (r.state == 'wait_bgsave' and not streamed):
+                if not r.conn.closing:
+                    r.conn.send_stream(b'\n')

@@ -6,7 +6,9 @@ swapdb gives the old data back when the load fails."""
 import re
 import socket
 import threading
+import time
 
+import pytest
 import redis
 
 from conftest import WAIT, spawn_redis, spawn_store, stop, wait_until
@@ -193,3 +195,168 @@ def test_a_replicas_payload_counts_as_a_bgsave_in_progress_as_in_redis():
             s.close()
         for proc, _ in servers:
             stop(proc)
+
+
+# -- a streamed payload's life on the master (store/replication_socket_sync.py) ------------
+
+
+class _Reader:
+    """A server's log: ours from its stdout, redis-server's from its --logfile."""
+
+    def __init__(self, proc, path=None):
+        self.path = path
+        self.log = None if path else _Log(proc)
+
+    def text(self):
+        if self.log is not None:
+            return self.log.text()
+        try:
+            with open(self.path) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ''
+
+
+def _streaming_masters(tmp_path, *args):
+    """Our master and redis-server's, each with 30 MB of values (more than the sockets
+    hold) and no delay before a diskless payload: [(proc, port, log)]."""
+    common = ('--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', *args)
+    ours = spawn_store('--rdbcompression', 'no', '--enable-debug-command', 'yes', *common)
+    path = str(tmp_path / 'redis.log')
+    theirs = spawn_redis('--rdbcompression', 'no', '--logfile', path, *common)
+    out = [(*ours, _Reader(ours[0])), (*theirs, _Reader(theirs[0], path))]
+    for _, port, _ in out:
+        redis.Redis(port=port).execute_command('DEBUG', 'POPULATE', 300, 'k', 100_000)
+    return out
+
+
+def _raw_replica(port):
+    """A replica that asks for a full sync with capa eof and reads up to the payload's
+    `$EOF:<mark>` line, then stops reading: (socket, its reader, mark)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.settimeout(WAIT)
+    s.connect(('127.0.0.1', port))
+    f = s.makefile('rb')
+    s.sendall(b'*3\r\n$8\r\nREPLCONF\r\n$4\r\ncapa\r\n$3\r\neof\r\n')
+    assert f.readline() == b'+OK\r\n'
+    s.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
+    assert f.readline().startswith(b'+FULLRESYNC ')
+    line = f.readline()
+    assert line.startswith(b'$EOF:'), line
+    return s, f, line[5:45]  # (what `f` took past the line is read through it)
+
+
+def _in_progress(port):
+    return redis.Redis(port=port).info('persistence')['rdb_bgsave_in_progress']
+
+
+def _children(pid):
+    with open(f'/proc/{pid}/task/{pid}/children') as f:
+        return f.read().split()
+
+
+def test_a_streamed_payload_goes_at_its_replicas_pace_and_its_child_lives_until_sent(tmp_path):
+    masters = _streaming_masters(tmp_path)
+    try:
+        for proc, port, log in masters:
+            s, f, mark = _raw_replica(port)
+            time.sleep(1)  # not reading: the payload waits for it, and so does the child
+            assert _in_progress(port) == 1
+            assert _children(proc.pid), 'the payload has a child process while it is sent'
+            tail = b''
+            while not tail.endswith(mark):
+                tail = (tail + f.read1(1 << 20))[-100:]
+            wait_until(lambda port=port: _in_progress(port) == 0, 'the end of the payload')
+            wait_until(
+                lambda log=log: 'Diskless rdb transfer, done reading from pipe, 1 replicas still up.'
+                in log.text(),
+                'the log line',
+            )
+            f.close()
+            s.close()  # (the socket closes once its reader is closed too)
+    finally:
+        for proc, _, _ in masters:
+            stop(proc)
+
+
+def test_a_streamed_payload_stops_when_its_last_replica_leaves(tmp_path):
+    masters = _streaming_masters(tmp_path)
+    try:
+        for proc, port, log in masters:
+            s, f, _ = _raw_replica(port)
+            time.sleep(0.5)
+            assert _in_progress(port) == 1
+            f.close()
+            s.close()  # (the socket closes once its reader is closed too)
+            wait_until(lambda port=port: _in_progress(port) == 0, 'the payload stopped')
+            text = log.text()
+            assert 'Diskless rdb transfer, last replica dropped, killing fork child.' in text
+            assert 'Background transfer terminated by signal 10' in text
+            assert redis.Redis(port=port).info('persistence')['rdb_last_bgsave_status'] == 'ok'
+    finally:
+        for proc, _, _ in masters:
+            stop(proc)
+
+
+def test_a_replica_that_stops_reading_its_streamed_payload_times_out(tmp_path):
+    masters = _streaming_masters(tmp_path, '--repl-timeout', '2')
+    try:
+        for proc, port, log in masters:
+            s, f, _ = _raw_replica(port)
+            wait_until(
+                lambda log=log: 'Disconnecting timedout replica (full sync)' in log.text(),
+                'the timeout',
+            )
+            wait_until(lambda port=port: _in_progress(port) == 0, 'the payload stopped')
+            f.close()
+            s.close()  # (the socket closes once its reader is closed too)
+    finally:
+        for proc, _, _ in masters:
+            stop(proc)
+
+
+def test_flushall_stops_a_payload_and_its_replica_syncs_again(tmp_path):
+    masters = _streaming_masters(tmp_path)
+    try:
+        for proc, port, log in masters:
+            s, f, _ = _raw_replica(port)
+            time.sleep(0.5)
+            redis.Redis(port=port).flushall()
+            s.settimeout(WAIT)
+            with pytest.raises((ConnectionResetError, EOFError)):
+                while True:  # what was sent of the payload, then the close
+                    if not f.read1(1 << 20):
+                        raise EOFError
+            wait_until(lambda port=port: _in_progress(port) == 0, 'the payload stopped')
+            assert 'Background transfer terminated by signal 10' in log.text()
+            f.close()
+            s.close()  # (the socket closes once its reader is closed too)
+    finally:
+        for proc, _, _ in masters:
+            stop(proc)
+
+
+def test_a_disk_payload_nobody_waits_for_is_stopped_unless_save_points_want_it():
+    for save in ('', '900 1'):
+        servers = [
+            spawn_store('--repl-diskless-sync', 'no', '--rdb-key-save-delay', '1000000'),
+            spawn_redis('--repl-diskless-sync', 'no', '--rdb-key-save-delay', '1000000'),
+        ]
+        try:
+            for _, port in servers:
+                c = redis.Redis(port=port)
+                c.config_set('save', save)
+                c.mset({f'k{i}': 'v' for i in range(10)})
+                s = socket.create_connection(('127.0.0.1', port), timeout=WAIT)
+                s.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
+                wait_until(lambda port=port: _in_progress(port) == 1, 'the payload started')
+                s.close()
+                if save:
+                    time.sleep(0.5)
+                    assert _in_progress(port) == 1  # the save points will use it
+                else:
+                    wait_until(lambda port=port: _in_progress(port) == 0, 'the payload stopped')
+        finally:
+            for proc, _ in servers:
+                stop(proc)

@@ -35,6 +35,11 @@ class ChildStandIn:
     def pid(self) -> int:
         return self.proc.pid if self.proc is not None else 0
 
+    def kill(self, sig: int) -> None:
+        """Signal the stand-in (killRDBChild's SIGUSR1): it dies of it, as a child would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
     def killed_by(self) -> int:
         """The signal that ended the stand-in while the snapshot ran, or 0."""
         proc = self.proc

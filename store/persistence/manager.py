@@ -56,6 +56,9 @@ class Persistence(Loading):
         self.saves = 0
         self.last_save_try = 0.0
         self.loading = False
+        # a replica's diskless load into swapdb from its own history's master: the old data
+        # is served meanwhile (INFO async_loading; store/replica.py sets it)
+        self.async_loading = False
         # while loading (INFO's loading_* fields): when it started, the bytes of all the
         # files, of the files already loaded, and into the current one
         self.load_started = 0.0
@@ -65,6 +68,8 @@ class Persistence(Loading):
         self.last_aux: dict[bytes, bytes] = {}
         self.child: ChildStandIn | None = None  # child.py: while a snapshot runs
         self.child_signal = 0  # the signal that killed it, while its failure is handled
+        self.stream: Any = None  # a diskless payload's output while it is made
+        self.step_blocked = False  # its next step waits for a replica to take more
         self.aof = Aof(server)
         server.cron_hooks.append(self.cron)
 
@@ -131,10 +136,11 @@ class Persistence(Loading):
 
     # -- snapshots ------------------------------------------------------------------------
 
-    def _open(self, path: str, encoder: Any = None) -> Snapshot:
+    def _open(self, path: str, encoder: Any = None, out: Any = None) -> Snapshot:
         """A snapshot of the keyspace as of now into a new file at `path` (the snapshot
-        owns the file until it ends)."""
-        out = open(path, 'wb')  # noqa: SIM115 - open across loop turns, closed by _end/save
+        owns the file until it ends), or into `out`."""
+        if out is None:
+            out = open(path, 'wb')  # noqa: SIM115 - open across turns, closed by _end/save
         try:
             return Snapshot(
                 self.server.keyspace,
@@ -273,14 +279,23 @@ class Persistence(Loading):
         return started
 
     def start_snapshot(
-        self, path: str, encoder: Any, done: Callable[[bool], None], kind: str = 'aof'
+        self,
+        path: str,
+        encoder: Any,
+        done: Callable[[bool], None],
+        kind: str = 'aof',
+        out: Any = None,
     ) -> bool:
         """Start a point-in-time snapshot of the keyspace as of now into `path`, written
         in steps between commands and fsynced; `done(ok)` is called on the loop when it is
-        on disk. False when a snapshot is already running."""
+        on disk. Or into `out`, a diskless payload's replica sockets
+        (store/replication_socket_sync.py), stepping only while they take what it
+        writes. False when a snapshot is already running."""
         if self.snapshot is not None:
             return False
-        self.snapshot = self._open(path, encoder)
+        self.snapshot = self._open(path, encoder, out)
+        self.stream = out
+        self.step_blocked = False
         self.snapshot_kind = kind
         self.snapshot_done = done
         self.snapshot_started = time.time()
@@ -293,7 +308,15 @@ class Persistence(Loading):
 
     def _step(self) -> None:
         snap = self.snapshot
-        if snap is None or snap.written:
+        if snap is None:
+            return
+        stream = self.stream
+        if stream is not None and stream.blocked():
+            self.step_blocked = True  # a replica's resume_writing steps again (resume_step)
+            return
+        if snap.written:
+            if stream is not None:  # its replicas took the last bytes: the payload is sent
+                self._end(snap, True)
             return
         # Replies of the commands run since the last step leave first: they wait for the
         # end of the loop turn (Server.flush_pending), which comes after this step.
@@ -312,8 +335,8 @@ class Persistence(Loading):
             self.server.log_exception('Snapshot failed', e)
             self._end(snap, False)
             return
-        if more:
-            if delay > 0:
+        if more or stream is not None:  # (a stream ends once its last bytes are taken)
+            if delay > 0 and more:
                 self.server.loop.call_later(keys * delay / 1e6, self._step)
             else:
                 self.server.loop.call_soon(self._step)
@@ -327,7 +350,7 @@ class Persistence(Loading):
         if snap is not self.snapshot:
             return
         done = self.snapshot_done
-        self.snapshot = self.snapshot_done = None
+        self.snapshot = self.snapshot_done = self.stream = None
         if self.snapshot_kind != 'aof':  # a BGSAVE's or a replica's payload: an RDB child
             self.last_cow_size = snap.copied
         if self.child is not None:
@@ -342,11 +365,12 @@ class Persistence(Loading):
             self._start_bgsave()
 
     def flushed_all(self) -> None:
-        """After FLUSHALL, as Redis's flushAllDataAndResetRDB: a running BGSAVE is
-        dropped and, with save points set, the now empty dataset is saved at once, so a
-        restart does not bring the flushed keys back."""
-        if self.snapshot is not None and self.snapshot_kind == 'rdb':
-            self.kill_snapshot()
+        """After FLUSHALL, as Redis's flushAllDataAndResetRDB: a running BGSAVE (or a
+        replicas' payload, which fails them: they sync again) is dropped and, with save
+        points set, the now empty dataset is saved at once, so a restart does not bring
+        the flushed keys back."""
+        if self.snapshot is not None and self.snapshot_kind != 'aof':
+            self.kill_rdb_child(now=True)
         if self.server.config['save']:
             try:
                 self.save()  # FLUSHALL's own change is counted already
@@ -358,6 +382,34 @@ class Persistence(Loading):
         if self.snapshot is not None:
             self._end(self.snapshot, False)
 
+    def kill_rdb_child(self, now: bool = False) -> None:
+        """killRDBChild: SIGUSR1 to the child of the running BGSAVE or payload, which
+        the cron then finds ended by that signal (`_child_ended`: not an error for a
+        BGSAVE); `now`, or without a stand-in process, ended here at once."""
+        child = self.child
+        if not now and child is not None and child.pid:
+            child.kill(signal.SIGUSR1)
+        elif self.snapshot is not None:
+            self._child_ended(signal.SIGUSR1)
+
+    def resume_step(self) -> None:
+        """A replica of the streamed payload took what it was given: the next step."""
+        if self.step_blocked:
+            self.step_blocked = False
+            self.server.loop.call_soon(self._step)
+
+    def _child_ended(self, sig: int) -> None:
+        """The snapshot's child was killed by `sig`: the snapshot fails as Redis's does."""
+        self.child_signal = sig
+        if self.stream is not None:
+            what = 'transfer'
+        else:
+            what = 'AOF rewrite' if self.snapshot_kind == 'aof' else 'saving'
+        self.server.log(f'Background {what} terminated by signal {sig}', '#')
+        if self.snapshot is not None:
+            self._end(self.snapshot, False)
+        self.child_signal = 0
+
     # -- housekeeping ---------------------------------------------------------------------
 
     def cron(self, now: float) -> None:
@@ -367,11 +419,7 @@ class Persistence(Loading):
         if child is not None and self.snapshot is not None:
             sig = child.killed_by()
             if sig:  # its child killed: the snapshot fails, as Redis's does
-                self.child_signal = sig
-                what = 'AOF rewrite' if self.snapshot_kind == 'aof' else 'saving'
-                self.server.log(f'Background {what} terminated by signal {sig}', '#')
-                self._end(self.snapshot, False)
-                self.child_signal = 0
+                self._child_ended(sig)
         self.aof.cron(now)
         self.check_writes()
         if self.snapshot is not None:
@@ -416,7 +464,7 @@ class Persistence(Loading):
         bg = snap is not None and self.snapshot_kind in ('rdb', 'repl')  # replication's too
         return [
             ('loading', int(self.loading)),
-            ('async_loading', 0),
+            ('async_loading', int(self.async_loading)),
             ('current_cow_peak', snap.copied if snap else 0),  # it only grows
             ('current_cow_size', snap.copied if snap else 0),
             ('current_cow_size_age', 0),  # up to date at every INFO

@@ -33,6 +33,7 @@ to write, which the snapshot writes in file order:
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from typing import Any
@@ -233,7 +234,8 @@ class Snapshot:
         if not self.written:
             self.run()
             self.complete()
-        os.fsync(self.out.fileno())
+        if isinstance(self.out, io.IOBase):  # (not a diskless payload's sockets)
+            os.fsync(self.out.fileno())
 
     def abort(self) -> None:
         self._unwrap()

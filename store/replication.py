@@ -80,7 +80,7 @@ class Replica:
         'rdb_only',
         'rdb_filter',
         'state',
-        'pending',
+        'start',
         'payload',
         'payload_left',
         'psync',
@@ -106,21 +106,24 @@ class Replica:
         # '', then 'wait_bgsave' and 'send_bulk' (in Replication.syncing), then 'online'
         # (in Replication.replicas)
         self.state = ''
-        self.pending: list[bytes] = []  # the stream since its payload's snapshot
+        # while it waits for its payload, and for its first ACK after a streamed one: the
+        # offset its stream continues from, which the backlog keeps for it (-1: none)
+        self.start = -1
         self.payload: Any = None  # while sent (send_bulk): the payload file, and what is left
         self.payload_left = 0
         self.psync = False  # SYNC (redis-cli --replica) never acknowledges
         self.ack = 0  # the offset it acknowledged last
         self.ack_time = time.time()
-        # the stream bytes it was given (pending ones while it waits for its payload),
+        # the stream bytes it was given (those it waits with, from `start`, meanwhile),
         # and what its transport held when it went online (the payload, first out): the
         # output-buffer limit counts the stream's part of what it holds
         self.rdb_queued = self.streamed = 0
         self.since = 0.0  # when it asked for a full sync (repl-diskless-sync-delay)
         # diskless sync: the payload as `$EOF:<mark>\r\n` + RDB + mark (b'': `$<len>`)
         self.eof_mark = b''
-        # after a streamed payload, the stream waits in `pending` for its first REPLCONF
-        # ACK (repl_start_cmd_stream_on_ack): no byte follows the mark until it loaded
+        # after a streamed payload, the stream waits in the backlog for its first
+        # REPLCONF ACK (repl_start_cmd_stream_on_ack): no byte follows the mark until
+        # it loaded
         self.hold = False
         # a diskless payload written to it: since when it holds part of it unsent
         # (repl_last_partial_write), 0 while it takes all
@@ -129,8 +132,7 @@ class Replica:
     def send(self, data: bytes) -> None:
         """Stream bytes, within the replica class's output-buffer limit."""
         conn = self.conn
-        if self.hold:
-            self.pending.append(data)
+        if self.hold:  # (the bytes wait in the backlog: Replication.catch_up)
             self.streamed += len(data)
             conn.server.pubsub.limits.check_replica(conn, self.streamed)
             return
@@ -143,15 +145,6 @@ class Replica:
         drained = self.rdb_queued + self.streamed - queued
         unsent_rdb = max(self.rdb_queued - drained, 0)
         conn.server.pubsub.limits.check_replica(conn, queued - unsent_rdb)
-
-    def flush_pending(self) -> None:
-        """Send the stream it waited with (for its payload, then for its first ACK); the
-        stream bytes it was given (`streamed`) count from then on what its transport
-        holds. While waiting, `streamed` is the bytes in `pending`."""
-        pending, self.pending = self.pending, []
-        self.streamed = 0
-        if pending:
-            self.send(b''.join(pending))
 
     def address(self) -> str:
         return self.ip or self.conn.addr.rsplit(':', 1)[0]
@@ -176,8 +169,10 @@ class Replication(FullSync, Failover):
         # that payload streamed to the replicas' sockets (`$EOF:` form, diskless sync)
         self.sync_socket = False
         # The backlog: the stream's last repl-backlog-size bytes, from offset
-        # `backlog_start` on (None until a replica first syncs).
+        # `backlog_start` on (None until a replica first syncs), and more while a
+        # replica waits with the stream from an older offset (`_trim`).
         self.backlog: bytearray | None = None
+        self.held: set[Replica] = set()  # online replicas waiting for their first ACK
         self.backlog_start = 0
         self.active = False  # the stream is fed (replicas, or a backlog kept for them)
         # replication_history.py: the previous id, valid up to second_offset; `proxy`:
@@ -220,16 +215,54 @@ class Replication(FullSync, Failover):
             backlog += data
             over = len(backlog) - self.server.config['repl-backlog-size']
             if over > 0:
-                del backlog[:over]  # cheap: bytearray moves its start
-                self.backlog_start += over
+                self._trim(over)
         for r in list(self.replicas):
             r.send(data)
         for r in self.syncing:
-            if r.conn.closing:
+            if r.start < 0 or r.conn.closing:
                 continue
-            r.pending.append(data)
             r.streamed += len(data)  # waiting with its payload: within the class limit too
             self.server.pubsub.limits.check_replica(r.conn, r.streamed)
+
+    def _trim(self, over: int) -> None:
+        """Drop the backlog's first `over` bytes, but none a replica still waits with:
+        Redis 7's replicas and backlog share one buffer, so a replica waiting for its
+        payload keeps the stream since its snapshot there and the backlog outgrows
+        repl-backlog-size meanwhile (a reconnecting replica can continue from any of it);
+        once it is sent, or the replica gone, the backlog shrinks back."""
+        if self.syncing or self.held:
+            starts = [r.start for r in self.syncing if r.start >= 0]
+            starts += [r.start for r in self.held]
+            if starts:
+                over = min(over, min(starts) - self.backlog_start)
+        if over > 0 and self.backlog is not None:
+            del self.backlog[:over]  # cheap: bytearray moves its start
+            self.backlog_start += over
+
+    def _shrink(self) -> None:
+        """A replica stopped waiting: the backlog back to repl-backlog-size if it can."""
+        if self.backlog is not None:
+            over = len(self.backlog) - self.server.config['repl-backlog-size']
+            if over > 0:
+                self._trim(over)
+
+    def catch_up(self, r: Replica) -> None:
+        """Send `r` the stream it waited with, from its `start` on; from then on
+        `streamed` counts what its transport holds."""
+        start, r.start = r.start, -1
+        r.streamed = 0
+        self.held.discard(r)
+        backlog = self.backlog
+        if start < 0:
+            return
+        if backlog is None or start < self.backlog_start:  # (its history was replaced)
+            self.server.log(f'The stream for replica {r.name()} is gone', '#')
+            r.conn.abort()
+            return
+        data = bytes(backlog[start - self.backlog_start :])
+        self._shrink()
+        if data:
+            r.send(data)
 
     def proxied(self, data: bytes) -> None:
         """The bytes of the master's commands a replica applied (replication_history.py)."""
@@ -340,9 +373,15 @@ class Replication(FullSync, Failover):
                 r.payload = None
             if waited == 'wait_bgsave':
                 self.payload_unwanted()
+            if r.start >= 0:
+                r.start = -1
+                self._shrink()
             return
         r.state = ''
         self.replicas.remove(r)
+        if r in self.held:
+            self.held.discard(r)
+            self._shrink()
         self.server.log(f'Connection with replica {r.name()} lost.')
         if not self.replicas:
             self.no_replicas_since = time.time()
@@ -369,7 +408,7 @@ class Replication(FullSync, Failover):
         r.ack_time = time.time()
         if r.hold:  # loaded its streamed payload: the stream it waited with follows
             r.hold = False
-            r.flush_pending()
+            self.catch_up(r)
         if self.waiting:
             self._check_waiting()
         self.failover_check()

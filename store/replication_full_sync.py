@@ -4,11 +4,13 @@ stream from that offset on (store/replication.py, whose Replication this is part
 
 The payload is the point-in-time snapshot BGSAVE makes (store/persistence/snapshot.py),
 written between commands into a temporary file (or the sockets, below): clients are
-served meanwhile, and the stream since the snapshot's start waits with each syncing
-replica (`pending`, within its output-buffer class) until its payload is sent, a chunk
+served meanwhile, and the stream since the snapshot's start waits for each syncing
+replica in the backlog (from its `start`, within its output-buffer class; the backlog
+outgrows repl-backlog-size meanwhile, as Redis's shared buffer does) until its payload is
+sent, a chunk
 at a time as its socket takes it (`pump`), so that a payload is never all in memory.
-Replicas that ask while it is made share it, with a copy of what the first one has
-pending, as Redis shares a BGSAVE. While another snapshot runs (BGSAVE, an AOF rewrite),
+Replicas that ask while it is made share it, and the first one's `start`, as Redis shares
+a BGSAVE. While another snapshot runs (BGSAVE, an AOF rewrite),
 that one is completed and the payload made at once, as SAVE makes it. The AOF's queue is
 written before the snapshot starts, so what it held is in the payload and not in the
 stream. The payload carries the replication aux fields (repl-id, repl-offset,
@@ -63,7 +65,9 @@ class FullSync:
     no_replicas_since: float
     active: bool
     proxy: bool
+    held: set[Any]
     _attach: Callable[[Any, bool], None]  # the replica online
+    catch_up: Callable[[Any], None]  # the stream it waited with
 
     def _full_sync(self, r: Any, psync: bool) -> None:
         """The full resynchronisation of `r` (SYNC, or a PSYNC that cannot continue):
@@ -98,8 +102,8 @@ class FullSync:
             return
         if sharing:
             self.server.log('Waiting for end of BGSAVE for SYNC')
-            r.pending = list(waiting[0].pending)  # the payload being made, shared
-            r.streamed = sum(map(len, r.pending))
+            r.start = waiting[0].start  # the payload being made, shared
+            r.streamed = self.offset - r.start
             r.state = 'wait_bgsave'
             self.syncing.append(r)
             if psync:
@@ -122,7 +126,7 @@ class FullSync:
         p.aof.selected_db = -1  # the stream starts with a SELECT
         rdb = self._rdb()  # another snapshot runs: completed, then one made now
         for r in waiting:
-            r.pending, r.streamed, r.state = [], 0, ''
+            r.state = ''
             self._send_now(r, rdb)
 
     def _socket_target(self, replicas: list[Any]) -> bool:
@@ -171,7 +175,7 @@ class FullSync:
         self.sync_offset = self.offset
         p.aof.selected_db = -1  # the stream starts with a SELECT
         for r in replicas:
-            r.pending, r.streamed, r.state = [], 0, 'wait_bgsave'
+            r.start, r.streamed, r.state = self.sync_offset, 0, 'wait_bgsave'
             if r not in self.syncing:
                 self.syncing.append(r)
             if r.psync:
@@ -241,6 +245,7 @@ class FullSync:
 
     def _send_now(self, r: Any, rdb: bytes) -> None:
         """Send a payload made now (in memory), the stream following from this offset."""
+        r.start, r.streamed = self.offset, 0
         self._send_payload(r, io.BytesIO(rdb), len(rdb), self.offset)
 
     def _send_payload(self, r: Any, payload: Any, size: int, offset: int) -> None:
@@ -293,14 +298,15 @@ class FullSync:
             )
         self.server.log(f'Synchronization with replica {r.name()} succeeded')
         if r.rdb_only:
-            r.pending, r.streamed, r.state = [], 0, ''
+            r.start, r.streamed, r.state = -1, 0, ''
             conn.close_after_reply()  # once the payload is written
             return
         self._attach(r, r.psync)
-        if hold:  # its stream stays in `pending` until its first ACK (Replication.ack)
+        if hold:  # its stream waits in the backlog until its first ACK (Replication.ack)
             r.hold = True
+            self.held.add(r)
         else:
-            r.flush_pending()
+            self.catch_up(r)
 
     def _encoder(self) -> Any:
         """The payload's encoder: the RDB with the replication aux fields (rdbSaveInfo);

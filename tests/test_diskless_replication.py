@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from conftest import WAIT, spawn_redis, spawn_store, stop, wait_until
+from rawconn import pack
 
 
 def _sync(port, capa_eof):
@@ -355,8 +356,52 @@ def test_a_disk_payload_nobody_waits_for_is_stopped_unless_save_points_want_it()
                 if save:
                     time.sleep(0.5)
                     assert _in_progress(port) == 1  # the save points will use it
+                    c.config_set('save', '')  # (no dump.rdb at exit for the next server)
                 else:
                     wait_until(lambda port=port: _in_progress(port) == 0, 'the payload stopped')
         finally:
             for proc, _ in servers:
                 stop(proc)
+
+
+def _psync(port, replid, offset):
+    """A raw replica's PSYNC: (socket, the first line of the reply)."""
+    s = socket.create_connection(('127.0.0.1', port), timeout=WAIT)
+    s.sendall(pack('PSYNC', replid, offset))
+    line = b''
+    while not line.endswith(b'\r\n'):
+        line += s.recv(1)
+    return s, line
+
+
+def test_the_backlog_keeps_the_stream_a_syncing_replica_waits_with_as_redis_does():
+    """Redis 7's backlog and replicas share one buffer: while a replica waits for its
+    payload the backlog outgrows repl-backlog-size, a replica reconnecting meanwhile
+    continues from any of it, and once the waiting replica is gone it shrinks back."""
+    args = ('--repl-diskless-sync', 'no', '--repl-backlog-size', '16384')
+    servers = [spawn_store(*args), spawn_redis(*args)]
+    try:
+        for _, port in servers:
+            m = redis.Redis(port=port)
+            m.set('k', 'v')
+            first, line = _psync(port, '?', -1)  # syncs, then goes
+            replid, offset = line.split()[1:]
+            wait_until(lambda: _in_progress(port) == 0, 'the first payload made')
+            first.close()
+            m.config_set('rdb-key-save-delay', 1_000_000)  # the next payload takes long
+            waiting, _ = _psync(port, '?', -1)
+            wait_until(lambda: _in_progress(port) == 1, 'the payload started')
+            for i in range(100):
+                m.set(f'k{i}', 'x' * 10_000)
+            assert m.info('replication')['repl_backlog_histlen'] > 1_000_000
+            again, line = _psync(port, replid, int(offset) + 1)  # beyond the 16 KB
+            assert line.startswith(b'+CONTINUE'), line
+            again.close()
+            waiting.close()
+            wait_until(  # (Redis frees whole 16 KB blocks of it: 22 KB left there)
+                lambda: m.info('replication')['repl_backlog_histlen'] < 100_000, 'the shrink'
+            )
+            m.config_set('rdb-key-save-delay', 0)
+    finally:
+        for proc, _ in servers:
+            stop(proc)

@@ -198,7 +198,7 @@ def _replica_unsent(conn: Any) -> int:
     waiting with a syncing replica for its payload included (Redis's replicas waiting for
     a BGSAVE hold their place in the shared replication buffer the same way)."""
     r = conn.replica
-    n = r.streamed if r.pending else 0  # (while it waits, `streamed` is what `pending` holds)
+    n = r.streamed if r.start >= 0 else 0  # (waiting: the stream since `start`, in the backlog)
     if conn.out:
         n += sum(map(len, conn.out))
     transport = conn.transport

@@ -200,7 +200,7 @@ class Shutdown:
             n = len(replicas)
             server.log(f'{n - lagging} of {n} replicas are in sync when shutting down.')
         p = server.persistence
-        if p.snapshot is not None and p.snapshot_kind == 'rdb':
+        if p.snapshot is not None and p.snapshot_kind != 'aof':  # a BGSAVE or replicas'
             server.log('There is a child saving an .rdb. Killing it!', '#')
             p.kill_snapshot()
             remove_temp_rdb(server)

@@ -405,3 +405,25 @@ def test_the_backlog_keeps_the_stream_a_syncing_replica_waits_with_as_redis_does
     finally:
         for proc, _ in servers:
             stop(proc)
+
+
+def test_shutdown_while_a_payload_is_made_leaves_no_temporary_file(tmp_path):
+    for which, spawn in (('ours', spawn_store), ('redis', spawn_redis)):
+        where = tmp_path / which
+        where.mkdir()
+        proc, port = spawn(
+            '--dir', str(where), '--repl-diskless-sync', 'no', '--rdb-key-save-delay', '1000000'
+        )
+        try:
+            c = redis.Redis(port=port)
+            c.mset({'a': 'b', 'c': 'd'})
+            s = socket.create_connection(('127.0.0.1', port), timeout=WAIT)
+            s.sendall(pack('PSYNC', '?', -1))
+            wait_until(lambda port=port: _in_progress(port) == 1, 'the payload started')
+            assert [p.name for p in where.glob('temp-*.rdb')], 'the payload is a file'
+            c.shutdown(nosave=True)
+            proc.wait(WAIT)
+            assert list(where.iterdir()) == [], which
+            s.close()
+        finally:
+            stop(proc)

@@ -551,6 +551,8 @@ class Replication(FullSync, Failover):
         if link is not None:
             if (link.host, link.port) == (host, port):
                 return True
+            if link.conn is not None:  # the cached master's database: a stream continued
+                self.resume_db = link.conn.db  # at the next master goes on in it
             link.stop()
             # the cached master: PSYNC continues the history it had (unless cut mid-way)
             resume = link.replid != '?' and self.backlog is not None

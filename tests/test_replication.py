@@ -1307,3 +1307,33 @@ def test_a_replica_limit_under_the_backlog_size_is_raised_to_it(which, tmp_path)
         m.close()
         stop(rproc)
         stop(proc)
+
+
+def test_a_replica_pointed_elsewhere_and_back_continues_in_the_database_it_had(tmp_path):
+    """REPLICAOF another master keeps the old one cached with its database (Redis's
+    cached master): a PSYNC that continues at the first master again goes on in that
+    database, which the master's stream does not select again."""
+    for master_of in ('ours', 'redis'):
+        if master_of == 'ours':
+            mproc, mport = spawn_store('--repl-diskless-sync-delay', '0')
+        else:
+            mproc, mport = spawn_redis('--dir', str(tmp_path), '--repl-diskless-sync-delay', '0')
+        m = redis.Redis(port=mport, db=9, decode_responses=True)
+        try:
+            with following(mport) as ours:
+                m.set('a', '1')
+                assert m.wait(1, WAIT * 1000) == 1
+                ours.execute_command('REPLICAOF', '127.0.0.1', free_port())  # nobody there
+                m.set('b', '2')
+                ours.execute_command('REPLICAOF', '127.0.0.1', mport)
+                wait_until(
+                    lambda m=m: m.info('replication').get('slave0', {}).get('state') == 'online',
+                    'the replica back',
+                )
+                assert m.wait(1, WAIT * 1000) == 1
+                assert m.info('stats')['sync_partial_ok'] == 1, master_of
+                in9 = redis.Redis(port=port_of(ours), db=9, decode_responses=True)
+                assert (in9.get('a'), in9.get('b'), ours.dbsize()) == ('1', '2', 0), master_of
+        finally:
+            m.close()
+            stop(mproc)

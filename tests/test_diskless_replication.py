@@ -257,6 +257,9 @@ def _children(pid):
         return f.read().split()
 
 
+DONE_READING = 'Diskless rdb transfer, done reading from pipe, 1 replicas still up.'
+
+
 def test_a_streamed_payload_goes_at_its_replicas_pace_and_its_child_lives_until_sent(tmp_path):
     masters = _streaming_masters(tmp_path)
     try:
@@ -269,11 +272,7 @@ def test_a_streamed_payload_goes_at_its_replicas_pace_and_its_child_lives_until_
             while not tail.endswith(mark):
                 tail = (tail + f.read1(1 << 20))[-100:]
             wait_until(lambda port=port: _in_progress(port) == 0, 'the end of the payload')
-            wait_until(
-                lambda log=log: 'Diskless rdb transfer, done reading from pipe, 1 replicas still up.'
-                in log.text(),
-                'the log line',
-            )
+            wait_until(lambda log=log: DONE_READING in log.text(), 'the log line')
             f.close()
             s.close()  # (the socket closes once its reader is closed too)
     finally:
@@ -284,7 +283,7 @@ def test_a_streamed_payload_goes_at_its_replicas_pace_and_its_child_lives_until_
 def test_a_streamed_payload_stops_when_its_last_replica_leaves(tmp_path):
     masters = _streaming_masters(tmp_path)
     try:
-        for proc, port, log in masters:
+        for _, port, log in masters:
             s, f, _ = _raw_replica(port)
             time.sleep(0.5)
             assert _in_progress(port) == 1
@@ -303,7 +302,7 @@ def test_a_streamed_payload_stops_when_its_last_replica_leaves(tmp_path):
 def test_a_replica_that_stops_reading_its_streamed_payload_times_out(tmp_path):
     masters = _streaming_masters(tmp_path, '--repl-timeout', '2')
     try:
-        for proc, port, log in masters:
+        for _, port, log in masters:
             s, f, _ = _raw_replica(port)
             wait_until(
                 lambda log=log: 'Disconnecting timedout replica (full sync)' in log.text(),
@@ -320,7 +319,7 @@ def test_a_replica_that_stops_reading_its_streamed_payload_times_out(tmp_path):
 def test_flushall_stops_a_payload_and_its_replica_syncs_again(tmp_path):
     masters = _streaming_masters(tmp_path)
     try:
-        for proc, port, log in masters:
+        for _, port, log in masters:
             s, f, _ = _raw_replica(port)
             time.sleep(0.5)
             redis.Redis(port=port).flushall()
@@ -386,11 +385,11 @@ def test_the_backlog_keeps_the_stream_a_syncing_replica_waits_with_as_redis_does
             m.set('k', 'v')
             first, line = _psync(port, '?', -1)  # syncs, then goes
             replid, offset = line.split()[1:]
-            wait_until(lambda: _in_progress(port) == 0, 'the first payload made')
+            wait_until(lambda port=port: _in_progress(port) == 0, 'the first payload made')
             first.close()
             m.config_set('rdb-key-save-delay', 1_000_000)  # the next payload takes long
             waiting, _ = _psync(port, '?', -1)
-            wait_until(lambda: _in_progress(port) == 1, 'the payload started')
+            wait_until(lambda port=port: _in_progress(port) == 1, 'the payload started')
             for i in range(100):
                 m.set(f'k{i}', 'x' * 10_000)
             assert m.info('replication')['repl_backlog_histlen'] > 1_000_000
@@ -399,7 +398,7 @@ def test_the_backlog_keeps_the_stream_a_syncing_replica_waits_with_as_redis_does
             again.close()
             waiting.close()
             wait_until(  # (Redis frees whole 16 KB blocks of it: 22 KB left there)
-                lambda: m.info('replication')['repl_backlog_histlen'] < 100_000, 'the shrink'
+                lambda m=m: m.info('replication')['repl_backlog_histlen'] < 100_000, 'the shrink'
             )
             m.config_set('rdb-key-save-delay', 0)
     finally:

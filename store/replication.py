@@ -373,6 +373,8 @@ class Replication(FullSync, Failover):
                 r.payload = None
             if waited == 'wait_bgsave':
                 self.payload_unwanted()
+                # a streamed payload that waited for it goes on at the others' pace
+                self.server.persistence.resume_step()
             if r.start >= 0:
                 r.start = -1
                 self._shrink()

@@ -231,9 +231,8 @@ def _streaming_masters(tmp_path, *args):
     return out
 
 
-def _raw_replica(port):
-    """A replica that asks for a full sync with capa eof and reads up to the payload's
-    `$EOF:<mark>` line, then stops reading: (socket, its reader, mark)."""
+def _raw_replica_started(port):
+    """A replica that asks for a full sync with capa eof: (socket, its reader, None)."""
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     s.settimeout(WAIT)
@@ -242,10 +241,28 @@ def _raw_replica(port):
     s.sendall(b'*3\r\n$8\r\nREPLCONF\r\n$4\r\ncapa\r\n$3\r\neof\r\n')
     assert f.readline() == b'+OK\r\n'
     s.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
-    assert f.readline().startswith(b'+FULLRESYNC ')
+    return s, f, None
+
+
+def _payload_line(f):
+    """Read up to the payload's `$EOF:<mark>` line (newlines before it are the master
+    keeping the replica waiting): (the reader, the mark)."""
     line = f.readline()
+    while line == b'\n':
+        line = f.readline()
+    assert line.startswith(b'+FULLRESYNC '), line
+    line = f.readline()
+    while line == b'\n':
+        line = f.readline()
     assert line.startswith(b'$EOF:'), line
-    return s, f, line[5:45]  # (what `f` took past the line is read through it)
+    return f, line[5:45]  # (what `f` took past the line is read through it)
+
+
+def _raw_replica(port):
+    """A replica that asks for a full sync with capa eof and reads up to the payload's
+    `$EOF:<mark>` line, then stops reading: (socket, its reader, mark)."""
+    s, f, _ = _raw_replica_started(port)
+    return (s, *_payload_line(f))
 
 
 def _in_progress(port):
@@ -425,4 +442,28 @@ def test_shutdown_while_a_payload_is_made_leaves_no_temporary_file(tmp_path):
             assert list(where.iterdir()) == [], which
             s.close()
         finally:
+            stop(proc)
+
+
+def test_a_streamed_payload_goes_on_for_the_others_when_its_slowest_replica_leaves(tmp_path):
+    masters = _streaming_masters(tmp_path, '--repl-diskless-sync-max-replicas', '2')
+    try:
+        for _, port, log in masters:
+            redis.Redis(port=port).config_set('repl-diskless-sync-delay', 5)
+            slow, slow_f, _ = _raw_replica_started(port)
+            fast, fast_f, _ = _raw_replica_started(port)
+            slow_f, fast_f = _payload_line(slow_f), _payload_line(fast_f)
+            time.sleep(0.5)  # neither reads: the payload waits
+            assert _in_progress(port) == 1
+            slow_f[0].close()
+            slow.close()  # the slowest leaves; the other now reads all of it
+            tail = b''
+            while not tail.endswith(fast_f[1]):
+                tail = (tail + fast_f[0].read1(1 << 20))[-100:]
+            wait_until(lambda port=port: _in_progress(port) == 0, 'the end of the payload')
+            wait_until(lambda log=log: DONE_READING in log.text(), 'the log line')
+            fast_f[0].close()
+            fast.close()
+    finally:
+        for proc, _, _ in masters:
             stop(proc)

@@ -311,9 +311,12 @@ class Persistence(Loading):
         if snap is None:
             return
         stream = self.stream
-        if stream is not None and stream.blocked():
-            self.step_blocked = True  # a replica's resume_writing steps again (resume_step)
-            return
+        if stream is not None:
+            if not snap.written and not stream.alive():
+                return  # its replicas are gone: it is being stopped (payload_unwanted)
+            if stream.blocked():
+                self.step_blocked = True  # a replica's resume_writing steps again
+                return
         if snap.written:
             if stream is not None:  # its replicas took the last bytes: the payload is sent
                 self._end(snap, True)

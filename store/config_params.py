@@ -287,15 +287,9 @@ PARAMS = [
     Param('aof-disable-auto-gc', 'bool', False),
     Param('rdb-key-save-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True),
     Param('key-load-delay', 'int', 0, INT_MIN, INT_MAX, hidden=True),
-    Param(
-        'loading-process-events-interval-bytes',
-        'int',
-        2 * 1024**2,
-        1024,
-        INT_MAX,
-        hidden=True,
-        inert=PERSISTENCE,
-    ),
+    # a replica's diskless load serves clients at least every that many bytes parsed
+    # (store/replica_load.py), as processEventsWhileBlocked
+    Param('loading-process-events-interval-bytes', 'int', 2 * 1024**2, 1024, INT_MAX, hidden=True),
     # replication
     Param('replicaof', 'special', '', multi=True, mutable=False, alias='slaveof'),
     Param('masterauth', 'str', ''),

@@ -10,10 +10,11 @@ so the hot path tests one flag.
 
 The checks run in processCommand's order, each rejecting with Redis's error (counted in
 errorstats, and marking a MULTI as failed): QUIT first, then unknown command, arity,
-subcommand, NOAUTH, no-multi, ACL, subscribe mode, LOADING, MISCONF / NOREPLICAS /
-READONLY, MASTERDOWN, BUSY, OOM (the eviction gate), a monitor's commands, CLIENT PAUSE
-(held, to run again in order). Then a command is queued in MULTI or run (`call`, which
-EXEC uses too), its reply emitted as CLIENT REPLY says, and MONITOR and tracking hear of it.
+subcommand, NOAUTH, no-multi, ACL, subscribe mode, LOADING (a replica's async loading
+refuses fewer), MISCONF / NOREPLICAS / READONLY, MASTERDOWN, BUSY, OOM (the eviction
+gate), a monitor's commands, CLIENT PAUSE (held, to run again in order). Then a command
+is queued in MULTI or run (`call`, which EXEC uses too), its reply emitted as CLIENT REPLY
+says, and MONITOR and tracking hear of it.
 Before any check, clients blocked on keys the previous command signalled are served, and
 a parked connection's command is held behind the one that waits (Connection.defer).
 
@@ -135,7 +136,7 @@ class ConnectionGate:
                 "this context",
             )
         server = self.server
-        if server.loading and 'loading' not in shown.flags:
+        if server.loading and self._denied_while_loading(cmd, shown):
             return self._reject(cmd, 'LOADING Redis is loading the dataset in memory')
         misconf, noreplicas, readonly = (
             server.write_denied,
@@ -190,6 +191,26 @@ class ConnectionGate:
         if tracking.handle is not None:
             tracking.flush(self)  # invalidations this command caused, after its reply
 
+    def _denied_while_loading(self, cmd, shown):
+        """processCommand's two loading checks: while loading, a command without the
+        `loading` flag is refused; while a replica loads asynchronously (swapdb from its
+        own master's history, the old data served: persistence.async_loading), only one
+        flagged `no_async_loading` is. EXEC is judged by its queued commands' flags too."""
+        if self.server.persistence.async_loading:
+            denied = _denied_during_async_loading
+        else:
+            denied = _denied_during_loading
+        if denied(shown):
+            return True
+        if cmd.name == 'exec' and self.multi:
+            for queued, args in self.multi:
+                if queued.subcommands and len(args) > 1:
+                    name = args[1].decode('utf-8', 'replace').lower()
+                    queued = queued.subcommands.get(name, queued)
+                if denied(queued):
+                    return True
+        return False
+
     def call(self, cmd, args):
         """Run a command through the executor and return its reply value (used by EXEC
         and the gated path)."""
@@ -224,3 +245,11 @@ class ConnectionGate:
             if monitors.shows(shown):
                 monitors.feed(self, args)  # once it has run, as call() feeds
         return r
+
+
+def _denied_during_loading(cmd):
+    return 'loading' not in cmd.flags
+
+
+def _denied_during_async_loading(cmd):
+    return 'no_async_loading' in cmd.flags

@@ -4,14 +4,14 @@ follows its writes, e.g. to move a live dataset from redis-server to this server
 The link (`MasterLink`, one asyncio task) does what a Redis 7.0 replica does: PING, AUTH
 with masterauth / masteruser, REPLCONF listening-port and capa eof capa psync2, then PSYNC
 with the master's replication id and offset when it has them (a reconnect continues:
-+CONTINUE) or `? -1`. A full resynchronisation's payload (`$<len>`, or streamed: `$EOF:
-<mark>` ... mark, the stream's first bytes possibly read with its end) is written to a
-temporary file, the data is emptied and the file loaded (clients get -LOADING meanwhile);
-with repl-diskless-load (swapdb, or on-empty-db on an empty dataset) it is kept in memory
-instead ("to parser"), and swapdb keeps an RDB of the old data, loaded back when the new
-one fails to load. Then the stream is applied by a connection of its own
-(`conn`, ACL's `loader` user, replies dropped), which counts the offset and answers
-REPLCONF GETACK; REPLCONF ACK goes back every second. A lost link is retried every second.
++CONTINUE) or `? -1`. A full resynchronisation's payload is loaded by store/
+replica_load.py: through a temporary file, or with repl-diskless-load (swapdb, or
+on-empty-db on an empty dataset) parsed as it arrives, in a loading state (async loading,
+the old data served, when swapdb syncs from the master of this server's own history).
+Then the stream is applied by a connection of its own (`conn`, ACL's `loader` user,
+replies dropped), which counts the offset and answers REPLCONF GETACK; REPLCONF ACK goes
+back every second. A lost link is retried every second; after a diskless load that
+failed, at once.
 
 The master client (`conn`) is listed among the server's clients while the link is up
 (CLIENT LIST flags=M, addr the master's); CLIENT KILL of it closes the link, which
@@ -37,15 +37,11 @@ first PSYNC continues the server's own history and asks the target to take over.
 
 Its own replicas share the master's history (store/replication_history.py): they get the
 master's stream as applied here (`Replication.proxied`).
-
-Not here: async loading (swapdb serving the old data while the payload loads).
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
-import os
 import time
 from typing import Any
 
@@ -56,10 +52,7 @@ from . import replication_history as history
 from .commands.client import shut_now
 from .connection import Connection
 from .persistence.aof_resp import _parse_command, resp_command
-from .persistence.files import remove
-from .resp import RedisError
-
-_CHUNK = 1 << 20
+from .replica_load import LinkError, LoadFailed, PayloadLoad
 
 
 def _unapplied(parser: Any) -> int:
@@ -88,15 +81,11 @@ def _collect_errors(reply: Any, out: list[str]) -> None:
             _collect_errors(item, out)
 
 
-class LinkError(Exception):
-    """The master's answer this replica cannot go on with."""
-
-
 def _command(*args: Any) -> bytes:
     return resp_command([a if isinstance(a, bytes) else str(a).encode() for a in args])
 
 
-class MasterLink:
+class MasterLink(PayloadLoad):
     def __init__(
         self, server: Any, host: str, port: int, failover: bool = False, resume: bool = False
     ) -> None:
@@ -120,6 +109,8 @@ class MasterLink:
         self.getack = False  # REPLCONF GETACK in the read being applied
         self.in_multi = False  # the stream applied so far ends inside MULTI ... EXEC
         self.tail = b''  # the bytes of a command the last read left incomplete
+        self.newline_sent = 0  # the second of the last newline sent while loading
+        self.reconnecting = False  # at once, after a load that failed
         self.task = server.loop.create_task(self._run())
 
     # -- the link --------------------------------------------------------------------------
@@ -173,6 +164,11 @@ class MasterLink:
                 await self._session()
             except asyncio.CancelledError:
                 raise
+            except LoadFailed:  # logged: reconnect at once, as cancelReplicationHandshake(1)
+                self._close()
+                log(f'Reconnecting to MASTER {self.host}:{self.port} after failure')
+                self.reconnecting = True
+                continue
             except (OSError, EOFError, LinkError, ValueError, asyncio.IncompleteReadError) as e:
                 if self.failover:  # the target did not take over: a master again
                     self.failover = False
@@ -191,7 +187,9 @@ class MasterLink:
         log = self.server.log
         self.state = 'connecting'
         self.last_io = time.time()
-        log(f'Connecting to MASTER {self.host}:{self.port}')
+        if not self.reconnecting:
+            log(f'Connecting to MASTER {self.host}:{self.port}')
+        self.reconnecting = False
         source = self.server.config['bind-source-addr']  # the link's own address, if set
         local = (source, 0) if source else None
         reader, writer = await asyncio.open_connection(self.host, self.port, local_addr=local)
@@ -233,7 +231,7 @@ class MasterLink:
             _, replid, offset = reply.split()
             log(f'Full resync from master: {replid.decode()}:{offset.decode()}')
             self.state = 'sync'
-            rest = await self._load(reader)
+            rest = await self._load(reader, replid.decode())
             full = True
             self.replid, self.offset = replid.decode(), int(offset)
             history.follow(self.server.replication, self.replid, self.offset)
@@ -279,111 +277,6 @@ class MasterLink:
                 self._apply(data)
         finally:
             acks.cancel()
-
-    async def _load(self, reader: asyncio.StreamReader) -> bytes:
-        """readSyncBulkPayload: the payload, `$<len>` or streamed (`$EOF:<mark>` ... mark),
-        into a temporary file, or with repl-diskless-load (swapdb, or on-empty-db when the
-        dataset is empty) kept in memory: no file. Then it replaces the dataset; swapdb
-        keeps the old one until the payload loaded, and restores it when the load fails.
-        Returns the stream's bytes read past a streamed payload's mark."""
-        line = b'\n'
-        while line in (b'\n', b'\r\n'):  # newlines: the master is still making it
-            line = await reader.readline()
-            if not line:
-                raise EOFError('the master closed the connection during the sync')
-            self.last_io = time.time()
-        line = line.rstrip(b'\r\n')
-        if line[:1] == b'-':
-            raise LinkError(
-                f'MASTER aborted replication with an error: {line[1:].decode(errors="replace")}'
-            )
-        if line[:1] != b'$':
-            raise LinkError(
-                "Bad protocol from MASTER, the first byte is not '$' (we received "
-                f"'{line.decode(errors='replace')}'), are you sure the host and port are right?"
-            )
-        mark = line[5:45] if line.startswith(b'$EOF:') and len(line) >= 45 else b''
-        size = 0 if mark else int(line[1:])
-        server = self.server
-        p = server.persistence
-        cfg = server.config
-        mode = cfg['repl-diskless-load']
-        empty = server.keyspace.dbsize_all() == 0
-        diskless = mode == 'swapdb' or (mode == 'on-empty-db' and empty)
-        target = 'to parser' if diskless else 'to disk'
-        log = server.log
-        if mark:
-            log(f'MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF {target}')
-        else:
-            log(f'MASTER <-> REPLICA sync: receiving {size} bytes from master {target}')
-        path = p.path(f'temp-{int(time.time())}.{os.getpid()}.rdb')
-        out: Any = io.BytesIO() if diskless else open(path, 'wb')  # noqa: SIM115
-        rest = b''
-        try:
-            try:
-                if mark:
-                    tail = b''  # the last bytes read, where the mark may begin
-                    while True:
-                        chunk = await reader.read(_CHUNK)
-                        if not chunk:
-                            raise EOFError('the master closed the connection during the sync')
-                        self.last_io = time.time()
-                        buf = tail + chunk
-                        at = buf.find(mark)
-                        if at >= 0:
-                            out.write(buf[:at])
-                            rest = buf[at + len(mark) :]
-                            break
-                        keep = len(mark) - 1
-                        out.write(buf[: len(buf) - keep])
-                        tail = buf[len(buf) - keep :]
-                else:
-                    left = size
-                    while left:
-                        chunk = await reader.read(min(left, _CHUNK))
-                        if not chunk:
-                            raise EOFError('the master closed the connection during the sync')
-                        out.write(chunk)
-                        left -= len(chunk)
-                        self.last_io = time.time()
-                data = out.getvalue() if diskless else None
-            finally:
-                if not diskless:
-                    out.close()
-            old = None
-            if diskless and mode == 'swapdb' and not empty:
-                old = server.replication._rdb()  # restored when the load fails
-            log('MASTER <-> REPLICA sync: Flushing old data')
-            server.replication.drop_replicas()  # they sync again, from this data
-            server.keyspace.flushall()
-            server.functions.flush()
-            log('MASTER <-> REPLICA sync: Loading DB in memory')
-            try:
-                p.load_rdb_now(path, data=data)
-            except Exception as e:
-                if diskless:
-                    log(
-                        f'Failed trying to load the MASTER synchronization DB from socket: {e}', '#'
-                    )
-                    server.keyspace.flushall()
-                    server.functions.flush()
-                    if old is not None:
-                        log('MASTER <-> REPLICA sync: Restoring the old DB', '#')
-                        p.load_rdb_now(path, data=old)
-                    raise LinkError('Failed trying to load the MASTER synchronization DB') from e
-                raise LinkError(f'Failed trying to load the MASTER synchronization DB: {e}') from e
-            if old is not None:
-                log('MASTER <-> REPLICA sync: Discarding old DB in background')
-            self.syncs += 1
-        finally:
-            if not diskless:
-                remove(path)
-        if p.aof.on:  # the AOF restarts from this data, as Redis restarts it
-            try:
-                p.aof.start_rewrite()
-            except RedisError:
-                pass
-        return rest
 
     def _new_conn(self, db: int = 0) -> None:
         old = self.conn

@@ -17,6 +17,13 @@
   Costs for 1M mixed keys (CPU time, shared 2-core box): decode 2.7 -> 1.3 s with packed
   aggregates, inserting 0.5 s (the dict inserts themselves: 0.4 s for 1M keys into one
   dict from C), charging 0.3 s, deadline index rebuild 0.1 s; the whole load 4.0 -> 2.4 s.
+  The reading (`_load_rdb_steps`) and the filling of the keyspace (`_insert_steps`) are
+  apart: a replica's diskless load reads its payload as it arrives (rdb_stream.py) and
+  inserts the records at the end (`insert_loaded`), with the same code.
+- A replica's async loading (`async_loading_state`): swapdb from the master of its own
+  history serves the old data meanwhile, so only `server.loading` (what CONFIG SET's
+  DENY_LOADING_CONFIG check reads) and persistence.async_loading are set, and
+  store/connection_gate.py refuses the no_async_loading commands alone.
 - INFO's loading_* fields while it runs (`_loading_info`).
 """
 
@@ -25,9 +32,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import random
 import time
 from binascii import crc_hqx
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from .. import clock
@@ -101,7 +109,7 @@ class Loading:
         """Load an RDB file into the (empty) keyspace, yielding every few thousand keys.
         `allow_dup` (RDBFLAGS_ALLOW_DUP, DEBUG RELOAD MERGE): a library of the file
         replaces one of the same name, which is otherwise an error. `data`: the RDB's
-        bytes instead of the file's (a replica's diskless load, from the socket)."""
+        bytes instead of the file's (a replica's load of a payload it kept)."""
         server = self.server
         started = time.time()
         if data is None:
@@ -112,26 +120,72 @@ class Loading:
                 raise LoadError(f'Fatal error loading the DB: {e.strerror}. Exiting.') from None
         ks = server.keyspace
         cfg = server.config
-        db = 0
-        slot_shard = ks.slot_shard
-        slot_data = [s.data[0] for s in slot_shard]
-        slot_charged = [s.charged[0] for s in slot_shard]
-        slot_expires = [s.expires[0] for s in slot_shard]
-        db_used = [0] * ks.databases  # what the keys loaded into each database cost
-        # Into an empty keyspace (start-up, DEBUG RELOAD) keys go straight into the
-        # shards' dicts, deadlines too (the deadline indexes are rebuilt once at the end),
-        # each batch charged as it goes in (a recount after the load walked 1M cold
-        # objects again: 1.2 s); DEBUG RELOAD NOFLUSH/MERGE loads over existing keys,
-        # which ks.set replaces, and recounts.
+        # Into an empty keyspace (start-up, DEBUG RELOAD) small aggregates stay packed until
+        # first used (types/packed.py): the file's checksum is checked before the load
+        # completes.
         fresh = not any(ks.dbsize(n) for n in range(ks.databases))
-        # Into an empty keyspace small aggregates stay packed until first used
-        # (types/packed.py): the file's checksum is checked before the load completes.
         loader = RdbLoader(data, ks.limits, cfg['rdbchecksum'], lazy=fresh)
         # rdbLoadObject's integrity checks: those Redis always runs, on a value the codec
         # refuses (to report it as Redis does), and all of them on every aggregate with
         # sanitize-dump-payload yes (deep_integrity_validation, as for a RESTORE)
         loader.integrity = check_payload
         loader.deep = cfg['sanitize-dump-payload'] == 'yes'
+        delay = cfg['key-load-delay']
+        if delay:
+            loader.batch = 1  # a pause per key, and a turn of the loop between any two
+        try:
+            loaded, expired = yield from self._insert_steps(
+                loader.batches(), loader, allow_dup, delay
+            )
+        except RdbCorrupt as e:
+            self._report_corrupt(path, e, self.last_aux)
+            raise LoadError('Terminating server after rdb file reading failure.') from None
+        except RdbError as e:
+            if str(e).startswith('Wrong RDB checksum'):  # rdbLoadRio's words, then its report
+                server.log(str(e).split(' (RDB offset')[0] + '. Aborting now.', '#')
+                server.log(
+                    'Internal error in RDB reading offset 0, function at rdb.c:0 -> RDB CRC error',
+                    '#',
+                )
+            raise LoadError(
+                f'Short read or OOM loading DB. Unrecoverable error, aborting now. ({path}: {e})'
+            ) from None
+        self.load_done += len(data)
+        self.load_pos = 0
+        self.rdb_end = loader.pos  # an old-style AOF's command tail starts here (aof.py)
+        self.log_loaded(loader, loaded, expired)
+        server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
+
+    def insert_loaded(self: Any, items: list[tuple]) -> int:
+        """The records of an RDB read beforehand (rdb_stream.py: a replica's payload,
+        read as it arrived) into the empty keyspace, at once; returns the keys loaded.
+        Functions are not among them: they were loaded as they were read."""
+        for _ in self._insert_steps(iter(items), None, False, 0):
+            pass
+        return self.load_keys_loaded
+
+    def _insert_steps(
+        self: Any, items: Iterator[tuple], loader: RdbLoader | None, allow_dup: bool, delay: int
+    ) -> Generator[None, None, tuple[int, int]]:
+        """rdbLoadRio's part that fills the keyspace, from the records as RdbLoader.batches
+        gives them (`loader` the one reading them, for INFO's progress), yielding every
+        LOAD_SLICE_S; returns (keys loaded, keys already expired). `delay`: key-load-delay,
+        a pause after each key (the loader hands them over one at a time then)."""
+        server = self.server
+        ks = server.keyspace
+        cfg = server.config
+        db = 0
+        slot_shard = ks.slot_shard
+        slot_data = [s.data[0] for s in slot_shard]
+        slot_charged = [s.charged[0] for s in slot_shard]
+        slot_expires = [s.expires[0] for s in slot_shard]
+        db_used = [0] * ks.databases  # what the keys loaded into each database cost
+        # Into an empty keyspace (start-up, DEBUG RELOAD, a replica's sync) keys go
+        # straight into the shards' dicts, deadlines too (the deadline indexes are rebuilt
+        # once at the end), each batch charged as it goes in (a recount after the load
+        # walked 1M cold objects again: 1.2 s); DEBUG RELOAD NOFLUSH/MERGE loads over
+        # existing keys, which ks.set replaces, and recounts.
+        fresh = not any(ks.dbsize(n) for n in range(ks.databases))
         # keys already expired (counted for the log line; active expiry removes them after
         # the load): a master's, as rdbLoadRio skips them only when it is one
         now = clock.now_ms() if not cfg['replicaof'] else None
@@ -140,9 +194,6 @@ class Loading:
         loaded = 0
         aux: dict[bytes, bytes] = {}
         self.last_aux = aux  # the file's aux fields (repl-stream-db for a replica)
-        delay = cfg['key-load-delay']
-        if delay:
-            loader.batch = 1  # a pause per key, and a turn of the loop between any two
         next_turn = time.perf_counter() + LOAD_SLICE_S
         # Millions of new objects would trigger the cyclic collector again and again,
         # each pass walking everything loaded so far: off while loading (R measured the
@@ -150,7 +201,7 @@ class Loading:
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            for item in loader.batches():
+            for item in items:
                 kind = item[0]
                 if kind == 'keys':
                     keys, values, extras = item[1], item[2], item[3]
@@ -184,18 +235,16 @@ class Loading:
                             if x[1] is not None and x[1] < now:
                                 expired += 1
                     if delay:
-                        time.sleep(delay / 1e6)
+                        debug_delay(delay)
                     if time.perf_counter() > next_turn:
-                        self.load_pos = loader.pos
+                        if loader is not None:
+                            self.load_pos = loader.pos
                         yield
                         next_turn = time.perf_counter() + LOAD_SLICE_S
                 elif kind == 'db':
                     db = item[1]
                     if db >= ks.databases:
-                        raise LoadError(
-                            f'FATAL: Data file was created with a Redis server configured '
-                            f'to handle more than {ks.databases} databases. Exiting'
-                        )
+                        raise LoadError(too_many_databases(ks.databases))
                     slot_data = [s.data[db] for s in slot_shard]  # slot -> its dict
                     slot_charged = [s.charged[db] for s in slot_shard]
                     slot_expires = [s.expires[db] for s in slot_shard]
@@ -218,19 +267,6 @@ class Loading:
                     ks.used += size
             else:  # over existing keys, or a file holding a key twice (charged twice)
                 ks.recount()
-        except RdbCorrupt as e:
-            self._report_corrupt(path, e, aux)
-            raise LoadError('Terminating server after rdb file reading failure.') from None
-        except RdbError as e:
-            if str(e).startswith('Wrong RDB checksum'):  # rdbLoadRio's words, then its report
-                server.log(str(e).split(' (RDB offset')[0] + '. Aborting now.', '#')
-                server.log(
-                    'Internal error in RDB reading offset 0, function at rdb.c:0 -> RDB CRC error',
-                    '#',
-                )
-            raise LoadError(
-                f'Short read or OOM loading DB. Unrecoverable error, aborting now. ({path}: {e})'
-            ) from None
         finally:
             # What was loaded goes to the oldest generation without a pass over it (freeze
             # moves every tracked object out of the young ones, unfreeze puts them back as
@@ -242,10 +278,12 @@ class Loading:
             gc.unfreeze()
             if gc_was_on:
                 gc.enable()
-        self.load_done += len(data)
-        self.load_pos = 0
         self.load_keys_loaded = loaded
-        self.rdb_end = loader.pos  # an old-style AOF's command tail starts here (aof.py)
+        return loaded, expired
+
+    def log_loaded(self: Any, loader: RdbLoader, loaded: int, expired: int) -> None:
+        """rdbLoadRio's last lines: the empty keys it skipped, then the keys loaded."""
+        server = self.server
         for key in loader.empty_names:
             server.log(f"rdbLoadObject skipping empty key: {key.decode('utf-8', 'replace')}", '#')
         loaded -= expired  # rdb_last_load_keys_loaded leaves them out
@@ -257,7 +295,6 @@ class Loading:
             )
         else:
             server.log(f'Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.')
-        server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
 
     def _report_corrupt(self: Any, path: str, e: RdbCorrupt, aux: dict[bytes, bytes]) -> None:
         """rdbReportCorruptRDB while loading a file: the error logged, then
@@ -302,6 +339,9 @@ class Loading:
 
     def loading_state(self: Any) -> Any:
         return _Loading(self)
+
+    def async_loading_state(self: Any) -> Any:
+        return _AsyncLoading(self)
 
     async def expire_after_load(self: Any) -> None:
         """Keys whose deadline passed while the server was down: expired now, through
@@ -358,3 +398,44 @@ class _Loading:
         server.apply_config('notify-keyspace-events')
         self.p.loading = server.loading = False
         server.update_gates()
+
+
+class _AsyncLoading:
+    """A replica's async loading (swapdb from its own master's history: the payload is the
+    same data set at a later point): the old data is served meanwhile, so neither the
+    clock nor the keyspace events stop, and only the commands flagged no_async_loading
+    (and CONFIG SET of the DENY_LOADING_CONFIG parameters) get -LOADING. As in Redis,
+    `server.loading` is set too (that is what CONFIG SET, MONITOR, SHUTDOWN test), while
+    INFO's `loading` (persistence.loading) stays 0 and `async_loading` is 1."""
+
+    def __init__(self, p: Any) -> None:
+        self.p = p
+
+    def __enter__(self) -> None:
+        server = self.p.server
+        self.p.load_started = time.time()
+        self.p.load_total = self.p.load_done = self.p.load_pos = 0
+        self.p.async_loading = server.loading = True
+        server.update_gates()
+
+    def __exit__(self, *exc: object) -> None:
+        server = self.p.server
+        self.p.async_loading = server.loading = False
+        server.update_gates()
+
+
+def debug_delay(usec: int) -> None:
+    """debugDelay, key-load-delay's pause after each key loaded: `usec` microseconds, or
+    for a negative value 1 us once in -usec keys (Redis's way of sleeping less than a
+    system call's cost per key)."""
+    if usec < 0:
+        usec = 1 if random.randrange(-usec) == 0 else 0
+    if usec:
+        time.sleep(usec / 1e6)
+
+
+def too_many_databases(databases: int) -> str:
+    return (
+        f'FATAL: Data file was created with a Redis server configured to handle more '
+        f'than {databases} databases. Exiting'
+    )

@@ -137,6 +137,20 @@ class RdbLoader(ValueReader):
         self.deep = False
         self.empty_keys = 0  # empty aggregates skipped
         self.empty_names: list[bytes] = []  # the first 10 of them (Redis logs those)
+        # Reading a payload as it arrives (rdb_stream.py): `data` is then a window of it,
+        # from `base` on, `crc` the CRC64 of the bytes before the window, and `resume`
+        # where the window starts (None: at the file's header) with the key attributes
+        # read before it. Each record handed over leaves in `safe` where reading may
+        # resume after it: (offset in the window, deadline, lru_idle, lfu_freq,
+        # empty_keys), so that a record cut by the window's end is read again whole.
+        self.base = 0
+        self.crc = 0
+        self.resume: tuple | None = None
+        self.safe: tuple = (0, None, None, None, 0)
+        # the file's end is not in `data` yet (a stream): values stay packed when lazy and
+        # checksum say so, and values packed in a file that turns out to carry no
+        # checksum are the caller's to decode (rdb_stream.py)
+        self.streamed = False
         # rdbLoadObject's cases: value type -> its reader (each takes the type)
         self._readers: dict[int, Callable[[int], Any]] = {
             T_HASH_LISTPACK: self._hash_listpack,
@@ -184,39 +198,47 @@ class RdbLoader(ValueReader):
         except RdbError:
             raise
         except _Bad as e:
-            raise RdbError(f'Bad RDB data at offset {self.pos}: invalid {e}') from None
+            raise RdbError(f'Bad RDB data at offset {self.base + self.pos}: invalid {e}') from None
         except IndexError:
-            raise RdbError(f'Short read loading RDB at offset {self.pos}') from None
+            raise RdbError(f'Short read loading RDB at offset {self.base + self.pos}') from None
         except (ValueError, TypeError, struct.error, OverflowError, KeyError, MemoryError) as e:
-            raise RdbError(f'Bad RDB data at offset {self.pos}: {e}') from None
+            raise RdbError(f'Bad RDB data at offset {self.base + self.pos}: {e}') from None
 
     # -- records -------------------------------------------------------------------------
 
     def _records(self) -> Iterator[tuple]:
         data = self.data
-        if self.end < 9 or data[:5] != b'REDIS':
-            raise self._fail('Wrong signature trying to load DB from file')
-        try:
-            version = int(data[5:9])
-        except ValueError:
-            version = -1
-        if not 1 <= version <= RDB_VERSION or not data[5:9].isdigit():
-            raise self._fail(f"Can't handle RDB format version {data[5:9].decode('latin-1')}")
-        self.version = version
         end = self.end
-        # Values stay packed only when the CRC64 at the file's end will be checked before
-        # the load completes (so a corrupt blob is still refused at load): a file whose
-        # checksum is 0 (rdbchecksum no) or that is not checked decodes everything now.
-        self.pack = (
-            self.lazy
-            and self.checksum
-            and version >= 5
-            and end >= 18
-            and data[end - 9] == OP_EOF
-            and data[end - 8 :] != bytes(8)
-        )
-        deadline = lru_idle = lfu_freq = None
-        extra = False  # an EXPIRETIME, IDLE or FREQ opcode came before this key
+        if self.resume is None:
+            if end < 9 or data[:5] != b'REDIS':
+                raise self._fail('Wrong signature trying to load DB from file')
+            try:
+                version = int(data[5:9])
+            except ValueError:
+                version = -1
+            if not 1 <= version <= RDB_VERSION or not data[5:9].isdigit():
+                raise self._fail(f"Can't handle RDB format version {data[5:9].decode('latin-1')}")
+            self.version = version
+            # Values stay packed only when the CRC64 at the file's end will be checked
+            # before the load completes (so a corrupt blob is still refused at load): a
+            # file whose checksum is 0 (rdbchecksum no) or that is not checked decodes
+            # everything now.
+            self.pack = (
+                self.lazy
+                and self.checksum
+                and version >= 5
+                and (
+                    self.streamed
+                    or (end >= 18 and data[end - 9] == OP_EOF and data[end - 8 :] != bytes(8))
+                )
+            )
+            p = 9
+            deadline = lru_idle = lfu_freq = None
+        else:
+            version = self.version
+            p, deadline, lru_idle, lfu_freq = self.resume
+        # an EXPIRETIME, IDLE or FREQ opcode came before this key
+        extra = deadline is not None or lru_idle is not None or lfu_freq is not None
         keys: list[bytes] = []
         values: list[Any] = []
         extras: list[tuple] = []
@@ -230,7 +252,6 @@ class RdbLoader(ValueReader):
         # sliced past the end of the data comes out short without an error: the batch
         # is checked before it is handed over (p > end), and the next record's first
         # byte is past the end then too.
-        p = 9
         try:
             while True:
                 op = data[p]
@@ -313,6 +334,7 @@ class RdbLoader(ValueReader):
                         if keys:  # the batch ends before any other record
                             if p > end:
                                 raise self._short()
+                            self.safe = (p, deadline, lru_idle, lfu_freq, self.empty_keys)
                             yield ('keys', keys, values, extras, charges)
                             keys, values, extras, charges = [], [], [], []
                             add_key, add_value = keys.append, values.append
@@ -321,19 +343,21 @@ class RdbLoader(ValueReader):
                         if op == OP_EOF:
                             break
                         if op == OP_SELECTDB:
-                            yield ('db', read_len())
+                            rec: tuple = ('db', read_len())
                         elif op == OP_RESIZEDB:
                             size = read_len()
-                            yield ('resize', size, read_len())
+                            rec = ('resize', size, read_len())
                         elif op == OP_AUX:
                             name = read_str()
-                            yield ('aux', name, read_str())
+                            rec = ('aux', name, read_str())
                         elif op == OP_MODULE_AUX:
                             raise self._fail("The RDB file contains AUX module data I can't load")
                         elif op == OP_FUNCTION_PRE_GA:
                             raise self._fail('Pre-release function format not supported.')
-                        elif op == OP_FUNCTION2:
-                            yield ('function', read_str())
+                        else:  # OP_FUNCTION2
+                            rec = ('function', read_str())
+                        self.safe = (self.pos, deadline, lru_idle, lfu_freq, self.empty_keys)
+                        yield rec
                     p = self.pos
                     continue
                 add_key(key)
@@ -346,6 +370,7 @@ class RdbLoader(ValueReader):
                 if not left:
                     if p > end:
                         raise self._short()
+                    self.safe = (p, None, None, None, self.empty_keys)
                     yield ('keys', keys, values, extras, charges)
                     keys, values, extras, charges = [], [], [], []
                     add_key, add_value = keys.append, values.append
@@ -360,14 +385,18 @@ class RdbLoader(ValueReader):
             stored = int.from_bytes(self._read(8), 'little')
             if stored == 0:
                 self.checksum_disabled = True
-                if self.packed:  # data after the EOF's checksum made it look checked
+                # data after the EOF's checksum made the file look checked
+                if self.packed and not self.streamed:
                     raise self._fail('Packed values in a file without a checksum')
             elif self.checksum:
-                expected = crc64(memoryview(data)[:eof_end])
+                expected = crc64(memoryview(data)[:eof_end], self.crc)
                 if expected != stored:
                     raise self._fail(
                         f'Wrong RDB checksum expected: ({expected:x}) but got ({stored:x})'
                     )
+
+    def _fail(self, message: str) -> RdbError:
+        return RdbError(f'{message} (RDB offset {self.base + self.pos})')
 
     def _check(self, t: int, key: bytes, start: int, end: int | None, at: int) -> None:
         """Redis's integrity checks on the value at data[start:end] (to the end of the
@@ -377,7 +406,7 @@ class RdbLoader(ValueReader):
         found = self.integrity(payload, self.deep)
         if found is not None and found[1]:  # (an empty quicklist node has no message)
             self.pos = at
-            raise RdbCorrupt(found, key, t, at)
+            raise RdbCorrupt(found, key, t, self.base + at)
 
     def value(self) -> Any:
         """rdbLoadObjectType + rdbLoadObject at `pos`: one value without a key (a DUMP

@@ -48,6 +48,7 @@ class ConnectionGate:
             or self.server.replicas_denied is not None
             or self.server.readonly_denied is not None
             or self.no_touch
+            or self.is_replica()  # its commands must not answer (_execute_gated)
             or self.tracking is not None  # its reads are remembered on the gated path
             or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
             or self.server.pause.kind is not None  # CLIENT PAUSE: held on the gated path
@@ -78,6 +79,27 @@ class ConnectionGate:
             self.reply_mode = 'skip'
 
     def _execute_gated(self, cmd, args):
+        """Every rule the hot path skips (`_execute_checked`); and a replica's command
+        that answered, which disconnects it: replies never go on a replication link
+        (REPLCONF ACK has none), as Redis's _addReplyToBufferOrList logs and frees a
+        replica that generated one."""
+        if not self.is_replica():
+            return self._execute_checked(cmd, args)
+        before = len(self.out)
+        self._execute_checked(cmd, args)
+        if any(self.out[before:]) and not self.closing:  # (NO_REPLY queues b'')
+            del self.out[before:]
+            name = cmd.name if cmd is not None else '<unknown>'
+            if cmd is not None and cmd.subcommands and len(args) > 1:
+                name += '|' + args[1].decode('utf-8', 'replace').lower()
+            self.server.log(
+                f"Replica generated a reply to command '{name}', disconnecting it: "
+                f'{self.info_line()}',
+                '#',
+            )
+            self.abort()
+
+    def _execute_checked(self, cmd, args):
         """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
         RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP; and serving clients
         blocked on keys the previous command signalled."""

@@ -316,12 +316,12 @@ class Replication(FullSync, Failover):
             raise RedisError('ERR SYNC and PSYNC are invalid with pending output')
         r = self.of(conn)
         self.server.log(f'Replica {r.name()} asks for synchronization')
-        if psync and self._continue(r, args[1], offset):
-            return
-        self.full_syncs += 1
-        if psync and args[1] != b'?':
-            self.partial_errors += 1
-        self._full_sync(r, psync)
+        if not (psync and self._continue(r, args[1], offset)):
+            self.full_syncs += 1
+            if psync and args[1] != b'?':
+                self.partial_errors += 1
+            self._full_sync(r, psync)
+        conn.update_gate()  # a replica's commands take the gated path, which checks replies
 
     def _continue(self, r: Replica, replid: bytes, offset: int) -> bool:
         """masterTryPartialResynchronization: +CONTINUE and the missed bytes, or False.

@@ -308,16 +308,26 @@ def test_a_good_replica_lets_writes_through(master, tmp_path):
         master.set('k', 'v')
 
 
-def test_a_replica_asking_to_sync_again_is_ignored(master):
-    port = port_of(master)
-    with socket.create_connection(('127.0.0.1', port)) as replica:
-        stream = replica.makefile('rb')
-        replica.sendall(b'*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n')
-        assert stream.readline().startswith(b'+FULLRESYNC ')
-        stream.read(int(stream.readline()[1:]))  # the RDB payload
-        replica.sendall(b'*1\r\n$4\r\nSYNC\r\n*1\r\n$4\r\nPING\r\n')
-        assert stream.readline() == b'+PONG\r\n'  # no second payload before it
-        assert master.info('replication')['connected_slaves'] == 1
+def test_a_replica_asking_to_sync_again_is_ignored(tmp_path):
+    args = ('--repl-diskless-sync', 'no')
+    servers = [spawn_store(*args), spawn_redis('--dir', str(tmp_path), *args)]
+    try:
+        for _, port in servers:
+            with socket.create_connection(('127.0.0.1', port), timeout=WAIT) as replica:
+                stream = replica.makefile('rb')
+                replica.sendall(pack('PSYNC', '?', '-1'))
+                assert stream.readline().startswith(b'+FULLRESYNC ')
+                stream.read(int(stream.readline()[1:]))  # the RDB payload
+                replica.sendall(pack('SYNC') + pack('REPLCONF', 'ACK', '0'))
+                time.sleep(0.5)
+                replica.settimeout(0.5)
+                with pytest.raises(TimeoutError):  # no second payload, no reply
+                    replica.recv(1)
+                c = redis.Redis(port=port)
+                assert c.info('replication')['slave0']['state'] == 'online'
+    finally:
+        for proc, _ in servers:
+            stop(proc)
 
 
 def test_a_subscriber_of_the_replica_gets_what_the_master_publishes(master, tmp_path):
@@ -1084,7 +1094,10 @@ def test_a_replica_times_out_a_silent_master_in_the_handshake(master):
         replica.config_set('repl-timeout', 2)
         replica.execute_command('REPLICAOF', '127.0.0.1', port_of(master))
         wait_until(lambda: replica.execute_command('ROLE')[3] == 'handshake', 'the handshake')
-        master.execute_command('DEBUG', 'SLEEP', 5)  # no newlines meanwhile
+        # no newlines meanwhile (a client that waits: redis-py's default socket timeout is
+        # 5 s, which a 5 s DEBUG SLEEP's reply races, then retries the command)
+        with redis.Redis(port=port_of(master), socket_timeout=WAIT) as waits:
+            waits.execute_command('DEBUG', 'SLEEP', 5)
     finally:
         replica.close()
         stop(proc)
@@ -1337,3 +1350,41 @@ def test_a_replica_pointed_elsewhere_and_back_continues_in_the_database_it_had(t
         finally:
             m.close()
             stop(mproc)
+
+
+@pytest.mark.parametrize('sync', [('SYNC',), ('PSYNC', '?', '-1')])
+def test_a_replica_that_sends_a_command_with_a_reply_is_disconnected(sync, tmp_path):
+    """Replies never go on a replication link: a client that asked for SYNC or PSYNC and
+    then sends a command that answers (PING) is logged and disconnected, as Redis's
+    _addReplyToBufferOrList does; REPLCONF ACK, which has no reply, is fine."""
+    log_path = tmp_path / 'redis.log'
+    servers = [spawn_store(), spawn_redis('--logfile', str(log_path))]
+    try:
+        for _, port in servers:
+            s = socket.create_connection(('127.0.0.1', port), timeout=WAIT)
+            s.sendall(pack(*sync))
+            time.sleep(0.2)
+            s.sendall(pack('REPLCONF', 'ACK', '0'))
+            time.sleep(0.2)
+            assert redis.Redis(port=port).info('replication')['connected_slaves'] == 1, port
+            s.sendall(pack('PING'))
+            s.settimeout(WAIT)
+            got = b''
+            try:
+                while chunk := s.recv(65536):
+                    got += chunk
+            except ConnectionResetError:
+                pass
+            assert b'PONG' not in got
+            c = redis.Redis(port=port)
+            assert c.ping()
+            wait_until(lambda c=c: c.info('replication')['connected_slaves'] == 0, 'the drop')
+            s.close()
+        ours_log = servers[0][0]
+        stop(ours_log)
+        text = ours_log.stdout.read()
+        for where in (text, log_path.read_text()):
+            assert "Replica generated a reply to command 'ping', disconnecting it: id=" in where
+    finally:
+        for proc, _ in servers:
+            stop(proc)

@@ -341,7 +341,7 @@ class Loading:
         return _Loading(self)
 
     def async_loading_state(self: Any) -> Any:
-        return _AsyncLoading(self)
+        return _Loading(self, asynchronous=True)
 
     async def expire_after_load(self: Any) -> None:
         """Keys whose deadline passed while the server was down: expired now, through
@@ -378,49 +378,43 @@ class Loading:
 class _Loading:
     """While loading: clients get -LOADING, keyspace events are off, and the clock is
     frozen at 1 ms after the epoch so that no key counts as expired (Redis does not
-    expire keys while loading)."""
+    expire keys while loading).
 
-    def __init__(self, p: Any) -> None:
+    A replica's async loading (`asynchronous`: swapdb from its own master's history, the
+    payload is the same data set at a later point) serves the old data meanwhile, so
+    neither the clock nor the keyspace events stop, and only the commands flagged
+    no_async_loading (and CONFIG SET of the DENY_LOADING_CONFIG parameters) get -LOADING.
+    As in Redis, `server.loading` is set too (that is what CONFIG SET, MONITOR, SHUTDOWN
+    test), while INFO's `loading` (persistence.loading) stays 0 and `async_loading` is 1."""
+
+    def __init__(self, p: Any, asynchronous: bool = False) -> None:
         self.p = p
+        self.asynchronous = asynchronous
 
     def __enter__(self) -> None:
-        server = self.p.server
-        self.p.load_started = time.time()
-        self.p.load_total = self.p.load_done = self.p.load_pos = 0
-        self.p.loading = server.loading = True
-        server.update_gates()
-        server.keyspace.set_event_flags(0, 0)
-        clock.freeze(1)
-
-    def __exit__(self, *exc: object) -> None:
-        server = self.p.server
-        clock.freeze(0)
-        server.apply_config('notify-keyspace-events')
-        self.p.loading = server.loading = False
-        server.update_gates()
-
-
-class _AsyncLoading:
-    """A replica's async loading (swapdb from its own master's history: the payload is the
-    same data set at a later point): the old data is served meanwhile, so neither the
-    clock nor the keyspace events stop, and only the commands flagged no_async_loading
-    (and CONFIG SET of the DENY_LOADING_CONFIG parameters) get -LOADING. As in Redis,
-    `server.loading` is set too (that is what CONFIG SET, MONITOR, SHUTDOWN test), while
-    INFO's `loading` (persistence.loading) stays 0 and `async_loading` is 1."""
-
-    def __init__(self, p: Any) -> None:
-        self.p = p
-
-    def __enter__(self) -> None:
-        server = self.p.server
-        self.p.load_started = time.time()
-        self.p.load_total = self.p.load_done = self.p.load_pos = 0
-        self.p.async_loading = server.loading = True
+        p = self.p
+        server = p.server
+        p.load_started = time.time()
+        p.load_total = p.load_done = p.load_pos = 0
+        server.loading = True
+        if self.asynchronous:
+            p.async_loading = True
+        else:
+            p.loading = True
+            server.keyspace.set_event_flags(0, 0)
+            clock.freeze(1)
         server.update_gates()
 
     def __exit__(self, *exc: object) -> None:
-        server = self.p.server
-        self.p.async_loading = server.loading = False
+        p = self.p
+        server = p.server
+        if self.asynchronous:
+            p.async_loading = False
+        else:
+            clock.freeze(0)
+            server.apply_config('notify-keyspace-events')
+            p.loading = False
+        server.loading = False
         server.update_gates()
 
 

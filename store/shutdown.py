@@ -84,13 +84,15 @@ class Shutdown:
 
     def _during_loading(self) -> None:
         if self.asap and self.server.loading:
+            # the cron runs during a replica's load, which serves clients: it must not
+            # prepare the shutdown again
+            self.asap = False
             if self.prepare({'nosave'}) != 'done':
                 self.server.log(
                     'SIGTERM received but errors trying to shut down the server, check the '
                     'logs for more information',
                     '#',
                 )
-                self.asap = False
                 self.last_signal = 0
 
     # -- the cron's part ---------------------------------------------------------------------

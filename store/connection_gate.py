@@ -87,11 +87,19 @@ class ConnectionGate:
             return self._execute_checked(cmd, args)
         before = len(self.out)
         self._execute_checked(cmd, args)
-        if any(self.out[before:]) and not self.closing:  # (NO_REPLY queues b'')
+        reply = b''.join(self.out[before:])
+        if reply and not self.closing:  # (NO_REPLY queues b'')
             del self.out[before:]
             name = cmd.name if cmd is not None else '<unknown>'
             if cmd is not None and cmd.subcommands and len(args) > 1:
                 name += '|' + args[1].decode('utf-8', 'replace').lower()
+            if reply[:1] == b'-':  # afterErrorReply's warning for a replica's error
+                text = reply[1:].split(b'\r\n', 1)[0].decode('utf-8', 'replace')
+                self.server.log(
+                    f"== CRITICAL == This master is sending an error to its replica: "
+                    f"'{text.removeprefix('ERR ')}' after processing the command '{name}'",
+                    '#',
+                )
             self.server.log(
                 f"Replica generated a reply to command '{name}', disconnecting it: "
                 f'{self.info_line()}',
@@ -188,8 +196,10 @@ class ConnectionGate:
         ks = self.ks
         if ks.used > ks.check_at and server.evictor.gate(self, cmd, args):
             return
-        if server.monitors and self in server.monitors and touches_keyspace(cmd, shown):
-            return self._reject(cmd, E_REPLICA)  # a monitor is a replica for Redis
+        if (
+            self.is_replica() or (server.monitors and self in server.monitors)
+        ) and touches_keyspace(cmd, shown):
+            return self._reject(cmd, E_REPLICA)  # (a monitor is a replica for Redis)
         pause = server.pause
         if pause.kind is not None and pause.holds(self, cmd, args):
             return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends

@@ -1352,8 +1352,9 @@ def test_a_replica_pointed_elsewhere_and_back_continues_in_the_database_it_had(t
             stop(mproc)
 
 
+@pytest.mark.parametrize('cmd', [('PING',), ('GET', 'foo')])
 @pytest.mark.parametrize('sync', [('SYNC',), ('PSYNC', '?', '-1')])
-def test_a_replica_that_sends_a_command_with_a_reply_is_disconnected(sync, tmp_path):
+def test_a_replica_that_sends_a_command_with_a_reply_is_disconnected(sync, cmd, tmp_path):
     """Replies never go on a replication link: a client that asked for SYNC or PSYNC and
     then sends a command that answers (PING) is logged and disconnected, as Redis's
     _addReplyToBufferOrList does; REPLCONF ACK, which has no reply, is fine."""
@@ -1367,7 +1368,7 @@ def test_a_replica_that_sends_a_command_with_a_reply_is_disconnected(sync, tmp_p
             s.sendall(pack('REPLCONF', 'ACK', '0'))
             time.sleep(0.2)
             assert redis.Redis(port=port).info('replication')['connected_slaves'] == 1, port
-            s.sendall(pack('PING'))
+            s.sendall(pack(*cmd))
             s.settimeout(WAIT)
             got = b''
             try:
@@ -1383,8 +1384,15 @@ def test_a_replica_that_sends_a_command_with_a_reply_is_disconnected(sync, tmp_p
         ours_log = servers[0][0]
         stop(ours_log)
         text = ours_log.stdout.read()
+        name = cmd[0].lower()
         for where in (text, log_path.read_text()):
-            assert "Replica generated a reply to command 'ping', disconnecting it: id=" in where
+            assert f"Replica generated a reply to command '{name}', disconnecting it: id=" in where
+            if name == 'get':  # refused first, with processCommand's error, logged
+                assert (
+                    '== CRITICAL == This master is sending an error to its replica: '
+                    f"'Replica can't interact with the keyspace' after processing the command "
+                    f"'{name}'"
+                ) in where
     finally:
         for proc, _ in servers:
             stop(proc)

@@ -436,7 +436,8 @@ def test_shutdown_while_a_payload_is_made_leaves_no_temporary_file(tmp_path):
             s = socket.create_connection(('127.0.0.1', port), timeout=WAIT)
             s.sendall(pack('PSYNC', '?', -1))
             wait_until(lambda port=port: _in_progress(port) == 1, 'the payload started')
-            assert [p.name for p in where.glob('temp-*.rdb')], 'the payload is a file'
+            # (redis-server's child makes its file a moment after INFO shows it started)
+            wait_until(lambda where=where: list(where.glob('temp-*.rdb')), 'the payload file')
             c.shutdown(nosave=True)
             proc.wait(WAIT)
             assert list(where.iterdir()) == [], which

@@ -213,9 +213,8 @@ class Replication(FullSync, Failover):
         backlog = self.backlog
         if backlog is not None:
             backlog += data
-            over = len(backlog) - self.server.config['repl-backlog-size']
-            if over > 0:
-                self._trim(over)
+            if len(backlog) > self.server.config['repl-backlog-size']:
+                self._trim()
         for r in list(self.replicas):
             r.send(data)
         for r in self.syncing:
@@ -224,27 +223,23 @@ class Replication(FullSync, Failover):
             r.streamed += len(data)  # waiting with its payload: within the class limit too
             self.server.pubsub.limits.check_replica(r.conn, r.streamed)
 
-    def _trim(self, over: int) -> None:
-        """Drop the backlog's first `over` bytes, but none a replica still waits with:
-        Redis 7's replicas and backlog share one buffer, so a replica waiting for its
+    def _trim(self) -> None:
+        """Drop what the backlog holds past repl-backlog-size, but none a replica still
+        waits with: Redis 7's replicas and backlog share one buffer, so a replica waiting for its
         payload keeps the stream since its snapshot there and the backlog outgrows
         repl-backlog-size meanwhile (a reconnecting replica can continue from any of it);
-        once it is sent, or the replica gone, the backlog shrinks back."""
-        if self.syncing or self.held:
+        once it is sent, or the replica gone, the backlog shrinks back (called then)."""
+        if self.backlog is None:
+            return
+        over = len(self.backlog) - self.server.config['repl-backlog-size']
+        if over > 0 and (self.syncing or self.held):
             starts = [r.start for r in self.syncing if r.start >= 0]
             starts += [r.start for r in self.held]
             if starts:
                 over = min(over, min(starts) - self.backlog_start)
-        if over > 0 and self.backlog is not None:
+        if over > 0:
             del self.backlog[:over]  # cheap: bytearray moves its start
             self.backlog_start += over
-
-    def _shrink(self) -> None:
-        """A replica stopped waiting: the backlog back to repl-backlog-size if it can."""
-        if self.backlog is not None:
-            over = len(self.backlog) - self.server.config['repl-backlog-size']
-            if over > 0:
-                self._trim(over)
 
     def catch_up(self, r: Replica) -> None:
         """Send `r` the stream it waited with, from its `start` on; from then on
@@ -260,7 +255,7 @@ class Replication(FullSync, Failover):
             r.conn.abort()
             return
         data = bytes(backlog[start - self.backlog_start :])
-        self._shrink()
+        self._trim()
         if data:
             r.send(data)
 
@@ -377,13 +372,13 @@ class Replication(FullSync, Failover):
                 self.server.persistence.resume_step()
             if r.start >= 0:
                 r.start = -1
-                self._shrink()
+                self._trim()
             return
         r.state = ''
         self.replicas.remove(r)
         if r in self.held:
             self.held.discard(r)
-            self._shrink()
+            self._trim()
         self.server.log(f'Connection with replica {r.name()} lost.')
         if not self.replicas:
             self.no_replicas_since = time.time()

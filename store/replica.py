@@ -10,8 +10,9 @@ on-empty-db on an empty dataset) parsed as it arrives, in a loading state (async
 the old data served, when swapdb syncs from the master of this server's own history).
 Then the stream is applied by a connection of its own (`conn`, ACL's `loader` user,
 replies dropped), which counts the offset and answers REPLCONF GETACK; REPLCONF ACK goes
-back every second. A lost link is retried every second; after a diskless load that
-failed, at once.
+back every second. A link that was up and is lost is tried again at once (Redis's
+replicationHandleMasterDisconnection), as after a diskless load that failed; a connection
+or handshake that fails, a second later (replicationCron).
 
 The master client (`conn`) is listed among the server's clients while the link is up
 (CLIENT LIST flags=M, addr the master's); CLIENT KILL of it closes the link, which
@@ -177,9 +178,16 @@ class MasterLink(PayloadLoad):
                     )
                     return
                 if self.state == 'connected':
-                    log(f'Connection with master lost: {e or type(e).__name__}')
-                else:
-                    log(f'Error condition on socket for SYNC: {e or type(e).__name__}', '#')
+                    # as freeClient and replicationHandleMasterDisconnection: a link that
+                    # was up is tried again at once (a second's wait may cost the backlog)
+                    self.server.log_verbose(f'Client closed connection: {e or type(e).__name__}')
+                    log('Connection with master lost.', '#')
+                    log('Caching the disconnected master state.')
+                    self._close()
+                    log(f'Reconnecting to MASTER {self.host}:{self.port}')
+                    self.reconnecting = True
+                    continue
+                log(f'Error condition on socket for SYNC: {e or type(e).__name__}', '#')
             self._close()
             await asyncio.sleep(1)
 

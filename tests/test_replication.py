@@ -936,6 +936,39 @@ def test_killing_the_master_client_continues_with_a_partial_resync(master, how):
 
 
 @pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_lost_master_link_is_tried_again_at_once(master, kind, tmp_path):
+    """A link that was up and is lost is reconnected at once (replicationHandleMasterDis-
+    connection's "Reconnecting to MASTER"), not at the next cron turn ("Connecting to
+    MASTER", a second later), so that a replica killed every second, as psync2's load
+    does, keeps up; the log says so in Redis's words on both servers."""
+    mport = port_of(master)
+    log = tmp_path / 'redis.log'
+    if kind == 'store':
+        proc, port = spawn_store('--replicaof', '127.0.0.1', str(mport))
+    else:
+        proc, port = spawn_redis('--replicaof', '127.0.0.1', str(mport), '--logfile', str(log))
+    replica = redis.Redis(port=port, protocol=2, decode_responses=True)
+    try:
+        wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'the sync')
+        assert replica.execute_command('CLIENT', 'KILL', 'TYPE', 'master') == 1
+        wait_until(lambda: master.info('stats')['sync_partial_ok'] == 1, 'a partial resync')
+    finally:
+        replica.close()
+        stop(proc)
+    lines = (proc.stdout.read() if kind == 'store' else log.read_text()).splitlines()
+    lost = next(
+        i for i, line in enumerate(lines) if line.endswith('# Connection with master lost.')
+    )
+    after = [line.split(' ', 6)[-1] for line in lines[lost + 1 :]]
+    expected = [
+        'Caching the disconnected master state.',
+        f'Reconnecting to MASTER 127.0.0.1:{mport}',
+    ]
+    assert [line for line in after if line in expected] == expected
+    assert not [line for line in after if line.startswith('Connecting to MASTER')]
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
 def test_keys_a_writable_replicas_clients_set_expire_there(master, kind):
     """replica-read-only no: keys the replica's own clients give a TTL are deleted there at
     their deadline (the master knows nothing of them); the master's own keys still wait

@@ -175,21 +175,18 @@ def _stack_trace(server: Any) -> None:
 def _crash_report(server: Any, args: Any = ()) -> None:
     """printCrashReport: INFO, CLIENT LIST, the current client, modules, debug config.
     `args`: the current command's arguments when the caller has them (None otherwise)."""
-    from .commands.client_info import client_info_line
-    from .commands.info import info_text
-
     args = list(args or ())
     parts = []
     try:
-        parts.append('\n------ INFO OUTPUT ------\n' + info_text(server, ['all']).replace('\r', ''))
+        parts.append('\n------ INFO OUTPUT ------\n' + server.info_text(['all']).replace('\r', ''))
     except Exception as e:  # noqa: BLE001 - a broken section must not stop the report
         parts.append(f'\n------ INFO OUTPUT ------\n(failed: {e!r})\n')
     try:
         current = server.current_client
-        lines = [client_info_line(c, current) + '\n' for c in list(server.clients.values())]
+        lines = [server.client_info(c, current) + '\n' for c in list(server.clients.values())]
         parts.append('\n------ CLIENT LIST OUTPUT ------\n' + ''.join(lines))
         if current is not None and current.transport is not None:
-            info = client_info_line(current, current, args or None) + '\n'
+            info = server.client_info(current, current, args or None) + '\n'
             info += ''.join(f"argv[{j}]: '\"{_text(a)}\"'\n" for j, a in enumerate(args))
             parts.append('\n------ CURRENT CLIENT INFO ------\n' + info)
     except Exception as e:  # noqa: BLE001

@@ -25,6 +25,7 @@ from .commands import MODULES
 from .commands.client import close_after_this_reply, kill_connection
 from .commands.client_info import client_info_line
 from .commands.client_pause import ClientPause
+from .commands.info import info_text
 from .commands.migrate import MigrateSockets
 from .commands.monitor import Monitors
 from .config import COMMAND_NAMES, Config
@@ -284,9 +285,14 @@ class Server:
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def client_info(self, conn):
-        """A connection's CLIENT LIST line (for the ACL log, which sits below commands)."""
-        return client_info_line(conn)
+    def client_info(self, conn, current=None, args=None):
+        """A connection's CLIENT LIST line, for what sits below the commands (the ACL log,
+        the crash report)."""
+        return client_info_line(conn, current, args)
+
+    def info_text(self, sections):
+        """INFO's text, for the crash report (which sits below the commands)."""
+        return info_text(self, sections)
 
     def users_changed(self, user, deleted=False):
         """An ACL user's rules changed: its connections take its new table of commands

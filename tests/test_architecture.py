@@ -1,7 +1,13 @@
-"""The package's shape: no import circle anywhere in `store` (the layers themselves are an
-import-linter contract in pyproject.toml, checked by scripts/test)."""
+"""The package's shape: no import circle anywhere in `store`, and every module placed in
+the layers of the import-linter contract in pyproject.toml (which scripts/test checks)."""
+
+import pathlib
+import re
+import tomllib
 
 import grimp
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_no_import_circle():
@@ -15,6 +21,19 @@ def test_no_import_circle():
         }
     )
     assert circles == []
+
+
+def test_the_layers_contract_names_every_module():
+    """import-linter checks only the modules its layers name: a module left out could
+    import upwards unnoticed, so every module and package of `store` has its layer."""
+    config = tomllib.loads((ROOT / 'pyproject.toml').read_text())
+    (contract,) = config['tool']['importlinter']['contracts']
+    named = {m.strip() for layer in contract['layers'] for m in re.split('[|:]', layer)}
+    package = ROOT / 'store'
+    modules = {p.stem for p in package.glob('*.py') if p.stem != '__init__'}
+    modules |= {p.parent.name for p in package.glob('*/__init__.py')}
+    assert modules - named == set()
+    assert named - modules == set()
 
 
 # Keyspace methods taking (db, key) that a running snapshot need not wrap: reads that do

@@ -486,27 +486,30 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         that parameter is on; None frees it now (a server-side delete, where the value
         may live on under another key: RENAME, MOVE)."""
         s = self.shard_for(key)
-        data = s.data[db]
-        v = data.get(key)
-        if v is None:
+        if key not in s.data[db]:
             return False
-        exp = s.expires[db]
-        size = 0
-        if key in exp:
-            if exp[key] < now_ms():
-                self._expire(s, db, key)
-                return False
-            del exp[key]
-            s.index.discard()
-            size = TTL_OVERHEAD
-        del data[key]
-        size += self._forget(s, db, key, v, lazy)
-        self.used -= size
-        self.db_used[db] -= size
+        deadline = s.expires[db].get(key)
+        if deadline is not None and deadline < now_ms():
+            self._expire(s, db, key)
+            return False
+        self.drop(s, db, key, lazy)
         self.changes += 1
         if self.watchers:
             self.touch(db, key)
         return True
+
+    def drop(self, s: DbSlice, db: int, key: bytes, lazy: bool | str | None = None) -> None:
+        """Take a key of shard `s` out as it is, past its deadline or not, uncharged
+        (`lazy` as for `delete`); the caller tells whom it concerns (DEL, an eviction)."""
+        exp = s.expires[db]
+        size = 0
+        if key in exp:
+            del exp[key]
+            s.index.discard()
+            size = TTL_OVERHEAD
+        size += self._forget(s, db, key, s.data[db].pop(key), lazy)
+        self.used -= size
+        self.db_used[db] -= size
 
     def _forget(
         self, s: DbSlice, db: int, key: bytes, value: Any, lazy: bool | str | None = None

@@ -18,18 +18,52 @@ its own: the fields are Keyspace's, declared below for the type checker only).
 from __future__ import annotations
 
 import random
+from binascii import crc_hqx
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
-from .db_slice import DbSlice
+from .db_slice import DbSlice, key_slot
 from .lazyfree import DATA, REFS, LazyFree
+
+
+class LoadInto:
+    """Where an RDB load puts one database's keys when they go straight into the shards'
+    dicts (an empty keyspace: start-up, DEBUG RELOAD, a replica's sync): the dicts per
+    slot, taken once per database, so that a key costs one CRC and one store in each.
+    The caller rebuilds the deadline indexes and charges the keys' totals after the load
+    (store/persistence/loading.py)."""
+
+    __slots__ = ('data', 'charged', 'expires')
+
+    def __init__(self, slot_shard: list[DbSlice], db: int) -> None:
+        self.data = [s.data[db] for s in slot_shard]
+        self.charged = [s.charged[db] for s in slot_shard]
+        self.expires = [s.expires[db] for s in slot_shard]
+
+    def put(self, keys: list[bytes], values: list[Any], charges: list[tuple[bytes, int]]) -> None:
+        """Store values, and the charges of the aggregates among them."""
+        data, charged = self.data, self.charged
+        if 123 in b''.join(keys):  # a '{': some key has a hash tag
+            for key, value in zip(keys, values):
+                data[key_slot(key)][key] = value
+            for key, size in charges:
+                charged[key_slot(key)][key] = size
+        else:
+            for key, value in zip(keys, values):
+                data[crc_hqx(key, 0) & 16383][key] = value
+            for key, size in charges:
+                charged[crc_hqx(key, 0) & 16383][key] = size
+
+    def put_deadline(self, key: bytes, deadline: int) -> None:
+        self.expires[key_slot(key)][key] = deadline
 
 
 class KeyspaceDatabases:
     if TYPE_CHECKING:  # Keyspace's fields and methods this part uses
         databases: int
         shards: list[DbSlice]
+        slot_shard: list[DbSlice]
         watchers: dict[tuple[int, bytes], set[Any]]
         tracking: Any
         lazyfree: LazyFree
@@ -42,6 +76,14 @@ class KeyspaceDatabases:
         def lookup(self, db: int, key: bytes, buffer: bool = False) -> Any: ...
 
         def touch(self, db: int, key: bytes, by_client: bool = True) -> None: ...
+
+    def load_into(self, db: int) -> LoadInto:
+        return LoadInto(self.slot_shard, db)
+
+    def rebuild_deadline_indexes(self) -> None:
+        """After keys were loaded with their deadlines into the shards directly."""
+        for s in self.shards:
+            s.index.rebuild()
 
     def dbsize(self, db: int) -> int:
         return sum(len(s.data[db]) for s in self.shards)

@@ -74,7 +74,7 @@ class ReplicaKeysWithExpire:
         for db, keys in list(self.keys.items()):
             for key in list(keys):
                 # read raw: a look-up would hide the key once past its deadline
-                deadline = ks.shard_for(key).expires[db].get(key)
+                deadline = ks.shard_for(key).deadlines(db).get(key)
                 if deadline is None:
                     keys.discard(key)  # gone, or its TTL removed
                 elif deadline < ms:

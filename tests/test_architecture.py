@@ -1,6 +1,7 @@
 """The package's shape: no import circle anywhere in `store`, and every module placed in
 the layers of the import-linter contract in pyproject.toml (which scripts/test checks)."""
 
+import ast
 import pathlib
 import re
 import tomllib
@@ -34,6 +35,31 @@ def test_the_layers_contract_names_every_module():
     modules |= {p.parent.name for p in package.glob('*/__init__.py')}
     assert modules - named == set()
     assert named - modules == set()
+
+
+# A shard's dicts (store/db_slice's DbSlice); other classes' attributes of these names are
+# read off these names (the snapshot's units, the RDB loader's buffer) or off `self`.
+SHARD_DICTS = {'data', 'expires', 'access', 'charged'}
+NOT_SHARDS = {'self', 'unit', 'u', 'loader', 'os'}
+
+
+def test_only_the_keyspace_touches_a_shards_dicts():
+    """DbSlice owns its dicts: the rest of the server reads a shard through its methods
+    (read-only views: keys, values, deadlines, accesses, count) and changes keys through
+    the keyspace, so that what a key's life involves (charges, the deadline index, later
+    a per-slot index) stays in one place. Only store/db_slice and the keyspace's modules
+    (store/keyspace*.py) index the dicts."""
+    found = []
+    for path in sorted((ROOT / 'store').rglob('*.py')):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(('store/db_slice/', 'store/keyspace')):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in SHARD_DICTS:
+                base = node.value
+                if not (isinstance(base, ast.Name) and base.id in NOT_SHARDS):
+                    found.append(f'{rel}:{node.lineno} {ast.unparse(node)}')
+    assert found == []
 
 
 # Keyspace methods taking (db, key) that a running snapshot need not wrap: reads that do

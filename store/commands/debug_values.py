@@ -307,8 +307,8 @@ def debug_htstats(c: Any, arg: bytes) -> Verbatim:
     ks = c.ks
     if not 0 <= dbid < ks.databases:
         raise RedisError('ERR Out of range database')
-    keys = [k for s in ks.shards for k in s.data[dbid]]
-    volatile = [k for s in ks.shards for k in s.expires[dbid]]
+    keys = [k for s in ks.shards for k in s.keys(dbid)]
+    volatile = [k for s in ks.shards for k in s.deadlines(dbid)]
     text = (
         '[Dictionary HT]\n'
         + dict_stats(keys, len(keys))

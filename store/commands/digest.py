@@ -113,11 +113,11 @@ def digest_values(ks: Any, db: int, keys: list[bytes]) -> list[str]:
     out = []
     for key in keys:
         s = ks.shard_for(key)
-        value = s.data[db].get(key)
+        value = s.values(db).get(key)
         if value is None:
             out.append(ZERO.decode())
         else:
-            out.append(_hex(value_digest(0, value, key in s.expires[db])))
+            out.append(_hex(value_digest(0, value, key in s.deadlines(db))))
     return out
 
 
@@ -127,7 +127,7 @@ def dataset_digest(ks: Any) -> str:
     for db in range(ks.databases):
         mixed = False
         for s in ks.shards:
-            data, expires = s.data[db], s.expires[db]
+            data, expires = s.values(db), s.deadlines(db)
             if data and not mixed:
                 final = _mix(final, db.to_bytes(4, 'big'))
                 mixed = True

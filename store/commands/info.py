@@ -342,7 +342,7 @@ def _avg_ttl(ks, db, now_ms, limit=128):
     """The mean remaining TTL (ms) of up to `limit` volatile keys."""
     total = n = 0
     for s in ks.shards:
-        for deadline in s.expires[db].values():
+        for deadline in s.deadlines(db).values():
             total += max(deadline - now_ms, 0)
             n += 1
             if n >= limit:

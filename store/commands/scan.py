@@ -46,11 +46,11 @@ def keys(c, args):
     now = now_ms()
     out = []
     for s in c.ks.shards:
-        data = s.data[db]
+        data = s.keys(db)
         if not data:
             continue
         found = list(data) if match is None else list(filter(match, data))
-        exp = s.expires[db]
+        exp = s.deadlines(db)
         if exp and min(exp.values()) < now:
             dead = {key for key, deadline in exp.items() if deadline < now}
             found = [key for key in found if key not in dead]
@@ -275,12 +275,12 @@ def scan(c, args):
     found = []
     while True:
         if snap is None:
-            while shard < nshards and not shards[shard].data[db]:
+            while shard < nshards and not shards[shard].count(db):
                 shard, index, prefix = shard + 1, 0, None
             if shard == nshards:
                 next_cursor = b'0'
                 break
-            data = shards[shard].data[db]
+            data = shards[shard].keys(db)
             if prefix is None and count - examined < len(data):
                 # The walk's first call in this shard, ending inside it: the first keys
                 # come straight from the dict and the snapshot waits for the next call,
@@ -293,7 +293,7 @@ def scan(c, args):
             if prefix is True:  # a forgotten walk's call: the rest of this shard
                 count, prefix = len(snap.keys), None
         if index == AFTER_PREFIX:  # what the first call read from the dict is done
-            index = _past_prefix(snap.keys, prefix, shards[shard].data[db]) if prefix else 0
+            index = _past_prefix(snap.keys, prefix, shards[shard].keys(db)) if prefix else 0
         hi = index + count - examined
         taken = snap.keys[index:hi]
         found += _scan_filter(ks, db, shards[shard], taken, match, typename)
@@ -325,12 +325,12 @@ def _past_prefix(keys, prefix, data):
 def _scan_filter(ks, db, s, taken, match, typename):
     """The keys of `taken` (from shard `s`) SCAN returns, filtered as scanGenericCommand
     filters them: still there, MATCH, TYPE, then expired keys, which are deleted."""
-    keys = list(filter(s.data[db].__contains__, taken))
+    keys = list(filter(s.keys(db).__contains__, taken))
     if match is not None:
         keys = list(filter(match, keys))
     if typename is not None:
         keys = [k for k in keys if type_name(ks.read_notouch(db, k)) == typename]
-    exp = s.expires[db]
+    exp = s.deadlines(db)
     if exp and keys:
         now = now_ms()
         keys = [k for k in keys if exp.get(k, now) >= now or not _expired(ks, db, k)]

@@ -14,6 +14,7 @@ the same cut lets a cluster of processes own disjoint slots later.
 from __future__ import annotations
 
 from binascii import crc_hqx  # CRC-16/XMODEM, the CRC16 Redis Cluster uses
+from collections.abc import KeysView, Mapping
 from typing import Any
 
 from ..expiry import DeadlineIndex
@@ -40,3 +41,34 @@ class DbSlice:
         self.access: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.charged: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.index = DeadlineIndex(self.expires)
+
+    # What the rest of the server reads goes through these (tests/test_architecture.py
+    # holds every module but this package and the keyspace's to them): read-only views,
+    # which cost one call a shard, not one a key, so the walks over millions of keys
+    # (KEYS, SCAN, DEBUG DIGEST, a snapshot) keep their C-level passes.
+
+    def keys(self, db: int) -> KeysView[bytes]:
+        return self.data[db].keys()
+
+    def values(self, db: int) -> Mapping[bytes, Any]:
+        """key -> value as stored (no expiry, no access: a value may be past its
+        deadline, a bytearray being changed in place, or packed since the load)."""
+        return self.data[db]
+
+    def deadlines(self, db: int) -> Mapping[bytes, int]:
+        """key -> deadline (ms since the epoch) of the keys with a TTL."""
+        return self.expires[db]
+
+    def accesses(self, db: int) -> Mapping[bytes, int]:
+        """key -> LRU clock or LFU counter of the keys accessed since they were made."""
+        return self.access[db]
+
+    def count(self, db: int) -> int:
+        return len(self.data[db])
+
+    # Writes outside the keyspace's own paths.
+
+    def replace(self, db: int, key: bytes, value: Any) -> None:
+        """Store another object of the same value and size class under an existing key
+        (a copy of a shared string, a decoded packed value already charged)."""
+        self.data[db][key] = value

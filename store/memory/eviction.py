@@ -43,13 +43,13 @@ from __future__ import annotations
 import random
 import time
 from bisect import insort
+from collections.abc import Mapping
 from typing import Any
 
 from ..events import EVICTED
 from . import lfu
 from .client_usage import tot_mem
 from .report import client_memory, overhead, startup
-from .sizes import TTL_OVERHEAD
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 EVPOOL_SIZE = 16
@@ -94,13 +94,13 @@ class _Sampler:
 
     __slots__ = ('src', 'keys', 'stale', 'taken')
 
-    def __init__(self, src: dict[bytes, Any]) -> None:
+    def __init__(self, src: Mapping[bytes, Any]) -> None:
         self.src = src
         self.keys = list(src)
         self.stale = 0
         self.taken = 0
 
-    def fresh(self, src: dict[bytes, Any]) -> bool:
+    def fresh(self, src: Mapping[bytes, Any]) -> bool:
         n = len(self.keys)
         return (
             src is self.src
@@ -422,16 +422,7 @@ class Evictor:
             ks.snapshot.before(s, db, key)
         if ks.aof is not None:
             ks.aof.expired(db, key)  # propagated as DEL (UNLINK with lazyfree), as Redis does
-        data = s.data[db]
-        exp = s.expires[db]
-        size = 0
-        if key in exp:
-            del exp[key]
-            s.index.discard()
-            size = TTL_OVERHEAD
-        size += ks._forget(s, db, key, data.pop(key), 'eviction')  # lazyfree-lazy-eviction
-        ks.used -= size
-        ks.db_used[db] -= size
+        ks.drop(s, db, key, 'eviction')  # lazyfree-lazy-eviction
         evicted = ks.evicted
         if evicted is not None:
             if evicted.full():
@@ -471,7 +462,7 @@ class Evictor:
             while pool:
                 _, db, i, key = pool.pop()
                 s = shards[i]
-                if key in (s.expires[db] if volatile else s.data[db]) and (db or key != journal):
+                if key in (s.deadlines(db) if volatile else s.keys(db)) and (db or key != journal):
                     sampler = self.samplers.get((i, db, volatile))
                     if sampler is not None:
                         sampler.taken += 1
@@ -485,7 +476,7 @@ class Evictor:
         for _ in range(8):
             i = int(random.random() * len(shards))
             s = shards[i]
-            src = s.expires[db] if volatile else s.data[db]
+            src = s.deadlines(db) if volatile else s.values(db)
             if not src:
                 continue
             sampler = self.samplers.get((i, db, volatile))
@@ -506,17 +497,17 @@ class Evictor:
             return
         s = ks.shards[i]
         if policy == 'volatile-ttl':
-            exp = s.expires[db]
+            exp = s.deadlines(db)
             scores = [-exp[key] for key in keys]  # the nearest deadline goes first
         elif ks.lfu:
             # the fewest hits first, the least recent among equals (store/memory/lfu.py)
-            access, score = s.access[db].get, lfu.score
+            access, score = s.accesses(db).get, lfu.score
             decay, now, at = ks.lfu_decay_time, ks.lfu_minutes, ks.lfu_tick
             scores = [score(access(key), decay, now, at) for key in keys]
         else:
             # idle time, times USED_IDLE for a key not used since it was created (even
             # clock); at the same tick that one goes first (1 * USED_IDLE > 0)
-            access, born, now = s.access[db].get, ks.born, self.clock
+            access, born, now = s.accesses(db).get, ks.born, self.clock
             scores = []
             for key in keys:
                 at = access(key, born)

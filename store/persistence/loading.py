@@ -34,12 +34,10 @@ import gc
 import os
 import random
 import time
-from binascii import crc_hqx
 from collections.abc import Generator, Iterator
 from typing import Any
 
 from .. import clock
-from ..db_slice import key_slot
 from ..memory.sizes import TTL_OVERHEAD, batch_charges
 from ..rdb import RdbError
 from ..resp import RedisError
@@ -175,10 +173,7 @@ class Loading:
         ks = server.keyspace
         cfg = server.config
         db = 0
-        slot_shard = ks.slot_shard
-        slot_data = [s.data[0] for s in slot_shard]
-        slot_charged = [s.charged[0] for s in slot_shard]
-        slot_expires = [s.expires[0] for s in slot_shard]
+        into = ks.load_into(0)
         db_used = [0] * ks.databases  # what the keys loaded into each database cost
         # Into an empty keyspace (start-up, DEBUG RELOAD, a replica's sync) keys go
         # straight into the shards' dicts, deadlines too (the deadline indexes are rebuilt
@@ -211,20 +206,11 @@ class Loading:
                         # charged now, while the batch's values are in the CPU's caches
                         size, charges = batch_charges(keys, values, item[4])
                         db_used[db] += size
-                        if 123 in b''.join(keys):  # a '{': some key has a hash tag
-                            for key, value in zip(keys, values):
-                                slot_data[key_slot(key)][key] = value
-                            for key, size in charges:
-                                slot_charged[key_slot(key)][key] = size
-                        else:
-                            for key, value in zip(keys, values):
-                                slot_data[crc_hqx(key, 0) & 16383][key] = value
-                            for key, size in charges:
-                                slot_charged[crc_hqx(key, 0) & 16383][key] = size
+                        into.put(keys, values, charges)
                         for i, deadline, idle, freq in extras:
                             key = keys[i]
                             if deadline is not None:
-                                slot_expires[key_slot(key)][key] = deadline
+                                into.put_deadline(key, deadline)
                                 if earliest is None or deadline < earliest:
                                     earliest = deadline
                             if idle is not None or freq is not None:  # IDLE / FREQ opcodes
@@ -245,9 +231,7 @@ class Loading:
                     db = item[1]
                     if db >= ks.databases:
                         raise LoadError(too_many_databases(ks.databases))
-                    slot_data = [s.data[db] for s in slot_shard]  # slot -> its dict
-                    slot_charged = [s.charged[db] for s in slot_shard]
-                    slot_expires = [s.expires[db] for s in slot_shard]
+                    into = ks.load_into(db)
                 elif kind == 'aux':
                     aux[item[1]] = item[2]
                 elif kind == 'function':
@@ -256,13 +240,12 @@ class Loading:
                     except RedisError as e:
                         raise LoadError(f'Failed loading library: {e}') from None
             if earliest is not None:  # deadlines went into `expires` directly
-                for shard in ks.shards:
-                    shard.index.rebuild()
+                ks.rebuild_deadline_indexes()
                 if earliest < ks.timer.next_deadline:
                     ks.timer.reschedule(earliest)
             if fresh and sum(ks.dbsize(n) for n in range(ks.databases)) == loaded:
                 for n, size in enumerate(db_used):
-                    size += TTL_OVERHEAD * sum(len(s.expires[n]) for s in ks.shards)
+                    size += TTL_OVERHEAD * ks.volatile_count(n)
                     ks.db_used[n] += size
                     ks.used += size
             else:  # over existing keys, or a file holding a key twice (charged twice)
@@ -327,11 +310,11 @@ class Loading:
         (charged by the recount after the load), anything else through ks.set."""
         ks = self.server.keyspace
         more = {e[0]: e for e in extras}
+        into = ks.load_into(db)
         for i, key in enumerate(keys):
             e = more.get(i)
-            s = ks.shard_for(key)
-            if e is None and key not in s.expires[db]:
-                s.data[db][key] = values[i]
+            if e is None and ks.stored(db, key)[1] is None:
+                into.put([key], [values[i]], [])
             else:
                 ks.set(db, key, values[i], None if e is None else e[1])
             if e is not None and (e[2] is not None or e[3] is not None):

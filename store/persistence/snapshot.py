@@ -36,6 +36,7 @@ from __future__ import annotations
 import io
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import anycrc
@@ -64,7 +65,7 @@ _WRAPPED = (
 class _Unit:
     __slots__ = ('db', 'data', 'expires', 'done', 'keys', 'pos')
 
-    def __init__(self, db: int, data: dict[bytes, Any], expires: dict[bytes, int]) -> None:
+    def __init__(self, db: int, data: Mapping[bytes, Any], expires: Mapping[bytes, int]) -> None:
         self.db = db
         self.data = data
         self.expires = expires
@@ -94,7 +95,7 @@ class Snapshot:
         # what the snapshot copies on write (INFO's current_cow_size, a child's copied pages)
         self.copied = 0
         for db in range(ks.databases):
-            units = [_Unit(db, s.data[db], s.expires[db]) for s in ks.shards if s.data[db]]
+            units = [_Unit(db, s.values(db), s.deadlines(db)) for s in ks.shards if s.count(db)]
             if units:
                 size = sum(len(u.data) for u in units)
                 expires = sum(len(u.expires) for u in units)
@@ -148,7 +149,7 @@ class Snapshot:
     def before(self, shard: Any, db: int, key: bytes) -> None:
         """`key` of `db` in `shard` is about to be read or changed: if its unit is not
         written yet, write the key as it is now (or mark it absent) first."""
-        unit = self.units.get(id(shard.data[db]))
+        unit = self.units.get(id(shard.values(db)))
         if unit is None or key in unit.done:
             return
         unit.done.add(key)

@@ -40,7 +40,7 @@ _SWEEP_AT: WeakKeyDictionary[Any, int] = WeakKeyDictionary()
 
 
 def _stored(ks: Any, db: int, key: bytes) -> Any:
-    return ks.shard_for(key).data[db].get(key)
+    return ks.shard_for(key).values(db).get(key)
 
 
 def mark(ks: Any, db: int, key: bytes, enc: str) -> None:
@@ -53,7 +53,8 @@ def mark(ks: Any, db: int, key: bytes, enc: str) -> None:
     if not value:
         return
     if len(value) == 1:  # the shared one-byte object: mark a copy of its own instead
-        value = ks.shard_for(key).data[db][key] = value[0].to_bytes(1, 'big')
+        value = value[0].to_bytes(1, 'big')
+        ks.shard_for(key).replace(db, key, value)
     marks = _MARKS.get(ks)
     if marks is None:
         marks = _MARKS[ks] = {}

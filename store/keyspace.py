@@ -89,11 +89,17 @@ class ExpiryTimer(Protocol):
 
 class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
     def __init__(
-        self, databases: int, shards: int, events: KeyspaceEvents, timer: ExpiryTimer
+        self,
+        databases: int,
+        shards: int,
+        events: KeyspaceEvents,
+        timer: ExpiryTimer,
+        slot_index: bool = False,
     ) -> None:
         self.databases = databases
         self.limits = EncodingLimits()  # when small aggregates convert (OBJECT ENCODING)
-        self.shards = [DbSlice(databases) for _ in range(shards)]
+        # `slot_index`: database 0's keys by slot too (cluster mode, store/db_slice)
+        self.shards = [DbSlice(databases, slot_index) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
         self.watchers: dict[tuple[int, bytes], set[Observer]] = {}  # observers per key
@@ -392,6 +398,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             self.mark(db, key)
         if prev is None:
             size += ((len(key) + 48) & -16) + KEY_OVERHEAD
+            if s.slots is not None and db == 0:
+                s.slot_added(key)
         elif type(prev) is bytes:
             size -= (len(prev) + 48) & -16
         else:
@@ -473,6 +481,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             size = 0
             self.mark(db, key)
         if prev is None:
+            if s.slots is not None and db == 0:
+                s.slot_added(key)
             return size + ((len(key) + 48) & -16) + KEY_OVERHEAD
         if type(prev) is bytes:
             return size - ((len(prev) + 48) & -16)
@@ -518,6 +528,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         charge (without the TTL's). `lazy` as for `delete`: whether a big value is freed
         in steps (store/lazyfree.py) rather than when the caller drops it."""
         s.access[db].pop(key, None)
+        if s.slots is not None and db == 0:
+            s.slot_removed(key)
         if type(value) is bytes:
             size = (len(value) + 48) & -16
         else:

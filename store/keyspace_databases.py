@@ -34,16 +34,23 @@ class LoadInto:
     The caller rebuilds the deadline indexes and charges the keys' totals after the load
     (store/persistence/loading.py)."""
 
-    __slots__ = ('data', 'charged', 'expires')
+    __slots__ = ('data', 'charged', 'expires', 'indexed')
 
     def __init__(self, slot_shard: list[DbSlice], db: int) -> None:
         self.data = [s.data[db] for s in slot_shard]
         self.charged = [s.charged[db] for s in slot_shard]
         self.expires = [s.expires[db] for s in slot_shard]
+        # by slot, the shards keeping database 0's keys by slot (cluster mode)
+        self.indexed = slot_shard if db == 0 and slot_shard[0].slots is not None else None
 
     def put(self, keys: list[bytes], values: list[Any], charges: list[tuple[bytes, int]]) -> None:
         """Store values, and the charges of the aggregates among them."""
         data, charged = self.data, self.charged
+        if self.indexed is not None:
+            for key in keys:
+                slot = key_slot(key)
+                if key not in data[slot]:
+                    self.indexed[slot].slot_added(key)
         if 123 in b''.join(keys):  # a '{': some key has a hash tag
             for key, value in zip(keys, values):
                 data[key_slot(key)][key] = value
@@ -131,14 +138,7 @@ class KeyspaceDatabases:
                 if wdb == db and key in self.shard_for(key).data[db]:
                     self.touch(db, key)
         for s in self.shards:
-            index = s.index
-            far, near = index.far[db], index.near[db]
-            index.clear(db)  # reads expires[db]: before it is replaced
-            data, expires, access, charged = s.data[db], s.expires[db], s.access[db], s.charged[db]
-            s.data[db] = {}
-            s.expires[db] = {}
-            s.access[db] = {}
-            s.charged[db] = {}
+            data, charged, access, expires, near, far = s.flush(db)
             if lazy and data:
                 # drained from the end: index buckets and expires first, keys last
                 parts = [(data, DATA), (charged, REFS), (access, REFS), (expires, REFS)]
@@ -185,11 +185,7 @@ class KeyspaceDatabases:
                     deadline = s.expires[other].get(key) if there else None
                     seen.append((wdb, key, here, there, deadline is not None and deadline < now))
         for s in self.shards:
-            s.data[a], s.data[b] = s.data[b], s.data[a]
-            s.expires[a], s.expires[b] = s.expires[b], s.expires[a]
-            s.access[a], s.access[b] = s.access[b], s.access[a]
-            s.charged[a], s.charged[b] = s.charged[b], s.charged[a]
-            s.index.swap(a, b)
+            s.swap(a, b)
         self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
         for wdb, key, here, there, stale in seen:
             for o in list(self.watchers.get((wdb, key)) or ()):

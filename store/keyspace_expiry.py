@@ -163,6 +163,7 @@ class KeyspaceExpiry:
         due then (not re-timed, persisted or deleted since) is deleted and appended to
         `out`. Returns the bytes freed without the per-key overheads."""
         exp, data, access = s.expires[db], s.data[db], s.access[db]
+        indexed = s.slots is not None and db == 0  # (_forget does it for the others)
         freed = 0
         for key in keys:
             if exp.get(key) == deadline:
@@ -170,6 +171,8 @@ class KeyspaceExpiry:
                 value = data.pop(key)
                 access.pop(key, None)
                 if type(value) is bytes:
+                    if indexed:
+                        s.slot_removed(key)
                     freed += ((len(value) + 48) & -16) + ((len(key) + 48) & -16)
                 else:
                     freed += self._forget(s, db, key, value, 'expire') - KEY_OVERHEAD

@@ -15,6 +15,8 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 from . import crash, listen, proc_title
 from .acl import Acl
@@ -122,7 +124,7 @@ class Server:
         self.run_id = os.urandom(20).hex()
         self.stats = Stats()
         self.lastsave = int(time.time())
-        self.loop = None
+        self.loop: Any = None  # the running loop, from `serve` on
         self.loading = False  # loading data at start-up: clients get -LOADING
         self.write_denied = None  # -MISCONF message while writes are refused
         self.replicas_denied = None  # -NOREPLICAS while too few replicas (min-replicas-*)
@@ -136,7 +138,7 @@ class Server:
         self.exit_code = 0
         self.log_stream = log_stream if log_stream is not None else sys.stdout
         self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
-        self.cron_hooks = []  # callables(now) run by cron
+        self.cron_hooks: list[Callable[[float], None]] = []  # callables(now) run by cron
         self.reset_hooks = []  # callables(conn) run by RESET
         # A key's life, in the order it is wired: the keyspace is built with its event sink
         # (pub/sub notifications and the journal) and the timer that runs active expiry;
@@ -145,7 +147,9 @@ class Server:
         self.journal = Journal()
         self.events = KeyspaceEvents(self.pubsub, self.journal)
         self.expiry = ActiveExpiry(cfg['active-expire-budget-us'] / 1000.0)
-        self.keyspace = Keyspace(cfg['databases'], cfg['shards'], self.events, self.expiry)
+        self.keyspace = Keyspace(
+            cfg['databases'], cfg['shards'], self.events, self.expiry, cfg['cluster-enabled']
+        )
         self.keyspace.lazyfree.config = cfg  # lazyfree-lazy-* (store/lazyfree.py)
         self.keyspace.log = self.log  # a packed value that fails to decode (types/packed.py)
         # ... is a corrupt listpack Redis reads: lpNext's assertion (lpAssertValidEntry)

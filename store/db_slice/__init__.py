@@ -9,12 +9,20 @@ a dict key -> bytes charged for the aggregates (store/memory/sizes.py; a string'
 computed from the string itself), plus the deadline index the active expiry walks.
 Shards are units of ownership, not threads: the active expiry works shard by shard, and
 the same cut lets a cluster of processes own disjoint slots later.
+
+With `slot_index` (cluster mode, where only database 0 exists) a shard also keeps the keys
+of database 0 by slot, as Redis's cluster mode keeps slots_to_keys: CLUSTER
+COUNTKEYSINSLOT and GETKEYSINSLOT, and a slot's migration, read one slot's keys without
+walking the shard. The keyspace tells it of every key database 0 gains or loses
+(`slot_added`, `slot_removed`; a flush or swap of database 0 here); off, that costs one
+test of `slots` per key created or deleted.
 """
 
 from __future__ import annotations
 
 from binascii import crc_hqx  # CRC-16/XMODEM, the CRC16 Redis Cluster uses
 from collections.abc import KeysView, Mapping
+from itertools import islice
 from typing import Any
 
 from ..expiry import DeadlineIndex
@@ -33,14 +41,83 @@ def key_slot(key: bytes) -> int:
 
 
 class DbSlice:
-    __slots__ = ('data', 'expires', 'access', 'charged', 'index')
+    __slots__ = ('data', 'expires', 'access', 'charged', 'index', 'slots')
 
-    def __init__(self, databases: int) -> None:
+    def __init__(self, databases: int, slot_index: bool = False) -> None:
         self.data: list[dict[bytes, Any]] = [{} for _ in range(databases)]
         self.expires: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.access: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.charged: list[dict[bytes, int]] = [{} for _ in range(databases)]
         self.index = DeadlineIndex(self.expires)
+        # slot -> its keys of database 0, with `slot_index`
+        self.slots: dict[int, set[bytes]] | None = {} if slot_index else None
+
+    # -- the keys of a slot (database 0) ----------------------------------------------------
+
+    def slot_added(self, key: bytes) -> None:
+        slots = self.slots
+        assert slots is not None
+        slot = key_slot(key)
+        keys = slots.get(slot)
+        if keys is None:
+            keys = slots[slot] = set()
+        keys.add(key)
+
+    def slot_removed(self, key: bytes) -> None:
+        slots = self.slots
+        assert slots is not None
+        slot = key_slot(key)
+        keys = slots[slot]
+        keys.discard(key)
+        if not keys:
+            del slots[slot]
+
+    def count_in_slot(self, slot: int) -> int:
+        """How many keys of database 0 the slot holds (expired ones not yet deleted
+        included, as Redis counts them)."""
+        assert self.slots is not None
+        return len(self.slots.get(slot, ()))
+
+    def keys_in_slot(self, slot: int, count: int) -> list[bytes]:
+        """Up to `count` keys of the slot in database 0."""
+        assert self.slots is not None
+        keys = self.slots.get(slot)
+        if not keys:
+            return []
+        return list(keys) if count >= len(keys) else list(islice(keys, count))
+
+    def _reindex_slots(self) -> None:
+        """Database 0 changed wholesale (SWAPDB, a bulk load): index it again."""
+        if self.slots is not None:
+            self.slots = {}
+            for key in self.data[0]:
+                self.slot_added(key)
+
+    # -- whole databases -------------------------------------------------------------------
+
+    def flush(self, db: int) -> tuple[dict[Any, Any], ...]:
+        """Empty a database here: returns its old dicts (data, charged, access, expires)
+        and its deadline index's buckets (near, far), for the caller to drop or free
+        lazily."""
+        index = self.index
+        far, near = index.far[db], index.near[db]
+        index.clear(db)  # reads expires[db]: before it is replaced
+        old = self.data[db], self.charged[db], self.access[db], self.expires[db], near, far
+        self.data[db] = {}
+        self.expires[db] = {}
+        self.access[db] = {}
+        self.charged[db] = {}
+        if db == 0 and self.slots is not None:
+            self.slots = {}
+        return old
+
+    def swap(self, a: int, b: int) -> None:
+        """Swap two databases' contents here (SWAPDB)."""
+        for dicts in (self.data, self.expires, self.access, self.charged):
+            dicts[a], dicts[b] = dicts[b], dicts[a]
+        self.index.swap(a, b)
+        if a == 0 or b == 0:
+            self._reindex_slots()
 
     # What the rest of the server reads goes through these (tests/test_architecture.py
     # holds every module but this package and the keyspace's to them): read-only views,

@@ -192,7 +192,6 @@ class Replication(FullSync, Failover):
         self.getack_scheduled = False
         self.reset_stats()
         self.good = 0  # replicas that acknowledged within min-replicas-max-lag
-        self.expiry_was = True  # active expiry's state before this server became a replica
         # FAILOVER: no-failover, waiting-for-sync (writes paused until the target replica
         # acknowledged the whole stream), failover-in-progress (a replica of the target,
         # asking it with PSYNC ... FAILOVER to become the master)
@@ -555,9 +554,7 @@ class Replication(FullSync, Failover):
             resume = link.replid != '?' and self.backlog is not None
         else:
             resume = self.backlog is not None  # a master continuing its own history
-            self.expiry_was = server.expiry.enabled
-            server.expiry.set_enabled(False)  # the master's DELs expire keys here
-            server.keyspace.expire_paused = True  # past their deadline they read as missing
+            server.expiry_gate.hold('replica')  # the master's DELs expire keys here
         self.unblock_all()
         self.own_keys.install()
         history.start_proxy(self)
@@ -589,8 +586,7 @@ class Replication(FullSync, Failover):
         server.replica_link = None
         server.config.values['replicaof'] = ''
         self.own_keys.uninstall()
-        server.keyspace.expire_paused = server.pause.kind is not None
-        server.expiry.set_enabled(self.expiry_was)
+        server.expiry_gate.release('replica')
         server.apply_config('keyevent-journal-events')
         self.refresh_readonly()
         if not history.promoted(self):  # no history to keep: the replicas sync again

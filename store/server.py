@@ -34,6 +34,7 @@ from .config import COMMAND_NAMES, Config
 from .connection import Connection
 from .events import KeyspaceEvents
 from .expiry.active import ActiveExpiry
+from .expiry.gate import ExpiryGate
 from .journal import Journal
 from .keyspace import Keyspace
 from .memory.eviction import Evictor
@@ -150,6 +151,7 @@ class Server:
         self.keyspace = Keyspace(
             cfg['databases'], cfg['shards'], self.events, self.expiry, cfg['cluster-enabled']
         )
+        self.expiry_gate = ExpiryGate(self.expiry, self.keyspace)  # pause, replica, DEBUG
         self.keyspace.lazyfree.config = cfg  # lazyfree-lazy-* (store/lazyfree.py)
         self.keyspace.log = self.log  # a packed value that fails to decode (types/packed.py)
         # ... is a corrupt listpack Redis reads: lpNext's assertion (lpAssertValidEntry)
@@ -478,7 +480,7 @@ class Server:
         and closed, the listeners' ends awaited."""
         if self.cron_handle is not None:
             self.cron_handle.cancel()
-        self.expiry.set_enabled(False)
+        self.expiry_gate.hold('shutdown')
         for server in self.listeners:
             server.close()
         if self.replica_link is not None:

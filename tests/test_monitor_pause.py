@@ -254,6 +254,25 @@ def test_pause_keeps_expired_keys_until_it_ends(ports):
     assert got[0] == got[1] == [b'$-1\r\n', b':2\r\n', b':0\r\n']
 
 
+def test_active_expiry_turned_off_during_a_pause_stays_off_after_it(ports):
+    """DEBUG SET-ACTIVE-EXPIRE 0 given while clients are paused still holds once the
+    pause ends (the pause does not put back what it found), until SET-ACTIVE-EXPIRE 1."""
+    for port in ports:
+        with RawConn(port) as c:
+            c.cmd('CLIENT', 'PAUSE', '100000', 'WRITE')
+            try:
+                assert c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '0') == b'+OK\r\n'
+            finally:
+                c.cmd('CLIENT', 'UNPAUSE')
+            try:
+                c.cmd('SET', 'e', 'v', 'PX', '10')
+                time.sleep(0.3)  # active expiry, were it on, would have deleted it by now
+                assert c.cmd('DBSIZE') == b':1\r\n', port
+            finally:
+                c.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+            wait_until(lambda: c.cmd('DBSIZE') == b':0\r\n', 'active expiry, on again')
+
+
 def test_paused_client_in_client_list(ports):
     got = []
     for port in ports:

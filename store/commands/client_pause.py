@@ -26,9 +26,10 @@ class ClientPause:
     or CLIENT UNPAUSE) and FAILOVER's write pause (`during_failover`, until the failover
     ends). `kind` is the stronger of the two; one ending leaves the other in force.
 
-    While paused the dataset stays as it is: active expiry is stopped, eviction does not
-    run (store/memory/eviction.py asks `active()`), and lazy expiry answers as if an
-    expired key were gone without deleting it (Keyspace.expire_paused)."""
+    While paused the dataset stays as it is: the pause holds expiry back (store/expiry/
+    gate.py: no active expiry, and lazy expiry answers as if an expired key were gone
+    without deleting it), and eviction does not run (store/memory/eviction.py asks
+    `active()`)."""
 
     def __init__(self, server):
         self.server = server
@@ -38,7 +39,6 @@ class ClientPause:
         self.during_failover = False  # FAILOVER's write pause
         self.held = []  # parked connections, first held first resumed
         self.timer = None
-        self.expiry_was = True  # active expiry's state before the pause
         server.disconnect_hooks.append(self.forget)
 
     def pause(self, end, kind):
@@ -78,18 +78,13 @@ class ClientPause:
             return
         server = self.server
         if was is None:
-            expiry = server.expiry
-            self.expiry_was = expiry.enabled
-            expiry.set_enabled(False)
-            server.keyspace.expire_paused = True
+            server.expiry_gate.hold('pause')
             server.update_gates()
             return
         if kind == 'all':  # stronger: what is held stays held
             return
         if kind is None:
-            replica = server.replica_link is not None  # a replica's keys wait for the master
-            server.keyspace.expire_paused = replica
-            server.expiry.set_enabled(self.expiry_was and not replica)
+            server.expiry_gate.release('pause')
             server.update_gates()
         held, self.held = self.held, []
         if server.loop is not None:  # as Redis reprocesses them, after the current command

@@ -267,8 +267,7 @@ def debug(c, args):
         set_disable_deny_scripts(server, bool(atoi(args[2])))
         return OK
     if sub == 'set-active-expire' and n == 3:
-        if server.expiry is not None:
-            server.expiry.set_enabled(bool(atoi(args[2])))
+        server.expiry_gate.set_active(bool(atoi(args[2])))
         return OK
     if sub == 'object' and n == 3:
         return dv.debug_object(c, args[2])

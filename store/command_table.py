@@ -31,13 +31,16 @@ import copy
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from .cnum import atoi, c_int
 from .latency import new_histogram, observe
 from .resp import Map, RedisError, Set, error_arg, string2ll
 
 Handler = Callable[[Any, list[bytes]], Any]
+# what the decorators return: the handler as it was, whose own keyword arguments (as
+# evalsha's `ro`) its siblings may pass
+H = TypeVar('H', bound=Handler)
 KeyFinder = Callable[[list[bytes]], list[int]]
 
 _perf_ns = time.perf_counter_ns
@@ -233,11 +236,11 @@ class Command:
 
     # -- containers ------------------------------------------------------------------------
 
-    def subcommand(self, name: str, arity: int, **kw: Any) -> Callable[[Handler], Handler]:
+    def subcommand(self, name: str, arity: int, **kw: Any) -> Callable[[H], H]:
         """Decorator: declare `handler` as this container's subcommand `name`. Keywords as
         for Command; the group and `since` default to the container's."""
 
-        def register(handler: Handler) -> Handler:
+        def register(handler: H) -> H:
             kw.setdefault('group', self.group)
             kw.setdefault('since', self.since)
             sub = Command(f'{self.name}|{name}', handler, arity, **kw)
@@ -308,12 +311,12 @@ class Family(list[Command]):
         self.append(cmd)
         return cmd
 
-    def command(self, name: str, arity: int, **kw: Any) -> Callable[[Handler], Handler]:
+    def command(self, name: str, arity: int, **kw: Any) -> Callable[[H], H]:
         """Decorator: declare `handler` as command `name`. Keywords: flags, keys
         (first, last, step), categories, group, tips, summary, since, getkeys and
         key_specs for movable keys."""
 
-        def register(handler: Handler) -> Handler:
+        def register(handler: H) -> H:
             self._new(name, handler, arity, kw)
             return handler
 

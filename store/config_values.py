@@ -22,6 +22,8 @@ suites match on the messages and on the renderings:
 
 import os
 import stat
+from collections.abc import Callable
+from typing import Any
 
 from . import events
 from .cnum import string2d
@@ -386,6 +388,7 @@ _SHUTDOWN_FLAGS = {'default': 0, 'save': 1, 'nosave': 2, 'now': 4, 'force': 8}
 def _parse_shutdown_flags(args, current):
     """shutdown-on-sigint / shutdown-on-sigterm: a multi-argument enum of flags, rendered in
     the enum's order ('default' when none is set)."""
+    bit: int | None
     flags = bit = 0
     for arg in args:
         bit = _SHUTDOWN_FLAGS.get(lower(arg))
@@ -433,7 +436,7 @@ PARSERS = {
     'shutdown-on-sigterm': _parse_shutdown_flags,
     'dir': _parse_dir,
 }
-RENDERERS = {
+RENDERERS: dict[str, Callable[[Any], str]] = {
     'notify-keyspace-events': events.flags_to_string,
     'keyevent-journal-events': events.flags_to_string,
     'client-output-buffer-limit': _render_obl,

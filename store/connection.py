@@ -394,7 +394,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         """Hold `args` behind the parked command. Like redis-server's query buffer behind a
         blocked client (it goes on reading, so a close is seen), what is held counts as the
         client's memory and closes the client past client-query-buffer-limit."""
-        self.deferred.append(args)
+        self.deferred.append(args)  # type: ignore[union-attr]  # a list while parked
         size = queued_size(args)
         self.deferred_bytes += size
         server = self.server

@@ -19,18 +19,64 @@ Before any check, clients blocked on keys the previous command signalled are ser
 a parked connection's command is held behind the one that waits (Connection.defer).
 
 `ConnectionGate` is a part of store/connection.py's Connection (a mixin with no state of
-its own: the fields are Connection's `__slots__`).
+its own: the fields are Connection's `__slots__`, declared below for the type checker only).
 """
 
-from .command_table import call
+from typing import TYPE_CHECKING, Any
+
+from .command_table import Command, call
 from .commands.gates import E_MASTERDOWN, SCRIPT_CALLS, denies_stale, writes
 from .commands.monitor import E_REPLICA, touches_keyspace
 from .memory.sizes import queued_size
 from .resp import OK, QUEUED, FailedRaw, RedisError, encode, error_arg, unknown_command_error
 
+if TYPE_CHECKING:
+    from .keyspace import Keyspace
+    from .output_limit import OutputLimits
+    from .tracking import ClientTracking
+
 
 class ConnectionGate:
-    __slots__ = ()
+    if TYPE_CHECKING:  # Connection's fields and methods this part uses
+        server: Any
+        ks: Keyspace
+        out: list[bytes]
+        closing: bool
+        gated: bool
+        authenticated: bool
+        acl_checks: bool
+        acl_rules: bool
+        proto: int
+        reply_mode: str
+        no_touch: bool
+        multi: list[tuple[Command, list[bytes]]] | None
+        multi_bytes: int
+        multi_error: bool
+        subscriptions: int
+        tracking: ClientTracking | None
+        deferred: list[list[bytes]] | None
+        out_limit: OutputLimits | None
+        last_cmd: Command | None
+        last_sub: Command | None
+
+        def is_replica(self) -> bool: ...
+
+        def end_multi(self) -> None: ...
+
+        def defer(self, args: list[bytes]) -> None: ...
+
+        def close_after_reply(self) -> None: ...
+
+        def abort(self) -> None: ...
+
+        def info_line(self) -> str: ...
+
+        def _internal_error(self, cmd: Command, e: Exception) -> RedisError: ...
+
+        def _failed(self, cmd: Command, err: RedisError) -> None: ...
+    else:  # no slots of its own. Hidden from mypy, which refuses assignments to fields not in
+        # a class's __slots__ and cannot tell that these fields are Connection's
+        __slots__ = ()
 
     def update_gate(self):
         self.out_limit = self.server.pubsub.limits.gate(self)  # (authenticated or not)

@@ -16,10 +16,12 @@ path resumes once it is empty); many commands parsed at once run in turns
 (store/connection_turns.py).
 
 `ConnectionQuery` is a part of store/connection.py's Connection (a mixin with no state
-of its own: the fields are Connection's `__slots__`).
+of its own: the fields are Connection's `__slots__`, declared below for the type checker
+only).
 """
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from .connection_turns import SLICE, TURN_NS
 from .memory.report import query_bytes
@@ -29,7 +31,32 @@ _perf_ns = time.perf_counter_ns
 
 
 class ConnectionQuery:
-    __slots__ = ()
+    if TYPE_CHECKING:  # Connection's fields and methods this part uses
+        server: Any
+        parser: RequestParser | None
+        out: list[bytes]
+        closing: bool
+        authenticated: bool
+        out_full: bool
+        qbuf_big: tuple[int, float] | None
+        qbuf_counted: int
+
+        def run(self, frames: list[list[bytes]]) -> None: ...
+
+        def flush(self) -> None: ...
+
+        def describe(self) -> str: ...
+
+        def close_after_reply(self) -> None: ...
+
+        def _run_slices(self, frames: list[list[bytes]], i: int, deadline: int) -> bool: ...
+
+        def _may_yield(self) -> bool: ...
+
+        def _hold(self, item: Any) -> None: ...
+    else:  # no slots of its own. Hidden from mypy, which refuses assignments to fields not in
+        # a class's __slots__ and cannot tell that these fields are Connection's
+        __slots__ = ()
 
     def _parse_exact(self, data, deadline):
         parser = self.parser

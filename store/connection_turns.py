@@ -16,11 +16,18 @@ is the one scheduled next turn. None of this runs on the hot path: a read of SLI
 fewer commands (the -P 16 case) runs whole in Connection.run.
 
 `ConnectionTurns` is a part of store/connection.py's Connection (a mixin with no state
-of its own: the fields are Connection's `__slots__`).
+of its own: the fields are Connection's `__slots__`, declared below for the type checker
+only).
 """
 
 import time
 from collections import deque
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .output_limit import OutputLimits
 
 _perf_ns = time.perf_counter_ns
 
@@ -40,7 +47,28 @@ OUT_PAUSE_BYTES = 16 * 1024 * 1024
 
 
 class ConnectionTurns:
-    __slots__ = ()
+    if TYPE_CHECKING:  # Connection's fields and methods this part uses
+        server: Any
+        transport: asyncio.Transport | None
+        closing: bool
+        write_paused: bool
+        backlog: deque[Any] | None  # reads (bytes) and [frames, next index] lists, in order
+        turn_handle: asyncio.Handle | None
+        out_full: bool
+        read_paused: bool
+        out_limit: OutputLimits | None
+        subscriptions: int
+        deferred: list[list[bytes]] | None
+        replica: Any  # store/replication.py's ReplicaState (a layer above)
+
+        def run(self, frames: list[list[bytes]]) -> None: ...
+
+        def flush(self) -> None: ...
+
+        def _consume(self, data: bytes, deadline: int) -> bool: ...
+    else:  # no slots of its own. Hidden from mypy, which refuses assignments to fields not in
+        # a class's __slots__ and cannot tell that these fields are Connection's
+        __slots__ = ()
 
     def _run_slices(self, frames, i, deadline):
         """Run frames[i:] in slices until the turn's budget is spent or the client's unread
@@ -149,7 +177,7 @@ class ConnectionTurns:
                 return
         if self.out_limit is not None and not self.subscriptions and self.replica is None:
             return
-        transport = self.transport
+        transport: asyncio.Transport = self.transport  # type: ignore[assignment]  # flush has one
         if transport.get_write_buffer_size() > OUT_PAUSE_BYTES and not transport.is_closing():
             self.out_full = True
             self._pause_reading()

@@ -197,6 +197,7 @@ def acl_cat(c, args):
 def acl_genpass(c, args):
     if len(args) > 3:
         raise RedisError(_syntax(args))
+    bits: int | None
     bits = 256
     if len(args) == 3:
         bits = string2ll(args[2])
@@ -216,7 +217,7 @@ def acl_log(c, args):
     acl = c.server.acl
     if len(args) > 3:
         raise RedisError(_syntax(args))
-    count = 10
+    count: int | None = 10
     if len(args) == 3:
         if lower(args[2]) == 'reset':
             acl.log.clear()

@@ -217,7 +217,7 @@ def scan_collection(c, args, cls, compact_items, reply_item):
         items, pos = view.take(cursor & POS_MASK, count)
         next_cursor = 0 if pos is None else pos
     match = None if pattern is None or pattern == b'*' else compile_glob(pattern).match
-    out = []
+    out: list[bytes] = []
     for item in items:
         if item in value and (match is None or match(item)):
             reply_item(value, item, out)

@@ -365,7 +365,7 @@ def _set_field(buf, offset, bits, value):
 def _bitfield(c, args, read_only):
     """bitfieldGeneric: parse every operation first, then run them in order."""
     ops = []
-    owtype = WRAP
+    owtype: int | None = WRAP
     writes = False
     highest = 0
     j, n = 2, len(args)

@@ -437,7 +437,7 @@ def client_unblock(c, args):
 def client_tracking(c, args):
     """CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT]
     [NOLOOP], parsed and checked in Redis 7.0's order (store/tracking.py does the rest)."""
-    redirect = 0
+    redirect: int | None = 0
     bcast = optin = optout = noloop = False
     prefixes = []
     j = 3

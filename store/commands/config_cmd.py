@@ -333,7 +333,7 @@ def rewrite_config(config, path, users=(), force_all=False):
     except FileNotFoundError:
         old = []
     lines = []
-    positions = {}  # canonical option name -> indexes in `lines`
+    positions: dict[str, list[int]] = {}  # canonical option name -> indexes in `lines`
     has_signature = False
     for raw in old:
         line = raw.strip('\r\n\t ')
@@ -363,7 +363,7 @@ def rewrite_config(config, path, users=(), force_all=False):
                 lines.append(text)
         for i in slots:  # the option now takes fewer lines than the file had
             lines[i] = ''
-    content = []
+    content: list[str] = []
     for line in lines:
         if line == '' and content and content[-1] == '':
             continue  # every run of blank lines becomes one

@@ -169,7 +169,7 @@ def _box(args, i):
 def _scan(z, shape, limit):
     """membersOfAllNeighbors: (distance, score, member, lon, lat) of the members inside
     the shape, cell by cell; `limit` (ANY) stops the scan once that many were found."""
-    found = []
+    found: list[tuple[float, float, bytes, float, float]] = []
     cells = gh.areas(shape)
     last = 0
     for i, area in enumerate(cells):

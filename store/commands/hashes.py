@@ -110,7 +110,7 @@ def hset(c, args):
         raise WRONGTYPE
     if n == 4:
         field = args[2]
-        created = field not in h
+        created: int = field not in h
         h[field] = args[3]
         if h.listpack:
             h.fit_pair(ks.limits, field, args[3])
@@ -338,6 +338,7 @@ def hincrby(c, args):
     key, field = args[1], args[2]
     h = write_value(c, key, Hash)
     old = None if h is None else h.get(field)
+    value: int | None
     if old is None:
         value = 0
     else:
@@ -411,7 +412,7 @@ def _with_values(h, fields, withvalues, proto):
         return fields
     if proto == 3:
         return [[f, h[f]] for f in fields]
-    out = []
+    out: list[bytes] = []
     for f in fields:
         out += (f, h[f])
     return out

@@ -298,7 +298,8 @@ def command_docs_(c, args):
     summary='Get an array of Redis command names',
 )
 def command_list(c, args):
-    kind = arg = None
+    kind = None
+    arg = b''  # FILTERBY's argument, read only with its kind
     i = 2
     while i < len(args):
         if lower(args[i]) == 'filterby' and len(args) - 1 - i == 2:

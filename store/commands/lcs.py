@@ -101,7 +101,7 @@ def lcs(c, args):
         if emit:
             match_len = arange_end - arange_start + 1
             if minmatchlen == 0 or match_len >= minmatchlen:
-                m = [[arange_start, arange_end], [brange_start, brange_end]]
+                m: list[list[int] | int] = [[arange_start, arange_end], [brange_start, brange_end]]
                 if withmatchlen:
                     m.append(match_len)
                 matches.append(m)

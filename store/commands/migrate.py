@@ -16,6 +16,7 @@ skipped.
 import random
 import socket
 import time
+from typing import Any
 
 import hiredis
 
@@ -181,7 +182,7 @@ def _transfer(c, cached, keys, db, auth, copy, replace, timeout):
         raise _SocketError(writing=True, retry=False) from None
     except OSError:
         raise _SocketError(writing=True, retry=True) from None
-    replies = []
+    replies: list[Any] = []  # hiredis's
     timed_out = False
     try:
         while len(replies) < len(commands):

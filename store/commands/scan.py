@@ -130,7 +130,10 @@ class ScanWalks:
         self.epoch = 0
         self.last_id = 0
         self.walks = {}  # walk id -> _Walk, least recently used first
-        self.snapshots = weakref.WeakValueDictionary()  # (db, shard) -> latest _Snapshot
+        # (db, shard) -> latest _Snapshot
+        self.snapshots: weakref.WeakValueDictionary[tuple[int, int], _Snapshot] = (
+            weakref.WeakValueDictionary()
+        )
 
     def find(self, db, cursor):
         """(walk, shard, snapshot or None, index, prefix) for `cursor`: prefix is the

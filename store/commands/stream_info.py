@@ -99,14 +99,14 @@ def xinfo_stream(c, args):
     items.append((b'entries', _entries(s.range(0, MAX_ID, count))))
     groups = []
     for name, g in sorted(s.groups.items()):
-        pel = []
+        pel: list[list[bytes | int]] = []
         for i, nack in g.pel.iter_from(0):
             if count and len(pel) >= count:
                 break
             pel.append([format_id(i), nack.consumer.name, nack.delivery_time, nack.delivery_count])
         consumers = []
         for cname, cons in sorted(g.consumers.items()):
-            cpel = []
+            cpel: list[list[bytes | int]] = []
             for i, nack in cons.pel.iter_from(0):
                 if count and len(cpel) >= count:
                     break

@@ -41,7 +41,7 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
     """XREAD/XREADGROUP BLOCK with nothing to serve: wait in the blocking registry
     (store/blocking.py) until an entry newer than the key's ID arrives."""
     db = c.db
-    after = {}
+    after: dict[bytes, int] = {}
     for k, i in zip(keys, ids):
         after.setdefault(k, i)
 
@@ -74,7 +74,7 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
 
 
 def _xread(c, args, xreadgroup):
-    timeout = -1
+    timeout: int | None = -1
     count = 0
     streams_arg = 0
     noack = False

@@ -7,6 +7,8 @@ and blocking); stream_groups.py (XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM); st
 t_stream.c, since it decides which error a client sees when several arguments are bad.
 """
 
+from typing import Any
+
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
@@ -202,7 +204,7 @@ def _reply_range(c, s, start, end, count, group, consumer, noack, key, db):
 
 def _reply_history(c, s, start, count, consumer):
     """streamReplyWithRangeFromConsumerPEL: the consumer's pending entries from `start`."""
-    out = []
+    out: list[list[Any]] = []
     now = now_ms()
     for i, nack in consumer.pel.iter_from(start):
         if count and len(out) >= count:
@@ -232,6 +234,16 @@ class TrimArgs:
         'id_given',
         'seq_given',
     )
+
+    strategy: str | None  # 'maxlen' or 'minid'
+    maxlen: int
+    minid: int
+    approx: bool
+    limit: int
+    nomkstream: bool
+    id: int
+    id_given: bool
+    seq_given: bool
 
 
 def _must_obey(c):

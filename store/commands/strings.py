@@ -173,6 +173,7 @@ def _set_key_flags(args):
     key_flags_of=_set_key_flags,
 )
 def set_(c, args):
+    deadline: int | None  # None: no expiry
     if len(args) == 3:
         ks = c.ks
         if ks.notify_flags:

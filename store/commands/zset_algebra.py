@@ -74,7 +74,7 @@ def _aggregate(target, value, how):
 
 
 def _union(inputs, how):
-    out = {}
+    out: dict[bytes, float] = {}
     for scores, weight in inputs:
         for member, score in scores.items():
             score *= weight
@@ -90,7 +90,7 @@ def _inter(inputs, how, limit):
     limit) when `limit` is not None."""
     first, weight = inputs[0]
     rest = inputs[1:]
-    out = {}
+    out: dict[bytes, float] = {}
     count = 0
     if not first:
         return count if limit is not None else out
@@ -155,7 +155,7 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
             raise WRONGTYPE
         values.append(v)
     weights = [1.0] * setnum
-    how = SUM
+    how: str | None = SUM
     withscores = False
     limit = 0
     j = first + setnum
@@ -211,7 +211,7 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
     if not withscores:
         return [m for _, m in order]
     if c.proto == 2:
-        out = []
+        out: list[bytes | float] = []
         for s, m in order:
             out += (m, s)
         return out

@@ -316,7 +316,7 @@ def _reply(c, items, withscores):
     if not withscores:
         return [m for _, m in items]
     if c.proto == 2:
-        out = []
+        out: list[bytes | float] = []
         for s, m in items:
             out += (m, s)
         return out

@@ -348,7 +348,7 @@ def _with_scores(pairs, withscores, proto):
         return [m for _, m in pairs]
     if proto == 3:
         return [[m, s] for s, m in pairs]
-    out = []
+    out: list[bytes | float] = []
     for s, m in pairs:
         out += (m, s)
     return out

@@ -94,7 +94,7 @@ def corrupt_stream(server: Any, payload: bytes) -> Any:
         stream.max_deleted = meta[5] << 64 | meta[6]
         stream.entries_added = meta[7]
     trip = _Tripwire(server)
-    stream.ids = stream.vals = stream.enc = trip
+    stream.ids = stream.vals = stream.enc = trip  # type: ignore[assignment]  # a deliberate trap
     if server.loop is not None:
         server.loop.call_soon(trip.arm)
     else:

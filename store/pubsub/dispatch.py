@@ -44,6 +44,7 @@ sum(s.tbytes)`, and `buffering` holds exactly the subscribers with tbytes > 0.
 
 import time
 from collections import deque
+from typing import Any
 
 from ..output_limit import OutputLimits, exceeded
 from ..resp import NO_REPLY, Raw
@@ -80,8 +81,8 @@ class Subscriber:
     def __init__(self, hub, conn):
         self.hub = hub
         self.conn = conn
-        self.sets = ({}, {}, {})
-        self.queue = deque()
+        self.sets: tuple[dict[bytes, None], ...] = ({}, {}, {})
+        self.queue: deque[bytes] = deque()
         self.qbytes = 0  # bytes in `queue`
         self.tbytes = 0  # sampled transport write-buffer size
         self.soft_since = None  # when the soft output limit was first seen exceeded
@@ -129,7 +130,7 @@ def _take(q, quota):
         if len(data) <= DRAIN_BATCH_BYTES:
             q.clear()
             return data
-    parts = []
+    parts: list[bytes] = []
     size = 0
     pop = q.popleft
     while q and len(parts) < quota and size < DRAIN_BATCH_BYTES:
@@ -172,8 +173,9 @@ class PubSub:
         self.buffered = 0
         self.buffering = set()
         self.soft_watch = set()
-        self.blocked = deque()  # publisher connections waiting for the limit
-        self.origin_out = None  # a subscriber's own messages, during its PUBLISH
+        self.blocked: deque[Any] = deque()  # publisher connections waiting for the limit
+        # a subscriber's own messages, during its PUBLISH
+        self.origin_out: list[bytes] | None = None
         # counters for INFO
         self.messages = 0  # deliveries (receivers summed over publishes)
         self.publisher_waits = 0  # times a PUBLISH had to wait
@@ -402,6 +404,7 @@ class PubSub:
         origin = conn.pubsub
         if origin is None or not origin.total():
             return self._send(channel, args[2], kind, None, subs, pats)
+        mine: list[bytes]
         self.origin_out = mine = []
         n = self._send(channel, args[2], kind, origin, subs, pats)
         self.origin_out = None
@@ -469,7 +472,9 @@ class PubSub:
                 if s is origin:
                     if conn.proto != 2 and m3 is None:
                         m3 = b'>' + m2[1:]
-                    self.origin_out.append(m2 if conn.proto == 2 else m3)
+                    self.origin_out.append(  # type: ignore[union-attr]  # a list: origin publishes
+                        m2 if conn.proto == 2 else m3
+                    )
                     continue
                 dirty.append(s)
             if conn.proto == 2:

@@ -75,7 +75,7 @@ def new() -> bytearray:
     return bytearray(b'HYLL\x01\x00\x00\x00' + bytes(8) + b'\x7f\xff')
 
 
-def is_hll(v: bytes) -> bool:
+def is_hll(v: bytes | bytearray) -> bool:
     """isHLLObjectOrReply's checks of a string value."""
     return (
         len(v) >= HDR

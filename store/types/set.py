@@ -46,7 +46,7 @@ class Set(set):
     def __init__(self, *args):
         super().__init__(*args)
         self.intset = True
-        self.pool = None
+        self.pool: list[bytes] | None = None
 
     @classmethod
     def built(cls, limits, *sources):
@@ -121,12 +121,12 @@ class Set(set):
 
     def random_member(self):
         i = self._draw()  # builds the pool first
-        return self.pool[i]
+        return self.pool[i]  # type: ignore[index]  # a list: _draw built it
 
     def pop_random(self):
         """Remove and return a random member."""
         i = self._draw()
-        pool = self.pool
+        pool: list[bytes] = self.pool  # type: ignore[assignment]  # a list: _draw built it
         m = pool[i]
         pool[i] = pool[-1]
         pool.pop()
@@ -143,7 +143,7 @@ class Set(set):
         """`count` distinct members (count < len(self)) in random order."""
         if count * 3 > len(self):  # a good share of the set: sample from all of it
             return sample(self._exact_pool(), count)
-        picked = {}
+        picked: dict[bytes, None] = {}
         while len(picked) < count:
             picked[self.random_member()] = None
         return list(picked)

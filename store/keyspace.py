@@ -246,18 +246,17 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """`lookup` without recording an access."""
         return self.untouched(self.lookup, db, key)
 
-    def lookup_for_update(self, db: int, key: bytes) -> tuple[Any, dict[bytes, Any]]:
-        """lookup for a read-modify-write command (INCR, APPEND): returns the value (or
-        None) and the shard dict to store the new value in, routing the key once. The
-        caller stores with `data[key] = new` and then calls `updated(db, key)`."""
+    def lookup_for_update(self, db: int, key: bytes) -> tuple[Any, DbSlice]:
+        """lookup for a read-modify-write command (INCR): returns the value (or None) and
+        its shard, routing the key once; the caller stores a new string with
+        `replaced(db, key, old, new, shard)`."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
-        data = s.data[db]
-        v = data.get(key)
+        v = s.data[db].get(key)
         if v is not None:
             deadline = s.expires[db].get(key)
             if deadline is not None and deadline < now_ms():
                 self._expire(s, db, key)
-                return None, data
+                return None, s
             clock = self.lru_used
             if clock is not None:
                 s.access[db][key] = clock
@@ -267,9 +266,9 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
                 if type(v) is Packed:
                     v = self._unpack(s, db, key, v)
                 elif type(v) is bytearray:
-                    return self._freeze(s, db, key, v), data
+                    return self._freeze(s, db, key, v), s
                 self.mark(db, key)
-        return v, data
+        return v, s
 
     def materialize(self, db: int, key: bytes) -> Any:
         """The key's value as stored (no expiry, no access recorded), decoded if it was
@@ -338,8 +337,10 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         if self.watchers and signal:
             self.touch(db, key)
 
-    def replaced(self, db: int, key: bytes, old: bytes, new: bytes) -> None:
-        """A string found by lookup_for_update was replaced in its dict by `new` (INCR)."""
+    def replaced(self, db: int, key: bytes, old: bytes, new: bytes, s: DbSlice) -> None:
+        """Store `new` in place of the string `old` that lookup_for_update found in shard
+        `s` (INCR), keeping the key's TTL."""
+        s.data[db][key] = new
         n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
         if n:  # (a counter mostly keeps its size class)
             self.used += n

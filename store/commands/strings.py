@@ -573,7 +573,7 @@ def incr(c, args, by=1):
     key = args[1]
     ks = c.ks
     db = c.db
-    v, data = ks.lookup_for_update(db, key)
+    v, shard = ks.lookup_for_update(db, key)
     if v is None:
         ks.set(db, key, b'%d' % by)
         if ks.notify_flags:
@@ -588,8 +588,8 @@ def incr(c, args, by=1):
     n += by
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)
-    new = data[key] = b'%d' % n
-    ks.replaced(db, key, v, new)
+    new = b'%d' % n
+    ks.replaced(db, key, v, new, shard)
     if ks.notify_flags:
         ks.notify(STRING, b'incrby', db, key)
     return n

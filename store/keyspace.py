@@ -105,6 +105,9 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.watchers: dict[tuple[int, bytes], set[Observer]] = {}  # observers per key
         self.events = events
         self.tracking: Any = None  # store/tracking.py while clients track keys
+        # whether anyone hears of modified keys (watchers, or tracking): what the writes
+        # test before calling `touch`, so that it costs nothing while nobody does
+        self.observed = False
         self.notify = events.notify  # notifyKeyspaceEvent
         self.notify_flags = events.flags
         self.timer = timer
@@ -319,7 +322,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         tell the key's observers (WATCHers, blocked clients)."""
         self.mark(db, key)
         self.changes += 1
-        if self.watchers:
+        if self.observed:
             self.touch(db, key)
 
     def string_written(self, db: int, key: bytes, v: bytearray, signal: bool = True) -> None:
@@ -334,7 +337,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             self.used += n
             self.db_used[db] += n
         self.changes += 1
-        if self.watchers and signal:
+        if self.observed and signal:
             self.touch(db, key)
 
     def replaced(self, db: int, key: bytes, old: bytes, new: bytes, s: DbSlice) -> None:
@@ -346,7 +349,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             self.used += n
             self.db_used[db] += n
         self.changes += 1
-        if self.watchers:
+        if self.observed:
             self.touch(db, key)
 
     def exists(self, db: int, key: bytes) -> bool:
@@ -425,7 +428,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         else:
             self._access(s, db, key)
         self.changes += 1
-        if self.watchers and signal:
+        if self.observed and signal:
             self.touch(db, key)
 
     def set_pairs(self, db: int, args: list[bytes]) -> None:
@@ -451,7 +454,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.used += size
         self.db_used[db] += size
         self.changes += 1
-        if self.watchers:
+        if self.observed:
             for i in range(1, len(args), 2):
                 self.touch(db, args[i])
 
@@ -463,7 +466,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.used += size
         self.db_used[db] += size
         self.changes += 1
-        if self.watchers and signal:
+        if self.observed and signal:
             self.touch(db, key)
 
     def _store(self, s: DbSlice, db: int, key: bytes, value: Any) -> int:
@@ -505,7 +508,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             return False
         self.drop(s, db, key, lazy)
         self.changes += 1
-        if self.watchers:
+        if self.observed:
             self.touch(db, key)
         return True
 
@@ -573,7 +576,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         if deadline < self.timer.next_deadline:
             self.timer.reschedule(deadline)
         self.changes += 1
-        if self.watchers:
+        if self.observed:
             self.touch(db, key)
 
     def persist(self, db: int, key: bytes) -> bool:
@@ -589,7 +592,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.used -= TTL_OVERHEAD
         self.db_used[db] -= TTL_OVERHEAD
         self.changes += 1
-        if self.watchers:
+        if self.observed:
             self.touch(db, key)
         return True
 
@@ -599,6 +602,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """Call `observer.key_modified(db, key)` whenever the key changes (written,
         deleted, expired, flushed, swapped) until `unobserve`."""
         self.watchers.setdefault(dk, set()).add(observer)
+        self.observed = True
 
     def unobserve(self, dk: tuple[int, bytes], observer: Observer) -> None:
         observers = self.watchers.get(dk)
@@ -606,10 +610,17 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             observers.discard(observer)
             if not observers:
                 del self.watchers[dk]
+                self.observed = bool(self.watchers) or self.tracking is not None
+
+    def set_tracking(self, tracking: Any) -> None:
+        """Client tracking (store/tracking.py) hears of every modified key while some
+        client tracks (`tracking`), and of none once the last one stops (None)."""
+        self.tracking = tracking
+        self.observed = bool(self.watchers) or tracking is not None
 
     def touch(self, db: int, key: bytes, by_client: bool = True) -> None:
-        """signalModifiedKey: tell the key's observers (callers test `self.watchers`
-        first, so this costs nothing while no key is observed). `by_client` False: no
+        """signalModifiedKey: tell the key's observers (callers test `self.observed`
+        first, so this costs nothing while nobody listens). `by_client` False: no
         client made the change (a lazy expiry, Redis's signalModifiedKey(NULL, ...)), so
         a BCAST NOLOOP client hears of it even if its own command found the key."""
         observers = self.watchers.get((db, key))

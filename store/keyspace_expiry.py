@@ -36,6 +36,7 @@ class KeyspaceExpiry:
     if TYPE_CHECKING:  # Keyspace's fields and methods this part uses
         shards: list[DbSlice]
         watchers: dict[tuple[int, bytes], set[Any]]
+        observed: bool
         events: KeyspaceEvents
         notify: Any
         notify_flags: int
@@ -71,7 +72,7 @@ class KeyspaceExpiry:
         self.expire_lag.record(now_ms() - deadline)
         if self.aof is not None:
             self.aof.expired(db, key)
-        if self.watchers:
+        if self.observed:
             self.touch(db, key, False)
         if self.notify_flags & ev.EXPIRED:
             self.notify(ev.EXPIRED, b'expired', db, key, deadline)
@@ -138,7 +139,7 @@ class KeyspaceExpiry:
                 lag.record(now - deadline, count)
             if tracking is not None:
                 tracking.keys_modified(keys)  # no client caused these (NOLOOP)
-            if len(self.watchers) > (tracking is not None):  # more than tracking's SENTINEL
+            if self.watchers:
                 watchers = self.watchers
                 for key in keys:
                     observers = watchers.get((db, key))

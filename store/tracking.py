@@ -40,9 +40,9 @@ output-buffer limits as published messages. RESP3: an `invalidate` push; RESP2: 
 `message` on `__redis__:invalidate` to the REDIRECT client, sent only while it is
 subscribed to something (CLIENT_PUBSUB), as Redis does.
 
-Costs: nothing while no client tracks. The keyspace calls `touch` only while its
-`watchers` dict is non-empty; the first tracking client puts a sentinel entry there
-(`SENTINEL`), so every write then reaches `key_modified`: one dict pop, plus one slice
+Costs: nothing while no client tracks. The keyspace calls `touch` only while someone
+listens (`observed`); the first tracking client registers (`set_tracking`), so every
+write then reaches `key_modified`: one dict pop, plus one slice
 and lookup per distinct prefix length in BCAST. A tracking connection is gated, so the
 remembering happens on the gated path (Connection._call); the hot path pays one test of
 `handle` per command. Measured in-process (a server holding 100,000 other keys), an
@@ -64,7 +64,6 @@ from typing import Any
 
 from .args import lower
 
-SENTINEL = (-1, b'')  # the keyspace's watchers entry that routes touch() here
 EMPTY: frozenset[int] = frozenset()
 SHARED_MAX = 16  # a key read by more clients has a set of its own (see Tracking._with)
 
@@ -196,17 +195,12 @@ class Tracking:
     def _activate(self) -> None:
         if not self.active:
             self.active = True
-            ks = self.server.keyspace
-            ks.tracking = self
-            ks.watchers.setdefault(SENTINEL, set())
+            self.server.keyspace.set_tracking(self)
 
     def _maybe_deactivate(self) -> None:
         if self.active and not self.clients and not self.table and not self.prefixes:
             self.active = False
-            ks = self.server.keyspace
-            ks.tracking = None
-            if not ks.watchers.get(SENTINEL, True):
-                del ks.watchers[SENTINEL]
+            self.server.keyspace.set_tracking(None)
 
     def enable(
         self,

@@ -165,7 +165,7 @@ def _push(c, args, head, xx):
     else:
         lst.extend(args[2:])
     ks.changes += 1  # `updated` inline: the lookup marked the list already
-    if ks.watchers:
+    if ks.observed:
         ks.touch(db, key)
     if ks.notify_flags & LIST:
         ks.notify(LIST, b'lpush' if head else b'rpush', db, key)
@@ -552,7 +552,7 @@ def ltrim(c, args):
     if not drop_if_empty(c, key, lst):
         if ltrim + rtrim:
             ks.updated(c.db, key)
-        elif ks.watchers:  # nothing removed: signalled all the same, but no change
+        elif ks.observed:  # nothing removed: signalled all the same, but no change
             ks.touch(c.db, key)
     return OK
 

@@ -428,7 +428,7 @@ class Evictor:
             if evicted.full():
                 evicted.rotate(ks.dbsize_all())
             evicted.add(key)
-        if ks.watchers:
+        if ks.observed:
             ks.touch(db, key)
 
     def _candidate_dbs(self) -> list[int]:

@@ -571,9 +571,11 @@ def test_unread_replies_evict_the_client_without_the_cron(which, per_read, make_
 
 @pytest.mark.parametrize('which', ['ours', 'redis'])
 def test_lowering_maxmemory_clients_evicts_by_tot_mem(which, make_server, redis_ref):
-    """CONFIG SET maxmemory-clients evicts at once, by the tot-mem CLIENT LIST shows, the
-    oldest of equal clients first, until the rest fit (unit/client-eviction 'evict clients
-    only until below limit'): the listing right after is within the limit."""
+    """CONFIG SET maxmemory-clients evicts at once, by the tot-mem CLIENT LIST shows,
+    until the rest fit (unit/client-eviction 'evict clients only until below limit'): the
+    listing right after is within the limit and holds half of the six equal clients.
+    Which three go is not asserted: redis-server picks them by when each entered its
+    memory bucket, which a busy machine reorders."""
     port = make_server(enable_debug_command='yes').port if which == 'ours' else redis_ref[1]
     conns = []
     with redis.Redis(port=port) as admin:
@@ -594,16 +596,13 @@ def test_lowering_maxmemory_clients_evicts_by_tot_mem(which, make_server, redis_
                     'the query buffer filled',
                 )
             mem = {x['name']: int(x['tot-mem']) for x in admin.client_list()}
-            limit = mem['client0'] * 3 + mem['control']
+            control = mem.pop('control')
+            limit = max(mem.values()) * 3 + control
             admin.config_set('maxmemory-clients', limit)
             listing = admin.client_list()
             assert sum(int(x['tot-mem']) for x in listing) <= limit
-            assert sorted(x['name'] for x in listing) == [
-                'client3',
-                'client4',
-                'client5',
-                'control',
-            ]
+            names = sorted(x['name'] for x in listing)
+            assert len(names) == 4 and names[-1] == 'control', names
         finally:
             admin.config_set('maxmemory-clients', 0)
             admin.execute_command('DEBUG', 'REPLYBUFFER', 'RESIZING', '1')

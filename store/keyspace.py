@@ -80,9 +80,12 @@ class Observer(Protocol):
     def key_modified(self, db: int, key: bytes) -> None: ...
 
 
+class SnapshotHook(Protocol):
+    def before(self, shard: DbSlice, db: int, key: bytes) -> None: ...
+
+
 class ExpiryTimer(Protocol):
     next_deadline: float
-    keys_due_at: Any
 
     def reschedule(self, deadline: int) -> None: ...
 
@@ -117,7 +120,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         # the running point-in-time snapshot, which must see a key before active expiry
         # deletes it (commands reach keys through methods it wraps while it runs).
         self.aof: Any = None
-        self.snapshot: Any = None
+        self.snapshot: SnapshotHook | None = None
         # Memory and access information (see the module comment).
         self.used = 0
         self.db_used = [0] * databases
@@ -150,7 +153,6 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         # the process ends); None: the command gets an error
         self.corrupt: Any = None
         events.attach(self)
-        timer.keys_due_at = self.keys_due_at
         self.reset_stats()
 
     def reset_stats(self) -> None:
@@ -177,6 +179,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         the access unless not `touch` (read_notouch). `buffer`: a string changed in place
         may come as its bytearray."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         v = s.data[db].get(key)
         if v is not None:
             deadline = s.expires[db].get(key)
@@ -220,6 +224,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         for re-estimating its size (the command may change it in place). `buffer`: a
         string comes as a bytearray to change in place (then `string_written`)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         v = s.data[db].get(key)
         if v is not None:
             deadline = s.expires[db].get(key)
@@ -254,6 +260,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         its shard, routing the key once; the caller stores a new string with
         `replaced(db, key, old, new, shard)`."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         v = s.data[db].get(key)
         if v is not None:
             deadline = s.expires[db].get(key)
@@ -382,6 +390,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """Store a value, replacing any TTL with `deadline` (None: no TTL), as SET does.
         `signal=False`: without telling WATCH and client tracking (Redis's dbAdd alone)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         exp = s.expires[db]
         old = exp.get(key)
         if old is not None and old < now_ms():
@@ -438,9 +448,12 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         pairs = iter(args)
         next(pairs)
         new, used = self.lru, self.lru_used
+        snapshot = self.snapshot
         size = 0
         for key, value in zip(pairs, pairs):
             s = slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+            if snapshot is not None:
+                snapshot.before(s, db, key)
             exp = s.expires[db]
             if exp and key in exp:
                 self.set(db, key, value)  # drops (or first expires) the old TTL
@@ -462,6 +475,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """Store a value keeping the key's TTL, as APPEND, INCR and SETRANGE do (`signal`
         as for `set`)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         size = self._store(s, db, key, value)
         self.used += size
         self.db_used[db] += size
@@ -500,6 +515,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         that parameter is on; None frees it now (a server-side delete, where the value
         may live on under another key: RENAME, MOVE)."""
         s = self.shard_for(key)
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         if key not in s.data[db]:
             return False
         deadline = s.expires[db].get(key)
@@ -545,6 +562,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
     def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
         """Give an existing key a TTL (the caller checked the key exists)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         self._set_deadline(s, db, key, deadline, s.expires[db].get(key))
 
     def lookup_set_deadline(self, db: int, key: bytes, deadline: int, now: int) -> bool:
@@ -553,6 +572,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         needed) and then `set_deadline`. False, with nothing set, when the key does not
         exist."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
+        if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
+            self.snapshot.before(s, db, key)
         if key not in s.data[db]:
             return False
         old = s.expires[db].get(key)

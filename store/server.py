@@ -402,7 +402,7 @@ class Server:
         # after the data is in, as Redis logs it: supervisors and Redis's test harness read
         # this line as "serving"
         self.log('Ready to accept connections')
-        self.expiry.start(self.loop, self.keyspace.expire_due, self.keyspace.earliest_deadline)
+        self.expiry.start(self.loop, self.keyspace)
         self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
         if cfg['replicaof']:  # replicaof <host> <port> in the configuration
             host, port = cfg['replicaof'].rsplit(' ', 1)

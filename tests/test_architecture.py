@@ -62,16 +62,18 @@ def test_only_the_keyspace_touches_a_shards_dicts():
     assert found == []
 
 
-# Keyspace methods taking (db, key) that a running snapshot need not wrap: reads that do
-# not record anything the snapshot writes, and methods only ever called after one of the
-# wrapped look-ups of the same key in the same command (which wrote the key out first).
-SNAPSHOT_UNWRAPPED = {
+# Keyspace methods taking (db, key) that need not call the running snapshot's `before`
+# themselves: reads that do not record anything the snapshot writes, and methods only
+# ever called after one of the hooked look-ups of the same key in the same command (which
+# wrote the key out first).
+SNAPSHOT_UNHOOKED = {
     'deadline',  # lookup_notouch -> lookup
     'deadline_of_found',  # a read, after read_notouch
     'exists',  # lookup_notouch -> lookup
     'stored',  # a read that expires nothing (WATCH)
     'lookup_notouch',  # -> lookup
     'read_notouch',  # -> read
+    'persist',  # -> lookup
     'frequency',
     'idle_ms',
     'key_size',
@@ -86,20 +88,26 @@ SNAPSHOT_UNWRAPPED = {
 }
 
 
-def test_snapshot_wraps_every_key_writer():
-    """A BGSAVE snapshot wraps the Keyspace methods through which commands reach keys
-    (persistence/snapshot.py _WRAPPED) to write a key out before it changes. A new such
-    method must be wrapped or listed above as needing no wrap; one that was neither let
-    EXPIREs issued after a BGSAVE leak into it."""
+def test_every_key_writer_lets_a_snapshot_write_the_key_first():
+    """While a BGSAVE snapshot runs, the Keyspace methods through which commands reach
+    keys call its `before` (persistence/snapshot.py) once they have routed the key, so
+    that the key is written out as it was before it changes. A new such method must call
+    it or be listed above as needing no call; one that did neither let EXPIREs issued
+    after a BGSAVE leak into it."""
     import inspect
 
     from store.keyspace import Keyspace
-    from store.persistence.snapshot import _WRAPPED
 
     takes_a_key = {
         name
         for name, fn in inspect.getmembers(Keyspace, inspect.isfunction)
         if not name.startswith('_') and list(inspect.signature(fn).parameters)[1:3] == ['db', 'key']
     }
-    assert takes_a_key - set(_WRAPPED) - SNAPSHOT_UNWRAPPED == set()
-    assert set(_WRAPPED) <= takes_a_key
+    hooked = {
+        name
+        for name in takes_a_key | {'set_pairs'}
+        if 'snapshot.before(' in inspect.getsource(getattr(Keyspace, name))
+    }
+    assert 'set_pairs' in hooked
+    assert takes_a_key - hooked - SNAPSHOT_UNHOOKED == set()
+    assert hooked & SNAPSHOT_UNHOOKED == set()

@@ -39,8 +39,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..clock import now_ms
 from .index import COARSE_MS
@@ -51,6 +50,20 @@ LEAD_MS = 2  # how early a mass expiry's timer fires, to wait out the rest preci
 INF = float('inf')
 
 
+class DueKeys(Protocol):
+    """What the timer asks of the keyspace (store/keyspace_expiry.py)."""
+
+    def expire_due(self, budget_s: float) -> bool:
+        """Delete due keys within the budget; True if due keys remain."""
+        ...
+
+    def earliest_deadline(self) -> int | None: ...
+
+    def keys_due_at(self, deadline: int) -> int:
+        """How many keys wait on exactly `deadline`."""
+        ...
+
+
 class ActiveExpiry:
     def __init__(self, budget_ms: float = 1.0) -> None:
         self.budget = budget_ms / 1000.0
@@ -58,24 +71,15 @@ class ActiveExpiry:
         self.next_deadline: float = INF
         self.timer: asyncio.TimerHandle | asyncio.Handle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.expire_due: Callable[[float], bool] | None = None
-        self.earliest: Callable[[], int | None] | None = None
-        # How many keys wait on a deadline (Keyspace.keys_due_at; the keyspace sets it)
-        self.keys_due_at: Callable[[int], int] | None = None
+        self.keys: DueKeys | None = None  # the keyspace, once started
         # the latency monitor, once it exists: each step is an `expire-cycle` sample
         self.latency: Any = None
 
-    def start(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        expire_due: Callable[[float], bool],
-        earliest: Callable[[], int | None],
-    ) -> None:
-        """Begin running `expire_due(budget_s) -> more` on `loop`; `earliest()` gives the
-        earliest pending deadline (Keyspace.expire_due and earliest_deadline)."""
+    def start(self, loop: asyncio.AbstractEventLoop, keys: DueKeys) -> None:
+        """Begin running the keys' `expire_due` on `loop`, armed at their earliest
+        deadline."""
         self.loop = loop
-        self.expire_due = expire_due
-        self.earliest = earliest
+        self.keys = keys
         self.rearm()
 
     def reschedule(self, deadline: int, lead: float = 0) -> None:
@@ -115,27 +119,26 @@ class ActiveExpiry:
         self.next_deadline = INF
 
     def rearm(self) -> None:
-        if self.earliest is not None:
-            earliest = self.earliest()
+        if self.keys is not None:
+            earliest = self.keys.earliest_deadline()
             if earliest is not None:
                 self.reschedule(earliest, LEAD_MS if self._mass(earliest) else 0)
 
     def _mass(self, deadline: float) -> bool:
         """Do CHUNK keys or more wait on `deadline`?"""
-        count = self.keys_due_at
-        return count is not None and count(int(deadline)) >= CHUNK
+        return self.keys is not None and self.keys.keys_due_at(int(deadline)) >= CHUNK
 
     def step(self) -> None:
         self.timer = None
         armed = self.next_deadline
         self.next_deadline = INF
-        if not self.enabled or self.expire_due is None or self.loop is None:
+        if not self.enabled or self.keys is None or self.loop is None:
             return
         if armed and now_ms() <= armed:
             self._early(armed)
             return
         started = time.perf_counter()
-        more = self.expire_due(self.budget)
+        more = self.keys.expire_due(self.budget)
         if self.latency is not None:
             self.latency.timed('expire-cycle', started)
         if more:

@@ -9,11 +9,12 @@ when it started (Dragonfly's point-in-time snapshot):
   of one database, with its expires dict) and the FUNCTION libraries. Nothing is copied.
 - `step()` serializes a slice of the next unit, then returns to the loop; units are
   written database by database, each database after its SELECTDB header.
-- While it runs, the keyspace's key-access methods are wrapped (`_wrap`): before any
-  command can change a key of a unit not yet written, `before` serializes the key's value
-  as it still is and marks it done, so the walk skips it. A key created after the start
-  is marked done while absent, so it is never written. Active expiry calls `before` too
-  (store/keyspace_expiry.py).
+- While it runs (`Keyspace.snapshot` set), the keyspace's key-access methods call
+  `before` once they have routed the key: before any command can change a key of a unit
+  not yet written, `before` serializes the key's value as it still is and marks it done,
+  so the walk skips it. A key created after the start is marked done while absent, so it
+  is never written. Active expiry and eviction call `before` too. One test of
+  `snapshot` per access is what this costs while no snapshot runs.
 - FLUSHDB/FLUSHALL and SWAPDB replace or swap the keyspace's dicts but never change the
   captured ones, so a unit is found by the identity of its dict: writes to a new dict are
   not the snapshot's concern, and a flushed unit is still written as it was.
@@ -47,19 +48,6 @@ from ..memory.sizes import value_size
 _CRC = anycrc.Model('CRC64-REDIS')
 STEP_S = 0.001  # serialization per loop turn: other clients wait at most about this long
 WRITE_BUFFER = 1 << 20
-
-# Keyspace methods through which commands reach keys, each taking (db, key, ...).
-_WRAPPED = (
-    'read',
-    'lookup',
-    'lookup_for_update',
-    'set',
-    'overwrite',
-    'delete',
-    'set_deadline',
-    'lookup_set_deadline',
-    'persist',
-)
 
 
 class _Unit:
@@ -109,37 +97,12 @@ class Snapshot:
         self.pending_units: list[_Unit] = []
         self._write(encoder.header())
         self._write(encoder.functions(functions))
-        ks.snapshot = self
-        self._wrap()
+        ks.snapshot = self  # the keyspace calls `before` while it is set
 
     # -- the hook -------------------------------------------------------------------------
 
-    def _wrap(self) -> None:
-        """Shadow the keyspace's access methods with ones that call `before` first (an
-        instance attribute wins over the class's method), so nothing is paid while no
-        snapshot runs. `set_pairs` (MSET) takes many keys: `before` runs for each."""
+    def _detach(self) -> None:
         ks = self.ks
-        before_key = self.before_key
-        for name in _WRAPPED:
-            method = getattr(Keyspace, name)
-
-            def wrapped(db: int, key: bytes, *rest: Any, _m: Any = method, **kw: Any) -> Any:
-                before_key(db, key)
-                return _m(ks, db, key, *rest, **kw)
-
-            setattr(ks, name, wrapped)
-
-        def set_pairs(db: int, args: list[bytes]) -> None:
-            for i in range(1, len(args), 2):
-                before_key(db, args[i])
-            Keyspace.set_pairs(ks, db, args)
-
-        ks.set_pairs = set_pairs  # type: ignore[method-assign]
-
-    def _unwrap(self) -> None:
-        ks = self.ks
-        for name in (*_WRAPPED, 'set_pairs'):
-            ks.__dict__.pop(name, None)
         if ks.snapshot is self:
             ks.snapshot = None
 
@@ -224,7 +187,7 @@ class Snapshot:
     def complete(self) -> None:
         """After the walk: detach from the keyspace and write the footer; the file is
         then whole but not yet fsynced."""
-        self._unwrap()
+        self._detach()
         self._flush()
         self.out.write(self.encoder.footer(self.crc))
         self.out.flush()
@@ -239,7 +202,7 @@ class Snapshot:
             os.fsync(self.out.fileno())
 
     def abort(self) -> None:
-        self._unwrap()
+        self._detach()
 
     # -- output ---------------------------------------------------------------------------
 

@@ -89,7 +89,7 @@ class Keys:
             del self.due[d]
         return False
 
-    def earliest(self):
+    def earliest_deadline(self):
         return min(self.due) if self.due else None
 
     def keys_due_at(self, deadline):
@@ -104,8 +104,7 @@ def setup(monkeypatch):
     loop = Loop(clock)
     keys = Keys(clock)
     timer = ActiveExpiry()
-    timer.keys_due_at = keys.keys_due_at
-    timer.start(loop, keys.expire_due, keys.earliest)
+    timer.start(loop, keys)
     return clock, loop, keys, timer
 
 

@@ -231,7 +231,7 @@ class ConnectionGate:
         link = server.replica_link
         if (
             link is not None
-            and link.state != 'connected'
+            and not link.up()
             and not server.config['replica-serve-stale-data']
             and denies_stale(server, cmd, shown, args)
         ):  # a replica cut off from its master serves only the `stale` commands

@@ -86,6 +86,25 @@ def _command(*args: Any) -> bytes:
     return resp_command([a if isinstance(a, bytes) else str(a).encode() for a in args])
 
 
+class _LinkProtocol(asyncio.StreamReaderProtocol):
+    """The master link's socket. Its end is seen when it arrives (the link is down from
+    then on, as Redis's read handler frees the master client at once), not when the
+    link's task next runs: a client whose INFO is read in the same loop turn as the
+    master's FIN must not be told the link is up."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        super().__init__(reader)
+        self.ended = False
+
+    def eof_received(self) -> bool | None:
+        self.ended = True
+        return super().eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended = True
+        super().connection_lost(exc)
+
+
 class MasterLink(PayloadLoad):
     def __init__(
         self, server: Any, host: str, port: int, failover: bool = False, resume: bool = False
@@ -104,6 +123,7 @@ class MasterLink(PayloadLoad):
             self.replid, self.offset = server.replication.replid, server.replication.offset
         self.conn: Connection | None = None  # runs the master's commands
         self.writer: asyncio.StreamWriter | None = None
+        self.socket: _LinkProtocol | None = None  # sees the socket's end (an old one's is late)
         self.last_io = time.time()
         self.down_since = time.time()
         self.syncs = 0
@@ -200,7 +220,13 @@ class MasterLink(PayloadLoad):
         self.reconnecting = False
         source = self.server.config['bind-source-addr']  # the link's own address, if set
         local = (source, 0) if source else None
-        reader, writer = await asyncio.open_connection(self.host, self.port, local_addr=local)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(loop=loop)
+        transport, protocol = await loop.create_connection(
+            lambda: _LinkProtocol(reader), self.host, self.port, local_addr=local
+        )
+        self.socket = protocol
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
         self.writer = writer
         self.state = 'handshake'  # ROLE's state until the PSYNC reply (Redis's RECEIVE_*)
         self.last_io = time.time()
@@ -444,9 +470,13 @@ class MasterLink(PayloadLoad):
     def is_master(self, conn: Any) -> bool:
         return conn is self.conn and conn is not None
 
+    def up(self) -> bool:
+        """master_link_status: synced and following, the socket not ended."""
+        return self.state == 'connected' and not (self.socket and self.socket.ended)
+
     def info(self) -> list[tuple[str, Any]]:
         now = time.time()
-        up = self.state == 'connected'
+        up = self.up()
         fields: list[tuple[str, Any]] = [
             ('role', 'slave'),
             ('master_host', self.host),
@@ -467,4 +497,5 @@ class MasterLink(PayloadLoad):
         return fields
 
     def role(self) -> list[Any]:
-        return [b'slave', self.host.encode(), self.port, self.state.encode(), self.offset]
+        state = 'connect' if self.state == 'connected' and not self.up() else self.state
+        return [b'slave', self.host.encode(), self.port, state.encode(), self.offset]

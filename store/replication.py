@@ -304,7 +304,7 @@ class Replication(FullSync, Failover):
                 link = None
         if self.failover_state != 'no-failover':
             raise RedisError("NOMASTERLINK Can't SYNC while failing over")
-        if link is not None and link.state != 'connected':
+        if link is not None and not link.up():
             raise RedisError("NOMASTERLINK Can't SYNC while not connected with my master")
         if conn.out:
             raise RedisError('ERR SYNC and PSYNC are invalid with pending output')

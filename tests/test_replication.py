@@ -969,6 +969,34 @@ def test_a_lost_master_link_is_tried_again_at_once(master, kind, tmp_path):
 
 
 @pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_replica_says_its_link_is_down_once_the_master_has_closed_it(master, kind):
+    """When the master drops the link (here CLIENT KILL, which closes the socket before it
+    replies), a client that asks the replica next is told master_link_status:down, as
+    Redis's read handler frees the master client the moment the socket ends, even when the
+    end and the question arrive together (the replica was busy, here in DEBUG SLEEP): the
+    link's own task, which would notice only on the loop's next turn, must not decide the
+    answer (Redis's async_loading test reads INFO right after the master kills its
+    replicas)."""
+    mport = port_of(master)
+    spawn = spawn_store if kind == 'store' else spawn_redis
+    proc, port = spawn('--replicaof', '127.0.0.1', str(mport), '--enable-debug-command', 'yes')
+    replica = redis.Redis(port=port, protocol=2, decode_responses=True)
+    busy = socket.create_connection(('127.0.0.1', port))
+    try:
+        for _ in range(3):
+            wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'up')
+            busy.sendall(b'DEBUG SLEEP 0.3\r\n')
+            time.sleep(0.05)  # the sleep most likely under way (if not, nothing is tested)
+            assert master.execute_command('CLIENT', 'KILL', 'TYPE', 'replica') == 1
+            assert replica.info('replication')['master_link_status'] == 'down'
+            assert busy.recv(100) == b'+OK\r\n'
+    finally:
+        busy.close()
+        replica.close()
+        stop(proc)
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
 def test_keys_a_writable_replicas_clients_set_expire_there(master, kind):
     """replica-read-only no: keys the replica's own clients give a TTL are deleted there at
     their deadline (the master knows nothing of them); the master's own keys still wait

@@ -172,7 +172,7 @@ class RedisApi:
         if (
             link is not None
             and 'stale' not in cmd.flags
-            and link.state != 'connected'
+            and not link.up()
             and not server.config['replica-serve-stale-data']
         ):  # scriptVerifyAllowStale: an allow-stale script on a replica cut off from its master
             self._reject(b'ERR Can not execute the command on a stale replica', cmd)

@@ -42,13 +42,19 @@ unsubscribing, RESET and disconnect clear it) or receives client-tracking invali
 sum(s.tbytes)`, and `buffering` holds exactly the subscribers with tbytes > 0.
 """
 
+from __future__ import annotations
+
 import time
 from collections import deque
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..output_limit import OutputLimits, exceeded
 from ..resp import NO_REPLY, Raw
-from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore
+from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore, PatternEntry
+
+if TYPE_CHECKING:
+    import asyncio
 
 DRAIN_BATCH_BYTES = 256 * 1024
 POLL_INTERVAL = 0.005
@@ -58,6 +64,10 @@ _UNSUB_NAMES = (b'unsubscribe', b'punsubscribe', b'sunsubscribe')
 _MSG_HEAD = (b'*3\r\n$7\r\nmessage\r\n', None, b'*3\r\n$8\r\nsmessage\r\n')
 
 DEFERRED = Raw(b'')  # a handler's "no reply now": the command will run again later
+
+# A channel's or pattern's subscriber snapshot (channel_store.Subscribers): the store types
+# its items as Hashable, not knowing this layer; they are this module's Subscribers.
+Snapshot: TypeAlias = tuple[Any, ...]
 
 
 class Subscriber:
@@ -78,22 +88,22 @@ class Subscriber:
         'pushes',
     )
 
-    def __init__(self, hub, conn):
+    def __init__(self, hub: PubSub, conn: Any) -> None:
         self.hub = hub
         self.conn = conn
         self.sets: tuple[dict[bytes, None], ...] = ({}, {}, {})
         self.queue: deque[bytes] = deque()
         self.qbytes = 0  # bytes in `queue`
         self.tbytes = 0  # sampled transport write-buffer size
-        self.soft_since = None  # when the soft output limit was first seen exceeded
+        self.soft_since: float | None = None  # when the soft output limit was first seen exceeded
         self.doomed = False  # scheduled for an output-buffer-limit disconnect
         self.pushes = False  # receives client-tracking invalidations (`PubSub.push`)
 
-    def total(self):
+    def total(self) -> int:
         s = self.sets
         return len(s[0]) + len(s[1]) + len(s[2])
 
-    def drain_before_commands(self):
+    def drain_before_commands(self) -> None:
         """Called by the connection before it runs newly read commands: move up to the
         dispatch quota of queued messages into its output, ahead of the replies."""
         hub = self.hub
@@ -109,7 +119,7 @@ class Subscriber:
         if hub.blocked:
             hub.schedule_wake()
 
-    def resume(self):
+    def resume(self) -> None:
         """The transport drained below its low-water mark (Connection.resume_writing)."""
         hub = self.hub
         hub.sample(self)
@@ -120,7 +130,7 @@ class Subscriber:
             hub.schedule_wake()
 
 
-def _take(q, quota):
+def _take(q: deque[bytes], quota: int) -> bytes:
     """Join up to `quota` items (and about DRAIN_BATCH_BYTES) from the front of deque q."""
     if len(q) <= quota:
         if len(q) == 1:
@@ -140,14 +150,14 @@ def _take(q, quota):
     return parts[0] if len(parts) == 1 else b''.join(parts)
 
 
-def _bulk(b):
+def _bulk(b: bytes) -> bytes:
     return b'$%d\r\n%s\r\n' % (len(b), b)
 
 
 _SILENT = ('off', 'skip')  # CLIENT REPLY modes in which the current command sends no reply
 
 
-def _push(conn, frames):
+def _push(conn: Any, frames: bytes) -> Raw:
     """(Un)subscribe confirmations as a command's reply. They are push messages: Redis
     sends them even while CLIENT REPLY OFF or SKIP silences the command's replies
     (networking.c's CLIENT_PUSHING), in RESP2 as in RESP3, so they go straight to the
@@ -162,17 +172,17 @@ def _push(conn, frames):
 class PubSub:
     """The server's pub/sub hub: ChannelStore + dispatch + backpressure."""
 
-    def __init__(self, server):
+    def __init__(self, server: Any) -> None:
         self.server = server
         self.store = ChannelStore()
-        self.dirty = []  # subscribers with queued messages to write
-        self.drain_handle = None
-        self.wake_handle = None
-        self.poll_handle = None
+        self.dirty: list[Subscriber] = []  # subscribers with queued messages to write
+        self.drain_handle: asyncio.Handle | None = None
+        self.wake_handle: asyncio.Handle | None = None
+        self.poll_handle: asyncio.TimerHandle | None = None
         self.queued = 0
         self.buffered = 0
-        self.buffering = set()
-        self.soft_watch = set()
+        self.buffering: set[Subscriber] = set()
+        self.soft_watch: set[Subscriber] = set()
         self.blocked: deque[Any] = deque()  # publisher connections waiting for the limit
         # a subscriber's own messages, during its PUBLISH
         self.origin_out: list[bytes] | None = None
@@ -180,34 +190,34 @@ class PubSub:
         self.messages = 0  # deliveries (receivers summed over publishes)
         self.publisher_waits = 0  # times a PUBLISH had to wait
         # client-output-buffer-limit, every class (the hub created first, connections after)
-        self.limits = OutputLimits(server)
+        self.limits = OutputLimits(server)  # type: ignore[no-untyped-call]  # not annotated yet
         self.apply_config()
         server.disconnect_hooks.append(self.on_disconnect)
         server.reset_hooks.append(self.on_reset)
         server.cron_hooks.append(self.on_cron)
 
-    def apply_config(self):
+    def apply_config(self) -> None:
         cfg = self.server.config
-        self.quota = cfg['async-dispatch-quota']
-        self.limit = cfg['publish-buffer-limit']
-        self.limits.apply_config()
+        self.quota: int = cfg['async-dispatch-quota']
+        self.limit: int = cfg['publish-buffer-limit']
+        self.limits.apply_config()  # type: ignore[no-untyped-call]  # output_limit.py
         hard, soft, _ = self.limits.pubsub
         limits = [x for x in (hard, soft) if x]
-        self.obl_check = min(limits) if limits else float('inf')
+        self.obl_check: float = min(limits) if limits else float('inf')
 
     # -- subscribe / unsubscribe -------------------------------------------------------------
 
-    def subscriber(self, conn):
-        sub = conn.pubsub
+    def subscriber(self, conn: Any) -> Subscriber:
+        sub: Subscriber | None = conn.pubsub
         if sub is None:
             sub = conn.pubsub = Subscriber(self, conn)
         return sub
 
-    def _count(self, sub, kind):
+    def _count(self, sub: Subscriber, kind: int) -> int:
         s = sub.sets
         return len(s[2]) if kind == SHARD_CHANNELS else len(s[0]) + len(s[1])
 
-    def _set_total(self, conn, sub):
+    def _set_total(self, conn: Any, sub: Subscriber) -> None:
         total = sub.total()
         was = conn.subscriptions
         conn.subscriptions = total
@@ -216,7 +226,7 @@ class PubSub:
         if not total and not sub.pushes:
             self.clear_queue(sub)
 
-    def subscribe(self, conn, kind, keys):
+    def subscribe(self, conn: Any, kind: int, keys: Iterable[bytes]) -> Raw:
         """(P|S)SUBSCRIBE: one confirmation per argument, with the running count."""
         sub = self.subscriber(conn)
         mine = sub.sets[kind]
@@ -235,10 +245,12 @@ class PubSub:
         self._set_total(conn, sub)
         return _push(conn, b''.join(frames))
 
-    def unsubscribe(self, conn, kind, keys, notify=True):
+    def unsubscribe(
+        self, conn: Any, kind: int, keys: Sequence[bytes] | None, notify: bool = True
+    ) -> Raw | None:
         """(P|S)UNSUBSCRIBE; keys None means all of this kind. With nothing to unsubscribe
         from, Redis still replies once, with a null channel and the count."""
-        sub = conn.pubsub
+        sub: Subscriber | None = conn.pubsub
         mine = sub.sets[kind] if sub is not None else {}
         if keys is None:
             keys = list(mine)
@@ -271,9 +283,9 @@ class PubSub:
             self._set_total(conn, sub)
         return _push(conn, b''.join(frames)) if notify else None
 
-    def forget(self, conn):
+    def forget(self, conn: Any) -> None:
         """Leave no trace of `conn` (RESET, disconnect): cost is what it holds."""
-        sub = conn.pubsub
+        sub: Subscriber | None = conn.pubsub
         if sub is None:
             return
         for kind in (CHANNELS, PATTERNS, SHARD_CHANNELS):
@@ -287,7 +299,7 @@ class PubSub:
         sub.soft_since = None
         self.soft_watch.discard(sub)
 
-    def clear_queue(self, sub):
+    def clear_queue(self, sub: Subscriber) -> None:
         if sub.queue:
             self.queued -= sub.qbytes
             sub.qbytes = 0
@@ -295,10 +307,10 @@ class PubSub:
             if self.blocked:
                 self.schedule_wake()
 
-    def on_reset(self, conn):
+    def on_reset(self, conn: Any) -> None:
         self.forget(conn)
 
-    def on_disconnect(self, conn):
+    def on_disconnect(self, conn: Any) -> None:
         self.forget(conn)
         if conn.deferred is not None:
             try:
@@ -309,11 +321,11 @@ class PubSub:
 
     # -- publish -------------------------------------------------------------------------------
 
-    def publish(self, channel, message):
+    def publish(self, channel: bytes, message: bytes) -> int:
         """Internal publish (keyspace notifications): never waits. Returns receivers."""
         return self._deliver(channel, message, CHANNELS, None)
 
-    def publish_batch(self, channel, messages):
+    def publish_batch(self, channel: bytes, messages: Sequence[bytes]) -> int:
         """Publish several messages on one channel as one coalesced dispatch: one lookup,
         and each subscriber gets one queue item holding all its frames (used for batches
         of `__keyevent@N__:expired`). Returns receivers summed over the messages."""
@@ -354,7 +366,7 @@ class PubSub:
         self._after_fanout()
         return n * len(messages)
 
-    def push(self, conn, frame):
+    def push(self, conn: Any, frame: bytes) -> None:
         """Queue one message for one connection outside any subscription: a client
         tracking invalidation (store/tracking.py), which takes the same control queue,
         dispatch quota, backpressure and output-buffer limits as published messages. Its
@@ -378,7 +390,7 @@ class PubSub:
         self.messages += 1
         self._after_fanout()
 
-    def publish_command(self, conn, args, kind):
+    def publish_command(self, conn: Any, args: list[bytes], kind: int) -> int | Raw:
         """PUBLISH / SPUBLISH from a client: may wait for publish-buffer-limit. One lookup
         of the receivers serves both the limit check and the delivery."""
         channel = args[1]
@@ -416,7 +428,7 @@ class PubSub:
             return Raw(b''.join(mine))
         return n
 
-    def _deliver(self, channel, message, kind, origin):
+    def _deliver(self, channel: bytes, message: bytes, kind: int, origin: Subscriber | None) -> int:
         store = self.store
         subs = store.subscribers(channel, kind)
         pats = (
@@ -428,7 +440,15 @@ class PubSub:
             return 0
         return self._send(channel, message, kind, origin, subs, pats)
 
-    def _send(self, channel, message, kind, origin, subs, pats):
+    def _send(
+        self,
+        channel: bytes,
+        message: bytes,
+        kind: int,
+        origin: Subscriber | None,
+        subs: Snapshot | None,
+        pats: list[PatternEntry] | None,
+    ) -> int:
         """Encode one message for `subs` (a channel's snapshot or None) and for each
         matching pattern in `pats`, and queue it; returns the receivers."""
         n = 0
@@ -457,7 +477,14 @@ class PubSub:
         self._after_fanout()
         return n
 
-    def _fanout(self, subs, m2, m3, origin, count):
+    def _fanout(
+        self,
+        subs: Snapshot,
+        m2: bytes,
+        m3: bytes | None,
+        origin: Subscriber | None,
+        count: int,
+    ) -> None:
         """Queue one encoded message (or a batch of `count`) for every subscriber: m2 is
         the RESP2 encoding, m3 the RESP3 one (None: derived from m2 on first need, which
         for a single frame is m2 with '>' for its leading '*')."""
@@ -465,6 +492,7 @@ class PubSub:
         dirty = self.dirty
         check = self.obl_check
         queued = 0
+        s: Subscriber
         for s in subs:
             q = s.queue
             conn = s.conn
@@ -473,7 +501,7 @@ class PubSub:
                     if conn.proto != 2 and m3 is None:
                         m3 = b'>' + m2[1:]
                     self.origin_out.append(  # type: ignore[union-attr]  # a list: origin publishes
-                        m2 if conn.proto == 2 else m3
+                        m2 if conn.proto == 2 else m3  # type: ignore[arg-type]  # RESP3: m3 set above
                     )
                     continue
                 dirty.append(s)
@@ -490,7 +518,7 @@ class PubSub:
         self.queued += queued
         self.messages += len(subs) * count
 
-    def _after_fanout(self):
+    def _after_fanout(self) -> None:
         if self.dirty and self.drain_handle is None:
             self.drain_handle = self.server.loop.call_soon(self._drain)
         if self.soft_watch:
@@ -500,11 +528,11 @@ class PubSub:
 
     # -- draining ------------------------------------------------------------------------------
 
-    def schedule_drain(self):
+    def schedule_drain(self) -> None:
         if self.drain_handle is None:
             self.drain_handle = self.server.loop.call_soon(self._drain)
 
-    def _drain(self):
+    def _drain(self) -> None:
         """Once per loop turn: one coalesced write per dirty subscriber."""
         self.drain_handle = None
         dirty = self.dirty
@@ -542,7 +570,7 @@ class PubSub:
         if self.blocked:
             self._wake()
 
-    def sample(self, s):
+    def sample(self, s: Subscriber) -> None:
         """Refresh a subscriber's transport-buffer size."""
         transport = s.conn.transport
         t = transport.get_write_buffer_size() if transport is not None else 0
@@ -556,13 +584,16 @@ class PubSub:
 
     # -- output buffer limits ------------------------------------------------------------------
 
-    def _check_output_limit(self, s, now):
+    def _check_output_limit(self, s: Subscriber, now: float) -> None:
         """Redis's checkClientOutputBufferLimits for the pubsub class. A client over the
         limit is marked and dropped after the current fan-out (the snapshot being iterated
         stays valid either way)."""
         if s.doomed:
             return
-        over, s.soft_since = exceeded(s.qbytes + s.tbytes, self.limits.pubsub, s.soft_since, now)
+        # output_limit.py is not annotated yet
+        over, s.soft_since = exceeded(  # type: ignore[no-untyped-call]
+            s.qbytes + s.tbytes, self.limits.pubsub, s.soft_since, now
+        )
         if s.soft_since is not None:
             self.soft_watch.add(s)
         else:
@@ -571,10 +602,11 @@ class PubSub:
             s.doomed = True
             self.soft_watch.add(s)
 
-    def _disconnect(self, s):
+    def _disconnect(self, s: Subscriber) -> None:
         conn = s.conn
         self.soft_watch.discard(s)
-        self.limits.disconnect(conn)  # logs the client as it is, then aborts its socket
+        # logs the client as it is, then aborts its socket (output_limit.py: not annotated)
+        self.limits.disconnect(conn)  # type: ignore[no-untyped-call]
         self.forget(conn)
         s.doomed = False
         if conn.deferred is not None:
@@ -582,7 +614,7 @@ class PubSub:
 
     # -- backpressure on publishers -------------------------------------------------------------
 
-    def _block(self, conn, args):
+    def _block(self, conn: Any, args: list[bytes]) -> None:
         conn.park([args])
         conn.transport.pause_reading()
         self.blocked.append(conn)
@@ -593,7 +625,7 @@ class PubSub:
         if self.poll_handle is None:
             self.poll_handle = self.server.loop.call_later(POLL_INTERVAL, self._poll)
 
-    def _poll(self):
+    def _poll(self) -> None:
         self.poll_handle = None
         for s in list(self.buffering):
             self.sample(s)
@@ -601,11 +633,11 @@ class PubSub:
         if self.blocked:
             self.poll_handle = self.server.loop.call_later(POLL_INTERVAL, self._poll)
 
-    def schedule_wake(self):
+    def schedule_wake(self) -> None:
         if self.wake_handle is None:
             self.wake_handle = self.server.loop.call_soon(self._wake)
 
-    def _wake(self):
+    def _wake(self) -> None:
         """Let waiting publishers run, oldest first, while the queued bytes are at or
         below the limit (each resumed PUBLISH checks again and may wait again)."""
         self.wake_handle = None
@@ -623,7 +655,7 @@ class PubSub:
 
     # -- housekeeping ----------------------------------------------------------------------------
 
-    def on_cron(self, now):
+    def on_cron(self, now: float) -> None:
         for s in list(self.buffering):
             self.sample(s)
         if self.soft_watch:
@@ -638,11 +670,11 @@ class PubSub:
 
     # -- introspection ----------------------------------------------------------------------------
 
-    def reset_stats(self):
+    def reset_stats(self) -> None:
         """CONFIG RESETSTAT: the counters among info_fields (the others are states)."""
         self.messages = self.publisher_waits = self.limits.disconnections = 0
 
-    def info_fields(self):
+    def info_fields(self) -> list[tuple[str, int]]:
         counts = self.store.counts
         return [
             ('pubsub_channels', counts[CHANNELS]),

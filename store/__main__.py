@@ -10,7 +10,7 @@ parameter may take several values (`--save 60 1000`, `--client-output-buffer-lim
 import os
 import sys
 
-from . import crash
+from . import crash, process
 from .commands.config_cmd import quote
 from .config import Config
 from .config_values import ConfigError
@@ -90,9 +90,13 @@ def main(argv=None):
         return 0
     try:
         config = parse_argv(argv)
+        if config['logfile'] and (error := process.cannot_open_log(config['logfile'])):
+            raise ConfigError(error)
     except (ConfigError, OSError) as e:
         print(f'\n*** FATAL CONFIG FILE ERROR (store {VERSION}) ***\n{e}', file=sys.stderr)
         return 1
+    if config['daemonize'] and not process.supervised(config['supervised']):
+        process.daemonize()  # before the loop and its threads exist
     loop = new_event_loop()
     server = Server(config)
     # before the port opens: a SIGTERM from then on shuts down (after start-up if it came

@@ -405,7 +405,7 @@ PARAMS = [
     ),
     Param('enable-module-command', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
     # the process
-    Param('daemonize', 'bool', False, mutable=False, inert=PROCESS),
+    Param('daemonize', 'bool', False, mutable=False),  # store/process.py, as pidfile, logfile
     Param(
         'supervised',
         'enum',
@@ -414,9 +414,9 @@ PARAMS = [
         mutable=False,
         inert=PROCESS,
     ),
-    Param('pidfile', 'str', '', mutable=False, inert=PROCESS),
+    Param('pidfile', 'str', '', mutable=False),
     Param('loglevel', 'enum', 'notice', choices=('debug', 'verbose', 'notice', 'warning')),
-    Param('logfile', 'str', '', mutable=False, inert=PROCESS),
+    Param('logfile', 'str', '', mutable=False),
     Param('syslog-enabled', 'bool', False, mutable=False, inert=PROCESS),
     Param('syslog-ident', 'str', 'redis', mutable=False, inert=PROCESS),
     Param(

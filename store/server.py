@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import crash, listen, proc_title
+from . import crash, listen, proc_title, process
 from .acl import Acl
 from .acl_checks import channel_in
 from .blocking import BlockingRegistry
@@ -53,6 +53,9 @@ from .types import EncodingLimits
 from .version import VERSION
 
 COMMAND_NAMES.update(cmd.name for module in MODULES for cmd in module.COMMANDS)
+
+# serverLog's verbosity: a line's level mark, and `loglevel`, ranked (LL_DEBUG..LL_WARNING)
+LOG_LEVELS = {'.': 0, 'debug': 0, '-': 1, 'verbose': 1, '*': 2, 'notice': 2, '#': 3, 'warning': 3}
 
 LOGO = r"""                _._
            _.-``__ ''-._
@@ -137,7 +140,12 @@ class Server:
         self.cron_handle = None
         self.closed = asyncio.Event()  # set by request_shutdown (a signal may come early)
         self.exit_code = 0
-        self.log_stream = log_stream if log_stream is not None else sys.stdout
+        if log_stream is None:
+            log_stream = process.LogFile(cfg['logfile']) if cfg['logfile'] else sys.stdout
+        self.log_stream = log_stream
+        # written once listening, removed at shutdown (store/process.py)
+        daemon = cfg['daemonize'] and not process.supervised(cfg['supervised'])
+        self.pidfile = cfg['pidfile'] or (process.DEFAULT_PIDFILE if daemon else '')
         self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
         self.cron_hooks: list[Callable[[float], None]] = []  # callables(now) run by cron
         self.reset_hooks = []  # callables(conn) run by RESET
@@ -257,21 +265,22 @@ class Server:
     # -- logging (redis-server's format: pid:role date time level message) ---------------
 
     def log(self, msg, level='*'):
+        if LOG_LEVELS[level] < LOG_LEVELS[self.config['loglevel']]:
+            return  # below `loglevel`, as serverLog drops it
         now = time.time()
         stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
         role = 'S' if self.replica_link is not None else 'M'  # as Redis marks them
         try:
-            print(
-                f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}',
-                file=self.log_stream,
-                flush=True,
+            stream = self.log_stream
+            stream.write(
+                f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}\n'
             )
+            stream.flush()
         except (OSError, ValueError):
             pass  # a closed or broken log stream must not stop the server (nor SIGTERM)
 
     def log_verbose(self, msg):
-        if self.config['loglevel'] in ('debug', 'verbose'):
-            self.log(msg, '-')
+        self.log(msg, '-')
 
     def log_exception(self, msg, exc):
         self.log(f'{msg}: {exc!r}\n' + ''.join(traceback.format_exception(exc)), '#')
@@ -384,6 +393,8 @@ class Server:
                 port = sock.getsockname()[1]  # (the same for all: open_tcp sees to it)
             self.listeners.append(server)
         self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
+        if self.pidfile and (warning := process.write_pidfile(self.pidfile)):
+            self.log(warning, '#')
         proc_title.apply(self)
         errors = self.acl.load_at_startup()
         if errors is not None:
@@ -402,6 +413,8 @@ class Server:
         # after the data is in, as Redis logs it: supervisors and Redis's test harness read
         # this line as "serving"
         self.log('Ready to accept connections')
+        if cfg['unixsocket']:
+            self.log(f'The server is now ready to accept connections at {cfg["unixsocket"]}')
         self.expiry.start(self.loop, self.keyspace)
         self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
         if cfg['replicaof']:  # replicaof <host> <port> in the configuration

@@ -28,6 +28,7 @@ import signal
 import time
 from typing import Any
 
+from . import process
 from .resp import RedisError
 
 E_SHUTDOWN = 'ERR Errors trying to SHUTDOWN. Check logs.'
@@ -227,9 +228,15 @@ class Shutdown:
                     server.log("Error trying to save the DB, can't exit.", '#')
                     return self._failed()
                 server.log('Error trying to save the DB. Exit anyway.', '#')
+        if server.pidfile:
+            server.log('Removing the pid file.')
+            process.remove(server.pidfile)
         aof.write_replicas()  # flushSlavesOutputBuffers
         for listener in server.listeners:
             listener.close()
+        if server.config['unixsocket']:  # closeListeningSockets(unlink_unix_socket=1)
+            server.log('Removing the unix socket file.')
+            process.remove(server.config['unixsocket'])
         server.log('Redis is now ready to exit, bye bye...', '#')
         self.blocked = []
         server.closed.set()

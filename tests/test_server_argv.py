@@ -33,6 +33,7 @@ def first_error_lines(cmd):
         ['--replicaof', '--127.0.0.1', '--abc'],
         ['--user', 'foo', '--user', 'foo'],
         ['--user', 'default', '--user', 'default'],
+        ['--logfile', '/nonexistent-dir/store.log'],
     ],
 )
 def test_bad_options_are_reported_as_redis_server_reports_them(args):

@@ -1,0 +1,119 @@
+"""The process as operators run redis-server (store/process.py): Debian's stock redis.conf
+(daemonized, a pid file, a log file, a unix socket), the log's level and its rotation.
+Each test runs this server and Debian's redis-server the same way and expects the same."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+import redis
+
+from conftest import WAIT, free_port, spawn_redis, spawn_store, stop, wait_until
+
+STOCK_CONF = '/etc/redis/redis.conf'  # installed with Debian's redis-server
+
+
+def command(kind):
+    if kind == 'store':
+        return [sys.executable, '-m', 'store']
+    return [shutil.which('redis-server')]
+
+
+def stock_conf(tmp_path):
+    """Debian's redis.conf with only the port, the directory, the pid file, the log file
+    and the (commented out) unix socket pointed at `tmp_path`."""
+    with open(STOCK_CONF) as f:
+        text = f.read()
+    paths = {
+        'port': str(free_port()),
+        'dir': str(tmp_path),
+        'pidfile': str(tmp_path / 'server.pid'),
+        'logfile': str(tmp_path / 'server.log'),
+    }
+    for name, value in paths.items():
+        text, n = re.subn(rf'^{name} .*$', f'{name} {value}', text, flags=re.M)
+        assert n == 1, name
+    sock = tmp_path / 'server.sock'
+    text, n = re.subn(r'^# unixsocket /.*$', f'unixsocket {sock}', text, flags=re.M)
+    assert n == 1
+    assert re.search(r'^daemonize yes$', text, flags=re.M)
+    conf = tmp_path / 'redis.conf'
+    conf.write_text(text)
+    return conf, paths, sock
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_debians_stock_config_runs_the_server_as_a_daemon(kind, tmp_path):
+    """The command returns at once with nothing on its output (the daemon goes on); the
+    pid file holds the daemon's pid, the log file its lines, the unix socket answers; a
+    SHUTDOWN removes the pid file and the socket, and says so in the log."""
+    conf, paths, sock = stock_conf(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ('NOTIFY_SOCKET', 'UPSTART_JOB')}
+    done = subprocess.run(
+        [*command(kind), str(conf)], capture_output=True, text=True, timeout=WAIT, env=env
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, '', '')
+    pidfile, log = tmp_path / 'server.pid', tmp_path / 'server.log'
+    wait_until(lambda: pidfile.exists() and pidfile.read_text().endswith('\n'), 'the pid file')
+    pid = int(pidfile.read_text())
+    try:
+        client = redis.Redis(unix_socket_path=str(sock), decode_responses=True)
+        wait_until(lambda: 'Ready to accept connections' in log.read_text(), 'the start')
+        assert client.ping()
+        assert client.info('server')['process_id'] == pid
+        assert client.config_get('daemonize') == {'daemonize': 'yes'}
+        client.shutdown()
+        wait_until(lambda: 'ready to exit, bye bye' in log.read_text(), 'the shutdown')
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        raise
+    lines = [line.split(' ', 6)[-1] for line in log.read_text().splitlines()]
+    assert all(line.startswith(f'{pid}:') for line in log.read_text().splitlines())
+    assert f'The server is now ready to accept connections at {sock}' in lines
+    removed = [line for line in lines if line.startswith('Removing the')]
+    assert removed == ['Removing the pid file.', 'Removing the unix socket file.']
+    assert not pidfile.exists() and not sock.exists()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_loglevel_warning_keeps_only_warnings(kind, tmp_path):
+    log = tmp_path / 'server.log'
+    spawn = spawn_store if kind == 'store' else spawn_redis
+    proc, port = spawn('--loglevel', 'warning', '--logfile', str(log))
+    try:
+        client = redis.Redis(port=port)
+        client.config_set('loglevel', 'notice')
+        client.save()  # "DB saved on disk", a notice
+        client.config_set('loglevel', 'warning')
+        client.save()
+        client.shutdown(nosave=True)
+        proc.wait(WAIT)
+    finally:
+        stop(proc)
+    text = log.read_text()
+    marks = {line.split(' ', 6)[5] for line in text.splitlines()}
+    assert text.count('DB saved on disk') == 1
+    assert marks == {'#', '*'}  # the one notice line, the rest warnings
+    assert 'User requested shutdown...' in text
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_log_file_moved_away_is_written_anew(kind, tmp_path):
+    """As logrotate's default (create) rotation moves the file: the next line goes to a
+    new file at the configured path, not after the moved file's lines."""
+    log = tmp_path / 'server.log'
+    spawn = spawn_store if kind == 'store' else spawn_redis
+    proc, port = spawn('--logfile', str(log))
+    try:
+        client = redis.Redis(port=port)
+        wait_until(lambda: 'Ready to accept connections' in log.read_text(), 'the start')
+        log.rename(tmp_path / 'server.log.1')
+        client.save()
+        assert 'DB saved on disk' in log.read_text()
+        assert 'DB saved on disk' not in (tmp_path / 'server.log.1').read_text()
+    finally:
+        stop(proc)

@@ -10,7 +10,7 @@ redis-server replica attached (`replicaof`); the master's CPU microseconds per r
 from /proc. After each run with the replica, `WAIT 1 0` and the time it takes: how far
 behind the replica was when the load stopped (its link drained). The replica's DBSIZE
 must then equal the master's. Also the time a full sync of the data takes (the replica
-started after the runs, until its link is up; redis-server with repl-diskless-sync-delay
+started after the runs, until its link is up; both masters with repl-diskless-sync-delay
 0). Then a redis-server master with two replicas, ours and a redis-server, under
 `SET` at -P 16: how long after the load each replica's offset reaches the master's, and
 each replica's CPU microseconds per write it applied. Best of --repeat, servers
@@ -96,10 +96,11 @@ def main():
     drain = {}  # (kind, pipeline) -> seconds WAIT took after the run
     sync_s = {}
     with tempfile.TemporaryDirectory() as tmp:
-        # redis-server's diskless sync would wait repl-diskless-sync-delay (5 s) for more
-        # replicas before it starts: 0, so that the sync times compare the transfers
+        # a diskless sync waits repl-diskless-sync-delay (5 s) for more replicas before it
+        # starts, on redis-server and on ours alike: 0 on both, so that the sync times
+        # compare the transfers
         masters = [
-            ServerProc('ours', '--dir', tmp),
+            ServerProc('ours', '--repl-diskless-sync-delay', '0', '--dir', tmp),
             ServerProc('redis', '--repl-diskless-sync-delay', '0', '--dir', tmp),
         ]
         try:

@@ -30,7 +30,7 @@ from .version import VERSION
 PERSISTENCE = 'persistence'  # tunes a forked child or incremental fsync: none here
 REPLICATION = 'replication'  # never a replica, no diskless sync (store/replication.py)
 CLUSTER = 'cluster'  # no cluster mode, no cluster bus
-TLS = 'tls'  # plain TCP only
+TLS = 'tls'  # what Python's ssl module cannot set (store/tls.py)
 MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
 PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, threads
@@ -104,14 +104,6 @@ def _no_defrag(value):
             'with a modified Jemalloc like the one shipped by default with the Redis source '
             'distribution'
         )
-
-
-def _no_tls(value, config):
-    """applyTlsCfg / applyTLSPort: turning TLS on fails as it does in a redis-server that
-    has no certificate configured; this server has no TLS listener at all."""
-    if value:
-        raise ConfigError('Unable to update TLS configuration. Check server logs.')
-    return value
 
 
 def _same_shards(value, config):
@@ -374,25 +366,25 @@ PARAMS = [
         inert=CLUSTER,
     ),
     Param('cluster-link-sendbuf-limit', 'mem', 0, 0, ULLONG_MAX, inert=CLUSTER),
-    # TLS: turning it on fails as in a redis-server without certificates
-    Param('tls-port', 'int', 0, 0, 65535, on_set=_no_tls, inert=TLS),
-    Param('tls-cert-file', 'str', '', inert=TLS),
-    Param('tls-key-file', 'str', '', inert=TLS),
-    Param('tls-key-file-pass', 'str', '', inert=TLS),
-    Param('tls-client-cert-file', 'str', '', inert=TLS),
-    Param('tls-client-key-file', 'str', '', inert=TLS),
-    Param('tls-client-key-file-pass', 'str', '', inert=TLS),
-    Param('tls-dh-params-file', 'str', '', inert=TLS),
-    Param('tls-ca-cert-file', 'str', '', inert=TLS),
-    Param('tls-ca-cert-dir', 'str', '', inert=TLS),
-    Param('tls-protocols', 'str', '', inert=TLS),
-    Param('tls-ciphers', 'str', '', inert=TLS),
+    # TLS (store/tls.py): CONFIG SET rebuilds the contexts, or fails as Redis's applyTlsCfg
+    Param('tls-port', 'int', 0, 0, 65535),
+    Param('tls-cert-file', 'str', ''),
+    Param('tls-key-file', 'str', ''),
+    Param('tls-key-file-pass', 'str', ''),
+    Param('tls-client-cert-file', 'str', ''),
+    Param('tls-client-key-file', 'str', ''),
+    Param('tls-client-key-file-pass', 'str', ''),
+    Param('tls-dh-params-file', 'str', ''),
+    Param('tls-ca-cert-file', 'str', ''),
+    Param('tls-ca-cert-dir', 'str', ''),
+    Param('tls-protocols', 'str', ''),
+    Param('tls-ciphers', 'str', ''),
     Param('tls-ciphersuites', 'str', '', inert=TLS),
-    Param('tls-auth-clients', 'enum', 'yes', choices=('no', 'yes', 'optional'), inert=TLS),
-    Param('tls-replication', 'bool', False, on_set=_no_tls, inert=TLS),
-    Param('tls-cluster', 'bool', False, on_set=_no_tls, inert=TLS),
-    Param('tls-prefer-server-ciphers', 'bool', False, inert=TLS),
-    Param('tls-session-caching', 'bool', True, inert=TLS),
+    Param('tls-auth-clients', 'enum', 'yes', choices=('no', 'yes', 'optional')),
+    Param('tls-replication', 'bool', False),
+    Param('tls-cluster', 'bool', False, inert=CLUSTER),
+    Param('tls-prefer-server-ciphers', 'bool', False),
+    Param('tls-session-caching', 'bool', True),
     Param('tls-session-cache-size', 'int', 20480, 0, INT_MAX, inert=TLS),
     Param('tls-session-cache-timeout', 'int', 300, 0, INT_MAX, inert=TLS),
     # ACL and modules

@@ -103,11 +103,12 @@ def is_unix(listener: Any) -> bool:
     return any(s.family == socket.AF_UNIX for s in listener.sockets)
 
 
-def _close(server: Any) -> None:
-    """Close the TCP listeners (the unix socket's stays); connections stay."""
+def _close(server: Any, tls: bool = False) -> None:
+    """Close the TCP listeners, or the TLS ones (the unix socket's stays); connections
+    stay."""
     kept = []
     for old in server.listeners:
-        if is_unix(old):
+        if is_unix(old) or (old in server.tls.listeners) != tls:
             kept.append(old)
         else:
             old.close()
@@ -144,3 +145,67 @@ def _serve(server: Any, socks: list[socket.socket], port: int) -> None:
     for sock in socks:
         task = loop.create_task(loop.create_server(server.new_connection, sock=sock))
         task.add_done_callback(started)
+
+
+async def serve_tls(server: Any, socks: list[socket.socket]) -> None:
+    """Accept TLS connections on `socks` (tls-port)."""
+    for sock in socks:
+        listener = TlsListener(server, sock)
+        server.listeners.append(listener)
+        server.tls.listeners.append(listener)
+
+
+class TlsListener:
+    """tls-port's accept loop, with the few methods of an asyncio server the server uses.
+    Each accepted socket's handshake runs in a task of its own; one that fails is logged
+    as Redis logs it ("Error accepting a client connection: <the reason>") and closes that
+    connection only. (asyncio's create_server(ssl=...) drops a failed handshake without a
+    word.) The handshake done, the Connection is made on the TLS transport."""
+
+    def __init__(self, server: Any, sock: socket.socket) -> None:
+        self.server = server
+        self.sockets = [sock]
+        self.handshakes: set[asyncio.Task[Any]] = set()  # (a task nothing holds may vanish)
+        server.loop.add_reader(sock.fileno(), self._accept)
+
+    def _accept(self) -> None:
+        if not self.sockets:
+            return
+        while True:
+            try:
+                sock, _ = self.sockets[0].accept()
+            except OSError:  # none left (EAGAIN), or out of descriptors: the next readiness
+                return
+            sock.setblocking(False)
+            task = self.server.loop.create_task(self._handshake(sock))
+            self.handshakes.add(task)
+            task.add_done_callback(self.handshakes.discard)
+
+    async def _handshake(self, sock: socket.socket) -> None:
+        server = self.server
+        try:
+            await server.loop.connect_accepted_socket(
+                server.new_connection, sock, ssl=server.tls.listening
+            )
+        except OSError as e:  # ssl.SSLError, a reset, the handshake timeout
+            reason = getattr(e, 'strerror', None) or str(e) or type(e).__name__
+            server.log(f'Error accepting a client connection: {reason}', '#')
+            sock.close()
+
+    def close(self) -> None:
+        if self.sockets:
+            sock = self.sockets.pop()
+            self.server.loop.remove_reader(sock.fileno())
+            sock.close()
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def move_tls(server: Any, port: int) -> None:
+    """CONFIG SET tls-port: listen there instead (changeListenPort); OSError, the old
+    port still listening, when it cannot be bound. Port 0 closes the TLS listeners."""
+    socks = open_tcp(server, server.config['bind'], port) if port else []
+    _close(server, tls=True)
+    server.tls.listeners = []
+    server.loop.create_task(serve_tls(server, socks))

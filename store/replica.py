@@ -222,8 +222,14 @@ class MasterLink(PayloadLoad):
         local = (source, 0) if source else None
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(loop=loop)
+        tls = self.server.tls.client_ctx if self.server.config['tls-replication'] else None
         transport, protocol = await loop.create_connection(
-            lambda: _LinkProtocol(reader), self.host, self.port, local_addr=local
+            lambda: _LinkProtocol(reader),
+            self.host,
+            self.port,
+            local_addr=local,
+            ssl=tls,  # tls-replication: the master's tls-port, as its client (store/tls.py)
+            server_hostname='' if tls else None,
         )
         self.socket = protocol
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import crash, listen, proc_title, process
+from . import crash, listen, proc_title, process, tls
 from .acl import Acl
 from .acl_checks import channel_in
 from .blocking import BlockingRegistry
@@ -135,7 +135,8 @@ class Server:
         self.oom = OomScore(self)  # oom-score-adj (store/oom_score.py)
         self._replica_link = None  # store/replica.py's MasterLink while a replica
         self.readonly_denied = None  # -READONLY while a replica-read-only replica
-        self.listeners = []
+        self.listeners = []  # asyncio servers: TCP, the unix socket, TLS (also in self.tls)
+        self.tls = tls.Tls()
         self.port = cfg['port']
         self.cron_handle = None
         self.closed = asyncio.Event()  # set by request_shutdown (a signal may come early)
@@ -244,6 +245,8 @@ class Server:
             self.oom.apply()
         elif name == 'proc-title-template' and self.loop is not None:
             proc_title.apply(self)
+        elif name == 'tls-auth-clients':
+            self.tls.set_auth(cfg[name])
         elif name == 'requirepass':
             # The default user's password; connections keep their authentication.
             self.acl.set_default_password(cfg[name])
@@ -380,8 +383,16 @@ class Server:
         self.loop = asyncio.get_running_loop()
         cfg = self.config
         adjust_open_files_limit(self)
+        if tls.enabled(cfg.values):
+            try:
+                self.tls.install(tls.configure(cfg.values, self.log), cfg['tls-auth-clients'])
+            except tls.TlsError:
+                self.log('Failed to configure TLS. Check logs for more info.', '#')
+                raise LoadError('TLS') from None
         port = cfg['port']
-        socks = listen.open_tcp(self, cfg['bind'], port)  # none for an empty bind
+        # port 0 beside a tls-port: TLS only, as in Redis (alone: a port the system picks)
+        plain = not (port == 0 and cfg['tls-port'])
+        socks = listen.open_tcp(self, cfg['bind'], port) if plain else []
         if cfg['unixsocket']:
             path, perm = cfg['unixsocket'], cfg['unixsocketperm']
             socks.append(listen.open_unix(path, perm, cfg['tcp-backlog']))
@@ -392,6 +403,8 @@ class Server:
                 server = await self.loop.create_server(self.new_connection, sock=sock)
                 port = sock.getsockname()[1]  # (the same for all: open_tcp sees to it)
             self.listeners.append(server)
+        if cfg['tls-port']:
+            await listen.serve_tls(self, listen.open_tcp(self, cfg['bind'], cfg['tls-port']))
         self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
         if self.pidfile and (warning := process.write_pidfile(self.pidfile)):
             self.log(warning, '#')
@@ -425,11 +438,12 @@ class Server:
         """redisAsciiArt: Redis's start-up banner under always-show-logo (or on a terminal),
         else one line. Its ` PID: ` line is what Redis's test harness waits for."""
         cfg = self.config
+        port = self.port or cfg['tls-port']
         if not (cfg['always-show-logo'] or (not cfg['logfile'] and sys.stdout.isatty())):
-            self.log(f'Running mode=standalone, port={self.port}.')
+            self.log(f'Running mode=standalone, port={port}.')
             return
         try:
-            print(LOGO % (VERSION, self.port, os.getpid()), file=self.log_stream, flush=True)
+            print(LOGO % (VERSION, port, os.getpid()), file=self.log_stream, flush=True)
         except (OSError, ValueError):
             pass
 

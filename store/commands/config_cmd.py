@@ -10,12 +10,13 @@ file in place as config.c's rewriteConfig does.
 import os
 import tempfile
 
+from .. import tls
 from ..args import E_SYNTAX
 from ..command_table import Family
 from ..config_params import PARAMS, TABLE
 from ..config_values import ConfigError, lower
 from ..glob import glob_match
-from ..listen import rebind
+from ..listen import move_tls, rebind
 from ..request_parser import split_args
 from ..resp import OK, Map, RedisError
 from .admin import as_text, protected_allowed
@@ -85,6 +86,17 @@ def _set_failed(name, reason):
     return RedisError(f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
 
 
+def _apply_failed(server, name, reason):
+    """An apply function failed: Redis logs it, and restores (here: never stored) the
+    values."""
+    server.log(
+        f'Failed applying new configuration. Possibly related to new {name} setting. '
+        'Restoring previous settings.',
+        '#',
+    )
+    return _set_failed(name, reason)
+
+
 @CONFIG.subcommand(
     'set',
     -4,
@@ -134,9 +146,12 @@ def config_set(c, args):
                 new[i] = (key, param, param.on_set(parsed, config))
             except ConfigError as e:
                 raise _set_failed(key, e) from None
+    contexts = _configure_tls(server, new)
     _move_listeners(server, new)
     for _, param, parsed in new:
         config.values[param.name] = parsed
+    if contexts is not None:
+        server.tls.install(contexts, config['tls-auth-clients'])
     if any(param.name == 'port' for _, param, _ in new):
         config.values['port'] = server.port  # port 0: the one the system chose
     for _, param, _ in new:
@@ -180,9 +195,39 @@ def _move_listeners(server, new):
         rebind(server, bind, port)
     except OSError:
         key, name, _ = listen[0]
-        raise _set_failed(key, _LISTEN[name]) from None
+        raise _apply_failed(server, key, _LISTEN[name]) from None
 
 
+def _configure_tls(server, new):
+    """applyTlsCfg and applyTLSPort, before anything is stored: the TLS contexts the new
+    values make (None when no TLS parameter changed, or TLS stays off), and a changed
+    tls-port listening; a failure fails the whole CONFIG SET, the running ones kept."""
+    config = server.config
+    changed = {
+        param.name: parsed
+        for _, param, parsed in new
+        if param.name.startswith('tls-') and parsed != config.values[param.name]
+    }
+    changed.pop('tls-auth-clients', None)  # read per connection (apply_config)
+    if not changed or server.loop is None:
+        return None
+    values = {**config.values, **changed}
+    key = next(key for key, param, _ in new if param.name in changed)
+    contexts = None
+    if tls.enabled(values) or ('tls-port' in changed and server.tls.listening is None):
+        try:
+            contexts = tls.configure(values, server.log)
+        except tls.TlsError:
+            raise _apply_failed(server, key, _TLS_FAILED) from None
+    if 'tls-port' in changed:  # (its handshakes start once the contexts are installed)
+        try:
+            move_tls(server, values['tls-port'])
+        except OSError:
+            raise _apply_failed(server, 'tls-port', _LISTEN['port']) from None
+    return contexts
+
+
+_TLS_FAILED = 'Unable to update TLS configuration. Check server logs.'
 _LISTEN = {
     'port': 'Unable to listen on this port. Check server logs.',
     'bind': 'Failed to bind to specified addresses.',

@@ -97,9 +97,11 @@ class Busy:
             if conn is run.caller or conn.transport is None or conn.closing:
                 continue
             sock = conn.transport.get_extra_info('socket')
-            if sock is not None:
-                self._watch(sock.fileno(), conn)
+            if sock is not None and conn.transport.get_extra_info('ssl_object') is None:
+                self._watch(sock.fileno(), conn)  # (a TLS client's bytes are not its commands)
         for listener in server.listeners:
+            if listener in server.tls.listeners:
+                continue  # its clients' handshakes wait for the loop, as their commands do
             for s in listener.sockets:
                 dup = socket.socket(fileno=os.dup(s.fileno()))
                 dup.setblocking(False)

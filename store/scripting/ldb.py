@@ -287,8 +287,8 @@ class Ldb:
         server = self.engine.server
         transport = conn.transport
         sock = transport.get_extra_info('socket') if transport is not None else None
-        if sock is None:
-            return run()
+        if sock is None or transport.get_extra_info('ssl_object') is not None:
+            return run()  # (the session writes the socket itself: not under TLS)
         forked = mode == 'yes'
         if forked:
             pid = os.fork()

@@ -1,0 +1,256 @@
+"""TLS (store/tls.py) as redis-server 7.0 serves it: each test runs this server and Debian's
+redis-server with the same tls-* parameters and the certificates of tests/tls (made by
+tests/tls/make.sh), and expects what a client sees, and what the log says, to agree."""
+
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+
+import pytest
+import redis
+
+from conftest import free_port, spawn_redis, spawn_store, stop, wait_until
+
+CERTS = os.path.join(os.path.dirname(__file__), 'tls')
+SPAWN = {'store': spawn_store, 'redis': spawn_redis}
+
+
+def cert(name):
+    return os.path.join(CERTS, name)
+
+
+def tls_args(tls_port, *extra):
+    return [
+        '--tls-port',
+        str(tls_port),
+        '--tls-cert-file',
+        cert('server.crt'),
+        '--tls-key-file',
+        cert('server.key'),
+        '--tls-ca-cert-file',
+        cert('ca.crt'),
+        '--tls-dh-params-file',
+        cert('redis.dh'),
+        *extra,
+    ]
+
+
+@pytest.fixture(params=['store', 'redis'])
+def tls_server(request, tmp_path):
+    """(kind, plain client, tls port, log path) of a server listening on both ports."""
+    kind = request.param
+    tls_port, log = free_port(), tmp_path / 'server.log'
+    proc, port = SPAWN[kind](*tls_args(tls_port), '--logfile', str(log))
+    plain = redis.Redis(port=port, decode_responses=True)
+    yield kind, plain, tls_port, log
+    plain.close()
+    stop(proc)
+
+
+def tls_client(port, client_cert=True, **kwargs):
+    options = {'ssl_certfile': cert('client.crt'), 'ssl_keyfile': cert('client.key')}
+    return redis.Redis(
+        port=port,
+        ssl=True,
+        ssl_ca_certs=cert('ca.crt'),
+        ssl_check_hostname=False,
+        decode_responses=True,
+        **(options if client_cert else {}),
+        **kwargs,
+    )
+
+
+def peer_name(port):
+    """The common name of the certificate the server presents to a new connection."""
+    ctx = ssl.create_default_context(cafile=cert('ca.crt'))
+    ctx.check_hostname = False
+    ctx.load_cert_chain(cert('client.crt'), cert('client.key'))
+    with ctx.wrap_socket(socket.create_connection(('127.0.0.1', port))) as s:
+        subject = dict(pair[0] for pair in s.getpeercert()['subject'])
+        s.sendall(b'PING\r\n')
+        assert s.recv(100) == b'+PONG\r\n'
+        return subject['commonName']
+
+
+def test_clients_with_a_certificate_talk_over_tls(tls_server):
+    _, plain, tls_port, _ = tls_server
+    client = tls_client(tls_port)
+    assert client.set('k', 'v') and client.get('k') == 'v'
+    assert plain.get('k') == 'v'  # one data set, two ports
+    cli = subprocess.run(
+        [
+            shutil.which('redis-cli'),
+            '--tls',
+            '--cacert',
+            cert('ca.crt'),
+            '--cert',
+            cert('client.crt'),
+            '--key',
+            cert('client.key'),
+            '-p',
+            str(tls_port),
+            'GET',
+            'k',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert cli.stdout == 'v\n'
+    pipe = client.pipeline(transaction=False)
+    for i in range(2000):
+        pipe.set(f'p{i}', 'x' * i)
+    pipe.execute()
+    assert client.get('p1999') == 'x' * 1999 and plain.dbsize() == 2001
+
+
+def test_a_client_without_a_certificate_is_refused_unless_optional(tls_server):
+    """tls-auth-clients yes (the default): the handshake fails and only that connection
+    closes, with Redis's log line; optional and no let it in (read per new connection)."""
+    _, plain, tls_port, log = tls_server
+    with pytest.raises(redis.ConnectionError):
+        tls_client(tls_port, client_cert=False).ping()
+    with pytest.raises(redis.ConnectionError):  # a plain client on the TLS port
+        redis.Redis(port=tls_port).ping()
+    assert plain.ping()
+    for reason in ('peer did not return a certificate', 'wrong version number'):
+        wait_until(
+            lambda reason=reason: any(
+                line.split(' ', 5)[-1].startswith('# Error accepting a client connection: ')
+                and reason in line
+                for line in log.read_text().splitlines()
+            ),
+            f'the handshake that failed with "{reason}" logged',
+        )
+    for auth in ('optional', 'no'):
+        plain.config_set('tls-auth-clients', auth)
+        assert tls_client(tls_port, client_cert=False).ping()
+        assert tls_client(tls_port).ping()
+
+
+def test_config_set_loads_new_certificates_for_new_connections(tls_server):
+    """A certificate and key set together reach the next handshake; connections already
+    made keep theirs. A certificate whose key does not match fails, the old kept."""
+    _, plain, tls_port, _ = tls_server
+    kept = tls_client(tls_port)
+    assert kept.ping()
+    assert peer_name(tls_port) == 'server'
+    with pytest.raises(redis.ResponseError) as e:
+        plain.config_set('tls-cert-file', cert('server2.crt'))
+    assert str(e.value) == (
+        "CONFIG SET failed (possibly related to argument 'tls-cert-file') - "
+        'Unable to update TLS configuration. Check server logs.'
+    )
+    assert peer_name(tls_port) == 'server'
+    plain.config_set('tls-cert-file', cert('server2.crt'), 'tls-key-file', cert('server2.key'))
+    assert peer_name(tls_port) == 'server2'
+    assert kept.ping()
+
+
+@pytest.mark.parametrize(
+    'name, value, logged',
+    [
+        ('tls-cert-file', '/nonexistent/server.crt', 'Failed to load certificate: '),
+        ('tls-protocols', 'TLSv1.2 SSLv3', 'Invalid tls-protocols specified. Use a'),
+        ('tls-ciphers', 'NO-SUCH-CIPHER', 'Failed to configure ciphers: NO-SUCH-CIPHER'),
+        ('tls-ca-cert-file', '/nonexistent/ca.crt', 'Failed to configure CA certificate'),
+        ('tls-dh-params-file', '/nonexistent/redis.dh', 'Failed to load /nonexistent/redis.dh'),
+    ],
+)
+def test_a_tls_setting_that_cannot_apply_fails_config_set(tls_server, name, value, logged):
+    _, plain, tls_port, log = tls_server
+    with pytest.raises(redis.ResponseError) as e:
+        plain.config_set(name, value)
+    assert str(e.value) == (
+        f"CONFIG SET failed (possibly related to argument '{name}') - "
+        'Unable to update TLS configuration. Check server logs.'
+    )
+    text = log.read_text()
+    assert f'# {logged}' in text
+    assert (
+        f'# Failed applying new configuration. Possibly related to new {name} setting. '
+        'Restoring previous settings.'
+    ) in text
+    assert plain.config_get(name)[name] != value
+    assert tls_client(tls_port).ping()  # the running contexts are kept
+
+
+def test_config_set_tls_port_moves_the_listener(tls_server):
+    _, plain, tls_port, _ = tls_server
+    new = free_port()
+    assert plain.config_set('tls-port', str(new))
+    assert tls_client(new).ping()
+    with pytest.raises(redis.ConnectionError):
+        tls_client(tls_port, socket_connect_timeout=5).ping()
+    assert plain.config_set('tls-port', '0')
+    with pytest.raises(redis.ConnectionError):
+        tls_client(new, socket_connect_timeout=5).ping()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+@pytest.mark.parametrize(
+    'missing, logged',
+    [
+        ('--tls-key-file', 'No tls-key-file configured!'),
+        (
+            '--tls-ca-cert-file',
+            'Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, '
+            'tls-replication or tls-auth-clients are enabled!',
+        ),
+    ],
+)
+def test_a_server_whose_tls_cannot_be_configured_does_not_start(kind, missing, logged, tmp_path):
+    args = tls_args(free_port())
+    i = args.index(missing)
+    del args[i : i + 2]
+    log = tmp_path / 'server.log'
+    exe = [sys.executable, '-m', 'store'] if kind == 'store' else [shutil.which('redis-server')]
+    done = subprocess.run(
+        [*exe, '--port', str(free_port()), '--save', '', '--logfile', str(log), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    lines = [line.split(' ', 6)[-1] for line in log.read_text().splitlines()]
+    assert lines[-2:] == [logged, 'Failed to configure TLS. Check logs for more info.']
+
+
+@pytest.mark.parametrize('master_kind, replica_kind', [('store', 'redis'), ('redis', 'store')])
+def test_a_replica_follows_its_master_over_tls(master_kind, replica_kind):
+    """tls-replication yes: the replica connects to the master's tls-port presenting
+    tls-client-cert-file, in both directions with redis-server."""
+    master_tls = free_port()
+    mproc, mport = SPAWN[master_kind](*tls_args(master_tls))
+    master = redis.Redis(port=mport, decode_responses=True)
+    master.set('before', '1')
+    rproc, rport = SPAWN[replica_kind](
+        *tls_args(
+            free_port(),
+            '--tls-replication',
+            'yes',
+            '--tls-client-cert-file',
+            cert('client.crt'),
+            '--tls-client-key-file',
+            cert('client.key'),
+        ),
+        '--replicaof',
+        '127.0.0.1',
+        str(master_tls),
+    )
+    replica = redis.Redis(port=rport, decode_responses=True)
+    try:
+        wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'sync')
+        master.set('after', '2')
+        master.incr('counter', 5)
+        wait_until(lambda: replica.get('counter') == '5', 'the stream')
+        assert replica.mget('before', 'after') == ['1', '2']
+        assert master.info('replication')['connected_slaves'] == 1
+    finally:
+        replica.close()
+        master.close()
+        stop(rproc)
+        stop(mproc)

@@ -155,6 +155,12 @@ async def serve_tls(server: Any, socks: list[socket.socket]) -> None:
         server.tls.listeners.append(listener)
 
 
+# How long a closing TLS connection waits for the client's close_notify before the socket
+# closes (asyncio's default: 30 s). Redis sends its close_notify and closes at once; a
+# client that keeps writing (protocol desync) sees the end about as soon.
+SHUTDOWN_WAIT = 1.0
+
+
 class TlsListener:
     """tls-port's accept loop, with the few methods of an asyncio server the server uses.
     Each accepted socket's handshake runs in a task of its own; one that fails is logged
@@ -185,7 +191,10 @@ class TlsListener:
         server = self.server
         try:
             await server.loop.connect_accepted_socket(
-                server.new_connection, sock, ssl=server.tls.listening
+                server.new_connection,
+                sock,
+                ssl=server.tls.listening,
+                ssl_shutdown_timeout=SHUTDOWN_WAIT,
             )
         except OSError as e:  # ssl.SSLError, a reset, the handshake timeout
             reason = getattr(e, 'strerror', None) or str(e) or type(e).__name__

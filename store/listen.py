@@ -17,6 +17,8 @@ import os
 import socket
 from typing import Any
 
+from .tls_transport import TlsTransport
+
 
 def hosts_of(bind: str) -> list[tuple[str, bool]]:
     """The addresses a `bind` value names, each with whether it is optional (a '-' prefix:
@@ -143,7 +145,10 @@ def _serve(server: Any, socks: list[socket.socket], port: int) -> None:
             server.listeners.append(task.result())
 
     for sock in socks:
-        task = loop.create_task(loop.create_server(server.new_connection, sock=sock))
+        backlog = server.config['tcp-backlog']  # (asyncio listens again: 100 unless told)
+        task = loop.create_task(
+            loop.create_server(server.new_connection, sock=sock, backlog=backlog)
+        )
         task.add_done_callback(started)
 
 
@@ -155,51 +160,36 @@ async def serve_tls(server: Any, socks: list[socket.socket]) -> None:
         server.tls.listeners.append(listener)
 
 
-# How long a closing TLS connection waits for the client's close_notify before the socket
-# closes (asyncio's default: 30 s). Redis sends its close_notify and closes at once; a
-# client that keeps writing (protocol desync) sees the end about as soon.
-SHUTDOWN_WAIT = 1.0
-
-
 class TlsListener:
     """tls-port's accept loop, with the few methods of an asyncio server the server uses.
-    Each accepted socket's handshake runs in a task of its own; one that fails is logged
-    as Redis logs it ("Error accepting a client connection: <the reason>") and closes that
-    connection only. (asyncio's create_server(ssl=...) drops a failed handshake without a
-    word.) The handshake done, the Connection is made on the TLS transport."""
+    Each accepted socket gets a TlsTransport (store/tls_transport.py) whose handshake, once
+    done, makes the Connection; one that fails is logged as Redis logs it ("Error accepting
+    a client connection: <the reason>") and closes that connection only."""
 
     def __init__(self, server: Any, sock: socket.socket) -> None:
         self.server = server
         self.sockets = [sock]
-        self.handshakes: set[asyncio.Task[Any]] = set()  # (a task nothing holds may vanish)
+        self.accepting: set[asyncio.Task[Any]] = set()  # (a task nothing holds may vanish)
         server.loop.add_reader(sock.fileno(), self._accept)
 
     def _accept(self) -> None:
         if not self.sockets:
             return
+        server = self.server
         while True:
             try:
                 sock, _ = self.sockets[0].accept()
             except OSError:  # none left (EAGAIN), or out of descriptors: the next readiness
                 return
             sock.setblocking(False)
-            task = self.server.loop.create_task(self._handshake(sock))
-            self.handshakes.add(task)
-            task.add_done_callback(self.handshakes.discard)
+            tls = TlsTransport(server.tls.listening, server.new_connection, self._failed)
+            made = server.loop.connect_accepted_socket(lambda tls=tls: tls, sock)
+            task = server.loop.create_task(made)
+            self.accepting.add(task)
+            task.add_done_callback(self.accepting.discard)
 
-    async def _handshake(self, sock: socket.socket) -> None:
-        server = self.server
-        try:
-            await server.loop.connect_accepted_socket(
-                server.new_connection,
-                sock,
-                ssl=server.tls.listening,
-                ssl_shutdown_timeout=SHUTDOWN_WAIT,
-            )
-        except OSError as e:  # ssl.SSLError, a reset, the handshake timeout
-            reason = getattr(e, 'strerror', None) or str(e) or type(e).__name__
-            server.log(f'Error accepting a client connection: {reason}', '#')
-            sock.close()
+    def _failed(self, reason: str) -> None:
+        self.server.log(f'Error accepting a client connection: {reason}', '#')
 
     def close(self) -> None:
         if self.sockets:

@@ -117,12 +117,6 @@ class OutputLimits:
             return False  # the replica class (check_replica)
         used = reply_memory(sum(map(len, conn.out)), conn.transport.get_write_buffer_size())[1]
         if not conn.authenticated:
-            tls = conn.transport.get_extra_info('ssl_object') is not None
-            if used > UNAUTHENTICATED_LIMIT and tls and not conn.write_paused:
-                # a TLS transport may still hold its handshake's last records (session
-                # tickets, ~2 KB with a client certificate) at the first reply: what it
-                # holds counts once it stops taking more (the client does not read)
-                used = reply_memory(sum(map(len, conn.out)), 0)[1]
             if used > UNAUTHENTICATED_LIMIT:
                 self.disconnect(conn)
                 return True

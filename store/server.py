@@ -396,11 +396,16 @@ class Server:
         if cfg['unixsocket']:
             path, perm = cfg['unixsocket'], cfg['unixsocketperm']
             socks.append(listen.open_unix(path, perm, cfg['tcp-backlog']))
+        backlog = cfg['tcp-backlog']  # (asyncio listens again, with 100 unless told)
         for sock in socks:
             if sock.family == socket.AF_UNIX:
-                server = await self.loop.create_unix_server(self.new_connection, sock=sock)
+                server = await self.loop.create_unix_server(
+                    self.new_connection, sock=sock, backlog=backlog
+                )
             else:
-                server = await self.loop.create_server(self.new_connection, sock=sock)
+                server = await self.loop.create_server(
+                    self.new_connection, sock=sock, backlog=backlog
+                )
                 port = sock.getsockname()[1]  # (the same for all: open_tcp sees to it)
             self.listeners.append(server)
         if cfg['tls-port']:

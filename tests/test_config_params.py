@@ -12,13 +12,15 @@ reaches the shared fixtures."""
 import os
 import re
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 
 import pytest
 import redis
 
-from conftest import WAIT, free_port, spawn_redis, stop, wait_for_port
+from conftest import WAIT, free_port, spawn_redis, stop, wait_for_port, wait_until
 from store import EmbeddedServer
 from store.config import Config
 from store.config_params import PARAMS, TABLE
@@ -269,6 +271,27 @@ def test_set_then_get_matches_redis(ours, ref, name):
     for g, w in zip(got, want):
         assert g == w, f'CONFIG SET {name} {g[0]!r}: ours {g[1:]} != redis {w[1:]}'
     assert mine(ours, name) == mine(ref, name) or name in ('dir', 'daemonize')
+
+
+def _accept_queue_sizes(srv):
+    """Each TCP listener's accept queue size (listen(2)'s backlog, capped by somaxconn):
+    TCP_INFO's tcpi_sacked on a listening socket."""
+    sizes = []
+    for listener in srv.call(lambda: list(srv.server.listeners)):
+        for sock in listener.sockets:
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+                sizes.append(struct.unpack_from('I', info, 28)[0])
+    return sizes
+
+
+def test_listeners_queue_tcp_backlog_connections(make_server):
+    """tcp-backlog is the listeners' accept queue, after a CONFIG SET port too (asyncio
+    listens again when it takes a socket, with 100 unless told)."""
+    srv = make_server(tcp_backlog='300')
+    assert _accept_queue_sizes(srv) == [300]
+    srv.client().config_set('port', str(free_port()))
+    wait_until(lambda: _accept_queue_sizes(srv) == [300], 'the moved listener')
 
 
 def test_config_set_moves_listeners(make_server, redis_ref):

@@ -8,6 +8,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 
 import pytest
 import redis
@@ -254,3 +255,36 @@ def test_a_replica_follows_its_master_over_tls(master_kind, replica_kind):
         master.close()
         stop(rproc)
         stop(mproc)
+
+
+def test_a_slow_script_is_killed_over_tls(tls_server):
+    """While a script runs past busy-reply-threshold, TLS clients are answered -BUSY and
+    SCRIPT KILL from one of them stops it, as over TCP."""
+    _, plain, tls_port, _ = tls_server
+    plain.config_set('busy-reply-threshold', '50')
+    looping = tls_client(tls_port)
+    admin = tls_client(tls_port)
+    assert admin.ping()
+    done = {}
+
+    def run():
+        try:
+            looping.eval('while true do end', 0)
+        except redis.ResponseError as e:
+            done['error'] = str(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    wait_until(lambda: _busy(admin), 'the script to be busy')
+    assert admin.script_kill()
+    thread.join(60)
+    assert done['error'].startswith('Script killed by user with SCRIPT KILL')
+    assert admin.ping()
+
+
+def _busy(client):
+    try:
+        client.ping()
+    except redis.ResponseError as e:
+        return str(e).startswith('BUSY')
+    return False

@@ -22,6 +22,8 @@ import socket
 import time
 from typing import Any
 
+from ..tls_transport import TlsTransport
+
 
 class _SocketTransport:
     """The few transport methods a Connection uses, on a socket accepted while busy."""
@@ -97,11 +99,11 @@ class Busy:
             if conn is run.caller or conn.transport is None or conn.closing:
                 continue
             sock = conn.transport.get_extra_info('socket')
-            if sock is not None and conn.transport.get_extra_info('ssl_object') is None:
-                self._watch(sock.fileno(), conn)  # (a TLS client's bytes are not its commands)
+            if sock is not None:
+                self._watch(sock.fileno(), conn)
         for listener in server.listeners:
             if listener in server.tls.listeners:
-                continue  # its clients' handshakes wait for the loop, as their commands do
+                continue  # (a new TLS client's handshake waits for the loop)
             for s in listener.sockets:
                 dup = socket.socket(fileno=os.dup(s.fileno()))
                 dup.setblocking(False)
@@ -135,7 +137,10 @@ class Busy:
                 if isinstance(conn.transport, _SocketTransport):
                     conn.transport.close()
                 continue
-            conn.data_received(data)
+            if isinstance(conn.transport, TlsTransport):
+                conn.transport.receive(data)  # ciphertext: the plaintext goes to conn
+            else:
+                conn.data_received(data)
         if self.server.pending_flush:  # the loop that would write them waits for the script
             self.server.flush_pending()
         self.server.current_client = current

@@ -27,6 +27,7 @@ from typing import Any
 from lupa.lua51 import LuaError
 
 from ..resp import NO_REPLY, to_bytes
+from ..tls_transport import TlsTransport
 
 MAX_LEN_DEFAULT = 256  # LDB_MAX_LEN_DEFAULT: log lines of values are cut there
 BREAKPOINTS_MAX = 64  # LDB_BREAKPOINTS_MAX
@@ -258,6 +259,7 @@ class Ldb:
         self.env = lua.globals().getfenv(engine.compile(b'', b'=env'))  # KEYS, ARGV
         self.active = False
         self.fd = -1
+        self.tls: TlsTransport | None = None  # the session's client is on tls-port
         self.src: list[bytes] = []
         self.logs: list[str] = []
         self.cbuf = b''
@@ -287,8 +289,11 @@ class Ldb:
         server = self.engine.server
         transport = conn.transport
         sock = transport.get_extra_info('socket') if transport is not None else None
-        if sock is None or transport.get_extra_info('ssl_object') is not None:
-            return run()  # (the session writes the socket itself: not under TLS)
+        if sock is None:
+            return run()
+        # the session reads and writes the socket itself; a TLS client's records are
+        # sealed and opened with its connection's TLS state
+        self.tls = transport if isinstance(transport, TlsTransport) else None
         forked = mode == 'yes'
         if forked:
             pid = os.fork()
@@ -355,6 +360,8 @@ class Ldb:
         self._write(b''.join(parts))
 
     def _write(self, data: bytes) -> None:
+        if self.tls is not None:
+            data = self.tls.seal(data)
         while data:
             select.select([], [self.fd], [], 5)
             try:
@@ -382,7 +389,7 @@ class Ldb:
                 return None
             if not data:
                 return None
-            self.cbuf += data
+            self.cbuf += data if self.tls is None else self.tls.unseal(data)
             if len(self.cbuf) > 1 << 20:
                 self.cbuf = b''
                 self._lua_error('max client buffer reached')

@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from conftest import free_port, spawn_redis, spawn_store, stop, wait_until
+from test_scripting import _busy
 
 CERTS = os.path.join(os.path.dirname(__file__), 'tls')
 SPAWN = {'store': spawn_store, 'redis': spawn_redis}
@@ -280,11 +281,3 @@ def test_a_slow_script_is_killed_over_tls(tls_server):
     thread.join(60)
     assert done['error'].startswith('Script killed by user with SCRIPT KILL')
     assert admin.ping()
-
-
-def _busy(client):
-    try:
-        client.ping()
-    except redis.ResponseError as e:
-        return str(e).startswith('BUSY')
-    return False

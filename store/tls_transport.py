@@ -80,16 +80,14 @@ class TlsTransport(asyncio.Transport):
                 data = self.sslobj.read(READ_SIZE)
             except ssl.SSLWantReadError:
                 break
-            except ssl.SSLZeroReturnError:  # the client's close_notify
+            except (ssl.SSLError, OSError):
+                self.abort()
+                return
+            if not data:  # the client's close_notify (a memory BIO's read returns b'')
                 self._flush()
                 if not protocol.eof_received():
                     self.close()
                 return
-            except (ssl.SSLError, OSError):
-                self.abort()
-                return
-            if not data:
-                break
             protocol.data_received(data)
         self._flush()
 

@@ -281,3 +281,22 @@ def test_a_slow_script_is_killed_over_tls(tls_server):
     thread.join(60)
     assert done['error'].startswith('Script killed by user with SCRIPT KILL')
     assert admin.ping()
+
+
+def test_a_client_that_sends_close_notify_is_gone_at_once(tls_server):
+    """A client closing its TLS session (close_notify, then waiting for the server's, as
+    asyncio's clients and a replica's link do) is dropped at once, not when the socket
+    finally closes (a replica's REPLICAOF NO ONE left its master's BGSAVE running)."""
+    _, plain, tls_port, _ = tls_server
+    ctx = ssl.create_default_context(cafile=cert('ca.crt'))
+    ctx.check_hostname = False
+    ctx.load_cert_chain(cert('client.crt'), cert('client.key'))
+    s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', tls_port), timeout=30))
+    s.sendall(b'CLIENT SETNAME leaving\r\n')
+    assert s.recv(100) == b'+OK\r\n'
+    try:
+        s.unwrap()  # returns once the server's close_notify came back
+    except ssl.SSLEOFError:
+        pass  # redis-server closes without one
+    s.close()
+    wait_until(lambda: all(c['name'] != 'leaving' for c in plain.client_list()), 'the client gone')

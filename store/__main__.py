@@ -16,7 +16,7 @@ from .config import Config
 from .config_values import ConfigError
 from .persistence.errors import LoadError
 from .request_parser import split_args
-from .server import Server, new_event_loop
+from .server import LOG_LEVELS, Server, new_event_loop
 from .version import VERSION
 
 
@@ -95,10 +95,21 @@ def main(argv=None):
     except (ConfigError, OSError) as e:
         print(f'\n*** FATAL CONFIG FILE ERROR (store {VERSION}) ***\n{e}', file=sys.stderr)
         return 1
-    if config['daemonize'] and not process.supervised(config['supervised']):
+    log = process.LogFile(config['logfile']) if config['logfile'] else sys.stdout
+
+    def early_log(msg, level):  # Redis marks the lines before the server exists 'C'
+        if LOG_LEVELS[level] >= LOG_LEVELS[config['loglevel']]:
+            process.log_line(log, 'C', level, msg)
+
+    supervised = process.supervision(config['supervised'], early_log)
+    background = config['daemonize'] and not supervised
+    if background:
         process.daemonize()  # before the loop and its threads exist
     loop = new_event_loop()
     server = Server(config)
+    server.supervised = supervised
+    if background and not server.pidfile:
+        server.pidfile = process.DEFAULT_PIDFILE
     # before the port opens: a SIGTERM from then on shuts down (after start-up if it came
     # during it), never kills the process with its default action
     server.shutdown.install()

@@ -398,14 +398,7 @@ PARAMS = [
     Param('enable-module-command', 'enum', 'no', choices=_PROTECTED_ACTION, mutable=False),
     # the process
     Param('daemonize', 'bool', False, mutable=False),  # store/process.py, as pidfile, logfile
-    Param(
-        'supervised',
-        'enum',
-        'no',
-        choices=('upstart', 'systemd', 'auto', 'no'),
-        mutable=False,
-        inert=PROCESS,
-    ),
+    Param('supervised', 'enum', 'no', choices=('upstart', 'systemd', 'auto', 'no'), mutable=False),
     Param('pidfile', 'str', '', mutable=False),
     Param('loglevel', 'enum', 'notice', choices=('debug', 'verbose', 'notice', 'warning')),
     Param('logfile', 'str', '', mutable=False),

@@ -1,4 +1,4 @@
-"""The process as redis-server runs it: `daemonize`, `pidfile` and `logfile`.
+"""The process as redis-server runs it: `daemonize`, `pidfile`, `logfile`, `supervised`.
 
 Init systems and Debian's stock redis.conf start redis-server daemonized, read its pid
 from the pid file and its log from the log file; this module does the same three things
@@ -12,12 +12,22 @@ as server.c does them:
 - `logfile <path>`: every line is appended by opening the file, writing and closing it
   again (serverLogRaw), so a log that logrotate moved away is recreated at the next
   line; `""` is standard output (/dev/null once daemonized, as in Redis). A file that
-  cannot be opened at start-up stops the server with Redis's configuration error.
+  cannot be opened at start-up stops the server with Redis's configuration error;
+- `supervised` (redisIsSupervised): under systemd (`systemd`, or `auto` with NOTIFY_SOCKET
+  set, as Debian's redis-server.service runs it: Type=notify) the server tells systemd
+  its state through $NOTIFY_SOCKET with sd_notify's datagrams: loading, ready (READY=1),
+  stopping, saving, a replica's sync; under upstart (UPSTART_JOB set) it stops itself
+  with SIGSTOP once, which upstart takes as "ready". Either way it does not daemonize.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from typing import Protocol
 
 DEFAULT_PIDFILE = '/var/run/redis.pid'  # CONFIG_DEFAULT_PID_FILE
 
@@ -54,12 +64,71 @@ def cannot_open_log(path: str) -> str | None:
         return f"Can't open the log file: {os.strerror(e.errno or 0)}"
 
 
-def supervised(mode: str) -> bool:
-    """redisIsSupervised: whether a supervisor runs the process (it is then not
-    daemonized). `auto` asks the environment, as Redis does."""
+Log = Callable[[str, str], None]
+
+
+class TextSink(Protocol):
+    """Where log lines go: standard output, a LogFile, a test's StringIO."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+def log_line(stream: TextSink, role: str, level: str, msg: str) -> None:
+    """One line in redis-server's format: pid:role date time.ms level message."""
+    now = time.time()
+    stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
+    stream.write(f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}\n')
+    stream.flush()
+
+
+def notify(msg: str, log: Log) -> int:
+    """redisCommunicateSystemd: sd_notify's datagram to $NOTIFY_SOCKET ('@' for the
+    abstract namespace); > 0 once sent, 0 without the variable, -errno on failure, the
+    last two logged as Redis logs them."""
+    path = os.environ.get('NOTIFY_SOCKET')
+    if not path:
+        log('systemd supervision error: NOTIFY_SOCKET not found!', '#')
+        return 0
+    address = '\0' + path[1:] if path.startswith('@') else path
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.sendto(msg.encode(), address)
+    except OSError as e:
+        log(f'systemd supervision error: sd_notify: {-(e.errno or 1)}', '#')
+        return -(e.errno or 1)
+    return 1
+
+
+def supervision(mode: str, log: Log) -> str | None:
+    """redisIsSupervised: 'systemd' or 'upstart' when that supervisor runs the process
+    (then it is not daemonized), else None."""
     if mode == 'auto':
-        return 'UPSTART_JOB' in os.environ or 'NOTIFY_SOCKET' in os.environ
-    return mode in ('upstart', 'systemd')
+        if 'UPSTART_JOB' in os.environ:
+            log('Upstart supervision detected.', '-')
+            mode = 'upstart'
+        elif 'NOTIFY_SOCKET' in os.environ:
+            log('Systemd supervision detected.', '-')
+            mode = 'systemd'
+    if mode == 'upstart':
+        if 'UPSTART_JOB' not in os.environ:
+            log('upstart supervision requested, but UPSTART_JOB not found!', '#')
+            return None
+        log('supervised by upstart, will stop to signal readiness.', '*')
+        os.kill(os.getpid(), signal.SIGSTOP)
+        del os.environ['UPSTART_JOB']
+        return 'upstart'
+    if mode == 'systemd':
+        if notify('STATUS=Redis is loading...\n', log) <= 0:
+            return None
+        log(
+            'Supervised by systemd. Please make sure you set appropriate values for '
+            'TimeoutStartSec and TimeoutStopSec in your service unit.',
+            '*',
+        )
+        return 'systemd'
+    return None
 
 
 def daemonize() -> None:

@@ -303,6 +303,13 @@ class MasterLink(PayloadLoad):
         self.state = 'connected'
         self.last_io = time.time()
         log('MASTER <-> REPLICA sync: Finished with success')
+        self.server.notify_systemd(
+            'STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept '
+            'connections in read-write mode.\n'
+            if full
+            else 'STATUS=MASTER <-> REPLICA sync: Partial Resynchronization accepted. '
+            'Ready to accept connections in read-write mode.\n'
+        )
         if full:  # the first ACK at once: a master holds the stream after a streamed payload
             self._ack()
         if rest:  # the stream's first bytes, read with a streamed payload's end

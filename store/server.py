@@ -144,9 +144,10 @@ class Server:
         if log_stream is None:
             log_stream = process.LogFile(cfg['logfile']) if cfg['logfile'] else sys.stdout
         self.log_stream = log_stream
-        # written once listening, removed at shutdown (store/process.py)
-        daemon = cfg['daemonize'] and not process.supervised(cfg['supervised'])
-        self.pidfile = cfg['pidfile'] or (process.DEFAULT_PIDFILE if daemon else '')
+        # store/process.py: written once listening, removed at shutdown (the default path
+        # when daemonized is set by __main__)
+        self.pidfile = cfg['pidfile']
+        self.supervised: str | None = None  # 'systemd' or 'upstart' (store/__main__.py)
         self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
         self.cron_hooks: list[Callable[[float], None]] = []  # callables(now) run by cron
         self.reset_hooks = []  # callables(conn) run by RESET
@@ -270,17 +271,16 @@ class Server:
     def log(self, msg, level='*'):
         if LOG_LEVELS[level] < LOG_LEVELS[self.config['loglevel']]:
             return  # below `loglevel`, as serverLog drops it
-        now = time.time()
-        stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
         role = 'S' if self.replica_link is not None else 'M'  # as Redis marks them
         try:
-            stream = self.log_stream
-            stream.write(
-                f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}\n'
-            )
-            stream.flush()
+            process.log_line(self.log_stream, role, level, msg)
         except (OSError, ValueError):
             pass  # a closed or broken log stream must not stop the server (nor SIGTERM)
+
+    def notify_systemd(self, msg):
+        """The supervisor's word of the server's state, under systemd (store/process.py)."""
+        if self.supervised == 'systemd':
+            process.notify(msg, self.log)
 
     def log_verbose(self, msg):
         self.log(msg, '-')
@@ -433,6 +433,14 @@ class Server:
         self.log('Ready to accept connections')
         if cfg['unixsocket']:
             self.log(f'The server is now ready to accept connections at {cfg["unixsocket"]}')
+        if cfg['replicaof']:
+            self.notify_systemd(
+                'STATUS=Ready to accept connections in read-only mode. '
+                'Waiting for MASTER <-> REPLICA sync\n'
+            )
+        else:
+            self.notify_systemd('STATUS=Ready to accept connections\n')
+        self.notify_systemd('READY=1\n')
         self.expiry.start(self.loop, self.keyspace)
         self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
         if cfg['replicaof']:  # replicaof <host> <port> in the configuration

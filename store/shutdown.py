@@ -135,6 +135,7 @@ class Shutdown:
             flags = (flags - {'save'}) | {'nosave'}
         self.flags = flags
         server.log('User requested shutdown...', '#')
+        server.notify_systemd('STOPPING=1\n')
         if 'now' not in flags and server.config['shutdown-timeout'] and not self.ready():
             self.deadline = time.time() + server.config['shutdown-timeout']
             if server.pause.kind is None:
@@ -221,11 +222,13 @@ class Shutdown:
         aof.close()
         if (server.config['save'] and 'nosave' not in flags) or 'save' in flags:
             server.log('Saving the final RDB snapshot before exiting.')
+            server.notify_systemd('STATUS=Saving the final RDB snapshot\n')
             try:
                 p.save()
             except RedisError:
                 if not force:
                     server.log("Error trying to save the DB, can't exit.", '#')
+                    server.notify_systemd("STATUS=Error trying to save the DB, can't exit.\n")
                     return self._failed()
                 server.log('Error trying to save the DB. Exit anyway.', '#')
         if server.pidfile:

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 
@@ -117,3 +118,44 @@ def test_a_log_file_moved_away_is_written_anew(kind, tmp_path):
         assert 'DB saved on disk' not in (tmp_path / 'server.log.1').read_text()
     finally:
         stop(proc)
+
+
+@pytest.mark.parametrize('mode', ['systemd', 'auto'])
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_systemd_hears_the_servers_state(kind, mode, tmp_path):
+    """Under `supervised systemd` (or `auto` with NOTIFY_SOCKET set, as Debian's
+    redis-server.service runs it, Type=notify) the server sends systemd its states through
+    $NOTIFY_SOCKET, in Redis's words, and is not daemonized even with `daemonize yes`."""
+    path = str(tmp_path / 'notify')
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(path)
+    listener.settimeout(WAIT)
+    port, log = free_port(), tmp_path / 'server.log'
+    env = {k: v for k, v in os.environ.items() if k != 'UPSTART_JOB'}
+    env['NOTIFY_SOCKET'] = path
+    proc = subprocess.Popen(
+        [*command(kind), '--port', str(port), '--bind', '127.0.0.1', '--dir', str(tmp_path)]
+        + ['--save', '3600 1', '--supervised', mode, '--daemonize', 'yes']
+        + ['--logfile', str(log)],
+        env=env,
+    )
+    try:
+        states = [listener.recv(1024).decode() for _ in range(3)]
+        assert states == [
+            'STATUS=Redis is loading...\n',
+            'STATUS=Ready to accept connections\n',
+            'READY=1\n',
+        ]
+        assert proc.poll() is None  # not daemonized: systemd's process is the server
+        client = redis.Redis(port=port)
+        client.shutdown()
+        states = [listener.recv(1024).decode() for _ in range(2)]
+        assert states == ['STOPPING=1\n', 'STATUS=Saving the final RDB snapshot\n']
+        assert proc.wait(WAIT) == 0
+    finally:
+        listener.close()
+        stop(proc)
+    assert (
+        'Supervised by systemd. Please make sure you set appropriate values for '
+        'TimeoutStartSec and TimeoutStopSec in your service unit.'
+    ) in log.read_text()

@@ -159,3 +159,30 @@ def test_systemd_hears_the_servers_state(kind, mode, tmp_path):
         'Supervised by systemd. Please make sure you set appropriate values for '
         'TimeoutStartSec and TimeoutStopSec in your service unit.'
     ) in log.read_text()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_upstart_sees_the_server_stop_itself_once(kind, tmp_path):
+    """supervised upstart: the server stops itself (SIGSTOP) before it starts, upstart's
+    sign of readiness, and goes on when continued."""
+    port, log = free_port(), tmp_path / 'server.log'
+    env = {k: v for k, v in os.environ.items() if k != 'NOTIFY_SOCKET'}
+    env['UPSTART_JOB'] = 'redis-server'
+    proc = subprocess.Popen(
+        [*command(kind), '--port', str(port), '--bind', '127.0.0.1', '--save', '']
+        + ['--supervised', 'upstart', '--logfile', str(log), '--dir', str(tmp_path)],
+        env=env,
+    )
+    try:
+
+        def state():
+            with open(f'/proc/{proc.pid}/stat') as f:
+                return f.read().rsplit(')', 1)[1].split()[0]
+
+        wait_until(lambda: state() == 'T', 'the server to stop itself')
+        assert 'supervised by upstart, will stop to signal readiness.' in log.read_text()
+        os.kill(proc.pid, signal.SIGCONT)
+        wait_until(lambda: 'Ready to accept connections' in log.read_text(), 'the start')
+        assert redis.Redis(port=port).ping()
+    finally:
+        stop(proc)

@@ -1,4 +1,4 @@
-"""TLS as redis-server 7.0 does it (tls.c), with Python's ssl through uvloop.
+"""TLS as redis-server 7.0 configures it (tls.c), with Python's ssl: the contexts.
 
 `tls-port` listens for TLS clients beside `port` (or alone, with `port 0`). `configure`
 builds tlsConfigure's two contexts from the `tls-*` parameters, with its checks and its
@@ -9,11 +9,12 @@ ciphers, DH parameters, server cipher preference) and, when `tls-client-cert-fil
 contexts as they were: start-up stops ("Failed to configure TLS. Check logs for more
 info."), CONFIG SET fails ("Unable to update TLS configuration. Check server logs.").
 
-A listener keeps the context it was made with, so new settings reach new connections
-through that context's SNI callback, which OpenSSL calls early in every handshake (with
-or without a server name): it hands the handshake to the newest context. What OpenSSL
-copies into a connection before that callback, the verify mode (`tls-auth-clients`, read
-per connection as Redis reads it), is set on the listener's context itself.
+Connections on tls-port are made from one context, the listeners' (store/listen.py,
+store/tls_transport.py), so new settings reach new connections through its SNI callback,
+which OpenSSL calls early in every handshake (with or without a server name): it hands
+the handshake to the newest context. What OpenSSL copies into a connection before that
+callback, the verify mode (`tls-auth-clients`, read per connection as Redis reads it), is
+set on the listeners' context itself.
 
 Python's ssl cannot set TLS 1.3 cipher suites (`tls-ciphersuites`) nor the server's session
 cache size and timeout; those parameters are accepted and reported, and docs/config.md

@@ -1,8 +1,8 @@
 """The process as redis-server runs it: `daemonize`, `pidfile`, `logfile`, `supervised`.
 
-Init systems and Debian's stock redis.conf start redis-server daemonized, read its pid
-from the pid file and its log from the log file; this module does the same three things
-as server.c does them:
+Init systems and Debian's stock redis.conf start redis-server daemonized or supervised,
+read its pid from the pid file and its log from the log file; this module does these
+things as server.c does them:
 - `daemonize yes` (and no supervisor, redisIsSupervised): daemonize() forks before
   anything else starts (no thread, no event loop yet), the parent exits 0, the child
   starts a session and points fds 0-2 at /dev/null;

@@ -54,6 +54,7 @@ def variables(server: Any) -> dict[str, str]:
     """redisProcTitleGetVariable's values for this server."""
     cfg = server.config
     port = server.port
+    listen_port = port or cfg['tls-port']  # Redis's: the TLS port when there is no other
     bind = cfg['bind'].split()  # (one string, as CONFIG GET shows it)
     addr = bind[0] if bind else '*'
     unixsocket = cfg['unixsocket'] or ''
@@ -62,10 +63,10 @@ def variables(server: Any) -> dict[str, str]:
         title = ' '.join(sys.orig_argv[:3])
     return {
         'title': title,
-        'listen-addr': f'{addr}:{port}' if port else f'unixsocket:{unixsocket}',
+        'listen-addr': f'{addr}:{listen_port}' if listen_port else f'unixsocket:{unixsocket}',
         'server-mode': '',
         'port': str(port),
-        'tls-port': '0',
+        'tls-port': str(cfg['tls-port']),
         'unixsocket': unixsocket,
         'config-file': cfg.file or '-',
     }

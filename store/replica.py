@@ -257,7 +257,9 @@ class MasterLink(PayloadLoad):
             reply = await ask('AUTH', *user, cfg['masterauth'])
             if reply[:1] == b'-':
                 raise LinkError(f'Unable to AUTH to MASTER: {reply.decode(errors="replace")}')
-        await ask('REPLCONF', 'listening-port', self.server.port)  # errors ignored, as Redis
+        # the port the master shows and FAILOVER looks for: the TLS one under tls-replication
+        tls_port = cfg['tls-port'] if cfg['tls-replication'] else 0
+        await ask('REPLCONF', 'listening-port', tls_port or self.server.port)  # errors ignored
         await ask('REPLCONF', 'capa', 'eof', 'capa', 'psync2')
         log(f'Trying a partial resynchronization (request {self.replid}:{self.offset + 1}).')
         failover = ['FAILOVER'] if self.failover else []

@@ -126,6 +126,8 @@ def configure(values: Mapping[str, Any], log: Log) -> tuple[ssl.SSLContext, ssl.
         ctx.options |= ssl.OP_NO_TICKET
     if values['tls-prefer-server-ciphers']:
         ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+    else:  # (Python's server contexts prefer the server's order unless told otherwise)
+        ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
     dh = values['tls-dh-params-file']
     if dh:
         try:
@@ -157,6 +159,15 @@ class Tls:
         if self.listening is None:
             self.listening = self.server_ctx
             self.listening.sni_callback = self._handshake
+        elif self.listening is not self.server_ctx:
+            # what OpenSSL copies into a connection before the SNI callback: protocols,
+            # ciphers and options come from the listeners' context
+            listening, new = self.listening, self.server_ctx
+            listening.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+            listening.maximum_version = new.maximum_version
+            listening.minimum_version = new.minimum_version
+            listening.options = new.options
+            listening.set_ciphers(':'.join(c['name'] for c in new.get_ciphers()))
         self.set_auth(auth)
 
     def set_auth(self, auth: str) -> None:

@@ -300,3 +300,56 @@ def test_a_client_that_sends_close_notify_is_gone_at_once(tls_server):
         pass  # redis-server closes without one
     s.close()
     wait_until(lambda: all(c['name'] != 'leaving' for c in plain.client_list()), 'the client gone')
+
+
+def _cipher_of(port, ciphers):
+    """The cipher a TLS 1.2 client offering `ciphers` (in its order) gets, or None when
+    the handshake fails."""
+    ctx = ssl.create_default_context(cafile=cert('ca.crt'))
+    ctx.check_hostname = False
+    ctx.load_cert_chain(cert('client.crt'), cert('client.key'))
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_ciphers(ciphers)
+    try:
+        with ctx.wrap_socket(socket.create_connection(('127.0.0.1', port), timeout=30)) as s:
+            return s.cipher()[0]
+    except (ssl.SSLError, ConnectionError):
+        return None
+
+
+def test_config_set_ciphers_and_their_order_reach_new_connections(tls_server):
+    """tls-ciphers and tls-prefer-server-ciphers set by CONFIG SET apply to the next
+    handshake (Redis's unit/tls): the client's order wins unless the server's is
+    preferred."""
+    _, plain, tls_port, _ = tls_server
+    plain.config_set('tls-protocols', 'TLSv1.2')
+    plain.config_set('tls-ciphers', 'DEFAULT:-AES128-SHA256')
+    assert _cipher_of(tls_port, 'AES128-SHA256') is None
+    assert _cipher_of(tls_port, 'AES256-SHA256') == 'AES256-SHA256'
+    plain.config_set('tls-ciphers', 'AES128-SHA256:AES256-SHA256')
+    assert _cipher_of(tls_port, 'AES256-SHA256:AES128-SHA256') == 'AES256-SHA256'
+    plain.config_set('tls-prefer-server-ciphers', 'yes')
+    assert _cipher_of(tls_port, 'AES256-SHA256:AES128-SHA256') == 'AES128-SHA256'
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_tls_replica_announces_its_tls_port(kind):
+    """Under tls-replication a replica gives its master its tls-port as its listening
+    port (what INFO shows and FAILOVER looks for), not the plain one."""
+    master_tls = free_port()
+    mproc, mport = spawn_store(*tls_args(master_tls))
+    master = redis.Redis(port=mport, decode_responses=True)
+    replica_tls = free_port()
+    rproc, _ = SPAWN[kind](
+        *tls_args(replica_tls, '--tls-replication', 'yes'),
+        '--replicaof',
+        '127.0.0.1',
+        str(master_tls),
+    )
+    try:
+        wait_until(lambda: master.info('replication').get('slave0', {}).get('state'), 'sync')
+        assert master.info('replication')['slave0']['port'] == replica_tls
+    finally:
+        master.close()
+        stop(rproc)
+        stop(mproc)

@@ -16,7 +16,7 @@ from .config import Config
 from .config_values import ConfigError
 from .persistence.errors import LoadError
 from .request_parser import split_args
-from .server import LOG_LEVELS, Server, new_event_loop
+from .server import Server, new_event_loop
 from .version import VERSION
 
 
@@ -98,7 +98,7 @@ def main(argv=None):
     log = process.LogFile(config['logfile']) if config['logfile'] else sys.stdout
 
     def early_log(msg, level):  # Redis marks the lines before the server exists 'C'
-        if LOG_LEVELS[level] >= LOG_LEVELS[config['loglevel']]:
+        if not process.below(level, config['loglevel']):
             process.log_line(log, 'C', level, msg)
 
     supervised = process.supervision(config['supervised'], early_log)

@@ -152,7 +152,7 @@ def _serve(server: Any, socks: list[socket.socket], port: int) -> None:
         task.add_done_callback(started)
 
 
-async def serve_tls(server: Any, socks: list[socket.socket]) -> None:
+def serve_tls(server: Any, socks: list[socket.socket]) -> None:
     """Accept TLS connections on `socks` (tls-port)."""
     for sock in socks:
         listener = TlsListener(server, sock)
@@ -207,4 +207,4 @@ def move_tls(server: Any, port: int) -> None:
     socks = open_tcp(server, server.config['bind'], port) if port else []
     _close(server, tls=True)
     server.tls.listeners = []
-    server.loop.create_task(serve_tls(server, socks))
+    serve_tls(server, socks)

@@ -66,6 +66,14 @@ def cannot_open_log(path: str) -> str | None:
 
 Log = Callable[[str, str], None]
 
+# serverLog's verbosity: a line's level mark, and `loglevel`, ranked (LL_DEBUG..LL_WARNING)
+LOG_LEVELS = {'.': 0, 'debug': 0, '-': 1, 'verbose': 1, '*': 2, 'notice': 2, '#': 3, 'warning': 3}
+
+
+def below(level: str, loglevel: str) -> bool:
+    """Whether a line marked `level` is dropped under `loglevel`, as serverLog drops it."""
+    return LOG_LEVELS[level] < LOG_LEVELS[loglevel]
+
 
 class TextSink(Protocol):
     """Where log lines go: standard output, a LogFile, a test's StringIO."""

@@ -54,9 +54,6 @@ from .version import VERSION
 
 COMMAND_NAMES.update(cmd.name for module in MODULES for cmd in module.COMMANDS)
 
-# serverLog's verbosity: a line's level mark, and `loglevel`, ranked (LL_DEBUG..LL_WARNING)
-LOG_LEVELS = {'.': 0, 'debug': 0, '-': 1, 'verbose': 1, '*': 2, 'notice': 2, '#': 3, 'warning': 3}
-
 LOGO = r"""                _._
            _.-``__ ''-._
       _.-``    `.  `_.  ''-._           Redis %s (00000000/0) 64 bit
@@ -269,8 +266,8 @@ class Server:
     # -- logging (redis-server's format: pid:role date time level message) ---------------
 
     def log(self, msg, level='*'):
-        if LOG_LEVELS[level] < LOG_LEVELS[self.config['loglevel']]:
-            return  # below `loglevel`, as serverLog drops it
+        if process.below(level, self.config['loglevel']):
+            return
         role = 'S' if self.replica_link is not None else 'M'  # as Redis marks them
         try:
             process.log_line(self.log_stream, role, level, msg)
@@ -409,7 +406,7 @@ class Server:
                 port = sock.getsockname()[1]  # (the same for all: open_tcp sees to it)
             self.listeners.append(server)
         if cfg['tls-port']:
-            await listen.serve_tls(self, listen.open_tcp(self, cfg['bind'], cfg['tls-port']))
+            listen.serve_tls(self, listen.open_tcp(self, cfg['bind'], cfg['tls-port']))
         self.port = cfg.values['port'] = port  # CONFIG GET port agrees with INFO tcp_port
         if self.pidfile and (warning := process.write_pidfile(self.pidfile)):
             self.log(warning, '#')

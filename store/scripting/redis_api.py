@@ -47,7 +47,6 @@ _ACL_DENIED = {
     DENIED_CHANNEL: b"ERR The user executing the script can't publish to the channel "
     b'mentioned in the command',
 }
-_LOG_LEVELS = {'debug': 0, 'verbose': 1, 'notice': 2, 'warning': 3, 'nothing': 4}
 
 _perf_ns = time.perf_counter_ns
 
@@ -330,8 +329,8 @@ class RedisApi:
             s = lua_tostring(a)
             if s is not None:
                 parts.append(s if j == 0 else b' ' + s)
-        if int(level) >= _LOG_LEVELS.get(self.server.config['loglevel'], 2):
-            self.server.log(b''.join(parts).decode('utf-8', 'replace'), '.-*#'[int(level)])
+        # (Server.log drops what is below `loglevel`)
+        self.server.log(b''.join(parts).decode('utf-8', 'replace'), '.-*#'[int(level)])
 
     def _setresp(self, *args: Any) -> None:
         if len(args) != 1:

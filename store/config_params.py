@@ -382,7 +382,7 @@ PARAMS = [
     Param('tls-ciphersuites', 'str', '', inert=TLS),
     Param('tls-auth-clients', 'enum', 'yes', choices=('no', 'yes', 'optional')),
     Param('tls-replication', 'bool', False),
-    Param('tls-cluster', 'bool', False, inert=CLUSTER),
+    Param('tls-cluster', 'bool', False),  # MIGRATE's connections (commands/migrate.py)
     Param('tls-prefer-server-ciphers', 'bool', False),
     Param('tls-session-caching', 'bool', True),
     Param('tls-session-cache-size', 'int', 20480, 0, INT_MAX, inert=TLS),

@@ -1,5 +1,5 @@
-"""CONFIG SET port and bind: move the server's listening sockets while it runs, as Redis's
-changeListenPort and changeBindAddr do.
+"""The server's listening sockets, and CONFIG SET port, tls-port and bind moving them while
+it runs, as Redis's changeListenPort and changeBindAddr do.
 
 The new sockets are bound and listening before CONFIG SET returns, synchronously, so a
 failure (the address is taken) is known while CONFIG SET can still refuse the whole change:
@@ -105,35 +105,50 @@ def is_unix(listener: Any) -> bool:
     return any(s.family == socket.AF_UNIX for s in listener.sockets)
 
 
-def _close(server: Any, tls: bool = False) -> None:
-    """Close the TCP listeners, or the TLS ones (the unix socket's stays); connections
-    stay."""
+def _close(server: Any, plain: bool, tls: bool) -> None:
+    """Close the TCP listeners (`plain`) and / or the TLS ones; the unix socket's stays,
+    and so do connections."""
     kept = []
     for old in server.listeners:
-        if is_unix(old) or (old in server.tls.listeners) != tls:
+        if is_unix(old) or not (tls if old in server.tls.listeners else plain):
             kept.append(old)
         else:
             old.close()
     server.listeners = kept
+    if tls:
+        server.tls.listeners = []
 
 
-def rebind(server: Any, bind: str, port: int) -> None:
-    """Listen on `bind` / `port` instead of the current addresses; raises OSError, the
-    old addresses still listening, when one cannot be bound. On the same port the old
-    sockets close first (they hold the addresses the new ones may take again), and are
-    opened again on failure, as changeBindAddr restores them."""
-    old_bind, old_port = server.config['bind'], server.port
-    if port == old_port:
-        _close(server)
-        try:
-            socks = open_tcp(server, bind, port)
-        except OSError:
-            _serve(server, open_tcp(server, old_bind, old_port), old_port)
-            raise
-    else:
-        socks = open_tcp(server, bind, port)
-        _close(server)
-    _serve(server, socks, port)
+def _open(server: Any, bind: str, port: int, tls_port: int, plain: bool, tls: bool) -> None:
+    """Listen on `bind` at `port` (if `plain`) and `tls_port` (if `tls`), all or none:
+    OSError, nothing opened. A TLS port of 0 is no TLS listener; a port of 0 is none
+    beside a TLS port, and alone one the system picks."""
+    plain_socks = open_tcp(server, bind, port) if plain and (port or not tls_port) else []
+    try:
+        tls_socks = open_tcp(server, bind, tls_port) if tls and tls_port else []
+    except OSError:
+        for sock in plain_socks:
+            sock.close()
+        raise
+    if plain:
+        _serve(server, plain_socks, port)
+    serve_tls(server, tls_socks)
+
+
+def move(server: Any, bind: str, port: int, tls_port: int) -> None:
+    """CONFIG SET bind, port, tls-port: listen there instead (changeBindAddr,
+    changeListenPort). Only the listeners whose address changes close, and first (the
+    new ones may take the same addresses again); if the new addresses cannot all be
+    bound, the old ones are opened again and OSError raised, as Redis rolls back."""
+    old = server.config['bind'], server.port, server.config['tls-port']
+    plain = (bind, port) != old[:2]
+    tls = (bind, tls_port) != (old[0], old[2])
+    _close(server, plain, tls)
+    try:
+        _open(server, bind, port, tls_port, plain, tls)
+    except OSError:
+        _open(server, *old, plain, tls)
+        raise
 
 
 def _serve(server: Any, socks: list[socket.socket], port: int) -> None:
@@ -181,6 +196,12 @@ class TlsListener:
                 sock, _ = self.sockets[0].accept()
             except OSError:  # none left (EAGAIN), or out of descriptors: the next readiness
                 return
+            if len(server.clients) >= server.config['maxclients']:
+                # acceptCommonHandler refuses before the handshake: its error cannot be
+                # written yet, so the client sees the connection drop
+                server.stats.rejected_connections += 1
+                sock.close()
+                continue
             sock.setblocking(False)
             tls = TlsTransport(server.tls.listening, server.new_connection, self._failed)
             made = server.loop.connect_accepted_socket(lambda tls=tls: tls, sock)
@@ -199,12 +220,3 @@ class TlsListener:
 
     async def wait_closed(self) -> None:
         pass
-
-
-def move_tls(server: Any, port: int) -> None:
-    """CONFIG SET tls-port: listen there instead (changeListenPort); OSError, the old
-    port still listening, when it cannot be bound. Port 0 closes the TLS listeners."""
-    socks = open_tcp(server, server.config['bind'], port) if port else []
-    _close(server, tls=True)
-    server.tls.listeners = []
-    serve_tls(server, socks)

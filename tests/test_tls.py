@@ -65,12 +65,22 @@ def tls_client(port, client_cert=True, **kwargs):
     )
 
 
-def peer_name(port):
-    """The common name of the certificate the server presents to a new connection."""
+def client_context():
     ctx = ssl.create_default_context(cafile=cert('ca.crt'))
     ctx.check_hostname = False
     ctx.load_cert_chain(cert('client.crt'), cert('client.key'))
-    with ctx.wrap_socket(socket.create_connection(('127.0.0.1', port))) as s:
+    return ctx
+
+
+def tls_socket(port, ctx=None):
+    """A TLS connection to `port`, its handshake made (OSError if it fails)."""
+    sock = socket.create_connection(('127.0.0.1', port), timeout=30)
+    return (ctx or client_context()).wrap_socket(sock)
+
+
+def peer_name(port):
+    """The common name of the certificate the server presents to a new connection."""
+    with tls_socket(port) as s:
         subject = dict(pair[0] for pair in s.getpeercert()['subject'])
         s.sendall(b'PING\r\n')
         assert s.recv(100) == b'+PONG\r\n'
@@ -288,10 +298,7 @@ def test_a_client_that_sends_close_notify_is_gone_at_once(tls_server):
     asyncio's clients and a replica's link do) is dropped at once, not when the socket
     finally closes (a replica's REPLICAOF NO ONE left its master's BGSAVE running)."""
     _, plain, tls_port, _ = tls_server
-    ctx = ssl.create_default_context(cafile=cert('ca.crt'))
-    ctx.check_hostname = False
-    ctx.load_cert_chain(cert('client.crt'), cert('client.key'))
-    s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', tls_port), timeout=30))
+    s = tls_socket(tls_port)
     s.sendall(b'CLIENT SETNAME leaving\r\n')
     assert s.recv(100) == b'+OK\r\n'
     try:
@@ -305,13 +312,11 @@ def test_a_client_that_sends_close_notify_is_gone_at_once(tls_server):
 def _cipher_of(port, ciphers):
     """The cipher a TLS 1.2 client offering `ciphers` (in its order) gets, or None when
     the handshake fails."""
-    ctx = ssl.create_default_context(cafile=cert('ca.crt'))
-    ctx.check_hostname = False
-    ctx.load_cert_chain(cert('client.crt'), cert('client.key'))
+    ctx = client_context()
     ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_ciphers(ciphers)
     try:
-        with ctx.wrap_socket(socket.create_connection(('127.0.0.1', port), timeout=30)) as s:
+        with tls_socket(port, ctx) as s:
             return s.cipher()[0]
     except (ssl.SSLError, ConnectionError):
         return None
@@ -353,3 +358,64 @@ def test_a_tls_replica_announces_its_tls_port(kind):
         master.close()
         stop(rproc)
         stop(mproc)
+
+
+def test_config_set_bind_moves_the_tls_listener_too(tls_server):
+    """changeBindAddr closes and opens the TLS listeners with the plain ones; a bind that
+    cannot be taken fails and leaves both where they were."""
+    _, plain, tls_port, log = tls_server
+    with pytest.raises(redis.ResponseError, match='Failed to bind to specified addresses'):
+        plain.config_set('bind', '999.999.999.999')
+    assert tls_client(tls_port).ping()
+    assert plain.config_set('bind', '127.0.0.2')
+    with pytest.raises(redis.ConnectionError):
+        tls_client(tls_port, socket_connect_timeout=5).ping()
+    assert tls_client(tls_port, host='127.0.0.2').ping()
+    moved = redis.Redis(host='127.0.0.2', port=plain.connection_pool.connection_kwargs['port'])
+    assert moved.config_set('bind', '')
+    with pytest.raises(redis.ConnectionError):
+        tls_client(tls_port, host='127.0.0.2', socket_connect_timeout=5).ping()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_a_tls_client_over_maxclients_is_dropped_before_its_handshake(kind):
+    """acceptCommonHandler refuses a client before any TLS is spoken: the error line
+    cannot be written, so the client's handshake fails, and the refusal is counted."""
+    tls_port = free_port()
+    proc, port = SPAWN[kind](*tls_args(tls_port), '--maxclients', '2')
+    admin = redis.Redis(port=port)
+    first = tls_client(tls_port)
+    try:
+        assert admin.ping() and first.ping()  # two clients of two
+        with pytest.raises(OSError):  # (the handshake meets the end of the connection)
+            tls_socket(tls_port)
+        assert admin.info('stats')['rejected_connections'] == 1
+        first.close()
+        wait_until(lambda: admin.info('clients')['connected_clients'], 1)
+        assert tls_client(tls_port).ping()
+    finally:
+        admin.close()
+        stop(proc)
+
+
+@pytest.mark.parametrize('source_kind, target_kind', [('store', 'redis'), ('redis', 'store')])
+def test_migrate_speaks_tls_to_its_target_under_tls_cluster(source_kind, target_kind):
+    """migrateGetSocket connects over TLS when tls-cluster is on, to the target's
+    tls-port, presenting the client certificate."""
+    target_tls = free_port()
+    tproc, tport = SPAWN[target_kind](*tls_args(target_tls))
+    target = redis.Redis(port=tport)
+    sproc, sport = SPAWN[source_kind](*tls_args(free_port(), '--tls-cluster', 'yes'))
+    source = redis.Redis(port=sport)
+    try:
+        source.set('k', 'v', px=100_000)
+        source.rpush('list', *range(100))
+        assert source.migrate('127.0.0.1', target_tls, ['k', 'list'], 0, 5000)
+        assert target.get('k') == b'v' and 0 < target.pttl('k') <= 100_000
+        assert target.lrange('list', 0, -1) == [b'%d' % i for i in range(100)]
+        assert source.exists('k', 'list') == 0
+    finally:
+        source.close()
+        target.close()
+        stop(sproc)
+        stop(tproc)

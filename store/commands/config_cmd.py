@@ -16,7 +16,7 @@ from ..command_table import Family
 from ..config_params import PARAMS, TABLE
 from ..config_values import ConfigError, lower
 from ..glob import glob_match
-from ..listen import move_tls, rebind
+from ..listen import move
 from ..request_parser import split_args
 from ..resp import OK, Map, RedisError
 from .admin import as_text, protected_allowed
@@ -181,27 +181,30 @@ def _deny_while_loading(c, args):
 
 
 def _move_listeners(server, new):
-    """The apply functions that can fail, run before anything is stored: a new port or
-    bind address listens now, or the whole CONFIG SET fails (updatePort, applyBind)."""
+    """The apply functions that can fail, run before anything is stored: a new port, TLS
+    port or bind address listens now, or the whole CONFIG SET fails (updatePort,
+    applyTLSPort, applyBind)."""
     listen = [(key, param.name, parsed) for key, param, parsed in new if param.name in _LISTEN]
     if not listen or server.loop is None:
         return
+    config = server.config
     values = {name: parsed for _, name, parsed in listen}
-    bind = values.get('bind', server.config['bind'])
+    bind = values.get('bind', config['bind'])
     port = values.get('port', server.port)
-    if bind == server.config['bind'] and port == server.port:
+    tls_port = values.get('tls-port', config['tls-port'])
+    if (bind, port, tls_port) == (config['bind'], server.port, config['tls-port']):
         return
     try:
-        rebind(server, bind, port)
+        move(server, bind, port, tls_port)
     except OSError:
         key, name, _ = listen[0]
         raise _apply_failed(server, key, _LISTEN[name]) from None
 
 
 def _configure_tls(server, new):
-    """applyTlsCfg and applyTLSPort, before anything is stored: the TLS contexts the new
-    values make (None when no TLS parameter changed, or TLS stays off), and a changed
-    tls-port listening; a failure fails the whole CONFIG SET, the running ones kept."""
+    """applyTlsCfg, before anything is stored: the TLS contexts the new values make (None
+    when no TLS parameter changed, or TLS stays off); a failure fails the whole CONFIG
+    SET, the running ones kept."""
     config = server.config
     changed = {
         param.name: parsed
@@ -219,17 +222,13 @@ def _configure_tls(server, new):
             contexts = tls.configure(values, server.log)
         except tls.TlsError:
             raise _apply_failed(server, key, _TLS_FAILED) from None
-    if 'tls-port' in changed:  # (its handshakes start once the contexts are installed)
-        try:
-            move_tls(server, values['tls-port'])
-        except OSError:
-            raise _apply_failed(server, 'tls-port', _LISTEN['port']) from None
     return contexts
 
 
 _TLS_FAILED = 'Unable to update TLS configuration. Check server logs.'
 _LISTEN = {
     'port': 'Unable to listen on this port. Check server logs.',
+    'tls-port': 'Unable to listen on this port. Check server logs.',
     'bind': 'Failed to bind to specified addresses.',
 }
 

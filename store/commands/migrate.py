@@ -15,6 +15,7 @@ skipped.
 
 import random
 import socket
+import ssl
 import time
 from typing import Any
 
@@ -42,9 +43,10 @@ class MigrateSockets:
     def __init__(self) -> None:
         self.cache: dict[bytes, list] = {}
 
-    def get(self, host: bytes, port: bytes, timeout: float) -> list:
+    def get(self, host: bytes, port: bytes, timeout: float, tls: ssl.SSLContext | None) -> list:
         """migrateGetSocket: the cached connection to host:port, or a new one (a random one
-        dropped when 64 are cached); RedisError when the target cannot be reached."""
+        dropped when 64 are cached), over TLS with `tls` (tls-cluster, as Redis connects
+        to the target); RedisError when the target cannot be reached."""
         name = host + b':' + port
         entry = self.cache.get(name)
         if entry is not None:
@@ -54,6 +56,12 @@ class MigrateSockets:
             self.close(random.choice(list(self.cache)))
         try:
             sock = socket.create_connection((host.decode(), int(port)), timeout)
+            if tls is not None:
+                try:
+                    sock = tls.wrap_socket(sock)  # the handshake, within the timeout
+                except OSError:
+                    sock.close()
+                    raise
         except ConnectionRefusedError:
             # Redis's non-blocking connect sees the socket writable and fails on the write
             raise RedisError('IOERR error or timeout writing to target instance') from None
@@ -144,9 +152,11 @@ def migrate(c, args):
     if not keys:
         return Raw(b'+NOKEY\r\n')
 
-    sockets = c.server.migrate_sockets
+    server = c.server
+    sockets = server.migrate_sockets
+    tls = server.tls.client_ctx if server.config['tls-cluster'] else None
     for retry in (True, False):
-        cached = sockets.get(args[1], args[2], timeout / 1000)
+        cached = sockets.get(args[1], args[2], timeout / 1000, tls)
         try:
             return _transfer(c, cached, keys, db, auth, copy, replace, timeout / 1000)
         except _SocketError as e:

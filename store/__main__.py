@@ -100,11 +100,14 @@ def main(argv=None):
     def early_log(msg, level):  # Redis marks the lines before the server exists 'C'
         if not process.below(level, config['loglevel']):
             process.log_line(log, 'C', level, msg)
+            if config['syslog-enabled']:
+                process.to_syslog(level, msg)
 
     supervised = process.supervision(config['supervised'], early_log)
     background = config['daemonize'] and not supervised
     if background:
         process.daemonize()  # before the loop and its threads exist
+    process.starting(early_log, VERSION, bool(argv))
     loop = new_event_loop()
     server = Server(config)
     server.supervised = supervised

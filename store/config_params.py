@@ -402,15 +402,14 @@ PARAMS = [
     Param('pidfile', 'str', '', mutable=False),
     Param('loglevel', 'enum', 'notice', choices=('debug', 'verbose', 'notice', 'warning')),
     Param('logfile', 'str', '', mutable=False),
-    Param('syslog-enabled', 'bool', False, mutable=False, inert=PROCESS),
-    Param('syslog-ident', 'str', 'redis', mutable=False, inert=PROCESS),
+    Param('syslog-enabled', 'bool', False, mutable=False),  # store/process.py
+    Param('syslog-ident', 'str', 'redis', mutable=False),
     Param(
         'syslog-facility',
         'enum',
         'local0',
         choices=_SYSLOG_FACILITIES,
         mutable=False,
-        inert=PROCESS,
     ),
     Param('always-show-logo', 'bool', False, mutable=False),
     Param('set-proc-title', 'bool', True, mutable=False),

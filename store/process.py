@@ -17,7 +17,12 @@ things as server.c does them:
   set, as Debian's redis-server.service runs it: Type=notify) the server tells systemd
   its state through $NOTIFY_SOCKET with sd_notify's datagrams: loading, ready (READY=1),
   stopping, saving, a replica's sync; under upstart (UPSTART_JOB set) it stops itself
-  with SIGSTOP once, which upstart takes as "ready". Either way it does not daemonize.
+  with SIGSTOP once, which upstart takes as "ready". Either way it does not daemonize;
+- `syslog-enabled`: every line that is logged also goes to syslog (glibc's, through
+  /dev/log), its message without the prefix, at the level's priority. As in Redis the
+  lines before the server starts ('C') go with syslog's defaults (the program's name,
+  facility user); open_syslog, as initServer calls openlog, then names `syslog-ident`
+  with the pid and `syslog-facility`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
+import syslog
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -75,6 +82,24 @@ def below(level: str, loglevel: str) -> bool:
     return LOG_LEVELS[level] < LOG_LEVELS[loglevel]
 
 
+# serverLogRaw's syslogLevelMap, and syslog-facility's names (syslog_facility_enum)
+_SYSLOG_LEVELS = {'.': syslog.LOG_DEBUG, '-': syslog.LOG_INFO, '*': syslog.LOG_NOTICE}
+_FACILITIES = {
+    'user': syslog.LOG_USER,
+    **{f'local{i}': syslog.LOG_LOCAL0 + i * 8 for i in range(8)},
+}
+
+
+def open_syslog(ident: str, facility: str) -> None:
+    syslog.openlog(
+        ident, syslog.LOG_PID | syslog.LOG_NDELAY | syslog.LOG_NOWAIT, _FACILITIES[facility]
+    )
+
+
+def to_syslog(level: str, msg: str) -> None:
+    syslog.syslog(_SYSLOG_LEVELS.get(level, syslog.LOG_WARNING), msg)
+
+
 class TextSink(Protocol):
     """Where log lines go: standard output, a LogFile, a test's StringIO."""
 
@@ -89,6 +114,25 @@ def log_line(stream: TextSink, role: str, level: str, msg: str) -> None:
     stamp = time.strftime('%d %b %Y %H:%M:%S', time.localtime(now))
     stream.write(f'{os.getpid()}:{role} {stamp}.{int(now * 1000) % 1000:03d} {level} {msg}\n')
     stream.flush()
+
+
+def starting(log: Log, version: str, configured: bool) -> None:
+    """main's first lines, once daemonized: the version, and whether a configuration was
+    given (an argument) or the defaults apply."""
+    log('oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo', '#')
+    pid = os.getpid()
+    log(
+        f'Redis version={version}, bits=64, commit=00000000, modified=0, pid={pid}, just started',
+        '#',
+    )
+    if configured:
+        log('Configuration loaded', '#')
+    else:
+        log(
+            'Warning: no config file specified, using the default config. In order to '
+            f'specify a config file use {sys.argv[0]} /path/to/redis.conf',
+            '#',
+        )
 
 
 def notify(msg: str, log: Log) -> int:

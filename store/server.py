@@ -272,7 +272,9 @@ class Server:
         try:
             process.log_line(self.log_stream, role, level, msg)
         except (OSError, ValueError):
-            pass  # a closed or broken log stream must not stop the server (nor SIGTERM)
+            return  # a closed or broken log stream must not stop the server (nor SIGTERM)
+        if self.config['syslog-enabled']:
+            process.to_syslog(level, msg)
 
     def notify_systemd(self, msg):
         """The supervisor's word of the server's state, under systemd (store/process.py)."""
@@ -379,6 +381,8 @@ class Server:
         loaded."""
         self.loop = asyncio.get_running_loop()
         cfg = self.config
+        if cfg['syslog-enabled']:
+            process.open_syslog(cfg['syslog-ident'], cfg['syslog-facility'])
         adjust_open_files_limit(self)
         if tls.enabled(cfg.values):
             try:
@@ -418,6 +422,7 @@ class Server:
                 server.close()
             raise LoadError(errors)
         self.show_logo()
+        self.log('Server initialized', '#')
         try:
             await self.persistence.load()
         except LoadError as e:
@@ -449,13 +454,17 @@ class Server:
         else one line. Its ` PID: ` line is what Redis's test harness waits for."""
         cfg = self.config
         port = self.port or cfg['tls-port']
-        if not (cfg['always-show-logo'] or (not cfg['logfile'] and sys.stdout.isatty())):
+        on_terminal = not cfg['logfile'] and not cfg['syslog-enabled'] and sys.stdout.isatty()
+        if not (cfg['always-show-logo'] or on_terminal):
             self.log(f'Running mode=standalone, port={port}.')
             return
+        logo = LOGO % (VERSION, port, os.getpid())
         try:
-            print(LOGO % (VERSION, port, os.getpid()), file=self.log_stream, flush=True)
+            print(logo, file=self.log_stream, flush=True)
         except (OSError, ValueError):
-            pass
+            return
+        if cfg['syslog-enabled']:
+            process.to_syslog('*', logo)
 
     def cron(self):
         if self.cron_paused:  # DEBUG PAUSE-CRON, as Redis's serverCron returns at once

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 import redis
@@ -186,3 +187,90 @@ def test_upstart_sees_the_server_stop_itself_once(kind, tmp_path):
         assert redis.Redis(port=port).ping()
     finally:
         stop(proc)
+
+
+@pytest.fixture
+def dev_log():
+    """/dev/log, where glibc's syslog() sends its datagrams, bound by the test and read as
+    a syslog daemon reads it, at once (a sender blocks once 10 datagrams wait: the
+    kernel's max_dgram_qlen). Yields a function returning (priority, ident, pid, message)
+    for each datagram so far."""
+    if os.path.exists('/dev/log'):
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
+                probe.connect('/dev/log')
+            pytest.skip("/dev/log is the machine's syslog daemon's: the test would take its lines")
+        except ConnectionRefusedError:
+            os.unlink('/dev/log')  # left by an earlier run that was killed
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        listener.bind('/dev/log')
+    except OSError as e:
+        pytest.skip(f'/dev/log cannot be made here: {e}')
+    listener.settimeout(0.1)
+    datagrams, done = [], threading.Event()
+
+    def read():
+        while not done.is_set():
+            try:
+                datagrams.append(listener.recv(1 << 16).decode())
+            except TimeoutError:
+                pass
+
+    def received():
+        lines = []
+        for data in datagrams:
+            m = re.fullmatch(
+                r'<(\d+)>\w{3} [ \d]\d \d\d:\d\d:\d\d ([^:\[]+)(?:\[(\d+)\])?: (.*)', data, re.S
+            )
+            assert m, data
+            lines.append((int(m[1]), m[2], m[3] and int(m[3]), m[4]))
+        return lines
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        yield received
+    finally:
+        done.set()
+        reader.join()
+        listener.close()
+        os.unlink('/dev/log')
+
+
+LOG_USER, LOG_LOCAL3 = 1, 19  # syslog's facility codes
+SEVERITY = {'#': 4, '*': 5, '-': 6, '.': 7}  # warning, notice, info, debug
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_syslog_gets_every_line_the_log_gets(kind, dev_log, tmp_path):
+    """syslog-enabled: each line of the log also goes to syslog, without its prefix, at
+    its level's severity; the start-up lines before the server exists ('C') with syslog's
+    defaults (facility user, no pid), the rest under syslog-ident with the pid, in
+    syslog-facility."""
+    log = tmp_path / 'server.log'
+    spawn = spawn_store if kind == 'store' else spawn_redis
+    proc, port = spawn(
+        *('--logfile', str(log), '--loglevel', 'verbose', '--syslog-enabled', 'yes'),
+        *('--syslog-ident', 'cache7', '--syslog-facility', 'local3'),
+    )
+    try:
+        client = redis.Redis(port=port)
+        client.save()
+        client.shutdown(nosave=True)
+        proc.wait(WAIT)
+    finally:
+        stop(proc)
+    lines = [line.split(' ', 6) for line in log.read_text().splitlines()]
+    expected = []
+    for pid_role, _, _, _, _, mark, msg in lines:
+        pid, role = pid_role.split(':')
+        if role == 'C':
+            expected.append((LOG_USER * 8 + SEVERITY[mark], None, msg))
+        else:
+            expected.append((LOG_LOCAL3 * 8 + SEVERITY[mark], ('cache7', int(pid)), msg))
+    got = [(pri, (ident, pid) if pid else None, msg) for pri, ident, pid, msg in dev_log()]
+    assert got == expected
+    messages = [msg for _, _, msg in got]
+    for msg in ('Server initialized', 'DB saved on disk', 'Redis is now ready to exit, bye bye...'):
+        assert msg in messages

@@ -34,7 +34,6 @@ TLS = 'tls'  # what Python's ssl module cannot set (store/tls.py)
 MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
 PROCESS = 'process'  # process management: daemon, logs, signals, OOM score, threads
-NETWORK = 'network'  # listeners and sockets options this server does not apply
 EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adapt
 
 # -- validity checks (config.c's is_valid_fn) and apply refusals ----------------------------
@@ -161,8 +160,8 @@ PARAMS = [
     Param('bind', 'special', '* -::*', multi=True),
     Param('protected-mode', 'bool', True),
     Param('tcp-backlog', 'int', 511, 0, INT_MAX, mutable=False),
-    Param('tcp-keepalive', 'int', 300, 0, INT_MAX, inert=NETWORK),
-    Param('socket-mark-id', 'int', 0, 0, UINT_MAX, mutable=False, inert=NETWORK),
+    Param('tcp-keepalive', 'int', 300, 0, INT_MAX),  # new connections (listen.keep_alive)
+    Param('socket-mark-id', 'int', 0, 0, UINT_MAX, mutable=False),  # store/listen.py
     Param('unixsocket', 'str', '', mutable=False),  # listened on (store/listen.py)
     Param('unixsocketperm', 'octal', 0, 0, 0o777, mutable=False),
     Param('timeout', 'int', 0, 0, INT_MAX),

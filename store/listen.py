@@ -43,11 +43,16 @@ _UNSUPPORTED = {
 }
 
 
-def _listen(host: str, port: int, backlog: int) -> socket.socket:
+def _listen(host: str, port: int, backlog: int, mark: int) -> socket.socket:
     family = socket.AF_INET6 if ':' in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if mark:  # socket-mark-id, for the firewall's rules (anetSetSockMarkId)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, mark)
+            except OSError:
+                pass  # not allowed (CAP_NET_ADMIN): Redis ignores it too
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.bind((host, port))
@@ -66,7 +71,9 @@ def open_tcp(server: Any, bind: str, port: int) -> list[socket.socket]:
     try:
         for host, optional in hosts_of(bind):
             try:
-                sock = _listen(host, port, server.config['tcp-backlog'])
+                sock = _listen(
+                    host, port, server.config['tcp-backlog'], server.config['socket-mark-id']
+                )
             except OSError as e:
                 if e.errno in _UNSUPPORTED or (optional and e.errno == errno.EADDRNOTAVAIL):
                     continue
@@ -79,6 +86,20 @@ def open_tcp(server: Any, bind: str, port: int) -> list[socket.socket]:
             sock.close()
         raise
     return socks
+
+
+def keep_alive(sock: Any, interval: int) -> None:
+    """tcp-keepalive for a client's connection (anetKeepAlive): probes after `interval`
+    idle seconds, then every third of it, the peer dead after three unanswered, so a
+    vanished peer is noticed in about twice `interval`. Past what Linux allows (32767 s)
+    the probes keep the system's timing, as Redis ignores the failure."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, interval)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, max(interval // 3, 1))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
+    except OSError:
+        pass
 
 
 def open_unix(path: str, perm: int, backlog: int) -> socket.socket:

@@ -301,6 +301,8 @@ class Server:
         sock = conn.transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.config['tcp-keepalive']:
+                listen.keep_alive(sock, self.config['tcp-keepalive'])
 
     def client_info(self, conn, current=None, args=None):
         """A connection's CLIENT LIST line, for what sits below the commands (the ACL log,

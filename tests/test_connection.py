@@ -4,13 +4,15 @@ HELLO, AUTH/requirepass, RESP3 replies on the wire, idle timeout, maxclients.
 Most checks are differential: the same requests go to our server and to redis-server
 7.0.15 and the raw reply bytes must be equal."""
 
+import os
 import re
+import subprocess
 import time
 
 import pytest
 import redis
 
-from conftest import assert_same, spawn_redis, spawn_store, stop
+from conftest import assert_same, spawn_redis, spawn_store, stop, wait_until
 from rawconn import EOF, RawConn, pack, session
 
 
@@ -465,6 +467,57 @@ def test_no_timeout_by_default(server):
     with RawConn(server.port) as c:
         time.sleep(1.2)
         assert c.cmd('PING') == b'+PONG\r\n'
+
+
+def _keepalive_timer(port, client):
+    """The keep-alive timer `ss` shows on the server's end of `client`'s connection, as
+    'keepalive,<time left>', or None; once nothing is left to acknowledge (until then ss
+    shows the retransmission timer)."""
+    peer = client.connection_pool.get_connection()._sock.getsockname()[1]
+
+    def timer():
+        out = subprocess.run(
+            ['ss', '-tnoH', 'state', 'established', f'( sport = :{port} and dport = :{peer} )'],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        found = re.search(r'timer:\((\w+),([^,]+),', out)
+        return None if found is None else f'{found[1]},{found[2]}'
+
+    wait_until(lambda: not (timer() or '').startswith('on'), 'the reply acknowledged')
+    return timer()
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_tcp_keepalive_probes_new_connections(kind):
+    """tcp-keepalive N: each new client connection is probed after N idle seconds (the
+    kernel's default is 2 hours); CONFIG SET reaches new connections, 0 turns it off."""
+    proc, port = (spawn_store if kind == 'store' else spawn_redis)('--tcp-keepalive', '60')
+    try:
+        first = redis.Redis(port=port, single_connection_client=True)
+        first.ping()
+        timer = _keepalive_timer(port, first)
+        assert timer is not None and re.fullmatch(r'keepalive,(\d+sec|1min)', timer), timer
+        first.config_set('tcp-keepalive', '0')
+        second = redis.Redis(port=port, single_connection_client=True)
+        second.ping()
+        assert _keepalive_timer(port, second) is None
+    finally:
+        stop(proc)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='SO_MARK needs CAP_NET_ADMIN')
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_socket_mark_id_marks_the_listeners(kind):
+    proc, port = (spawn_store if kind == 'store' else spawn_redis)('--socket-mark-id', '42')
+    try:
+        out = subprocess.run(
+            ['ss', '-tlnHe', f'( sport = :{port} )'], capture_output=True, text=True, check=True
+        ).stdout
+        assert out and all('fwmark:0x2a' in line for line in out.splitlines()), out
+    finally:
+        stop(proc)
 
 
 def test_maxclients(make_server):

@@ -468,3 +468,92 @@ def test_a_streamed_payload_goes_on_for_the_others_when_its_slowest_replica_leav
     finally:
         for proc, _, _ in masters:
             stop(proc)
+
+
+class _Writer:
+    """Write load on a master: a client sending pipelines of mixed writes (strings, a
+    counter, lists, hashes, a sorted set, deletions, TTLs) until stopped."""
+
+    def __init__(self, port):
+        self.client = redis.Redis(port=port)
+        self.batches = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        i = 0
+        while not self.done.is_set():
+            pipe = self.client.pipeline(transaction=False)
+            for _ in range(100):
+                i += 1
+                pipe.set(f'w{i % 5000}', i)
+                pipe.incr('counter')
+                pipe.rpush(f'l{i % 50}', i)
+                pipe.hset(f'h{i % 50}', f'f{i % 100}', i)
+                pipe.zadd('z', {f'm{i % 1000}': i})
+                if i % 7 == 0:
+                    pipe.delete(f'w{i * 13 % 5000}')
+                if i % 11 == 0:
+                    pipe.pexpire(f'w{i % 5000}', 3_600_000)
+            pipe.execute()
+            self.batches += 1
+
+    def stop(self):
+        self.done.set()
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive()
+
+
+@pytest.mark.parametrize(
+    'master_kind, replica_kind, load',
+    [
+        ('store', 'redis', 'disabled'),
+        ('store', 'store', 'swapdb'),
+        ('redis', 'store', 'swapdb'),
+        ('redis', 'store', 'on-empty-db'),
+    ],
+)
+def test_a_diskless_sync_under_write_load_ends_with_equal_data(
+    master_kind, replica_kind, load, tmp_path
+):
+    """A replica syncing diskless from this server, and this server loading diskless
+    from redis-server, while a client keeps writing to the master before, during and
+    after the transfer: once the replica has caught up, both hold the same data (DEBUG
+    DIGEST, which both compute alike)."""
+    spawn = {'store': spawn_store, 'redis': spawn_redis}
+    mlog, rlog = tmp_path / 'master.log', tmp_path / 'replica.log'
+    mproc, mport = spawn[master_kind](
+        *('--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'),
+        *('--logfile', str(mlog), '--enable-debug-command', 'yes'),
+    )
+    rproc, rport = spawn[replica_kind](
+        *('--repl-diskless-load', load, '--logfile', str(rlog), '--enable-debug-command', 'yes')
+    )
+    writer = None
+    try:
+        m = redis.Redis(port=mport, decode_responses=True)
+        pipe = m.pipeline(transaction=False)
+        for i in range(20_000):  # 20 MB: a transfer the writes overlap
+            pipe.set(f'big{i}', b'%05d' % i * 200)
+        pipe.execute()
+        writer = _Writer(mport)
+        wait_until(lambda: writer.batches >= 2, 'writes before the sync')
+        r = _follow(mport, rport)
+        synced = writer.batches
+        wait_until(lambda: writer.batches >= synced + 5, 'writes after the sync')
+        writer.stop()
+        offset = m.info('replication')['master_repl_offset']
+        wait_until(
+            lambda: r.info('replication')['slave_repl_offset'] >= offset, 'the replica caught up'
+        )
+        assert r.dbsize() == m.dbsize() > 20_000
+        assert r.execute_command('DEBUG', 'DIGEST') == m.execute_command('DEBUG', 'DIGEST')
+        assert 'Starting BGSAVE for SYNC with target: replicas sockets' in mlog.read_text()
+        where = 'to disk' if load == 'disabled' else 'to parser'
+        assert f'receiving streamed RDB from master with EOF {where}' in rlog.read_text()
+    finally:
+        if writer is not None:
+            writer.done.set()
+        stop(rproc)
+        stop(mproc)

@@ -421,9 +421,7 @@ PARAMS = [
     Param('crash-log-enabled', 'bool', True),
     Param('crash-memcheck-enabled', 'bool', True, inert=PROCESS),
     Param('use-exit-on-panic', 'bool', False, hidden=True),
-    Param(
-        'watchdog-period', 'int', 0, 0, INT_MAX, hidden=True, on_set=_watchdog_period, inert=PROCESS
-    ),
+    Param('watchdog-period', 'int', 0, 0, INT_MAX, hidden=True, on_set=_watchdog_period),
     Param('disable-thp', 'bool', True, mutable=False, inert=PROCESS),
     Param('oom-score-adj', 'enum', 'no', choices=_OOM_SCORE_ADJ),
     Param('oom-score-adj-values', 'special', (0, 200, 800), multi=True),

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import crash, listen, proc_title, process, tls
+from . import crash, listen, proc_title, process, tls, watchdog
 from .acl import Acl
 from .acl_checks import channel_in
 from .blocking import BlockingRegistry
@@ -181,6 +181,7 @@ class Server:
         self.pause = ClientPause(self)  # CLIENT PAUSE (store/commands/client_pause.py)
         self.cron_hooks.append(self.evictor.refresh)
         self.migrate_sockets = MigrateSockets()  # MIGRATE's connections, kept 10 s
+        self.watchdog = watchdog.Watchdog(self)  # watchdog-period (store/watchdog.py)
         self.cron_hooks.append(self.migrate_sockets.close_timed_out)
         self.shutdown = Shutdown(self)  # SHUTDOWN, SIGTERM, SIGINT (store/shutdown.py)
         self.cron_hooks.append(self.shutdown.cron)
@@ -245,6 +246,8 @@ class Server:
             proc_title.apply(self)
         elif name == 'tls-auth-clients':
             self.tls.set_auth(cfg[name])
+        elif name == 'watchdog-period':
+            self.watchdog.apply()
         elif name == 'requirepass':
             # The default user's password; connections keep their authentication.
             self.acl.set_default_password(cfg[name])
@@ -447,6 +450,8 @@ class Server:
         self.notify_systemd('READY=1\n')
         self.expiry.start(self.loop, self.keyspace)
         self.cron_handle = self.loop.call_later(1 / max(cfg['hz'], 1), self.cron)
+        if cfg['watchdog-period']:
+            self.watchdog.apply()
         if cfg['replicaof']:  # replicaof <host> <port> in the configuration
             host, port = cfg['replicaof'].rsplit(' ', 1)
             self.replication.replicate(host, int(port))
@@ -469,6 +474,7 @@ class Server:
             process.to_syslog('*', logo)
 
     def cron(self):
+        self.watchdog.rearm()  # (first, as serverCron arms it)
         if self.cron_paused:  # DEBUG PAUSE-CRON, as Redis's serverCron returns at once
             self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
             return

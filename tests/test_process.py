@@ -274,3 +274,27 @@ def test_syslog_gets_every_line_the_log_gets(kind, dev_log, tmp_path):
     messages = [msg for _, _, msg in got]
     for msg in ('Server initialized', 'DB saved on disk', 'Redis is now ready to exit, bye bye...'):
         assert msg in messages
+
+
+@pytest.mark.parametrize('kind', ['store', 'redis'])
+def test_the_watchdog_reports_a_blocked_loop_and_goes_on(kind, tmp_path):
+    """watchdog-period: a loop blocked longer than the period (DEBUG SLEEP) gets Redis's
+    watchdog report in the log, with the stack it is stuck in, and goes on serving; at 0
+    nothing is armed."""
+    log = tmp_path / 'server.log'
+    spawn = spawn_store if kind == 'store' else spawn_redis
+    proc, port = spawn('--logfile', str(log), '--enable-debug-command', 'yes')
+    try:
+        client = redis.Redis(port=port)
+        client.config_set('watchdog-period', '200')
+        client.execute_command('DEBUG', 'SLEEP', '1')
+        assert client.ping()
+        wait_until(lambda: '--- WATCHDOG TIMER EXPIRED ---' in log.read_text(), 'the report')
+        text = log.read_text()
+        assert '------ STACK TRACE ------' in text and ':signal-handler (' in text
+        client.config_set('watchdog-period', '0')
+        reports = log.read_text().count('WATCHDOG TIMER EXPIRED')
+        client.execute_command('DEBUG', 'SLEEP', '0.5')
+        assert client.ping() and log.read_text().count('WATCHDOG TIMER EXPIRED') == reports
+    finally:
+        stop(proc)

@@ -33,6 +33,7 @@ it; other modules read and write these fields but add none.
 
 import asyncio
 import time
+from typing import Any
 
 import hiredis
 
@@ -152,7 +153,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         'rb_peak_reset',
     )
 
-    def __init__(self, server):
+    def __init__(self, server: Any) -> None:
         self.server = server
         self.ks = server.keyspace
         self.table = server.commands
@@ -176,8 +177,8 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.multi_bytes = 0  # what the queue holds (sizes.queued_size), in used_memory
         self.multi_error = False
         self.dirty_cas = False
-        self.watched = []  # (db, key) pairs
-        self.watched_deadlines = []  # their deadlines at WATCH time
+        self.watched: list[tuple[int, bytes]] = []  # (db, key) pairs
+        self.watched_deadlines: list[int | None] = []  # their deadlines at WATCH time
         self.in_exec = False  # EXEC is running the queued commands
         # CLIENT REPLY, CLIENT NO-EVICT/NO-TOUCH
         self.reply_mode = 'on'
@@ -196,7 +197,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.read_paused = False
         self.out_limit = server.pubsub.limits.gate(self)
         self.obl_soft_since = None
-        self.raw = None
+        self.raw: tuple[list[bytes], bytes] | None = None
         self.replica = None
         self.qbuf_big = None
         self.qbuf_counted = 0
@@ -545,7 +546,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         if type(err) is not CountedError:
             self.server.stats.error(err.msg)
 
-    def set_user(self, user):
+    def set_user(self, user: Any) -> None:
         """Run as ACL user `user` from now on. The hot path's command table is the one
         of commands the user may run with no check (store/acl.py, Acl.table_for): a
         command outside it takes the gated path, where ACL checks it; a user with key or

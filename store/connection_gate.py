@@ -289,7 +289,7 @@ class ConnectionGate:
                     return True
         return False
 
-    def call(self, cmd, args):
+    def call(self, cmd: Command, args: list[bytes]) -> Any:
         """Run a command through the executor and return its reply value (used by EXEC
         and the gated path)."""
         if self.no_touch and cmd.name != 'touch':  # CLIENT NO-TOUCH

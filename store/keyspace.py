@@ -100,8 +100,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         slot_index: bool = False,
     ) -> None:
         self.databases = databases
-        # when small aggregates convert (OBJECT ENCODING); store/types is not annotated yet
-        self.limits = EncodingLimits()  # type: ignore[no-untyped-call]
+        # when small aggregates convert (OBJECT ENCODING)
+        self.limits = EncodingLimits()
         # `slot_index`: database 0's keys by slot too (cluster mode, store/db_slice)
         self.shards = [DbSlice(databases, slot_index) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.

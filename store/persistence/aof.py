@@ -103,11 +103,13 @@ class Aof(AofPropagate, AofRewrite, AofLoad):
 
     @property
     def name(self) -> str:
-        return self.server.config['appendfilename']
+        name: str = self.server.config['appendfilename']
+        return name
 
     def dir_path(self) -> str:
         cfg = self.server.config
-        return os.path.join(cfg['dir'], cfg['appenddirname'])
+        parent: str = cfg['dir']
+        return os.path.join(parent, cfg['appenddirname'])
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir_path(), name)

@@ -132,7 +132,8 @@ def _lp_entry_size(lp: bytes, p: int) -> int:
     if c < 0xF0:
         return 2 + (((c & 0x0F) << 8) | lp[p + 1])
     if c == 0xF0:
-        return 5 + _U32.unpack_from(lp, p + 1)[0]
+        size: int = _U32.unpack_from(lp, p + 1)[0]
+        return 5 + size
     return {0xF1: 3, 0xF2: 4, 0xF3: 5, 0xF4: 9}.get(c, 1)
 
 

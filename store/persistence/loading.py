@@ -43,7 +43,7 @@ from ..rdb import RdbError
 from ..resp import RedisError
 from .errors import LoadError
 from .payload_check import check_payload, corrupt_message
-from .rdb_loader import RdbCorrupt, RdbLoader
+from .rdb_loader import KeyExtra, RdbCorrupt, RdbLoader, Record
 
 # redis-check-rdb's names of the value types (rdb_type_string)
 _TYPE_NAMES = {
@@ -154,16 +154,17 @@ class Loading:
         self.log_loaded(loader, loaded, expired)
         server.log(f'DB loaded from disk: {time.time() - started:.3f} seconds')
 
-    def insert_loaded(self: Any, items: list[tuple]) -> int:
+    def insert_loaded(self: Any, items: list[Record]) -> int:
         """The records of an RDB read beforehand (rdb_stream.py: a replica's payload,
         read as it arrived) into the empty keyspace, at once; returns the keys loaded.
         Functions are not among them: they were loaded as they were read."""
         for _ in self._insert_steps(iter(items), None, False, 0):
             pass
-        return self.load_keys_loaded
+        loaded: int = self.load_keys_loaded
+        return loaded
 
     def _insert_steps(
-        self: Any, items: Iterator[tuple], loader: RdbLoader | None, allow_dup: bool, delay: int
+        self: Any, items: Iterator[Record], loader: RdbLoader | None, allow_dup: bool, delay: int
     ) -> Generator[None, None, tuple[int, int]]:
         """rdbLoadRio's part that fills the keyspace, from the records as RdbLoader.batches
         gives them (`loader` the one reading them, for INFO's progress), yielding every
@@ -304,7 +305,9 @@ class Loading:
         except (OSError, ValueError):
             pass
 
-    def _load_over(self: Any, db: int, keys: list[bytes], values: list[Any], extras: list) -> None:
+    def _load_over(
+        self: Any, db: int, keys: list[bytes], values: list[Any], extras: list[KeyExtra]
+    ) -> None:
         """Loaded keys into a keyspace that has keys already (DEBUG RELOAD NOFLUSH or
         MERGE): a key without a TTL over one without a TTL goes into its shard's dict
         (charged by the recount after the load), anything else through ks.set."""

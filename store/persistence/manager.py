@@ -17,7 +17,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..rdb import dump_payload
 from ..resp import RedisError
@@ -29,6 +29,9 @@ from .loading import Loading
 from .payload_check import footer_valid, restore_value
 from .rdb_encoder import RdbEncoder
 from .snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from ..keyspace import Keyspace
 
 E_BGSAVE_RUNNING = 'ERR Background save already in progress'
 E_MISCONF = (
@@ -49,7 +52,7 @@ class Persistence(Loading):
         self.snapshot_started = 0.0
         self.bgsave_scheduled = False
         self.dirty_offset = self.dirty_seen = 0
-        self.dirty_at_save = 0
+        self.dirty_at_save: int = 0
         self.last_bgsave_ok = True
         self.last_cow_size = 0  # rdb_last_cow_size: the last BGSAVE's copy-on-write bytes
         self.last_bgsave_time = -1
@@ -83,7 +86,7 @@ class Persistence(Loading):
 
     def changes(self) -> int:
         """Redis's server.dirty: writes done since the server started."""
-        ks = self.server.keyspace
+        ks: Keyspace = self.server.keyspace
         n = ks.changes + ks.expired_keys + self.dirty_offset
         if n < self.dirty_seen:  # CONFIG RESETSTAT zeroed the counters: stay monotonic
             self.dirty_offset += self.dirty_seen - n

@@ -185,6 +185,7 @@ def _lp_count(b: bytes) -> int:
     a blob passes before it is left packed (its entries are checked when decoded)."""
     if len(b) < 7 or b[-1] != 0xFF:
         return -1
+    n: int
     total, n = _LP_HEADER.unpack_from(b)
     if total != len(b) or n == 65535:
         return -1

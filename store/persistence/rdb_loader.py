@@ -82,6 +82,13 @@ from .rdb_types import (
 )
 from .rdb_values import ValueReader
 
+# A record as RdbLoader yields it: its kind ('key', 'keys', 'db', ...), then its fields
+Record = tuple[Any, ...]
+# A key's attributes read before it: (deadline, lru_idle, lfu_freq), None where absent
+KeyAttrs = tuple[int | None, int | None, int | None]
+# An `extras` item of a ('keys', ...) record: (index in keys, deadline, lru_idle, lfu_freq)
+KeyExtra = tuple[int, int | None, int | None, int | None]
+
 LOAD_BATCH = 1024  # keys per ('keys', ...) batch of RdbLoader.batches
 
 
@@ -145,8 +152,8 @@ class RdbLoader(ValueReader):
         # empty_keys), so that a record cut by the window's end is read again whole.
         self.base = 0
         self.crc = 0
-        self.resume: tuple | None = None
-        self.safe: tuple = (0, None, None, None, 0)
+        self.resume: tuple[int, int | None, int | None, int | None] | None = None
+        self.safe: tuple[int, int | None, int | None, int | None, int] = (0, None, None, None, 0)
         # the file's end is not in `data` yet (a stream): values stay packed when lazy and
         # checksum say so, and values packed in a file that turns out to carry no
         # checksum are the caller's to decode (rdb_stream.py)
@@ -171,7 +178,7 @@ class RdbLoader(ValueReader):
             T_STREAM_LISTPACKS: self._stream,
         }
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[Record]:
         for rec in self.batches():
             if rec[0] == 'keys':
                 keys, values, extras = rec[1], rec[2], rec[3]
@@ -185,7 +192,7 @@ class RdbLoader(ValueReader):
             else:
                 yield rec
 
-    def batches(self) -> Iterator[tuple]:
+    def batches(self) -> Iterator[Record]:
         """The records with the keys in batches, for a loader that inserts them in bulk:
         ('keys', keys, values, extras, charges) in place of runs of ('key', ...) records,
         with `extras` the (index in keys, deadline, lru_idle, lfu_freq) of the keys that
@@ -206,7 +213,7 @@ class RdbLoader(ValueReader):
 
     # -- records -------------------------------------------------------------------------
 
-    def _records(self) -> Iterator[tuple]:
+    def _records(self) -> Iterator[Record]:
         data = self.data
         end = self.end
         if self.resume is None:
@@ -241,7 +248,7 @@ class RdbLoader(ValueReader):
         extra = deadline is not None or lru_idle is not None or lfu_freq is not None
         keys: list[bytes] = []
         values: list[Any] = []
-        extras: list[tuple] = []
+        extras: list[KeyExtra] = []
         charges: list[tuple[int, int]] = []
         add_key, add_value, add_charge = keys.append, values.append, charges.append
         read_str, read_len, readers = self._str, self._len, self._readers
@@ -343,7 +350,7 @@ class RdbLoader(ValueReader):
                         if op == OP_EOF:
                             break
                         if op == OP_SELECTDB:
-                            rec: tuple = ('db', read_len())
+                            rec: Record = ('db', read_len())
                         elif op == OP_RESIZEDB:
                             size = read_len()
                             rec = ('resize', size, read_len())
@@ -461,4 +468,4 @@ def unpack(p: Packed) -> Any:
     return value
 
 
-Packed.decode = staticmethod(unpack)  # type: ignore[method-assign, assignment]
+Packed.decode = staticmethod(unpack)

@@ -45,7 +45,7 @@ from ..types.packed import Packed
 from .errors import LoadError
 from .loading import debug_delay, too_many_databases
 from .payload_check import check_payload
-from .rdb_loader import RdbLoader, unpack
+from .rdb_loader import KeyAttrs, RdbLoader, Record, unpack
 
 STREAM_BATCH = 256  # keys per batch: what a pass cut in a batch's middle reads again
 
@@ -66,13 +66,13 @@ class RdbStream:
         self.databases = ks.databases
         self.engine = server.functions
         self.functions = LibCtx()  # the payload's libraries, swapped in at the end
-        self.items: list[tuple] = []  # the records kept, in payload order
+        self.items: list[Record] = []  # the records kept, in payload order
         self.keys = 0  # the keys among them
         self.buf = bytearray()  # the bytes not read yet
         self.complete = False  # the payload's last byte is in `buf`
         self.done = False  # the RDB was read to its end (EOF opcode and checksum)
         self.started = False  # the header was read: a window starts at a record
-        self.pending: tuple = (None, None, None)  # deadline, lru_idle, lfu_freq read ahead
+        self.pending: KeyAttrs = (None, None, None)  # deadline, lru_idle, lfu_freq read ahead
         self.wanted = 1  # bytes in `buf` before the next pass is worth it
 
     def feed(self, data: bytes) -> None:
@@ -121,7 +121,7 @@ class RdbStream:
         finally:
             self._advance(window, finished)
 
-    def _keep(self, item: tuple) -> None:
+    def _keep(self, item: Record) -> None:
         kind = item[0]
         if kind == 'keys':
             self.items.append(item)

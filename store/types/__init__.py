@@ -60,7 +60,7 @@ class EncodingLimits:
         'zset-max-listpack-value': 'zset_value',
     }
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.hash_entries, self.hash_value = 512, 64
         self.set_intset_entries = 512
         self.zset_entries, self.zset_value = 128, 64

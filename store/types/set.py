@@ -20,18 +20,25 @@ once random draws are used, nothing otherwise. Members must be added through `ad
 (or to a set without a pool, as a fresh copy or RESTORE has).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
 from random import choices, random, sample
+from typing import TYPE_CHECKING
 
 from ..resp import string2ll
+
+if TYPE_CHECKING:
+    from . import EncodingLimits
 
 INTSET_MAX = 1 << 30  # intset.c: an intset never holds more, whatever the configuration
 
 
-def intset_limit(limits):
+def intset_limit(limits: EncodingLimits) -> int:
     return min(limits.set_intset_entries, INTSET_MAX)
 
 
-def all_integers(members):
+def all_integers(members: Iterable[bytes]) -> bool:
     """Whether every member is a canonical 64-bit integer (isSdsRepresentableAsLongLong)."""
     for m in members:
         if string2ll(m) is None:

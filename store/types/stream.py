@@ -29,8 +29,11 @@ encoding the entry field by field when it is read), so XRANGE over the journal, 
 analytics path, only joins bytes. Other entries are encoded when read and not cached.
 """
 
+from __future__ import annotations
+
 import copy
 from bisect import bisect_left, bisect_right
+from typing import Any
 
 import hiredis
 
@@ -41,7 +44,7 @@ SEQ_MASK = U64
 COMPACT_MIN = 1024
 
 
-def exact_trim_args(s, args):
+def exact_trim_args(s: Stream, args: list[bytes]) -> list[bytes]:
     """XADD's or XTRIM's arguments as Redis propagates an approximate (`~`) trimming
     (streamRewriteApproxSpecifier, streamRewriteTrimArgument): `=` for `~`, and the
     threshold what the trimming left, the length for MAXLEN and the first entry's id for
@@ -74,7 +77,7 @@ def make_id(ms, seq):
     return ms << 64 | seq
 
 
-def format_id(i):
+def format_id(i: int) -> bytes:
     return b'%d-%d' % (i >> 64, i & SEQ_MASK)
 
 
@@ -98,7 +101,7 @@ class _Encoded:
 ENCODED = _Encoded()
 
 
-def decode_fields(encoded):
+def decode_fields(encoded: bytes) -> tuple[bytes, ...]:
     """The fields of an encode_entry() encoding."""
     reader = hiredis.Reader()
     reader.feed(encoded)
@@ -119,7 +122,7 @@ def encode_entry(i, fields):
 class Consumer:
     __slots__ = ('name', 'seen_time', 'pel')
 
-    def __init__(self, name, now):
+    def __init__(self, name: bytes, now: int) -> None:
         self.name = name
         self.seen_time = now
         self.pel = PEL()
@@ -130,7 +133,7 @@ class NACK:
 
     __slots__ = ('consumer', 'delivery_time', 'delivery_count')
 
-    def __init__(self, consumer, delivery_time, delivery_count=1):
+    def __init__(self, consumer: Any, delivery_time: int, delivery_count: int = 1) -> None:
         self.consumer = consumer
         self.delivery_time = delivery_time
         self.delivery_count = delivery_count
@@ -142,17 +145,17 @@ class PEL:
 
     __slots__ = ('ids', 'd')
 
-    def __init__(self):
-        self.ids = []
-        self.d = {}
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.d: dict[int, NACK] = {}
 
     def __len__(self):
         return len(self.d)
 
-    def get(self, i):
+    def get(self, i: int) -> NACK | None:
         return self.d.get(i)
 
-    def add(self, i, nack):
+    def add(self, i: int, nack: NACK) -> None:
         if i not in self.d:
             ids = self.ids
             if not ids or ids[-1] < i:
@@ -166,7 +169,7 @@ class PEL:
             ids = self.ids
             del ids[bisect_left(ids, i)]
 
-    def iter_from(self, lo, hi=MAX_ID):
+    def iter_from(self, lo: int, hi: int = MAX_ID) -> list[tuple[int, NACK]]:
         """(id, nack) with lo <= id <= hi, in order (a snapshot: safe to mutate)."""
         ids = self.ids
         a = bisect_left(ids, lo)
@@ -184,15 +187,15 @@ class PEL:
 class Group:
     __slots__ = ('name', 'last_id', 'entries_read', 'pel', 'consumers', 'new_consumer')
 
-    def __init__(self, name, last_id, entries_read):
+    def __init__(self, name: bytes, last_id: int, entries_read: int) -> None:
         self.name = name
         self.last_id = last_id
         self.entries_read = entries_read  # -1: unknown (SCG_INVALID_ENTRIES_READ)
         self.pel = PEL()
-        self.consumers = {}
+        self.consumers: dict[bytes, Consumer] = {}
         # the consumer a read created last, until its propagation (a NOACK XREADGROUP's
         # XGROUP CREATECONSUMER) looks: store/persistence/aof.py
-        self.new_consumer = None
+        self.new_consumer: bytes | None = None
 
 
 class Stream:
@@ -219,23 +222,23 @@ class Stream:
         """COPY: a deep copy (groups, PELs and consumers included)."""
         return copy.deepcopy(self)
 
-    def __init__(self):
-        self.ids = []
-        self.vals = []
-        self.enc = []  # encode_entry(id, fields) of the entry, or None
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.vals: list[Any] = []  # the fields (a tuple), ENCODED, or None (a tombstone)
+        self.enc: list[bytes | None] = []  # encode_entry(id, fields) of the entry, or None
         self.start = 0  # index of the first live entry (or len(ids))
         self.base = 0  # number of entries compacted away before ids[0]
-        self.bounds = []  # the numbers (base + position) at which nodes start, ascending
+        self.bounds: list[int] = []  # the numbers (base + position) at which nodes start, ascending
         self.length = 0
         self.ntomb = 0  # tombstones at positions >= start
         self.last_id = 0
         self.first_id = 0
         self.max_deleted = 0
         self.entries_added = 0
-        self.groups = {}
+        self.groups: dict[bytes, Group] = {}
         # The last XCLAIM's pending entries dropped because their entry was deleted:
         # (id, consumer name, delivery time, count), for its propagation (store/persistence)
-        self.claim_drops = []
+        self.claim_drops: list[tuple[int, bytes, int, int]] = []
 
     def __len__(self):
         return self.length
@@ -308,7 +311,7 @@ class Stream:
         v = self.vals[p]
         return decode_fields(self.enc[p]) if v is ENCODED else v
 
-    def range(self, lo, hi, count=0, rev=False):
+    def range(self, lo: int, hi: int, count: int = 0, rev: bool = False) -> list[tuple[int, Any]]:
         """[(id, fields)] for live entries with lo <= id <= hi, at most `count` (0: all),
         ascending or (rev) descending."""
         ids, vals = self.ids, self.vals
@@ -333,7 +336,7 @@ class Stream:
             [enc[p] if enc[p] is not None else encode_entry(ids[p], vals[p]) for p in span],
         )
 
-    def get(self, i):
+    def get(self, i: int) -> Any:
         """The fields of live entry `i`, or None."""
         ids = self.ids
         p = bisect_left(ids, i, self.start)
@@ -477,7 +480,7 @@ class Stream:
             return 0
         return len(self.bounds)
 
-    def node_spans(self):
+    def node_spans(self) -> list[tuple[int, int]]:
         """(a, b) positions of each node still holding entries: ids[a:b], from the
         node's first number (entries before `start` included, as Redis keeps them in the
         node, deleted)."""
@@ -487,7 +490,7 @@ class Stream:
         ends = [*bounds[1:], base + len(self.ids)]
         return [(max(0, a - base), b - base) for a, b in zip(bounds, ends)]
 
-    def set_nodes(self, starts):
+    def set_nodes(self, starts: list[int]) -> None:
         """A loaded stream's node structure: the positions at which its nodes start."""
         self.bounds = [self.base + p for p in starts]
         if self.start >= len(self.ids):
@@ -505,7 +508,7 @@ class Stream:
             return False
         return lo <= md <= hi
 
-    def estimate_distance(self, i):
+    def estimate_distance(self, i: int) -> int:
         """streamEstimateDistanceFromFirstEverEntry: the logical read counter of id `i`,
         or -1 when it cannot be known."""
         if not self.entries_added:

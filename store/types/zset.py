@@ -23,6 +23,8 @@ end amortized O(1) for the list and O(log n) for the index; one element is a dic
 plus a (score, member) tuple.
 """
 
+from typing import Self
+
 from sortedcontainers import SortedList
 
 from ..resp import format_double
@@ -166,7 +168,9 @@ class ZSet:
         return z
 
     @classmethod
-    def from_sorted(cls, scores, pairs, listpack):
+    def from_sorted(
+        cls, scores: dict[bytes, float], pairs: list[tuple[float, bytes]], listpack: bool
+    ) -> Self:
         """A sorted set from its `scores` (member -> score) and the same elements as
         (score, member) `pairs` in order: the RDB loader's, which checked them both."""
         z = object.__new__(cls)

@@ -93,7 +93,8 @@ class Acl(AclChecks, AclFile):
         return User(name, self._pubsub_default())
 
     def _pubsub_default(self) -> bool:
-        return self.server.config['acl-pubsub-default'] == 'allchannels'
+        default: str = self.server.config['acl-pubsub-default']
+        return default == 'allchannels'
 
     def _create_default(self) -> User:
         user = self.new_user(b'default')

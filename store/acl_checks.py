@@ -44,7 +44,8 @@ class AclChecks(AclLog):
         every subcommand; AUTH, HELLO and the other no_auth ones); None when every
         command needs its keys or channels checked."""
         if user.unrestricted():
-            return self.server.commands
+            table: dict[bytes, Any] = self.server.commands
+            return table
         root = user.root
         if not (root.allkeys and root.allchannels):
             return None

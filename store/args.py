@@ -55,7 +55,7 @@ def db_arg(conn, b):
     return db
 
 
-def lower(b):
+def lower(b: bytes) -> str:
     """An option keyword as lower-case str (for comparisons with 'nx', 'ex', ...)."""
     return b.decode('latin-1').lower()
 

@@ -103,7 +103,7 @@ def string2d(b):
     return value
 
 
-def c_int(v):
+def c_int(v: int) -> int:
     """A C `(int)` cast of a 64-bit value."""
     return (v + 2**31) % 2**32 - 2**31
 
@@ -111,7 +111,7 @@ def c_int(v):
 _ATOI = re.compile(rb'[ \t\n\x0b\f\r]*([+-]?[0-9]+)')
 
 
-def atoi(b):
+def atoi(b: bytes) -> int:
     """C's atoi as glibc does it, (int)strtol: leading space, a sign, digits up to the
     first other byte, saturated to 64 bits, then cut to an int; 0 without digits."""
     m = _ATOI.match(b)

@@ -58,7 +58,7 @@ class ConnectionQuery:
         # a class's __slots__ and cannot tell that these fields are Connection's
         __slots__ = ()
 
-    def _parse_exact(self, data, deadline):
+    def _parse_exact(self, data: bytes, deadline: int) -> bool:
         parser = self.parser
         if parser is None:
             parser = self.parser = RequestParser()

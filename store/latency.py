@@ -47,7 +47,7 @@ def new_histogram() -> list[int]:
 
 def monitor(server: Any) -> LatencyMonitor:
     """The server's monitor, created and wired on first use."""
-    mon = server.__dict__.get('latency')
+    mon: LatencyMonitor | None = server.__dict__.get('latency')
     if mon is None:
         mon = server.latency = LatencyMonitor(server)
     return mon
@@ -158,7 +158,7 @@ class LatencyMonitor:
         the start or CONFIG RESETSTAT; containers never have one, their subcommands do)."""
         if cmd.subcommands:
             return None
-        hist = cmd.hist
+        hist: list[int] | None = cmd.hist
         if not self.tracking:  # frozen; reset by CONFIG RESETSTAT if it is not the scratch
             hist = self.frozen.get(cmd) if hist is self.scratch else None
         if hist is None or not any(hist):

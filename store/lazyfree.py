@@ -88,7 +88,7 @@ def free_effort(value: Any) -> int:
     if t is Stream:
         # its radix tree's nodes: the entry nodes (as stream-node-max-entries made them
         # when their entries were added) and about as many inner ones
-        nodes = 2 * value.node_count() + 1
+        nodes: int = 2 * value.node_count() + 1
         if value.groups:
             first = next(iter(value.groups.values()))
             nodes += len(value.groups) * (1 + len(first.pel))

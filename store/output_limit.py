@@ -46,7 +46,7 @@ REPLY_BUFFER = 16384  # PROTO_REPLY_CHUNK_BYTES: the static reply buffer of a Re
 UNAUTHENTICATED_LIMIT = 1024  # what a client that has not authenticated may have queued
 
 
-def reply_memory(unsent, buffered):
+def reply_memory(unsent: int, buffered: int) -> tuple[int, int]:
     """Redis's view of what a client has not been sent: (obl, omem) of CLIENT LIST. Replies
     fill the 16 KB static buffer (obl) first while nothing else waits to be written; the rest
     (omem) is what the output-buffer limits count. `unsent`: replies not yet handed to the

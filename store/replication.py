@@ -272,7 +272,7 @@ class Replication(FullSync, Failover):
 
     def of(self, conn: Any) -> Replica:
         """The connection's replication state, made at its first REPLCONF or SYNC."""
-        r = conn.replica
+        r: Replica | None = conn.replica
         if r is None:
             r = conn.replica = Replica(conn)
         return r
@@ -654,8 +654,9 @@ class Replication(FullSync, Failover):
     def role(self) -> list[Any]:
         """ROLE: master, the offset, and each replica's ip, port and acknowledged offset
         (a replica's: slave, its master, the link's state, the offset)."""
-        if self.server.replica_link is not None:
-            return self.server.replica_link.role()
+        link: MasterLink | None = self.server.replica_link
+        if link is not None:
+            return link.role()
         return [
             b'master',
             self.offset,

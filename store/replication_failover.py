@@ -48,7 +48,7 @@ class Failover:
                 return r
         return None
 
-    def start_failover(self, target: tuple[str, int] | None, timeout_ms: int, force: bool):
+    def start_failover(self, target: tuple[str, int] | None, timeout_ms: int, force: bool) -> None:
         """FAILOVER, its checks passed: writes paused until a replica caught up."""
         if target is not None:
             self.server.log(f'FAILOVER requested to {target[0]}:{target[1]}.')

@@ -38,13 +38,16 @@ import io
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import replication_history as history
 from .persistence.files import remove
 from .persistence.snapshot import Snapshot
 from .replication_presync import diskless_delay
 from .replication_socket_sync import SocketPayload
+
+if TYPE_CHECKING:
+    from .persistence.rdb_encoder import RdbEncoder
 
 PAYLOAD_CHUNK = 1 << 20  # bytes of a payload read and written at a time
 
@@ -308,7 +311,7 @@ class FullSync:
         else:
             self.catch_up(r)
 
-    def _encoder(self) -> Any:
+    def _encoder(self) -> RdbEncoder:
         """The payload's encoder: the RDB with the replication aux fields (rdbSaveInfo);
         repl-stream-db is the database the stream that follows has selected (a replica's
         replicas get its master's stream, which will not SELECT it again)."""

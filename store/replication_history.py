@@ -78,7 +78,8 @@ def accepts(repl: Any, replid: str, offset: int) -> bool:
     previous one up to where it ended."""
     if replid == repl.replid:
         return True
-    return replid == repl.replid2 and offset <= repl.second_offset
+    previous: bool = replid == repl.replid2 and offset <= repl.second_offset
+    return previous
 
 
 def save_aux(repl: Any) -> dict[bytes, bytes]:

@@ -184,7 +184,7 @@ class TlsTransport(asyncio.Transport):
         self.raw.set_write_buffer_limits(high, low)
 
     def get_write_buffer_limits(self) -> tuple[int, int]:
-        return tuple(self.raw.get_write_buffer_limits())  # type: ignore[return-value]
+        return tuple(self.raw.get_write_buffer_limits())
 
     def pause_reading(self) -> None:
         self.raw.pause_reading()

@@ -254,10 +254,10 @@ def client_kill(c, args):
                 if user is None:
                     raise RedisError(f"ERR No such user '{error_arg(args[i + 1])}'")
             elif opt == 'skipme' and more:
-                v = lower(args[i + 1])
-                if v == 'yes':
+                skip = lower(args[i + 1])
+                if skip == 'yes':
                     skipme = True
-                elif v == 'no':
+                elif skip == 'no':
                     skipme = False
                 else:
                     raise RedisError(E_SYNTAX)

@@ -6,6 +6,8 @@ Redis 7.0 declares them (COMMAND INFO and DOCS); an unknown one or a wrong numbe
 arguments gets the container's usual errors first, as in Redis.
 """
 
+from typing import Any, NoReturn
+
 from ..command_table import Family
 from ..resp import RedisError
 
@@ -14,7 +16,7 @@ COMMANDS = Family('cluster', since='3.0.0')
 DISABLED = RedisError('ERR This instance has cluster support disabled')
 
 
-def disabled(c, args):
+def disabled(c: Any, args: list[bytes]) -> NoReturn:
     raise DISABLED
 
 

@@ -140,7 +140,7 @@ def pfmerge(c, args):
     try:
         if dense:
             h = hll.to_dense(h)
-        resume: list[int] = []  # registers go in in increasing order: each walk goes on
+        resume: list[tuple[int, int]] = []  # registers go in in increasing order: each walk goes on
         for i, value in enumerate(union):
             if value:
                 if h[4] == hll.DENSE:

@@ -220,7 +220,8 @@ class Evictor:
 
     def used_memory(self) -> int:
         self.ks.settle()
-        return self.ks.used + self.overhead
+        used: int = self.ks.used
+        return used + self.overhead
 
     def out_of_memory(self) -> bool:
         """Over maxmemory with nothing left to evict (Redis's pre_command_oom_state, which

@@ -92,7 +92,8 @@ def value_size(value: Any, samples: int = SAMPLES) -> int:
     if t is bytes or t is bytearray:  # a string changed in place: as the string it is
         return bytes_size(len(value))
     if t is Packed:  # not decoded yet: what the loader estimated (types/packed.py)
-        return value.charge
+        packed: Packed = value
+        return packed.charge
     n = len(value)
     if not n:
         return CONTAINER

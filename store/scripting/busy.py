@@ -80,7 +80,8 @@ class Busy:
             return False
         if self.run.is_eval:
             return cmd.name not in ('function|kill', 'function|stats')
-        return cmd.name != 'script|kill'
+        name: str = cmd.name
+        return name != 'script|kill'
 
     def begin(self, run: Any) -> None:
         server = self.server

@@ -81,7 +81,14 @@ def _cstr(b: bytes) -> bytes:
 class Function:
     __slots__ = ('name', 'callback', 'library', 'description', 'flags')
 
-    def __init__(self, name: bytes, callback: Any, library: Library, description, flags):
+    def __init__(
+        self,
+        name: bytes,
+        callback: Any,
+        library: Library,
+        description: bytes | None,
+        flags: frozenset[str],
+    ) -> None:
         self.name = name
         self.callback = callback
         self.library = library

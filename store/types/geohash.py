@@ -17,6 +17,7 @@ arithmetic is in IEEE doubles, as C's, so distances and cells are Redis's to the
 from __future__ import annotations
 
 import math
+from typing import Any
 
 STEP_MAX = 26
 LAT_MIN, LAT_MAX = -85.05112878, 85.05112878
@@ -50,7 +51,12 @@ def _squash(v: int) -> int:
     return (v | (v >> 16)) & 0xFFFFFFFF
 
 
-def encode(lon: float, lat: float, step: int = STEP_MAX, lat_range=(LAT_MIN, LAT_MAX)) -> int:
+def encode(
+    lon: float,
+    lat: float,
+    step: int = STEP_MAX,
+    lat_range: tuple[float, float] = (LAT_MIN, LAT_MAX),
+) -> int:
     """geohashEncode: the cell (`step` bits per coordinate) holding the point; at 26 bits,
     the sorted-set score GEOADD gives it (geohashAlign52Bits shifts by 0 there)."""
     lat_offset = (lat - lat_range[0]) / (lat_range[1] - lat_range[0]) * (1 << step)
@@ -129,7 +135,24 @@ class Shape:
 
     __slots__ = ('lon', 'lat', 'radius', 'width', 'height', 'unit')
 
-    def __init__(self, lon, lat, unit, radius=None, width=None, height=None):
+    lon: float
+    lat: float
+    unit: float
+    radius: float | None  # None: a box, width by height
+    width: float  # a box's sides, read only when radius is None (a circle's are None)
+    height: float
+
+    def __init__(
+        self,
+        lon: Any,
+        lat: Any,
+        unit: float,
+        radius: float | None = None,
+        width: Any = None,
+        height: Any = None,
+    ) -> None:
+        # lon, lat, width and height are GEOSEARCH's parsed arguments, which mypy sees as
+        # Any | None in geo.py: set or not by the options, always set where they are read
         self.lon, self.lat, self.unit = lon, lat, unit
         self.radius, self.width, self.height = radius, width, height
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Iterator
 
 P = 14
 REGISTERS = 1 << P  # 16384
@@ -146,7 +147,7 @@ def _val_op(value: int, n: int) -> int:
     return 0x80 | ((value - 1) << 2) | (n - 1)
 
 
-def sparse_runs(h: bytes | bytearray):
+def sparse_runs(h: bytes | bytearray) -> Iterator[tuple[str, int, int]]:
     """(opcode, value, run length) of each opcode: 'z' ZERO, 'Z' XZERO (value 0), 'v' VAL."""
     p, end = HDR, len(h)
     while p < end:
@@ -194,7 +195,11 @@ def to_dense(h: bytearray) -> bytearray:
 
 
 def sparse_set(
-    h: bytearray, index: int, count: int, max_bytes: int, resume: list | None = None
+    h: bytearray,
+    index: int,
+    count: int,
+    max_bytes: int,
+    resume: list[tuple[int, int]] | None = None,
 ) -> tuple[bytearray, bool]:
     """hllSparseSet: (the HLL, possibly promoted to dense, whether register `index` rose).
 

@@ -6,13 +6,15 @@ gives the same O(1) pushes and pops at both ends; indexing into the middle is O(
 in Redis.
 """
 
+from __future__ import annotations
+
 from collections import deque
 
 
-class List(deque):
+class List(deque[bytes]):
     __slots__ = ()
     redis_type = 'list'
     encoding = 'quicklist'
 
-    def copy(self):
+    def copy(self) -> List:
         return List(self)

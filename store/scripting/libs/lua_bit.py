@@ -17,7 +17,8 @@ from typing import Any
 def _barg(x: Any) -> int:
     """barg(): the number plus 2^52+2^51, whose low 32 mantissa bits are the value."""
     d = float(x) + 6755399441055744.0
-    return struct.unpack('<Q', struct.pack('<d', d))[0] & 0xFFFFFFFF
+    bits: int = struct.unpack('<Q', struct.pack('<d', d))[0]
+    return bits & 0xFFFFFFFF
 
 
 def _bret(b: int) -> int:

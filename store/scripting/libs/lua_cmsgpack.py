@@ -53,7 +53,8 @@ def _mp_decode_number(code: int, raw: bytes) -> float:
     if code == 0xCA:
         return float(ctypes.c_float.from_buffer_copy(raw[::-1]).value)
     if code == 0xCB:
-        return struct.unpack('>d', raw)[0]
+        d: float = struct.unpack('>d', raw)[0]
+        return d
     # uint 64 goes through lua_pushinteger (a signed 64-bit), int 64 is signed.
     return float(int.from_bytes(raw, 'big', signed=True))
 

@@ -61,7 +61,8 @@ class _Args:
         """luaL_checklstring: strings, and numbers as Lua prints them."""
         kind = self.kinds[i - 1] if i <= self.n else b'none'
         if kind == b's':
-            return self.vals[i - 1]
+            s: bytes = self.vals[i - 1]
+            return s
         if kind in (b'n', b'z'):
             return lua_number_str(self.vals[i - 1], kind == b'z')
         raise _Fail(b'type', i, b'string')

@@ -50,13 +50,23 @@ class _Log:
         return ''.join(self.lines)
 
     def assert_in_order(self, *parts, since=0):
-        """Each of `parts` in a line after the previous one's, from line `since` on."""
-        lines = self.lines[since:]
-        at = 0
-        for part in parts:
-            found = next((i for i in range(at, len(lines)) if part in lines[i]), None)
-            assert found is not None, f'{part!r} not logged after line {at}:\n' + ''.join(lines)
-            at = found + 1
+        """Each of `parts` in a line after the previous one's, from line `since` on, giving
+        the reader thread time to get the last lines (the server may have logged them just
+        before the state the test waited for)."""
+
+        def missing():
+            lines, at = self.lines[since:], 0
+            for part in parts:
+                found = next((i for i in range(at, len(lines)) if part in lines[i]), None)
+                if found is None:
+                    return f'{part!r} not logged after line {at}:\n' + ''.join(lines)
+                at = found + 1
+            return None
+
+        try:
+            wait_until(lambda: missing() is None, 'the log lines')
+        except AssertionError:
+            raise AssertionError(missing()) from None
 
 
 def _client(port):

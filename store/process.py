@@ -90,13 +90,25 @@ _FACILITIES = {
 }
 
 
+_syslog_opened = False  # openlog called: by initServer's open_syslog, or with the defaults
+
+
 def open_syslog(ident: str, facility: str) -> None:
+    global _syslog_opened
     syslog.openlog(
         ident, syslog.LOG_PID | syslog.LOG_NDELAY | syslog.LOG_NOWAIT, _FACILITIES[facility]
     )
+    _syslog_opened = True
 
 
 def to_syslog(level: str, msg: str) -> None:
+    global _syslog_opened
+    if not _syslog_opened:
+        # syslog's defaults, as glibc's before any openlog: the program's name (Python's
+        # would be "__main__.py" under `python -m store`), no pid, facility user
+        name = os.path.basename(sys.argv[0])
+        syslog.openlog('store' if name == '__main__.py' else name, 0, syslog.LOG_USER)
+        _syslog_opened = True
     syslog.syslog(_SYSLOG_LEVELS.get(level, syslog.LOG_WARNING), msg)
 
 

@@ -265,12 +265,15 @@ def test_syslog_gets_every_line_the_log_gets(kind, dev_log, tmp_path):
     expected = []
     for pid_role, _, _, _, _, mark, msg in lines:
         pid, role = pid_role.split(':')
-        if role == 'C':
+        if role == 'C':  # syslog's defaults: the program's name, no pid
             expected.append((LOG_USER * 8 + SEVERITY[mark], None, msg))
         else:
             expected.append((LOG_LOCAL3 * 8 + SEVERITY[mark], ('cache7', int(pid)), msg))
-    got = [(pri, (ident, pid) if pid else None, msg) for pri, ident, pid, msg in dev_log()]
+    received = dev_log()
+    got = [(pri, (ident, pid) if pid else None, msg) for pri, ident, pid, msg in received]
     assert got == expected
+    program = {'store': 'store', 'redis': 'redis-server'}[kind]
+    assert {ident for _, ident, pid, _ in received if not pid} == {program}
     messages = [msg for _, _, msg in got]
     for msg in ('Server initialized', 'DB saved on disk', 'Redis is now ready to exit, bye bye...'):
         assert msg in messages

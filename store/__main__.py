@@ -9,6 +9,7 @@ parameter may take several values (`--save 60 1000`, `--client-output-buffer-lim
 
 import os
 import sys
+from collections.abc import Sequence
 
 from . import crash, process
 from .commands.config_cmd import quote
@@ -20,7 +21,7 @@ from .server import Server, new_event_loop
 from .version import VERSION
 
 
-def parse_argv(argv):
+def parse_argv(argv: Sequence[str]) -> Config:
     """Build a Config from redis-server style arguments; raises ConfigError.
 
     As Redis's main() does: a first argument not starting with '-' is the config file;
@@ -37,7 +38,7 @@ def parse_argv(argv):
         with open(path, encoding='utf-8', errors='surrogateescape') as f:
             text = f.read()
         config.file = os.path.abspath(path)
-    options = []
+    options: list[str] = []
     handled = True  # the last option has its argument (handled_last_config_arg)
     for j, arg in enumerate(args):
         last = j == len(args) - 1
@@ -77,7 +78,7 @@ Examples:
 """
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] in (['-v'], ['--version']):
         print(
@@ -97,7 +98,8 @@ def main(argv=None):
         return 1
     log = process.LogFile(config['logfile']) if config['logfile'] else sys.stdout
 
-    def early_log(msg, level):  # Redis marks the lines before the server exists 'C'
+    # Redis marks the lines before the server exists 'C'
+    def early_log(msg: str, level: str) -> None:
         if not process.below(level, config['loglevel']):
             process.log_line(log, 'C', level, msg)
             if config['syslog-enabled']:

@@ -1,6 +1,7 @@
 """Argument parsing shared by command families, with Redis's error strings."""
 
 import math
+from typing import Any
 
 from .resp import RedisError, c_string, small_int, string2ll
 
@@ -15,7 +16,7 @@ WRONGTYPE = RedisError(E_WRONGTYPE)
 SYNTAX = RedisError(E_SYNTAX)
 
 
-def int_arg(b, msg=E_NOT_INT):
+def int_arg(b: bytes, msg: str = E_NOT_INT) -> int:
     """getLongLongFromObjectOrReply: a strict 64-bit integer or RedisError(msg)."""
     v = small_int(b) if type(b) is bytes else None  # string2ll's first step, inline
     if v is None:
@@ -25,7 +26,7 @@ def int_arg(b, msg=E_NOT_INT):
     return v
 
 
-def range_arg(b, low, high, msg):
+def range_arg(b: bytes, low: int, high: int, msg: str) -> int:
     """getRangeLongFromObjectOrReply: an integer in [low, high]; `msg` for anything else
     (a non-integer too, as Redis replies with the message it was given)."""
     v = int_arg(b, msg)
@@ -34,7 +35,7 @@ def range_arg(b, low, high, msg):
     return v
 
 
-def float_arg(b, msg=E_NOT_FLOAT):
+def float_arg(b: bytes, msg: str = E_NOT_FLOAT) -> float:
     """getLongDoubleFromObjectOrReply: a finite-or-inf float without spaces, else error."""
     try:
         if not b or b[:1].isspace() or b[-1:].isspace():
@@ -47,7 +48,7 @@ def float_arg(b, msg=E_NOT_FLOAT):
     return v
 
 
-def db_arg(conn, b):
+def db_arg(conn: Any, b: bytes) -> int:
     """A database index argument, checked against `databases`."""
     db = int_arg(b)
     if not 0 <= db < conn.ks.databases:
@@ -60,6 +61,6 @@ def lower(b: bytes) -> str:
     return b.decode('latin-1').lower()
 
 
-def keyword(b):
+def keyword(b: bytes) -> bytes:
     """An option name as Redis's strcasecmp sees it: lower-cased, cut at a NUL byte."""
     return c_string(b).lower()

@@ -25,7 +25,7 @@ _STRTOD = re.compile(
 _DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
 
 
-def _exponent(digits):
+def _exponent(digits: bytes | None) -> int:
     """A binary exponent's value; past 18 digits it only matters that it is huge (C
     saturates it), and int() would refuse thousands of digits."""
     if not digits:
@@ -35,7 +35,7 @@ def _exponent(digits):
     return int(digits)
 
 
-def strtod(b):
+def strtod(b: bytes) -> tuple[float, int, bool]:
     """C's strtod over the C string `b` (it ends at the first NUL): (value, end, erange),
     `end` the number of bytes consumed (0 when there was no number, value 0.0) and
     `erange` True where glibc sets errno to ERANGE: overflow to inf, underflow to zero
@@ -80,7 +80,7 @@ def strtod(b):
 _SPACE = b' \t\n\x0b\f\r'
 
 
-def string2d(b):
+def string2d(b: bytes) -> float | None:
     """Redis's string2d (getDoubleFromObject): the double value of all of `b`, or None
     when Redis rejects it: empty, leading space, trailing bytes, NaN, overflow to inf or
     underflow to zero (an inexact subnormal is accepted).

@@ -12,8 +12,11 @@ start-up) and `rename-command` lines (applied by the server to its command table
 collected, checked as redis-server checks them.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from .config_params import DEPRECATED, MONITOR_PARAMS, PARAMS, TABLE
-from .config_values import ConfigError, lower
+from .config_values import ConfigError, Param, lower
 from .request_parser import split_args
 
 # The commands' names, for rename-command's checks: filled by store/server.py from the
@@ -24,22 +27,23 @@ COMMAND_NAMES: set[str] = set()
 class Config:
     """Current values, keyed by canonical name."""
 
-    def __init__(self):
-        self.values = {p.name: p.default for p in PARAMS}
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {p.name: p.default for p in PARAMS}
         # The least command duration (ns) the slowlog or the latency monitor wants to see;
         # 0 until the first command derives it (store/latency.py, LatencyMonitor.sync).
         self.slow_ns = 0
-        self.file = None  # absolute path of the config file, if any
+        self.file: str | None = None  # absolute path of the config file, if any
         self.save_loaded = False  # a 'save' line was read: later ones add points
         # `rename-command <name> <new name>` lines, in order ('' removes the command):
         # the server applies them to its command table (Server.__init__)
         self.renames: list[tuple[str, str]] = []
-        self.users = []  # `user <name> <rules...>` lines, as bytes (store/acl.py loads them)
+        # `user <name> <rules...>` lines, as bytes (store/acl.py loads them)
+        self.users: list[list[bytes]] = []
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Any:
         return self.values[TABLE[name].name]
 
-    def set_from_args(self, name, args):
+    def set_from_args(self, name: str, args: list[str]) -> Param | None:
         """Read one directive as a config file line, a command-line option or an embedding
         option gives it: validate and store, no hooks. Raises ConfigError.
 
@@ -72,13 +76,13 @@ class Config:
             self.slow_ns = 0
         return param
 
-    def load_file(self, path):
+    def load_file(self, path: str) -> None:
         """Read a redis.conf-style file: 'name arg ...' per line, '#' comments."""
         with open(path, encoding='utf-8', errors='surrogateescape') as f:
             lines = f.read().split('\n')
         self.load_lines(lines)
 
-    def load_lines(self, lines):
+    def load_lines(self, lines: Iterable[str]) -> None:
         for lineno, line in enumerate(lines, 1):
             text = line.strip(' \t\r\n')
             if not text or text.startswith('#'):
@@ -108,7 +112,7 @@ class Config:
                     f'Reading the configuration file, at line {lineno}\n>>> \'{text}\'\n{e}'
                 ) from None
 
-    def rename_command(self, old, new):
+    def rename_command(self, old: str, new: str) -> None:
         """A rename-command line, checked against the command names as the earlier lines
         left them (loadServerConfigFromString's errors)."""
         names = set(COMMAND_NAMES)
@@ -123,6 +127,6 @@ class Config:
             raise ConfigError('Target command name already exists')
         self.renames.append((old, new))
 
-    def render(self, name):
+    def render(self, name: str) -> str:
         param = TABLE[name]
         return param.render(self.values[param.name])

@@ -13,6 +13,8 @@ Beside the table are the checks config.c runs on single parameters (its is_valid
 the apply functions that refuse or adjust a CONFIG SET value (`on_set`).
 """
 
+from typing import TypeVar
+
 from .config_values import (
     INT_MAX,
     INT_MIN,
@@ -21,6 +23,7 @@ from .config_values import (
     ULLONG_MAX,
     ConfigError,
     Param,
+    Settings,
 )
 from .proc_title import expand
 from .version import VERSION
@@ -39,33 +42,33 @@ EXPIRY = 'expiry'  # deadline-driven expiry has no sampling effort or hz to adap
 # -- validity checks (config.c's is_valid_fn) and apply refusals ----------------------------
 
 
-def _valid_dbfilename(value):
+def _valid_dbfilename(value: str) -> None:
     if '/' in value or '\\' in value:
         raise ConfigError("dbfilename can't be a path, just a filename")
 
 
-def _valid_appendfilename(value):
+def _valid_appendfilename(value: str) -> None:
     if value == '':
         raise ConfigError("appendfilename can't be empty")
     if '/' in value or '\\' in value:
         raise ConfigError("appendfilename can't be a path, just a filename")
 
 
-def _valid_appenddirname(value):
+def _valid_appenddirname(value: str) -> None:
     if value == '':
         raise ConfigError("appenddirname can't be empty")
     if '/' in value or '\\' in value:
         raise ConfigError("appenddirname can't be a path, just a dirname")
 
 
-def _valid_version(value):
+def _valid_version(value: str) -> None:
     """announce-redis-version: MAJOR.MINOR.PATCH, as clients parse it."""
     parts = value.split('.')
     if len(parts) != 3 or not all(p.isdigit() and p.isascii() and len(p) < 6 for p in parts):
         raise ConfigError('argument must be a version of the form MAJOR.MINOR.PATCH')
 
 
-def _valid_hostname(value):
+def _valid_hostname(value: str) -> None:
     if len(value.encode('utf-8', 'surrogateescape')) >= 256:
         raise ConfigError('Hostnames must be less than 256 characters')
     for ch in value:
@@ -87,14 +90,14 @@ _TITLE_VARIABLES = {
 }
 
 
-def _valid_proc_title(value):
+def _valid_proc_title(value: str) -> None:
     """validateProcTitleTemplate: sdstemplate must expand it (store/proc_title.py) to
     something besides spaces."""
     if not expand(value, _TITLE_VARIABLES):
         raise ConfigError('template format is invalid or contains unknown variables')
 
 
-def _no_defrag(value):
+def _no_defrag(value: bool) -> None:
     """isValidActiveDefrag as Debian's build answers it (no Redis-patched jemalloc); this
     server has no defragmenter either."""
     if value:
@@ -105,7 +108,7 @@ def _no_defrag(value):
         )
 
 
-def _same_shards(value, config):
+def _same_shards(value: int, config: Settings) -> int:
     """shards is fixed once the keyspace exists: CONFIG SET takes back the value it has
     (as CONFIG GET * then CONFIG SET of every parameter does) and refuses another."""
     if value != config['shards']:
@@ -113,12 +116,12 @@ def _same_shards(value, config):
     return value
 
 
-def _backlog_size(value, config):
+def _backlog_size(value: int, config: Settings) -> int:
     """updateReplBacklogSize: resizeReplicationBacklog raises the size to 16kb."""
     return max(value, 16 * 1024)
 
 
-def _watchdog_period(value, config):
+def _watchdog_period(value: int, config: Settings) -> int:
     """applyWatchdogPeriod: a period shorter than two cron ticks is raised to that."""
     return max(value, 1000 // config['hz'] * 2) if value else 0
 
@@ -129,7 +132,10 @@ MONITOR_PARAMS = frozenset(
 )
 
 
-def _monitor_changed(value, config):
+_V = TypeVar('_V')
+
+
+def _monitor_changed(value: _V, config: Settings) -> _V:
     """A slowlog or latency-monitor parameter changes: the next command (this CONFIG SET
     itself) takes the slow path, which derives `slow_ns` from the stored values
     (store/latency.py), so a CONFIG SET that fails later leaves nothing stale."""

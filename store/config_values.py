@@ -22,12 +22,22 @@ suites match on the messages and on the renderings:
 
 import os
 import stat
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
 
 from . import events
 from .cnum import string2d
 from .resp import string2ll
+
+
+class Settings(Protocol):
+    """What an apply check (`on_set`) sees of the configuration (store/config.py's Config,
+    which imports this module): a parameter's value by name, and the slow-path mark."""
+
+    slow_ns: int
+
+    def __getitem__(self, name: str) -> Any: ...
+
 
 LLONG_MAX = 2**63 - 1
 LLONG_MIN = -(2**63)
@@ -44,7 +54,7 @@ class ConfigError(Exception):
 # -- C's number parsers -------------------------------------------------------------------
 
 
-def lower(text):
+def lower(text: str) -> str:
     """Lower case as strcasecmp compares: ASCII letters only. Every name and keyword is
     ASCII, so a text with anything else in it is left as it is, to match nothing (str.lower
     would turn the Kelvin sign into 'k')."""
@@ -64,7 +74,7 @@ _MEMORY_UNITS = {
 }
 
 
-def memtoull(text):
+def memtoull(text: str) -> int:
     """Redis's memtoull: '100', '1k' (1000), '1kb' (1024), '5mb', '2G', ... An empty number
     is 0 ('' and 'kb' are valid), leading zeros are fine, a number past 2**64-1 saturates
     (strtoull's ERANGE is not checked) and the product with the unit wraps modulo 2**64; a
@@ -82,7 +92,7 @@ def memtoull(text):
 _C_SPACE = ' \t\n\v\f\r'
 
 
-def strtoll(text, base=10):
+def strtoll(text: str, base: int = 10) -> tuple[int, bool, bool]:
     """C's strtoll: (value, complete, overflow). Leading whitespace and a sign are skipped;
     `complete` says whether the end pointer reached the end of the text (with no digits at
     all nothing is consumed, so only the empty text is complete); a value past the 64-bit
@@ -107,12 +117,17 @@ def strtoll(text, base=10):
     return value, i == len(text), overflow
 
 
-def c_int(value):
+def c_int(value: int) -> int:
     """A C cast of a 64-bit value to a 32-bit int (two's complement wrap)."""
     return (value + 2**31) % 2**32 - 2**31
 
 
 # -- the parameter --------------------------------------------------------------------------
+
+# How a value is parsed and rendered (Param.kind).
+Kind = Literal['bool', 'enum', 'str', 'int', 'mem', 'mem%', 'octal', 'special']
+# The buffer limits of client-output-buffer-limit: class -> (hard, soft, soft seconds).
+BufferLimits = dict[str, tuple[int, int, int]]
 
 
 class Param:
@@ -150,35 +165,35 @@ class Param:
 
     def __init__(
         self,
-        name,
-        kind,
-        default,
-        lo=None,
-        hi=None,
-        choices=None,
-        mutable=True,
-        alias=None,
-        multi=False,
-        protected=False,
-        hidden=False,
-        clamp=None,
-        valid=None,
-        on_set=None,
-        inert=None,
-    ):
+        name: str,
+        kind: Kind,
+        default: Any,
+        lo: int | None = None,
+        hi: int | None = None,
+        choices: tuple[str, ...] | dict[str, str] | None = None,
+        mutable: bool = True,
+        alias: str | None = None,
+        multi: bool = False,
+        protected: bool = False,
+        hidden: bool = False,
+        clamp: tuple[int, int] | None = None,
+        valid: Callable[[Any], None] | None = None,
+        on_set: Callable[[Any, Settings], Any] | None = None,
+        inert: str | None = None,
+    ) -> None:
         self.name, self.kind, self.default = name, kind, default
         self.lo, self.hi, self.choices = lo, hi, choices
         self.mutable, self.alias, self.multi = mutable, alias, multi
         self.protected, self.hidden, self.clamp = protected, hidden, clamp
         self.valid, self.on_set, self.inert = valid, on_set, inert
 
-    def parse_set(self, text, current):
+    def parse_set(self, text: str, current: Any) -> Any:
         """Validate a CONFIG SET value; return the new value. Raises ConfigError."""
         if self.multi:
             return self.parse(text.split(' ') if text else [], current)
         return self.parse([text], current)
 
-    def parse(self, args, current):
+    def parse(self, args: list[str], current: Any) -> Any:
         """Validate arguments (a list of str) as config.c's set functions do; return the
         new value (`current` is the value it replaces). Raises ConfigError."""
         if not self.multi and len(args) != 1:
@@ -201,17 +216,18 @@ class Param:
             self.valid(value)
         return value
 
-    def parse_enum(self, text):
+    def parse_enum(self, text: str) -> str:
+        choices = self.choices
+        assert choices is not None  # an enum always names its choices
         low = lower(text)
-        if low not in self.choices:
-            raise ConfigError(
-                'argument(s) must be one of the following: ' + ', '.join(self.choices)
-            )
-        return self.choices[low] if isinstance(self.choices, dict) else low
+        if low not in choices:
+            raise ConfigError('argument(s) must be one of the following: ' + ', '.join(choices))
+        return choices[low] if isinstance(choices, dict) else low
 
-    def parse_number(self, text):
+    def parse_number(self, text: str) -> int:
         """numericParseString then numericBoundaryCheck."""
-        kind = self.kind
+        kind, lo, hi = self.kind, self.lo, self.hi
+        assert lo is not None and hi is not None  # a number always has its bounds
         if kind == 'int':
             value = string2ll(text.encode('utf-8', 'surrogateescape'))
             if value is None:
@@ -230,20 +246,20 @@ class Param:
             value, complete, overflow = strtoll(text, 8)
             if not complete or overflow:
                 raise ConfigError("argument couldn't be parsed as an octal number")
-        if value > LLONG_MAX and self.hi <= LLONG_MAX:
+        if value > LLONG_MAX and hi <= LLONG_MAX:
             value -= 2**64  # the C value is a signed 64-bit word
         if kind == 'mem%' and value < 0:
-            if value < self.lo:
-                raise ConfigError(f'percentage argument must be less or equal to {-self.lo}')
-        elif not self.lo <= value <= self.hi:
+            if value < lo:
+                raise ConfigError(f'percentage argument must be less or equal to {-lo}')
+        elif not lo <= value <= hi:
             if kind == 'octal':
-                raise ConfigError(f'argument must be between {self.lo:o} and {self.hi:o} inclusive')
-            raise ConfigError(f'argument must be between {self.lo} and {self.hi} inclusive')
+                raise ConfigError(f'argument must be between {lo:o} and {hi:o} inclusive')
+            raise ConfigError(f'argument must be between {lo} and {hi} inclusive')
         if self.clamp is not None:
             value = min(max(value, self.clamp[0]), self.clamp[1])
         return value
 
-    def render(self, value):
+    def render(self, value: Any) -> str:
         """What CONFIG GET answers."""
         kind = self.kind
         if kind == 'bool':
@@ -260,14 +276,14 @@ class Param:
 # -- special parameters: a parser (args, current value) -> value, and a renderer ------------
 
 
-def _parse_notify(args, current):
+def _parse_notify(args: list[str], current: int) -> int:
     flags = events.flags_from_string(args[0])
     if flags is None:
         raise ConfigError("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
     return flags
 
 
-def _parse_journal_events(args, current):
+def _parse_journal_events(args: list[str], current: int) -> int:
     flags = events.flags_from_string(args[0])
     if flags is None or flags & (events.KEYSPACE | events.KEYEVENT):
         raise ConfigError("Invalid event class character. Use 'Ag$lshzxetmdn'.")
@@ -277,7 +293,7 @@ def _parse_journal_events(args, current):
 _OBL_CLASSES = ('normal', 'slave', 'pubsub')
 
 
-def _parse_obl(args, current):
+def _parse_obl(args: list[str], current: BufferLimits) -> BufferLimits:
     """updateClientOutputBufferLimit: <class> <hard> <soft> <soft seconds>, any number of
     times; only the classes given change. No words at all change nothing."""
     if len(args) % 4:
@@ -302,11 +318,11 @@ def _parse_obl(args, current):
     return limits
 
 
-def _render_obl(limits):
+def _render_obl(limits: Mapping[str, tuple[int, int, int]]) -> str:
     return ' '.join(f'{c} {limits[c][0]} {limits[c][1]} {limits[c][2]}' for c in _OBL_CLASSES)
 
 
-def _parse_save(args, current):
+def _parse_save(args: list[str], current: str) -> str:
     """setConfigSaveOption: pairs of <seconds> <changes>, seconds >= 1, changes >= 0, read
     with strtoll (so ' 5', '+5' and '' pass); changes are kept in an int. Returns the
     points as the text CONFIG GET shows."""
@@ -314,7 +330,7 @@ def _parse_save(args, current):
         args = []
     if len(args) % 2:
         raise ConfigError('Invalid save parameters')
-    points = []
+    points: list[int] = []
     for j, arg in enumerate(args):
         value, complete, _ = strtoll(arg)
         if not complete or value < (1 if j % 2 == 0 else 0):
@@ -323,7 +339,7 @@ def _parse_save(args, current):
     return ' '.join(str(v) for v in points)
 
 
-def _parse_bind(args, current):
+def _parse_bind(args: list[str], current: str) -> str:
     if len(args) > 16:
         raise ConfigError('Too many bind addresses specified.')
     if len(args) == 1 and args[0] == '':
@@ -331,7 +347,7 @@ def _parse_bind(args, current):
     return ' '.join(args)
 
 
-def _parse_replicaof(args, current):
+def _parse_replicaof(args: list[str], current: str) -> str:
     """setConfigReplicaOfOption: <host> <port> or NO ONE."""
     if len(args) != 2:
         raise ConfigError('wrong number of arguments')
@@ -343,12 +359,12 @@ def _parse_replicaof(args, current):
     return f'{args[0]} {port}'
 
 
-def _parse_oom_values(args, current):
+def _parse_oom_values(args: list[str], current: tuple[int, ...]) -> tuple[int, ...]:
     """setConfigOOMScoreAdjValuesOption: three scores (primary, replica, background
     child), each read with strtoll and within -2000..2000."""
     if len(args) != 3:
         raise ConfigError('wrong number of arguments')
-    values = []
+    values: list[int] = []
     for arg in args:
         value, complete, _ = strtoll(arg)
         if not complete or not -2000 <= value <= 2000:
@@ -359,11 +375,11 @@ def _parse_oom_values(args, current):
     return tuple(values)
 
 
-def _parse_percentiles(args, current):
+def _parse_percentiles(args: list[str], current: tuple[float, ...]) -> tuple[float, ...]:
     """setConfigLatencyTrackingInfoPercentilesOutputOption: doubles in [0, 100]."""
     if len(args) == 1 and args[0] == '':
         args = []
-    values = []
+    values: list[float] = []
     for arg in args:
         value = string2d(arg.encode('utf-8', 'surrogateescape'))
         if value is None:
@@ -376,7 +392,7 @@ def _parse_percentiles(args, current):
     return tuple(values)
 
 
-def render_percentile(value):
+def render_percentile(value: float) -> str:
     """'%f' with trailing zeros (and a trailing point) trimmed, as trimDoubleString does."""
     text = '%f' % value
     return text.rstrip('0').rstrip('.') if '.' in text else text
@@ -385,7 +401,7 @@ def render_percentile(value):
 _SHUTDOWN_FLAGS = {'default': 0, 'save': 1, 'nosave': 2, 'now': 4, 'force': 8}
 
 
-def _parse_shutdown_flags(args, current):
+def _parse_shutdown_flags(args: list[str], current: str) -> str:
     """shutdown-on-sigint / shutdown-on-sigterm: a multi-argument enum of flags, rendered in
     the enum's order ('default' when none is set)."""
     bit: int | None
@@ -402,7 +418,7 @@ def _parse_shutdown_flags(args, current):
     return ' '.join(n for n, b in _SHUTDOWN_FLAGS.items() if b & flags) or 'default'
 
 
-def _parse_dir(args, current):
+def _parse_dir(args: list[str], current: str) -> str:
     """setConfigDirOption: Redis chdirs; this server keeps the directory as a path instead
     (an embedded server must not move its host process), resolved as chdir would resolve it,
     and fails with chdir's error."""
@@ -423,7 +439,7 @@ def _parse_dir(args, current):
     return os.path.realpath(path)
 
 
-PARSERS = {
+PARSERS: dict[str, Callable[[list[str], Any], Any]] = {
     'notify-keyspace-events': _parse_notify,
     'keyevent-journal-events': _parse_journal_events,
     'client-output-buffer-limit': _parse_obl,

@@ -31,9 +31,13 @@ Every piece of session state is declared in `__slots__` below, with the module t
 it; other modules read and write these fields but add none.
 """
 
+from __future__ import annotations
+
 import asyncio
 import time
-from typing import Any
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import hiredis
 
@@ -54,6 +58,13 @@ from .resp import (
     RedisError,
     encode,
 )
+
+if TYPE_CHECKING:
+    from .blocking import Waiter
+    from .command_table import Command
+    from .pubsub.dispatch import Subscriber
+    from .request_parser import RequestParser
+    from .tracking import ClientTracking
 
 _perf_ns = time.perf_counter_ns
 
@@ -156,24 +167,25 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
     def __init__(self, server: Any) -> None:
         self.server = server
         self.ks = server.keyspace
-        self.table = server.commands
-        self.transport = None
+        self.table: dict[bytes, Any] = server.commands
+        self.transport: asyncio.Transport | None = None
         self.reader = hiredis.Reader()
-        self.parser = None  # exact parser, while it holds a partial request
-        self.out = []
+        self.parser: RequestParser | None = None  # exact parser, while it holds a partial request
+        self.out: list[bytes] = []
         self.db = 0
         self.proto = 2
         self.id = 0
-        self.name = None
+        self.name: str | None = None
         self.addr = self.laddr = '?'
         self.created = self.last_interaction = time.time()
-        self.last_cmd = None  # the Command last run (CLIENT LIST cmd=)
-        self.last_sub = None  # its subcommand, for containers
+        self.last_cmd: Command | None = None  # the Command last run (CLIENT LIST cmd=)
+        self.last_sub: Command | None = None  # its subcommand, for containers
         self.set_user(server.acl.default)
         self.authenticated = not server.acl.auth_required()
         self.closing = False
         # MULTI/EXEC and WATCH
-        self.multi = None  # list of queued (cmd, args) while in MULTI
+        # the queued (cmd, args) while in MULTI
+        self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_bytes = 0  # what the queue holds (sizes.queued_size), in used_memory
         self.multi_error = False
         self.dirty_cas = False
@@ -185,21 +197,22 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.no_evict = self.no_touch = False
         # pub/sub state, owned by store/pubsub
         self.subscriptions = 0
-        self.pubsub = None  # store.pubsub Subscriber, from the first subscribe
-        self.tracking = None  # store.tracking ClientTracking while tracking is on
-        self.deferred = None  # commands held while parked
+        self.pubsub: Subscriber | None = None  # store.pubsub Subscriber, from the first subscribe
+        self.tracking: ClientTracking | None = None  # store.tracking, while tracking is on
+        self.deferred: list[list[bytes]] | None = None  # commands held while parked
         self.deferred_bytes = 0  # what they hold (sizes.queued_size), in used_memory
-        self.blocked = None  # the blocking.Waiter while a blocking command waits
+        self.blocked: Waiter | None = None  # the blocking.Waiter while a blocking command waits
         self.write_paused = False  # transport above its high-water mark
-        self.backlog = None  # deque of reads (bytes) and [frames, next index], in order
-        self.turn_handle = None
+        # reads (bytes) and [frames, next index] lists, in order
+        self.backlog: deque[Any] | None = None
+        self.turn_handle: asyncio.Handle | None = None
         self.out_full = False
         self.read_paused = False
         self.out_limit = server.pubsub.limits.gate(self)
-        self.obl_soft_since = None
+        self.obl_soft_since: float | None = None
         self.raw: tuple[list[bytes], bytes] | None = None
-        self.replica = None
-        self.qbuf_big = None
+        self.replica: Any = None  # store/replication.py's ReplicaState (a layer above)
+        self.qbuf_big: tuple[int, float] | None = None
         self.qbuf_counted = 0
         self.rbs = self.rb_peak = REPLY_CHUNK
         self.rb_peak_reset = int(self.created)  # seconds, compared with ms: as Redis does
@@ -207,7 +220,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
-    def connection_made(self, transport):
+    def connection_made(self, transport: Any) -> None:  # a Transport (TCP, unix, TLS)
         if self.id:  # accepted while a script was busy (scripting/busy.py): now the loop's
             self.transport = transport
             return
@@ -247,16 +260,16 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             return
         server.register(self)
 
-    def eof_received(self):
+    def eof_received(self) -> None:
         """The client closed its side: what it was answered this turn leaves before the
         transport closes (Server.flush_pending would find it closed)."""
         self.flush()
 
-    def connection_lost(self, exc):
+    def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
         self.server.unregister(self)
 
-    def data_received(self, data):
+    def data_received(self, data: bytes) -> None:
         if self.closing:
             return
         server = self.server
@@ -269,7 +282,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         server.current_client = self
         self._consume(data, 0)
 
-    def _consume(self, data, deadline):
+    def _consume(self, data: bytes, deadline: int) -> bool:
         """Parse and run one read. What the turn's budget (`deadline`, 0: from now) leaves
         goes to the front of the backlog; True then."""
         if self.pubsub is not None and self.pubsub.queue:
@@ -310,7 +323,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
 
     # -- output ------------------------------------------------------------------------
 
-    def flush_later(self):
+    def flush_later(self) -> None:
         """Leave the replies queued for the end of the loop turn, when they are written
         with every other client's (Server.flush_pending), as Redis writes them in
         beforeSleep."""
@@ -320,7 +333,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             server.loop.call_soon(server.flush_pending)
         pending.append(self)
 
-    def flush(self):
+    def flush(self) -> None:
         """Write the queued replies; a closing connection closes once they are written."""
         aof = self.ks.aof  # appendfsync always: written and fsynced before replies leave
         if aof is not None and aof.always and aof.buf:
@@ -344,10 +357,10 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         if self.closing:
             transport.close()
 
-    def pause_writing(self):
+    def pause_writing(self) -> None:
         self.write_paused = True
 
-    def resume_writing(self):
+    def resume_writing(self) -> None:
         self.write_paused = False
         if self.out_full:  # the client read its replies: go on with its input
             self.out_full = False
@@ -361,28 +374,28 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         if replica is not None and replica.state in ('wait_bgsave', 'send_bulk'):
             self.server.replication.writable(replica)  # its sync's payload, piece by piece
 
-    def close_after_reply(self):
+    def close_after_reply(self) -> None:
         """Stop reading; the transport closes once pending replies are written."""
         self.closing = self.gated = True
         if not self.out and self.transport is not None:
             self.transport.close()
 
-    def is_replica(self):
+    def is_replica(self) -> bool:
         """Synced or syncing as a replica (store/replication.py); REPLCONF alone is not."""
         return self.replica is not None and self.replica.state != ''
 
-    def send_stream(self, data):
+    def send_stream(self, data: bytes) -> None:
         """Bytes of the replication stream (store/replication.py), written after the
         replies queued before them."""
         if self.transport is not None and not self.closing:
             self.out.append(data)
             self.flush()
 
-    def reply(self, value):
+    def reply(self, value: Any) -> None:
         """Queue a reply outside the command path (pushes, protocol errors)."""
         encode(value, self.proto, self.out)
 
-    def park(self, held=()):
+    def park(self, held: Iterable[list[bytes]] = ()) -> None:
         """Hold the commands that follow the current one until `resume`; `held` run
         first then (a PUBLISH waiting on backpressure runs again)."""
         if self.deferred is None:
@@ -391,7 +404,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                 self.defer(args)
         self.update_gate()
 
-    def defer(self, args):
+    def defer(self, args: list[bytes]) -> None:
         """Hold `args` behind the parked command. Like redis-server's query buffer behind a
         blocked client (it goes on reading, so a close is seen), what is held counts as the
         client's memory and closes the client past client-query-buffer-limit."""
@@ -404,13 +417,13 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             server.log(f'Closing client that reached max query buffer length: {self.describe()}')
             self.close_after_reply()
 
-    def release_deferred(self):
+    def release_deferred(self) -> None:
         """The held commands were run or dropped: their memory leaves used_memory."""
         if self.deferred_bytes:
             self.server.evictor.clients_grew(-self.deferred_bytes)
             self.deferred_bytes = 0
 
-    def resume(self, reply=None):
+    def resume(self, reply: Any = None) -> None:
         """Deliver the parked command's reply (None: it has none, as a held PUBLISH), then
         run the commands held behind it."""
         deferred, self.deferred = self.deferred, None
@@ -432,7 +445,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             server.current_client = previous
         self.flush()
 
-    def key_modified(self, db, key):
+    def key_modified(self, db: int, key: bytes) -> None:
         """A WATCHed key changed (Keyspace observer): EXEC will fail. Not for a key that
         was already expired when WATCHed (-1 in watched_deadlines, transactions.STALE),
         as touchWatchedKey: its deletion is no logical change (the mark goes then)."""
@@ -448,7 +461,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                 return
         self.dirty_cas = True
 
-    def watch_swapped(self, db, key, here, there, stale):
+    def watch_swapped(self, db: int, key: bytes, here: bool, there: bool, stale: bool) -> None:
         """SWAPDB changed the WATCHed key's database, which held it (`here`) and now has
         the other's (`there`, `stale`: expired), as touchAllWatchedKeysInDb decides: a key
         seen expired at WATCH that is now gone or still expired is no change, nor is a
@@ -471,7 +484,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
 
     # -- dispatch ----------------------------------------------------------------------
 
-    def run(self, frames):
+    def run(self, frames: list[list[bytes]]) -> None:
         """Run parsed commands in order, queueing their replies. The hot path: a command
         of a known name with the right arity on an ungated connection runs inline."""
         table = self.table
@@ -533,12 +546,12 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                         cmd.failed += r.fails
                     encode(r, self.proto, out)
 
-    def _internal_error(self, cmd, e):
+    def _internal_error(self, cmd: Command, e: Exception) -> RedisError:
         """The error reply for a handler's bug (logged); the caller counts it (_failed)."""
         self.server.log_exception(f'Error running {cmd.name}', e)
         return RedisError(f'ERR internal error while running {cmd.name}: {e!r}'[:500])
 
-    def _failed(self, cmd, err):
+    def _failed(self, cmd: Command, err: RedisError) -> None:
         """A command's error reply (raised, a bug's, or returned by EVAL and FCALL): the
         command failed, and the error counts in errorstats unless a script's redis.call
         counted it already (CountedError)."""
@@ -561,7 +574,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
 
     # -- helpers for commands ----------------------------------------------------------
 
-    def abort(self):
+    def abort(self) -> None:
         """freeClient for a client the server drops (output-buffer limits, client
         eviction): discard what it has queued and close its socket at once. It leaves
         CLIENT LIST and the client count now; its disconnect hooks run when the transport
@@ -575,14 +588,14 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             if server.clients.pop(self.id, None) is not None:
                 server.dropping[self.id] = self
 
-    def info_line(self):
+    def info_line(self) -> str:
         """This client's CLIENT LIST line (for the log)."""
         return client_info_line(self)
 
-    def describe(self):
+    def describe(self) -> str:
         return f'id={self.id} addr={self.addr} laddr={self.laddr} name={self.name or ""}'
 
-    def end_multi(self):
+    def end_multi(self) -> None:
         """Leave MULTI (EXEC, DISCARD, RESET, an aborted EXEC, a close): no queue, no
         WATCH, and the queue's memory leaves used_memory now."""
         self.multi = None
@@ -593,7 +606,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.unwatch_all()
         self.update_gate()
 
-    def unwatch_all(self):
+    def unwatch_all(self) -> None:
         if self.watched:
             for dk in self.watched:
                 self.ks.unobserve(dk, self)

@@ -78,7 +78,7 @@ class ConnectionGate:
         # a class's __slots__ and cannot tell that these fields are Connection's
         __slots__ = ()
 
-    def update_gate(self):
+    def update_gate(self) -> None:
         self.out_limit = self.server.pubsub.limits.gate(self)  # (authenticated or not)
         self.gated = (
             self.closing
@@ -100,7 +100,7 @@ class ConnectionGate:
             or self.server.pause.kind is not None  # CLIENT PAUSE: held on the gated path
         )
 
-    def _reject(self, cmd, message):
+    def _reject(self, cmd: Command | None, message: str) -> None:
         if cmd is not None:
             cmd.rejected += 1
             if cmd.name == 'exec':  # rejectCommand -> execCommandAbort: discard, EXECABORT
@@ -113,7 +113,7 @@ class ConnectionGate:
         self.server.stats.error(message)
         self._emit(RedisError(message))
 
-    def _emit(self, value):
+    def _emit(self, value: Any) -> None:
         mode = self.reply_mode
         if mode == 'on':
             encode(value, self.proto, self.out)
@@ -124,7 +124,7 @@ class ConnectionGate:
             encode(value, self.proto, self.out)
             self.reply_mode = 'skip'
 
-    def _execute_gated(self, cmd, args):
+    def _execute_gated(self, cmd: Command | None, args: list[bytes]) -> None:
         """Every rule the hot path skips (`_execute_checked`); and a replica's command
         that answered, which disconnects it: replies never go on a replication link
         (REPLCONF ACK has none), as Redis's _addReplyToBufferOrList logs and frees a
@@ -153,7 +153,7 @@ class ConnectionGate:
             )
             self.abort()
 
-    def _execute_checked(self, cmd, args):
+    def _execute_checked(self, cmd: Command | None, args: list[bytes]) -> None:
         """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
         RESP2 subscribe mode, MULTI queueing, CLIENT REPLY OFF/SKIP; and serving clients
         blocked on keys the previous command signalled."""
@@ -171,7 +171,8 @@ class ConnectionGate:
         if cmd is not None and cmd.name == 'quit':  # Redis 7.0 handles it before anything
             server = self.server
             if server.pause.kind is not None and server.pause.holds(self, cmd, args):
-                return server.pause.hold(self, cmd, args)  # but CLIENT PAUSE ALL holds it
+                server.pause.hold(self, cmd, args)  # but CLIENT PAUSE ALL holds it
+                return
             self._emit(OK)
             if server.monitors:
                 server.monitors.feed(self, args)
@@ -248,7 +249,8 @@ class ConnectionGate:
             return self._reject(cmd, E_REPLICA)  # (a monitor is a replica for Redis)
         pause = server.pause
         if pause.kind is not None and pause.holds(self, cmd, args):
-            return pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
+            pause.hold(self, cmd, args)  # runs again, in order, when the pause ends
+            return
         if self.multi is not None and not cmd.multi_ok:
             self.multi.append((cmd, args))
             size = queued_size(args)
@@ -269,7 +271,7 @@ class ConnectionGate:
         if tracking.handle is not None:
             tracking.flush(self)  # invalidations this command caused, after its reply
 
-    def _denied_while_loading(self, cmd, shown):
+    def _denied_while_loading(self, cmd: Command, shown: Command) -> bool:
         """processCommand's two loading checks: while loading, a command without the
         `loading` flag is refused; while a replica loads asynchronously (swapdb from its
         own master's history, the old data served: persistence.async_loading), only one
@@ -296,7 +298,7 @@ class ConnectionGate:
             return self.ks.untouched(self._call, cmd, args)
         return self._call(cmd, args)
 
-    def _call(self, cmd, args):
+    def _call(self, cmd: Command, args: list[bytes]) -> Any:
         monitors = self.server.monitors
         if monitors and cmd.name in SCRIPT_CALLS:
             monitors.feed(self, args)  # before the commands its script runs (evalCommand)
@@ -325,9 +327,9 @@ class ConnectionGate:
         return r
 
 
-def _denied_during_loading(cmd):
+def _denied_during_loading(cmd: Command) -> bool:
     return 'loading' not in cmd.flags
 
 
-def _denied_during_async_loading(cmd):
+def _denied_during_async_loading(cmd: Command) -> bool:
     return 'no_async_loading' in cmd.flags

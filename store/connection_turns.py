@@ -70,7 +70,7 @@ class ConnectionTurns:
         # a class's __slots__ and cannot tell that these fields are Connection's
         __slots__ = ()
 
-    def _run_slices(self, frames, i, deadline):
+    def _run_slices(self, frames: list[list[bytes]], i: int, deadline: int) -> bool:
         """Run frames[i:] in slices until the turn's budget is spent or the client's unread
         replies are over OUT_PAUSE_BYTES; the rest goes to the backlog (True)."""
         if not deadline:
@@ -90,13 +90,13 @@ class ConnectionTurns:
                 return True
         return False
 
-    def _may_yield(self):
+    def _may_yield(self) -> bool:
         """Whether the rest may wait for a later turn: not while a script is busy, whose
         poll feeds reads to be answered now (-BUSY), not after it ends (scripting/busy.py)."""
         server = self.server
         return server.busy.run is None and server.loop is not None and self.transport is not None
 
-    def _hold(self, item):
+    def _hold(self, item: bytes | list[Any]) -> None:
         """Put `item` (unparsed bytes, or [frames, next index]) first in the backlog, stop
         reading, and schedule the next turn (unless unread replies hold it: resume_writing)."""
         if self.backlog is None:
@@ -106,11 +106,11 @@ class ConnectionTurns:
         if not self.out_full:
             self._schedule_turn()
 
-    def _schedule_turn(self):
+    def _schedule_turn(self) -> None:
         if self.turn_handle is None:
             self.turn_handle = self.server.loop.call_soon(self._next_turn)
 
-    def _next_turn(self):
+    def _next_turn(self) -> None:
         """Run the backlog, in order, for one turn's budget."""
         self.turn_handle = None
         backlog = self.backlog
@@ -142,7 +142,7 @@ class ConnectionTurns:
         self.backlog = None
         self._resume_reading()
 
-    def _pause_reading(self):
+    def _pause_reading(self) -> None:
         """Stop reading (again: store/pubsub may have resumed it meanwhile; uvloop's
         pause_reading does nothing when reading is paused)."""
         self.read_paused = True
@@ -150,7 +150,7 @@ class ConnectionTurns:
         if transport is not None and not transport.is_closing():
             transport.pause_reading()
 
-    def _resume_reading(self):
+    def _resume_reading(self) -> None:
         """Read again once nothing of ours holds it: no backlog, replies drained. A PUBLISH
         parked by publisher backpressure keeps it paused: store/pubsub resumes it. (Other
         parked connections, blocked or held by CLIENT PAUSE, read on as they always did.)"""
@@ -163,7 +163,7 @@ class ConnectionTurns:
         if transport is not None and not transport.is_closing() and not self.closing:
             transport.resume_reading()
 
-    def _check_out_full(self):
+    def _check_out_full(self) -> None:
         """Replies written to a client that is not reading them (its transport is over its
         high-water mark): maxmemory-clients is checked, as Redis checks it before it sleeps.
         Over OUT_PAUSE_BYTES of unread replies: read no more until they drain. Not a

@@ -19,17 +19,18 @@ the analytics path (spark/), only joins bytes, and an entry costs one bytes obje
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .clock import now_ms
 from .types.stream import ENCODED, Stream, format_id
 
 
-def _bulk(b):
+def _bulk(b: bytes) -> bytes:
     return b'$%d\r\n%s\r\n' % (len(b), b)
 
 
-def _template(fields):
+def _template(fields: tuple[bytes | None, ...]) -> bytes:
     """A %-template that gives encode_entry(id, entry) for an entry made of `fields`
     (flat, bytes) with None where a value varies: fill with (len(id), id, then len(v), v
     for each varying value). One format per event instead of one per field."""
@@ -54,11 +55,11 @@ class Journal:
     def attach(self, keyspace: Any) -> None:
         self.ks = keyspace
 
-    def configure(self, key, maxlen):
+    def configure(self, key: str, maxlen: int) -> None:
         self.key = key.encode()
         self.maxlen = maxlen
 
-    def _stream(self):
+    def _stream(self) -> Stream | None:
         s = self.ks.lookup(0, self.key)
         if s is None:
             s = Stream()
@@ -67,11 +68,20 @@ class Journal:
             return None
         return s
 
-    def append(self, db, event, key, ts=None, deadline=None):
+    def append(
+        self, db: int, event: bytes, key: bytes, ts: int | None = None, deadline: int | None = None
+    ) -> None:
         """Journal one event; `deadline` (ms) for expired keys."""
         self.append_many(db, event, (key,), ts, None if deadline is None else (deadline,))
 
-    def append_many(self, db, event, keys, ts=None, deadlines=None):
+    def append_many(
+        self,
+        db: int,
+        event: bytes,
+        keys: Sequence[bytes],
+        ts: int | None = None,
+        deadlines: Sequence[int] | None = None,
+    ) -> None:
         """Journal one event for each key (an expiry batch shares `ts`)."""
         if db == 0 and self.key in keys:
             keys = [k for k in keys if k != self.key]

@@ -40,6 +40,7 @@ transport's buffer size.
 """
 
 import time
+from typing import Any
 
 _NO_LIMIT = (0, 0, 0)
 REPLY_BUFFER = 16384  # PROTO_REPLY_CHUNK_BYTES: the static reply buffer of a Redis client
@@ -55,7 +56,9 @@ def reply_memory(unsent: int, buffered: int) -> tuple[int, int]:
     return static, unsent - static + buffered
 
 
-def exceeded(used, limits, since, now):
+def exceeded(
+    used: int, limits: tuple[int, int, int], since: float | None, now: float
+) -> tuple[bool, float | None]:
     """checkClientOutputBufferLimits for one class: `used` queued bytes against `limits`
     (hard, soft, soft seconds); `since` is when the client was first seen at or over the soft
     limit (None: it was not). Returns (over, since): over the hard limit at once, over the
@@ -79,16 +82,16 @@ class OutputLimits:
     Connections hold this object in `out_limit` while a normal-class limit is set, None
     otherwise, so an unlimited server's flush tests a slot and nothing else."""
 
-    def __init__(self, server):
+    def __init__(self, server: Any) -> None:
         self.server = server
-        self.normal = _NO_LIMIT
+        self.normal: tuple[int, int, int] = _NO_LIMIT
         self.normal_floor = 0  # the lower of the normal class's nonzero limits
-        self.pubsub = _NO_LIMIT
-        self.replica = _NO_LIMIT
+        self.pubsub: tuple[int, int, int] = _NO_LIMIT
+        self.replica: tuple[int, int, int] = _NO_LIMIT
         self.disconnections = 0  # INFO client_output_buffer_limit_disconnections
         self.apply_config()
 
-    def apply_config(self):
+    def apply_config(self) -> None:
         limits = self.server.config['client-output-buffer-limit']
         self.normal = limits['normal']
         self.normal_floor = min([x for x in self.normal[:2] if x], default=0)
@@ -99,13 +102,13 @@ class OutputLimits:
             if conn.out_limit is None:
                 conn.obl_soft_since = None
 
-    def gate(self, conn):
+    def gate(self, conn: Any) -> 'OutputLimits | None':
         """What a connection's `out_limit` is: this object while a normal limit is set or
         the connection has not authenticated, else None."""
         hard, soft, _ = self.normal
         return self if hard or soft or not conn.authenticated else None
 
-    def check(self, conn):
+    def check(self, conn: Any) -> bool:
         """Called by Connection.flush before it writes `conn.out`: True when the client went
         over the normal class's limit, or an unauthenticated client over 1 KB of unsent
         replies beyond the static buffer (checkClientOutputBufferLimits: such a client must
@@ -131,7 +134,7 @@ class OutputLimits:
             self.disconnect(conn)
         return over
 
-    def drop_for_reply(self, conn, size, deferred=False):
+    def drop_for_reply(self, conn: Any, size: int, deferred: bool = False) -> bool:
         """A normal-class client about to be given a reply of `size` bytes that takes it
         over its hard limit: disconnected now, True (the reply need not be built). Redis
         builds such replies piece by piece and stops once the limit has closed the client
@@ -152,7 +155,7 @@ class OutputLimits:
         self.disconnect(conn)
         return True
 
-    def check_replica(self, conn, queued):
+    def check_replica(self, conn: Any, queued: int) -> bool:
         """The replica class, for a replica's stream: `queued` is what of it the
         transport holds (its RDB payload does not count, as Redis sends it apart). True
         when the replica was disconnected."""
@@ -170,7 +173,7 @@ class OutputLimits:
             self.disconnect(conn)
         return over
 
-    def disconnect(self, conn):
+    def disconnect(self, conn: Any) -> None:
         """freeClientAsync after an output-buffer limit: log the client as it was, then drop
         what it has queued and close the socket at once (abort: its transport buffer is not
         written)."""

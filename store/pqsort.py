@@ -7,33 +7,33 @@ from collections.abc import Callable
 from typing import Any
 
 
-def pqsort(v: list, cmp: Callable[[Any, Any], int], lrange: int, rrange: int) -> None:
+def pqsort(v: list[Any], cmp: Callable[[Any, Any], int], lrange: int, rrange: int) -> None:
     """Sort `v` in place by `cmp` as far as positions lrange..rrange need: NetBSD's
     qsort (Bentley & McIlroy), skipping the partitions that do not overlap them."""
 
-    def swap(i, j):
+    def swap(i: int, j: int) -> None:
         v[i], v[j] = v[j], v[i]
 
-    def vecswap(i, j, n):
+    def vecswap(i: int, j: int, n: int) -> None:
         for k in range(n):
             v[i + k], v[j + k] = v[j + k], v[i + k]
 
-    def med3(i, j, k):
+    def med3(i: int, j: int, k: int) -> int:
         if cmp(v[i], v[j]) < 0:
             return j if cmp(v[j], v[k]) < 0 else (k if cmp(v[i], v[k]) < 0 else i)
         return j if cmp(v[j], v[k]) > 0 else (i if cmp(v[i], v[k]) < 0 else k)
 
-    def insertion(a, n):
+    def insertion(a: int, n: int) -> None:
         for m in range(a + 1, a + n):
             i = m
             while i > a and cmp(v[i - 1], v[i]) > 0:
                 swap(i, i - 1)
                 i -= 1
 
-    def outside(lo, hi):
+    def outside(lo: int, hi: int) -> bool:
         return (lrange < lo and rrange < lo) or (lrange > hi and rrange > hi)
 
-    def run(a, n):
+    def run(a: int, n: int) -> None:
         while True:
             if n < 7:
                 insertion(a, n)

@@ -18,7 +18,8 @@ _CRC64 = anycrc.Model('CRC64-REDIS')  # crc64.c: Jones polynomial, reflected, no
 
 def crc64(data: bytes | memoryview, crc: int = 0) -> int:
     """Redis's crc64 of `data`, continuing from `crc` (the CRC of what came before)."""
-    return _CRC64.calc(data, crc)
+    v: int = _CRC64.calc(data, crc)  # anycrc ships no types
+    return v
 
 
 def lzf_compress(data: bytes, out_len: int) -> bytes | None:
@@ -28,7 +29,8 @@ def lzf_compress(data: bytes, out_len: int) -> bytes | None:
     hence the `- 1`."""
     if len(data) < 3 or out_len <= 1:
         return None
-    return _lzf.compress(data, out_len - 1)
+    packed: bytes | None = _lzf.compress(data, out_len - 1)  # python-lzf ships no types
+    return packed
 
 
 def lzf_decompress(data: bytes, out_len: int) -> bytes | None:
@@ -40,7 +42,8 @@ def lzf_decompress(data: bytes, out_len: int) -> bytes | None:
     if not data or out_len > 100 * len(data):
         return None
     try:
-        return _lzf.decompress(data, out_len)
+        out: bytes | None = _lzf.decompress(data, out_len)  # None when it does not fit
+        return out
     except (ValueError, MemoryError, OverflowError, SystemError):
         return None
 

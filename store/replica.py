@@ -63,7 +63,7 @@ def _unapplied(parser: Any) -> int:
     complete command, where a partial resync continues."""
     if parser is None:
         return 0
-    n = parser.pending()
+    n: int = parser.pending()
     if parser.multibulklen or parser.args:
         n += len(b'*%d\r\n' % (len(parser.args) + parser.multibulklen))
         for a in parser.args:

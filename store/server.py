@@ -6,6 +6,8 @@ timer (`cron`, `hz` times a second, as Redis's serverCron) refreshes the cached 
 closes idle clients when `timeout` is set; expiry has its own deadline timer.
 """
 
+from __future__ import annotations
+
 import asyncio
 import errno
 import logging
@@ -16,7 +18,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import crash, listen, proc_title, process, tls, watchdog
 from .acl import Acl
@@ -52,6 +54,10 @@ from .tracking import Tracking
 from .types import EncodingLimits
 from .version import VERSION
 
+if TYPE_CHECKING:
+    from .acl_users import User
+    from .replica import MasterLink
+
 COMMAND_NAMES.update(cmd.name for module in MODULES for cmd in module.COMMANDS)
 
 LOGO = r"""                _._
@@ -75,19 +81,19 @@ LOGO = r"""                _._
 
 
 class Stats:
-    def __init__(self):
+    def __init__(self) -> None:
         self.reset()
 
-    def reset(self):
+    def reset(self) -> None:
         self.total_connections_received = 0
         self.rejected_connections = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.error_replies = 0  # total_error_replies
         self.total_forks = 0  # background snapshots started (each has its stand-in child)
-        self.errors = {}  # error code -> replies (INFO errorstats)
+        self.errors: dict[str, int] = {}  # error code -> replies (INFO errorstats)
 
-    def error(self, msg):
+    def error(self, msg: str) -> None:
         """afterErrorReply: one error reply sent, to a client or to a script's redis.call.
         Its code is the word before the first space in the reply's first 32 bytes
         ('-' + msg), else ERR."""
@@ -98,7 +104,9 @@ class Stats:
 
 
 class Server:
-    def __init__(self, config=None, log_stream=None):
+    def __init__(
+        self, config: Config | None = None, log_stream: process.TextSink | None = None
+    ) -> None:
         self.config = config or Config()
         cfg = self.config
         self.commands = build_table(*MODULES)
@@ -113,12 +121,13 @@ class Server:
             {id(c): c for cmd in self.commands.values() for c in cmd.all()}.values()
         )
         self.acl = Acl(self)  # users and their rules (store/acl.py)
-        self.clients = {}
+        self.clients: dict[int, Connection] = {}
         # clients dropped (Connection.abort) whose transports have not reported the close:
         # out of `clients` at once, as freeClient removes them, their hooks still to run
-        self.dropping = {}
-        self.current_client = None  # the connection whose read is being run
-        self.pending_flush = []  # connections whose replies wait for the end of the turn
+        self.dropping: dict[int, Connection] = {}
+        self.current_client: Connection | None = None  # the connection whose read is being run
+        # connections whose replies wait for the end of the turn
+        self.pending_flush: list[Connection] = []
         self.next_client_id = 1
         self.clock = time.time()
         self.start_time = time.time()
@@ -127,27 +136,30 @@ class Server:
         self.lastsave = int(time.time())
         self.loop: Any = None  # the running loop, from `serve` on
         self.loading = False  # loading data at start-up: clients get -LOADING
-        self.write_denied = None  # -MISCONF message while writes are refused
-        self.replicas_denied = None  # -NOREPLICAS while too few replicas (min-replicas-*)
+        self.write_denied: str | None = None  # -MISCONF message while writes are refused
+        # -NOREPLICAS while too few replicas (min-replicas-*)
+        self.replicas_denied: str | None = None
         self.oom = OomScore(self)  # oom-score-adj (store/oom_score.py)
-        self._replica_link = None  # store/replica.py's MasterLink while a replica
-        self.readonly_denied = None  # -READONLY while a replica-read-only replica
-        self.listeners = []  # asyncio servers: TCP, the unix socket, TLS (also in self.tls)
+        self._replica_link: MasterLink | None = None  # store/replica.py's, while a replica
+        self.readonly_denied: str | None = None  # -READONLY while a replica-read-only replica
+        # asyncio servers: TCP, the unix socket, TLS (also in self.tls)
+        self.listeners: list[asyncio.AbstractServer] = []
         self.tls = tls.Tls()
         self.port = cfg['port']
-        self.cron_handle = None
+        self.cron_handle: asyncio.TimerHandle | None = None
         self.closed = asyncio.Event()  # set by request_shutdown (a signal may come early)
         self.exit_code = 0
         if log_stream is None:
             log_stream = process.LogFile(cfg['logfile']) if cfg['logfile'] else sys.stdout
-        self.log_stream = log_stream
+        self.log_stream: process.TextSink = log_stream
         # store/process.py: written once listening, removed at shutdown (the default path
         # when daemonized is set by __main__)
         self.pidfile = cfg['pidfile']
         self.supervised: str | None = None  # 'systemd' or 'upstart' (store/__main__.py)
-        self.disconnect_hooks = []  # callables(conn), e.g. pub/sub cleanup
+        # callables(conn), e.g. pub/sub cleanup
+        self.disconnect_hooks: list[Callable[[Connection], None]] = []
         self.cron_hooks: list[Callable[[float], None]] = []  # callables(now) run by cron
-        self.reset_hooks = []  # callables(conn) run by RESET
+        self.reset_hooks: list[Callable[[Connection], None]] = []  # callables(conn) run by RESET
         # A key's life, in the order it is wired: the keyspace is built with its event sink
         # (pub/sub notifications and the journal) and the timer that runs active expiry;
         # the blocking registry observes the keys clients wait on.
@@ -195,23 +207,23 @@ class Server:
         self.apply_all()
 
     @property
-    def replica_link(self):
+    def replica_link(self) -> MasterLink | None:
         """store/replica.py's MasterLink while a replica, else None."""
         return self._replica_link
 
     @replica_link.setter
-    def replica_link(self, link):
+    def replica_link(self, link: MasterLink | None) -> None:
         # replicationSetMaster / replicationUnsetMaster: the OOM score's class changes
         self._replica_link = link
         self.oom.apply()
 
     # -- configuration hooks -------------------------------------------------------------
 
-    def apply_config(self, name):
+    def apply_config(self, name: str) -> None:
         """Make a changed parameter take effect (called by CONFIG SET)."""
         cfg = self.config
         if name == 'proto-max-bulk-len':
-            self.max_bulk = cfg[name]
+            self.max_bulk: int = cfg[name]
         elif name in ('notify-keyspace-events', 'keyevent-journal-events'):
             # a replica journals nothing itself: its master's entries arrive as XADD
             journal = cfg['keyevent-journal-events'] if self.replica_link is None else 0
@@ -253,7 +265,7 @@ class Server:
             self.acl.set_default_password(cfg[name])
             self.users_changed(self.acl.default)
 
-    def apply_all(self):
+    def apply_all(self) -> None:
         for name in (
             'proto-max-bulk-len',
             'requirepass',
@@ -268,7 +280,7 @@ class Server:
 
     # -- logging (redis-server's format: pid:role date time level message) ---------------
 
-    def log(self, msg, level='*'):
+    def log(self, msg: str, level: str = '*') -> None:
         if process.below(level, self.config['loglevel']):
             return
         role = 'S' if self.replica_link is not None else 'M'  # as Redis marks them
@@ -279,44 +291,48 @@ class Server:
         if self.config['syslog-enabled']:
             process.to_syslog(level, msg)
 
-    def notify_systemd(self, msg):
+    def notify_systemd(self, msg: str) -> None:
         """The supervisor's word of the server's state, under systemd (store/process.py)."""
         if self.supervised == 'systemd':
             process.notify(msg, self.log)
 
-    def log_verbose(self, msg):
+    def log_verbose(self, msg: str) -> None:
         self.log(msg, '-')
 
-    def log_exception(self, msg, exc):
+    def log_exception(self, msg: str, exc: BaseException) -> None:
         self.log(f'{msg}: {exc!r}\n' + ''.join(traceback.format_exception(exc)), '#')
 
     # -- clients -------------------------------------------------------------------------
 
-    def new_connection(self):
+    def new_connection(self) -> Connection:
         return Connection(self)
 
-    def register(self, conn):
+    def register(self, conn: Connection) -> None:
         conn.id = self.next_client_id
         self.next_client_id += 1
         self.clients[conn.id] = conn
         self.stats.total_connections_received += 1
         conn.update_gate()  # what gates every client gates it too (MONITOR, PAUSE, MISCONF)
-        sock = conn.transport.get_extra_info('socket')
+        transport = conn.transport
+        assert transport is not None  # connection_made set it, then registered the client
+        sock = transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.config['tcp-keepalive']:
                 listen.keep_alive(sock, self.config['tcp-keepalive'])
 
-    def client_info(self, conn, current=None, args=None):
+    def client_info(
+        self, conn: Connection, current: Connection | None = None, args: list[bytes] | None = None
+    ) -> str:
         """A connection's CLIENT LIST line, for what sits below the commands (the ACL log,
         the crash report)."""
         return client_info_line(conn, current, args)
 
-    def info_text(self, sections):
+    def info_text(self, sections: list[str]) -> str:
         """INFO's text, for the crash report (which sits below the commands)."""
         return info_text(self, sections)
 
-    def users_changed(self, user, deleted=False):
+    def users_changed(self, user: User, deleted: bool = False) -> None:
         """An ACL user's rules changed: its connections take its new table of commands
         and gate (Connection.set_user). A deleted user's connections are closed, after
         the reply for the one deleting it (ACLFreeUserAndKillClients)."""
@@ -334,7 +350,7 @@ class Server:
                 conn.set_user(user)  # its table of commands may have changed
                 conn.update_gate()
 
-    def kill_pubsub_clients(self, user, new):
+    def kill_pubsub_clients(self, user: User, new: User) -> None:
         """ACLKillPubsubClientsIfNeeded: before `user` takes the rules of `new`, close its
         subscribed connections that would no longer be allowed one of their channels or
         patterns."""
@@ -355,12 +371,12 @@ class Server:
             ):
                 kill_connection(conn)
 
-    def update_gates(self):
+    def update_gates(self) -> None:
         """Re-derive every connection's gate after a server-wide state changed."""
         for conn in self.clients.values():
             conn.update_gate()
 
-    def flush_pending(self):
+    def flush_pending(self) -> None:
         """Write the replies of the reads this loop turn ran, back to back (Redis's
         handleClientsWithPendingWrites). A client sleeping on its replies is woken once
         per turn rather than once per connection between two commands' work: on loopback
@@ -370,7 +386,7 @@ class Server:
         for conn in pending:
             conn.flush()
 
-    def unregister(self, conn):
+    def unregister(self, conn: Connection) -> None:
         if self.clients.pop(conn.id, None) is None and self.dropping.pop(conn.id, None) is None:
             return
         conn.end_multi()
@@ -380,7 +396,7 @@ class Server:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def start(self):
+    async def start(self) -> None:
         """Listen, load the data (clients meanwhile get -LOADING), and start housekeeping.
         Raises OSError when the address is taken, LoadError for a file that cannot be
         loaded."""
@@ -456,7 +472,7 @@ class Server:
             host, port = cfg['replicaof'].rsplit(' ', 1)
             self.replication.replicate(host, int(port))
 
-    def show_logo(self):
+    def show_logo(self) -> None:
         """redisAsciiArt: Redis's start-up banner under always-show-logo (or on a terminal),
         else one line. Its ` PID: ` line is what Redis's test harness waits for."""
         cfg = self.config
@@ -473,7 +489,7 @@ class Server:
         if cfg['syslog-enabled']:
             process.to_syslog('*', logo)
 
-    def cron(self):
+    def cron(self) -> None:
         self.watchdog.rearm()  # (first, as serverCron arms it)
         if self.cron_paused:  # DEBUG PAUSE-CRON, as Redis's serverCron returns at once
             self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
@@ -501,14 +517,21 @@ class Server:
             hook(now)
         self.cron_handle = self.loop.call_later(1 / max(self.config['hz'], 1), self.cron)
 
-    def settle_stats(self):
+    def settle_stats(self) -> None:
         """Fold the durations the commands recorded into their statistics (Command.settle):
         from the cron, and from a long script's hook, which runs commands without the
         cron's turn coming."""
         for cmd in self.every_command:
             cmd.settle()
 
-    def request_shutdown(self, reason='', exit_code=0, save='default', force=False, now=False):
+    def request_shutdown(
+        self,
+        reason: str = '',
+        exit_code: int = 0,
+        save: str = 'default',
+        force: bool = False,
+        now: bool = False,
+    ) -> bool:
         """Shut down as SHUTDOWN does (store/shutdown.py), for an embedding process: the
         final save per `save` (default, save or nosave); False, and the server goes on,
         when that save failed and `force` is not set. Replicas get up to shutdown-timeout
@@ -525,11 +548,11 @@ class Server:
         self.exit_code = exit_code
         return self.shutdown.prepare(flags) != 'error'
 
-    async def serve_until_shutdown(self):
+    async def serve_until_shutdown(self) -> None:
         await self.closed.wait()
         await self.close()
 
-    async def close(self):
+    async def close(self) -> None:
         """After finishShutdown (store/shutdown.py): every connection's replies written
         and closed, the listeners' ends awaited."""
         if self.cron_handle is not None:
@@ -551,7 +574,7 @@ class Server:
 MIN_RESERVED_FDS = 32  # Redis's CONFIG_MIN_RESERVED_FDS: listeners, log, persistence files
 
 
-def adjust_open_files_limit(server):
+def adjust_open_files_limit(server: Server) -> None:
     """Redis's adjustOpenFilesLimit: raise the open-file limit to maxclients + 32, or,
     when the OS refuses, lower maxclients to what the limit allows, with Redis's warnings.
     Then every client over maxclients is accepted and refused with -ERR max number of
@@ -627,7 +650,7 @@ def adjust_open_files_limit(server):
     )
 
 
-def new_event_loop():
+def new_event_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
 

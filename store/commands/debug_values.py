@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from ..config_values import ConfigError, memtoull
@@ -125,7 +126,10 @@ def serialized_length(c: Any, value: Any) -> int:
         nodes = quicklist_nodes(value, fill, c.server.quicklist_packed_threshold)
         return _rdb_len(len(nodes)) + sum(1 + _rdb_len(n) + n for n in nodes)
     if encoding_of(value) == 'listpack':
-        pairs = value.items() if type(value) is Hash else value.scores.items()
+        # a hash's (field, value: bytes) or a sorted set's (member, score: float)
+        pairs: Iterable[tuple[bytes, Any]] = (
+            value.items() if type(value) is Hash else value.scores.items()
+        )
         size = LISTPACK_HEADER
         for a, b in pairs:
             size += lp_entry_size(a) + lp_entry_size(b if type(b) is bytes else b'%.17g' % b)

@@ -190,7 +190,7 @@ class PubSub:
         self.messages = 0  # deliveries (receivers summed over publishes)
         self.publisher_waits = 0  # times a PUBLISH had to wait
         # client-output-buffer-limit, every class (the hub created first, connections after)
-        self.limits = OutputLimits(server)  # type: ignore[no-untyped-call]  # not annotated yet
+        self.limits = OutputLimits(server)
         self.apply_config()
         server.disconnect_hooks.append(self.on_disconnect)
         server.reset_hooks.append(self.on_reset)
@@ -200,7 +200,7 @@ class PubSub:
         cfg = self.server.config
         self.quota: int = cfg['async-dispatch-quota']
         self.limit: int = cfg['publish-buffer-limit']
-        self.limits.apply_config()  # type: ignore[no-untyped-call]  # output_limit.py
+        self.limits.apply_config()
         hard, soft, _ = self.limits.pubsub
         limits = [x for x in (hard, soft) if x]
         self.obl_check: float = min(limits) if limits else float('inf')
@@ -590,10 +590,7 @@ class PubSub:
         stays valid either way)."""
         if s.doomed:
             return
-        # output_limit.py is not annotated yet
-        over, s.soft_since = exceeded(  # type: ignore[no-untyped-call]
-            s.qbytes + s.tbytes, self.limits.pubsub, s.soft_since, now
-        )
+        over, s.soft_since = exceeded(s.qbytes + s.tbytes, self.limits.pubsub, s.soft_since, now)
         if s.soft_since is not None:
             self.soft_watch.add(s)
         else:
@@ -605,8 +602,8 @@ class PubSub:
     def _disconnect(self, s: Subscriber) -> None:
         conn = s.conn
         self.soft_watch.discard(s)
-        # logs the client as it is, then aborts its socket (output_limit.py: not annotated)
-        self.limits.disconnect(conn)  # type: ignore[no-untyped-call]
+        # logs the client as it is, then aborts its socket
+        self.limits.disconnect(conn)
         self.forget(conn)
         s.doomed = False
         if conn.deferred is not None:

@@ -8,18 +8,23 @@ codec (persistence/rdb_encoder.py, rdb_loader.py). Command families ask here rat
 testing Python types themselves, and `expect` is the one WRONGTYPE check every family uses.
 """
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from ..args import WRONGTYPE
 from ..resp import string2ll
 
+T = TypeVar('T')
 
-def type_name(value):
+
+def type_name(value: Any) -> str:
     """The TYPE of a stored value ('none' for no value)."""
     if value is None:
         return 'none'
     return 'string' if type(value) is bytes else value.redis_type
 
 
-def string_encoding(value):
+def string_encoding(value: bytes) -> str:
     """tryObjectEncoding for a string value: 'int' when it is a strict 64-bit integer of at
     most 20 characters, 'embstr' up to 44 bytes, 'raw' beyond. Writes that leave Redis
     another encoding for a short string (APPEND, SETRANGE, INCRBYFLOAT...) are recorded in
@@ -29,15 +34,15 @@ def string_encoding(value):
     return 'embstr' if len(value) <= 44 else 'raw'
 
 
-def encoding_of(value):
+def encoding_of(value: Any) -> str:
     """OBJECT ENCODING: the name Redis 7.0 gives the value's encoding."""
     if type(value) is bytes:
         return string_encoding(value)
-    enc = value.encoding
+    enc: str | Callable[[], str] = value.encoding
     return enc() if callable(enc) else enc
 
 
-def copy_value(value):
+def copy_value(value: Any) -> Any:
     """COPY duplicates the value: strings are immutable and shared, other types copy
     themselves."""
     return value if type(value) is bytes else value.copy()
@@ -66,7 +71,7 @@ class EncodingLimits:
         self.zset_entries, self.zset_value = 128, 64
 
 
-def expect(value, cls):
+def expect(value: Any, cls: type[T]) -> T | None:
     """The WRONGTYPE check of every type family: `value` (None for a missing key) when it
     is a `cls`, else the WRONGTYPE error. `expect(ks.read(db, key), Stream)`."""
     if value is None or type(value) is cls:

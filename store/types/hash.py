@@ -12,19 +12,27 @@ the end. A hashtable's order is Redis's hash order, which nobody can rely on; ou
 insertion order.
 """
 
+from __future__ import annotations
 
-class Hash(dict):
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import EncodingLimits
+
+
+class Hash(dict[bytes, bytes]):
     __slots__ = ('listpack',)
     redis_type = 'hash'
 
-    def __init__(self, *args):
+    def __init__(self, *args: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]]) -> None:
         super().__init__(*args)
         self.listpack = True
 
-    def encoding(self):
+    def encoding(self) -> str:
         return 'listpack' if self.listpack else 'hashtable'
 
-    def fit(self, limits, *strings):
+    def fit(self, limits: EncodingLimits, *strings: bytes) -> None:
         """hashTypeTryConversion / hashTypeConvert after a write that added `strings`
         (fields and values): convert to a hashtable past either threshold."""
         if self.listpack and (
@@ -32,7 +40,7 @@ class Hash(dict):
         ):
             self.listpack = False
 
-    def fit_pair(self, limits, field, value):
+    def fit_pair(self, limits: EncodingLimits, field: bytes, value: bytes) -> None:
         """`fit` after one field was set: the HSET/HINCRBY hot path, without the tuple."""
         if self.listpack and (
             len(self) > limits.hash_entries
@@ -41,7 +49,7 @@ class Hash(dict):
         ):
             self.listpack = False
 
-    def copy(self):
+    def copy(self) -> Hash:
         h = Hash(self)
         h.listpack = self.listpack
         return h

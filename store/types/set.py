@@ -22,9 +22,9 @@ once random draws are used, nothing otherwise. Members must be added through `ad
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from random import choices, random, sample
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 
 from ..resp import string2ll
 
@@ -46,17 +46,17 @@ def all_integers(members: Iterable[bytes]) -> bool:
     return True
 
 
-class Set(set):
+class Set(set[bytes]):
     __slots__ = ('intset', 'pool')
     redis_type = 'set'
 
-    def __init__(self, *args):
+    def __init__(self, *args: Iterable[bytes]) -> None:
         super().__init__(*args)
         self.intset = True
         self.pool: list[bytes] | None = None
 
     @classmethod
-    def built(cls, limits, *sources):
+    def built(cls, limits: EncodingLimits, *sources: Iterable[bytes]) -> Self:
         """A new set holding the members of `sources` with the encoding Redis gives a set
         it builds by adding members one by one to an empty intset (SINTERSTORE, SUNION,
         SDIFF algorithm 1, the new set of SPOP COUNT): an intset iff every member is an
@@ -66,16 +66,16 @@ class Set(set):
         s.intset = len(s) <= intset_limit(limits) and all_integers(s)
         return s
 
-    def encoding(self):
+    def encoding(self) -> str:
         return 'intset' if self.intset else 'hashtable'
 
-    def fit(self, limits, *added):
+    def fit(self, limits: EncodingLimits, *added: bytes) -> None:
         """After adding `added` (at least one of them new): convert to a hashtable when
         one is not an integer or the set outgrew the intset limit (setTypeAdd)."""
         if self.intset and (len(self) > intset_limit(limits) or not all_integers(added)):
             self.intset = False
 
-    def add_members(self, members, limits):
+    def add_members(self, members: Collection[bytes], limits: EncodingLimits) -> int:
         """setTypeAdd for each of `members`; returns how many were new."""
         n = len(self)
         pool = self.pool
@@ -94,23 +94,23 @@ class Set(set):
             self.fit(limits, *members)
         return added
 
-    def members(self):
+    def members(self) -> list[bytes]:
         """Members in Redis's order where it has one: ascending values for an intset."""
         if self.intset:
             return sorted(self, key=int)
         return list(self)
 
-    def copy(self):
+    def copy(self) -> Set:
         s = Set(self)
         s.intset = self.intset
         return s
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Set:
         return self.copy()  # members are immutable bytes
 
     # -- random members ----------------------------------------------------------------
 
-    def _draw(self):
+    def _draw(self) -> int:
         """Index in `pool` of a member drawn uniformly at random (the set is not empty).
         int(random() * n) is below n for any n < 2**53, and cheaper than randrange."""
         pool = self.pool
@@ -126,11 +126,11 @@ class Set(set):
             pool[i] = pool[-1]  # a stale entry: drop it
             pool.pop()
 
-    def random_member(self):
+    def random_member(self) -> bytes:
         i = self._draw()  # builds the pool first
         return self.pool[i]  # type: ignore[index]  # a list: _draw built it
 
-    def pop_random(self):
+    def pop_random(self) -> bytes:
         """Remove and return a random member."""
         i = self._draw()
         pool: list[bytes] = self.pool  # type: ignore[assignment]  # a list: _draw built it
@@ -140,13 +140,13 @@ class Set(set):
         self.remove(m)
         return m
 
-    def random_members(self, count):
+    def random_members(self, count: int) -> list[bytes]:
         """`count` members drawn independently (repeats allowed), in draw order."""
         if count <= len(self):
             return [self.random_member() for _ in range(count)]
         return choices(self._exact_pool(), k=count)
 
-    def random_distinct(self, count):
+    def random_distinct(self, count: int) -> list[bytes]:
         """`count` distinct members (count < len(self)) in random order."""
         if count * 3 > len(self):  # a good share of the set: sample from all of it
             return sample(self._exact_pool(), count)
@@ -155,7 +155,7 @@ class Set(set):
             picked[self.random_member()] = None
         return list(picked)
 
-    def _exact_pool(self):
+    def _exact_pool(self) -> list[bytes]:
         """The pool without stale entries: exactly the members."""
         if self.pool is None or len(self.pool) != len(self):
             self.pool = list(self)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import hiredis
@@ -42,6 +43,8 @@ MAX_ID = (1 << 128) - 1  # 18446744073709551615-18446744073709551615
 U64 = (1 << 64) - 1
 SEQ_MASK = U64
 COMPACT_MIN = 1024
+
+Fields = tuple[bytes, ...]  # an entry's flat (f1, v1, f2, v2, ...)
 
 
 def exact_trim_args(s: Stream, args: list[bytes]) -> list[bytes]:
@@ -73,7 +76,7 @@ def exact_trim_args(s: Stream, args: list[bytes]) -> list[bytes]:
     return out
 
 
-def make_id(ms, seq):
+def make_id(ms: int, seq: int) -> int:
     return ms << 64 | seq
 
 
@@ -88,13 +91,13 @@ class _Encoded:
 
     __slots__ = ()
 
-    def __copy__(self):
+    def __copy__(self) -> _Encoded:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Encoded:
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return 'ENCODED'
 
 
@@ -108,7 +111,7 @@ def decode_fields(encoded: bytes) -> tuple[bytes, ...]:
     return tuple(reader.gets()[1])
 
 
-def encode_entry(i, fields):
+def encode_entry(i: int, fields: Sequence[bytes]) -> bytes:
     """The RESP encoding of one entry as XRANGE/XREAD reply it: [id, [f1, v1, ...]]."""
     idb = b'%d-%d' % (i >> 64, i & SEQ_MASK)
     return b'*2\r\n$%d\r\n%s\r\n*%d\r\n%s' % (
@@ -149,7 +152,7 @@ class PEL:
         self.ids: list[int] = []
         self.d: dict[int, NACK] = {}
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.d)
 
     def get(self, i: int) -> NACK | None:
@@ -164,7 +167,7 @@ class PEL:
                 ids.insert(bisect_left(ids, i), i)
         self.d[i] = nack
 
-    def remove(self, i):
+    def remove(self, i: int) -> None:
         if self.d.pop(i, None) is not None:
             ids = self.ids
             del ids[bisect_left(ids, i)]
@@ -177,10 +180,10 @@ class PEL:
         d = self.d
         return [(i, d[i]) for i in ids[a:b]]
 
-    def first(self):
+    def first(self) -> int | None:
         return self.ids[0] if self.ids else None
 
-    def last(self):
+    def last(self) -> int | None:
         return self.ids[-1] if self.ids else None
 
 
@@ -218,7 +221,7 @@ class Stream:
         'claim_drops',
     )
 
-    def copy(self):
+    def copy(self) -> Stream:
         """COPY: a deep copy (groups, PELs and consumers included)."""
         return copy.deepcopy(self)
 
@@ -240,19 +243,21 @@ class Stream:
         # (id, consumer name, delivery time, count), for its propagation (store/persistence)
         self.claim_drops: list[tuple[int, bytes, int, int]] = []
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.length
 
     # -- appending ---------------------------------------------------------------------
 
-    def next_auto_id(self, now_ms):
+    def next_auto_id(self, now_ms: int) -> int:
         """streamNextID: now's ms with seq 0, or the last id plus one."""
         last = self.last_id
         if now_ms > last >> 64:
             return now_ms << 64
         return last + 1
 
-    def append(self, i, fields, enc=None, node_max=NODE):
+    def append(
+        self, i: int, fields: Fields | _Encoded, enc: bytes | None = None, node_max: int = NODE
+    ) -> None:
         """Append an entry whose id the caller checked is greater than last_id; `enc`, if
         given, must be encode_entry(i, fields), and `fields` may then be ENCODED.
         `node_max`: stream-node-max-entries now (0: no limit), which decides whether the
@@ -270,7 +275,7 @@ class Stream:
         if self.length == 1:
             self.first_id = i
 
-    def append_auto(self, fields, now_ms):
+    def append_auto(self, fields: Iterable[bytes], now_ms: int) -> int:
         """Append with an auto-generated id (XADD key * ...); returns the id (an int).
         `fields` is a flat tuple (f1, v1, f2, v2, ...) of bytes."""
         i = self.next_auto_id(now_ms)
@@ -279,7 +284,7 @@ class Stream:
 
     # -- lookup ------------------------------------------------------------------------
 
-    def _live_from(self, pos):
+    def _live_from(self, pos: int) -> int:
         """Smallest live position >= pos."""
         vals = self.vals
         n = len(vals)
@@ -287,7 +292,7 @@ class Stream:
             pos += 1
         return pos
 
-    def _span(self, lo, hi, count, rev):
+    def _span(self, lo: int, hi: int, count: int, rev: bool) -> range | list[int]:
         """The positions of the live entries with lo <= id <= hi, at most `count` (0: all),
         ascending or (rev) descending: a range() when they are contiguous, else a list."""
         ids, vals = self.ids, self.vals
@@ -299,7 +304,7 @@ class Stream:
             if count and b - a > count:
                 b = a + count
             return range(a, b)
-        out = []
+        out: list[int] = []
         for p in range(a, b) if not rev else range(b - 1, a - 1, -1):
             if vals[p] is not None:
                 out.append(p)
@@ -307,9 +312,10 @@ class Stream:
                     break
         return out
 
-    def fields_at(self, p):
+    def fields_at(self, p: int) -> Fields | None:
         v = self.vals[p]
-        return decode_fields(self.enc[p]) if v is ENCODED else v
+        # an ENCODED entry's encoding is always in `enc` (append's contract)
+        return decode_fields(self.enc[p]) if v is ENCODED else v  # type: ignore[arg-type]
 
     def range(self, lo: int, hi: int, count: int = 0, rev: bool = False) -> list[tuple[int, Any]]:
         """[(id, fields)] for live entries with lo <= id <= hi, at most `count` (0: all),
@@ -318,7 +324,9 @@ class Stream:
         span = self._span(lo, hi, count, rev)
         return [(ids[p], vals[p] if vals[p] is not ENCODED else self.fields_at(p)) for p in span]
 
-    def range_encoded(self, lo, hi, count=0, rev=False):
+    def range_encoded(
+        self, lo: int, hi: int, count: int = 0, rev: bool = False
+    ) -> tuple[list[int], list[bytes]]:
         """As range(), but as (ids, encoded): the entries' ids and their encode_entry()
         bytes (cached ones where the writer stored them)."""
         ids, vals, enc = self.ids, self.vals, self.enc
@@ -330,10 +338,10 @@ class Stream:
                 out = [
                     e if e is not None else encode_entry(ids[p], vals[p]) for p, e in zip(span, out)
                 ]
-            return idl, out
+            return idl, out  # type: ignore[return-value]  # no None left: replaced just above
         return (
             [ids[p] for p in span],
-            [enc[p] if enc[p] is not None else encode_entry(ids[p], vals[p]) for p in span],
+            [e if (e := enc[p]) is not None else encode_entry(ids[p], vals[p]) for p in span],
         )
 
     def get(self, i: int) -> Any:
@@ -344,7 +352,7 @@ class Stream:
             return self.fields_at(p)
         return None
 
-    def last_valid_id(self):
+    def last_valid_id(self) -> int:
         """streamLastValidID: the id of the last live entry (0 when empty)."""
         vals = self.vals
         p = len(vals) - 1
@@ -352,12 +360,12 @@ class Stream:
             p -= 1
         return self.ids[p] if p >= self.start else 0
 
-    def first_live_id(self):
+    def first_live_id(self) -> int | None:
         return self.ids[self.start] if self.length else None
 
     # -- deleting ----------------------------------------------------------------------
 
-    def _advance(self, pos):
+    def _advance(self, pos: int) -> None:
         """Drop everything before position `pos` (caller adjusted `length`), then move past
         tombstones and compact when the dead prefix is large."""
         vals = self.vals
@@ -383,7 +391,7 @@ class Stream:
             self.base += pos
             self.start = 0
 
-    def delete(self, i):
+    def delete(self, i: int) -> bool:
         """XDEL one id; True when a live entry was deleted."""
         ids = self.ids
         p = bisect_left(ids, i, self.start)
@@ -397,11 +405,11 @@ class Stream:
             self._advance(p)
         return True
 
-    def _update_first_after_trim(self):
+    def _update_first_after_trim(self) -> None:
         # streamTrim ends with streamGetEdgeID(first, skip tombstones); 0-0 when empty
         self.first_id = self.ids[self.start] if self.length else 0
 
-    def trim_maxlen(self, maxlen, approx=False, limit=0):
+    def trim_maxlen(self, maxlen: int, approx: bool = False, limit: int = 0) -> int:
         """XTRIM MAXLEN: remove the oldest entries until at most `maxlen` remain; returns
         how many were removed. Exact trimming with no tombstones is O(1) per entry."""
         if self.length <= maxlen:
@@ -412,9 +420,9 @@ class Stream:
             self._advance(self.start + k)
             self._update_first_after_trim()
             return k
-        return self._trim(maxlen, None, approx, limit)
+        return self._trim(maxlen, 0, approx, limit)
 
-    def trim_minid(self, minid, approx=False, limit=0):
+    def trim_minid(self, minid: int, approx: bool = False, limit: int = 0) -> int:
         """XTRIM MINID: remove entries with ids below `minid`; returns how many."""
         if not self.length or self.ids[self.start] >= minid:
             return 0
@@ -427,9 +435,10 @@ class Stream:
             return k
         return self._trim(None, minid, approx, limit)
 
-    def _trim(self, maxlen, minid, approx, limit):
+    def _trim(self, maxlen: int | None, minid: int, approx: bool, limit: int) -> int:
         """streamTrim: node by node from the head; whole nodes go when allowed, and in
-        exact mode the last node is trimmed entry by entry."""
+        exact mode the last node is trimmed entry by entry. By MINID when `maxlen` is None
+        (`minid` is read only then)."""
         ids, vals = self.ids, self.vals
         deleted = 0
         bounds = self.bounds
@@ -474,7 +483,7 @@ class Stream:
 
     # -- introspection -----------------------------------------------------------------
 
-    def node_count(self):
+    def node_count(self) -> int:
         """Radix-tree keys: the nodes still holding entries."""
         if self.start >= len(self.ids):
             return 0
@@ -499,7 +508,7 @@ class Stream:
             k = bisect_right(self.bounds, self.base + self.start) - 1
             del self.bounds[:k]
 
-    def has_tombstones(self, lo=0, hi=MAX_ID):
+    def has_tombstones(self, lo: int = 0, hi: int = MAX_ID) -> bool:
         """streamRangeHasTombstones."""
         md = self.max_deleted
         if not self.length or not md:
@@ -527,7 +536,7 @@ class Stream:
                 return self.entries_added - self.length + 1
         return -1
 
-    def group_lag(self, g):
+    def group_lag(self, g: Group) -> int | None:
         """streamReplyWithCGLag: the group's lag, or None when unknown."""
         if not self.entries_added:
             return 0

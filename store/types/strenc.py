@@ -72,7 +72,7 @@ def encoding_at(ks: Any, db: int, key: bytes, value: bytes | bytearray) -> str:
         m = marks.get((db, key))
         if m is not None and m[0] is value:
             return m[1]
-    return 'raw' if type(value) is bytearray else string_encoding(value)
+    return string_encoding(value) if type(value) is bytes else 'raw'  # a bytearray: raw
 
 
 def value_encoding(ks: Any, db: int, key: bytes, value: Any) -> str:

@@ -23,17 +23,23 @@ end amortized O(1) for the list and O(log n) for the index; one element is a dic
 plus a (score, member) tuple.
 """
 
-from typing import Self
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Self
 
 from sortedcontainers import SortedList
 
 from ..resp import format_double
 
+if TYPE_CHECKING:
+    from . import EncodingLimits
+
 LISTPACK_INT_MAX = 2.0**62  # double2ll: a listpack stores integral scores up to this as ints
 LOAD = SortedList.DEFAULT_LOAD_FACTOR
 
 
-def sorted_list(pairs):
+def sorted_list(pairs: list[tuple[float, bytes]]) -> SortedList:
     """SortedList(pairs) for `pairs` already sorted, a list it takes over: the layout
     SortedList.update gives an empty list (sublists of LOAD values and their maxima, in
     the six fields sortedcontainers 2.4 keeps; tests/test_rdb_codec.py checks the result
@@ -59,35 +65,35 @@ class ZSet:
     __slots__ = ('scores', 'order', 'listpack')
     redis_type = 'zset'
 
-    def __init__(self):
-        self.scores = {}
-        self.order = SortedList()
+    def __init__(self) -> None:
+        self.scores: dict[bytes, float] = {}
+        self.order: SortedList = SortedList()  # of (score, member)
         self.listpack = True
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.scores)
 
-    def __contains__(self, member):
+    def __contains__(self, member: object) -> bool:
         return member in self.scores
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         """Members in rank order (`order` has the (score, member) pairs)."""
         return (m for _, m in self.order)
 
-    def encoding(self):
+    def encoding(self) -> str:
         return 'listpack' if self.listpack else 'skiplist'
 
-    def fit(self, limits, *members):
+    def fit(self, limits: EncodingLimits, *members: bytes) -> None:
         if self.listpack and (
             len(self.scores) > limits.zset_entries
             or any(len(m) > limits.zset_value for m in members)
         ):
             self.listpack = False
 
-    def score(self, member):
+    def score(self, member: bytes) -> float | None:
         return self.scores.get(member)
 
-    def insert(self, limits, member, score):
+    def insert(self, limits: EncodingLimits, member: bytes, score: float) -> None:
         """zsetAdd of a member not in the set: a listpack that would grow past
         zset-max-listpack-entries, or receive a member longer than -value, becomes a
         skiplist first, and a listpack stores -0.0 as 0."""
@@ -99,7 +105,7 @@ class ZSet:
         self.scores[member] = score
         self.order.add((score, member))
 
-    def update(self, member, old, score):
+    def update(self, member: bytes, old: float, score: float) -> None:
         """Move an existing member from score `old` to a different `score`."""
         if score == 0 and self.listpack:
             score = 0.0
@@ -108,7 +114,7 @@ class ZSet:
         order.add((score, member))
         self.scores[member] = score
 
-    def pop(self, count, highest):
+    def pop(self, count: int, highest: bool) -> list[tuple[float, bytes]]:
         """Remove the `count` (>= 1, at most len) lowest or highest elements: their
         (score, member) pairs, in the order popped."""
         order, scores = self.order, self.scores
@@ -126,7 +132,7 @@ class ZSet:
             del scores[m]
         return pairs
 
-    def scan_score(self, member):
+    def scan_score(self, member: bytes) -> bytes:
         """A score as ZSCAN shows it: a listpack's entry as stored (an integer when
         double2ll took it), otherwise %.17g."""
         score = float(self.scores[member])
@@ -134,7 +140,7 @@ class ZSet:
             return b'%d' % score
         return format_double(score)
 
-    def add(self, member, score):
+    def add(self, member: bytes, score: float) -> bool:
         """Set `member`'s score; True if it is a new member."""
         old = self.scores.get(member)
         if old is not None:
@@ -145,7 +151,7 @@ class ZSet:
         self.order.add((score, member))
         return old is None
 
-    def remove(self, member):
+    def remove(self, member: bytes) -> bool:
         """Remove `member`; True if it was there."""
         score = self.scores.pop(member, None)
         if score is None:
@@ -153,14 +159,15 @@ class ZSet:
         self.order.remove((score, member))
         return True
 
-    def rank(self, member):
+    def rank(self, member: bytes) -> int | None:
         """0-based rank in ascending order, or None."""
         score = self.scores.get(member)
         if score is None:
             return None
-        return self.order.bisect_left((score, member))
+        rank: int = self.order.bisect_left((score, member))
+        return rank
 
-    def copy(self):
+    def copy(self) -> ZSet:
         z = ZSet()
         z.scores = dict(self.scores)
         z.order = SortedList(self.order)
@@ -180,7 +187,7 @@ class ZSet:
         return z
 
     @classmethod
-    def sized(cls, limits, items):
+    def sized(cls, limits: EncodingLimits, items: Iterable[tuple[float, bytes]]) -> Self:
         """A new sorted set of (score, member) `items`, encoded as Redis would create it
         for that size (zsetTypeCreate)."""
         z = cls()

@@ -304,7 +304,10 @@ class MasterLink(PayloadLoad):
             raise LinkError(f'Unexpected reply to PSYNC from master: {text}')
         self.state = 'connected'
         self.last_io = time.time()
-        log('MASTER <-> REPLICA sync: Finished with success')
+        if full:
+            log('MASTER <-> REPLICA sync: Finished with success')
+        else:
+            log('MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.')
         self.server.notify_systemd(
             'STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept '
             'connections in read-write mode.\n'

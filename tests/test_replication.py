@@ -952,6 +952,7 @@ def test_a_lost_master_link_is_tried_again_at_once(master, kind, tmp_path):
         wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'the sync')
         assert replica.execute_command('CLIENT', 'KILL', 'TYPE', 'master') == 1
         wait_until(lambda: master.info('stats')['sync_partial_ok'] == 1, 'a partial resync')
+        wait_until(lambda: replica.info('replication')['master_link_status'] == 'up', 'up')
     finally:
         replica.close()
         stop(proc)
@@ -966,6 +967,12 @@ def test_a_lost_master_link_is_tried_again_at_once(master, kind, tmp_path):
     ]
     assert [line for line in after if line in expected] == expected
     assert not [line for line in after if line.startswith('Connecting to MASTER')]
+    # the partial resync, in Redis's words (not the full sync's "Finished with success")
+    sync = [line for line in after if 'artial' in line or 'Finished' in line]
+    assert sync[-2:] == [
+        'Successful partial resynchronization with master.',
+        'MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.',
+    ]
 
 
 @pytest.mark.parametrize('kind', ['store', 'redis'])

@@ -13,6 +13,7 @@ The handlers parse and answer; what they drive lives with its concern:
 
 import os
 import socket
+from typing import Any
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..clock import now_ms
@@ -181,7 +182,7 @@ def client_info(c, args):
     return Verbatim((client_info_line(c, c, args) + '\n').encode())
 
 
-def kill_connection(conn):
+def kill_connection(conn: Any) -> None:
     """freeClient: drop the connection now, discarding replies not yet written."""
     conn.out.clear()
     conn.closing = conn.gated = True
@@ -191,7 +192,7 @@ def kill_connection(conn):
     conn.server.unregister(conn)
 
 
-def shut_now(transport):
+def shut_now(transport: Any) -> None:
     """The peer sees the connection end now, as freeClient's close(2) shows it, not
     when the loop next runs (a DEBUG SLEEP or a long script after CLIENT KILL would hold
     the close back; a replica killing its master link then sleeping must leave its master
@@ -210,7 +211,7 @@ def shut_now(transport):
         dup.close()
 
 
-def close_after_this_reply(c):
+def close_after_this_reply(c: Any) -> None:
     """CLIENT_CLOSE_AFTER_REPLY from inside a handler: the reply being built is still
     written (the connection's flush closes the transport after writing it), and nothing
     after this command runs."""

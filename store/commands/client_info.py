@@ -7,6 +7,7 @@ the log line of a client closed for its output-buffer limit or evicted, the cras
 """
 
 import time
+from typing import Any
 
 from ..args import lower
 from ..memory.client_usage import usage
@@ -94,7 +95,7 @@ def _cmd_name(conn):
     return cmd.name
 
 
-def client_info_line(conn, current=None, args=None):
+def client_info_line(conn: Any, current: Any = None, args: list[bytes] | None = None) -> str:
     """catClientInfoString: one CLIENT LIST line (without the newline). `current` is the
     connection running the command, whose in-flight command and arguments show."""
     now = time.time()

@@ -6,6 +6,8 @@ replicas (store/shutdown.py) drive it, and the gated path asks it whether a comm
 wait (`holds`) and parks the client (`hold`).
 """
 
+from typing import Any
+
 from ..clock import now_ms
 from .gates import may_replicate
 
@@ -31,14 +33,14 @@ class ClientPause:
     without deleting it), and eviction does not run (store/memory/eviction.py asks
     `active()`)."""
 
-    def __init__(self, server):
+    def __init__(self, server: Any) -> None:
         self.server = server
-        self.kind = None  # 'write' or 'all' while paused
-        self.client_kind = None  # CLIENT PAUSE's
+        self.kind: str | None = None  # 'write' or 'all' while paused
+        self.client_kind: str | None = None  # CLIENT PAUSE's
         self.end = 0  # ms since the epoch: CLIENT PAUSE's end
         self.during_failover = False  # FAILOVER's write pause
-        self.held = []  # parked connections, first held first resumed
-        self.timer = None
+        self.held: list[Any] = []  # parked connections, first held first resumed
+        self.timer: Any = None  # (an asyncio TimerHandle)
         server.disconnect_hooks.append(self.forget)
 
     def pause(self, end, kind):

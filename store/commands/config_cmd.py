@@ -311,7 +311,7 @@ def format_memory(n):
     return str(n)
 
 
-def quote(s):
+def quote(s: str) -> str:
     """sdscatrepr: a double-quoted string with C escapes."""
     out = ['"']
     for ch in s.encode('utf-8', 'surrogateescape'):

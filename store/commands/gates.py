@@ -12,8 +12,10 @@ Only the gated path asks (Connection._execute_gated, ClientPause.holds), and onl
 refusal or a pause is in force: the hot path pays nothing for these.
 """
 
+from typing import Any
+
 from ..args import lower
-from ..command_table import MAY_REPLICATE
+from ..command_table import MAY_REPLICATE, Command
 
 # The commands whose flags are their script's (the same set MONITOR feeds before running).
 SCRIPT_CALLS = frozenset(('eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'))
@@ -31,7 +33,7 @@ def _script_flags(server, name, arg):
     return server.scripts.flags_of(arg)
 
 
-def writes(server, cmd, shown, args):
+def writes(server: Any, cmd: Command, shown: Command, args: list[bytes]) -> bool:
     """processCommand's is_write_command: the command (`shown`: its subcommand) writes, or
     runs a script whose flags do not say no-writes (getCommandFlags; an EVAL script
     without flags keeps EVAL's own, which do not write), or is the EXEC of a transaction
@@ -63,7 +65,7 @@ def _queued(server):
 E_MASTERDOWN = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 
 
-def denies_stale(server, cmd, shown, args):
+def denies_stale(server: Any, cmd: Command, shown: Command, args: list[bytes]) -> bool:
     """processCommand's is_denystale_command, for a replica cut off from its master with
     replica-serve-stale-data no: the command (`shown`: its subcommand) is not `stale`,
     with a script's declared flags (getCommandFlags: `stale` only with allow-stale). An

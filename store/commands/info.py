@@ -12,6 +12,8 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Iterable
+from typing import Any
 
 from ..command_table import Family
 from ..config_values import render_percentile
@@ -415,7 +417,7 @@ _SECTIONS = [
 ]
 
 
-def info_text(server, names=()):
+def info_text(server: Any, names: Iterable[str] = ()) -> str:
     """genRedisInfoString: the requested sections, '# Header' then 'field:value' lines,
     sections separated by an empty line, all lines ending in CRLF."""
     names = [n.lower() for n in names]

@@ -19,8 +19,9 @@ second MONITOR is ignored without a reply, and RESET returns it to a normal clie
 """
 
 import time
+from typing import Any
 
-from ..command_table import MAY_REPLICATE, Family
+from ..command_table import MAY_REPLICATE, Command, Family
 from ..resp import NO_REPLY, OK, RedisError
 
 COMMANDS = Family('server', since='1.0.0')
@@ -91,12 +92,12 @@ class Monitors(list):
     """The MONITOR clients, in the order they attached (server.monitors). Empty, it is
     false, which is all the gate looks at."""
 
-    def __init__(self, server):
+    def __init__(self, server: Any) -> None:
         super().__init__()
         self.server = server
         # A monitor's own command shows after its reply: the lines wait here until the
         # gated path has queued the reply (Connection._execute_gated).
-        self.after_reply = []
+        self.after_reply: list[bytes] = []
         self.flush_handle = None  # one write per monitor per loop turn, not one per line
         server.disconnect_hooks.append(self.detach)
         server.reset_hooks.append(self.detach)
@@ -145,7 +146,7 @@ class Monitors(list):
         return 'admin' not in flags and 'skip_monitor' not in flags
 
 
-def touches_keyspace(cmd, shown):
+def touches_keyspace(cmd: Command, shown: Command) -> bool:
     """processCommand's test for replicas: a read, write or may-replicate command."""
     flags = shown.flags
     return (

@@ -84,7 +84,7 @@ class State:
 
 
 def state(server: Any) -> State:
-    st = server.__dict__.get('memory_report')
+    st: State | None = server.__dict__.get('memory_report')
     if st is None:
         st = server.memory_report = State()
     return st
@@ -151,14 +151,15 @@ def _buffers(conn: Any) -> int:
         n += query_bytes(parser)
     if conn.pubsub is not None:
         n += conn.pubsub.qbytes
-    return n + conn.multi_bytes + conn.deferred_bytes + bookkeeping(conn)
+    total: int = n + conn.multi_bytes + conn.deferred_bytes + bookkeeping(conn)
+    return total
 
 
 def query_bytes(parser: Any) -> int:
     """What a request held by the exact parser takes: the query buffer (a big argument
     being read included) and a partial command's arguments parsed so far, as Redis counts
     them (argv_len_sum and the argv array, getClientMemoryUsage)."""
-    n = parser.pending()
+    n: int = parser.pending()
     args = parser.args
     if args:
         n += sum(map(len, args)) + 8 * len(args)
@@ -309,12 +310,14 @@ def used_memory(server: Any) -> int:
     """used_memory: startup + the keyspace's charge (settled first) + overhead."""
     ks = server.keyspace
     ks.settle()
-    return startup(server) + ks.used + overhead(server)['total']
+    used: int = startup(server) + ks.used + overhead(server)['total']
+    return used
 
 
 def _f32(x: float) -> float:
     """Redis keeps these ratios in C floats: the same rounding shows the same digits."""
-    return struct.unpack('f', struct.pack('f', x))[0]
+    f: float = struct.unpack('f', struct.pack('f', x))[0]
+    return f
 
 
 def figures(server: Any) -> dict[str, Any]:

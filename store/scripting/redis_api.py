@@ -65,7 +65,8 @@ def lua_tostring(v: Any) -> bytes | None:
     """lua_tolstring: strings as they are, numbers as Lua prints them ("%.14g")."""
     t = type(v)
     if t is bytes:
-        return v
+        s: bytes = v
+        return s
     if t is int or t is float:
         return b'%.14g' % v
     return None
@@ -75,7 +76,8 @@ def _lua_tonumber(v: Any) -> float | None:
     """lua_tonumber (0 and no number): numbers, and strings that read as one."""
     t = type(v)
     if t is int or t is float:
-        return v
+        n: float = v
+        return n
     if t is bytes:
         try:
             return float(v)
@@ -378,7 +380,8 @@ class RedisApi:
             self._raise(b'Invalid command passed to redis.acl_check_cmd()')
         run = self.run
         assert run is not None
-        return self.server.acl.check(run.caller.user, cmd, argv)[0] == ALLOWED
+        allowed: bool = self.server.acl.check(run.caller.user, cmd, argv)[0] == ALLOWED
+        return allowed
 
     def _check_acl(self, cmd: Any, argv: list[bytes]) -> None:
         """scriptVerifyACL: the caller's user must be allowed the command, its keys and

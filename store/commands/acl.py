@@ -2,13 +2,22 @@
 users, the checks, the log and the ACL file are server.acl's (store/acl.py, acl_*.py)."""
 
 import os
+from typing import Any
 
+from ..acl import Acl
 from ..acl_checks import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY, REASONS
 from ..acl_checks import OK as ALLOWED
-from ..acl_users import CATEGORIES, AclError, has_spaces, merge_selectors, open_selector_index
+from ..acl_users import (
+    CATEGORIES,
+    AclError,
+    Selector,
+    has_spaces,
+    merge_selectors,
+    open_selector_index,
+)
 from ..args import lower
 from ..clock import now_ms
-from ..command_table import Family, find_command
+from ..command_table import Client, Family, find_command
 from ..resp import OK, Map, RedisError, Set, error_arg, string2ll
 
 COMMANDS = Family('server', since='6.0.0')
@@ -61,8 +70,8 @@ ACL = COMMANDS.container(
 @ACL.subcommand(
     'setuser', -3, summary='Modify or create the rules for a specific ACL user', **ADMIN
 )
-def acl_setuser(c, args):
-    acl = c.server.acl
+def acl_setuser(c: Client, args: list[bytes]) -> str:
+    acl: Acl = c.server.acl
     name = args[2]
     if has_spaces(name):
         raise RedisError("ERR Usernames can't contain spaces or null characters")
@@ -93,8 +102,8 @@ def acl_setuser(c, args):
 @ACL.subcommand(
     'deluser', -3, summary='Remove the specified ACL users and the associated rules', **ADMIN
 )
-def acl_deluser(c, args):
-    acl = c.server.acl
+def acl_deluser(c: Client, args: list[bytes]) -> int:
+    acl: Acl = c.server.acl
     if b'default' in args[2:]:
         raise RedisError("ERR The 'default' user cannot be removed")
     deleted = 0
@@ -107,8 +116,8 @@ def acl_deluser(c, args):
 
 
 @ACL.subcommand('getuser', 3, summary='Get the rules for a specific ACL user', **ADMIN)
-def acl_getuser(c, args):
-    acl = c.server.acl
+def acl_getuser(c: Client, args: list[bytes]) -> Map | None:
+    acl: Acl = c.server.acl
     user = acl.users.get(args[2])
     if user is None:
         return None
@@ -121,7 +130,7 @@ def acl_getuser(c, args):
     return Map(fields)
 
 
-def _selector_fields(acl, s):
+def _selector_fields(acl: Acl, s: Selector) -> list[tuple[bytes, bytes]]:
     return [
         (b'commands', acl.describe_commands(s).encode()),
         (b'keys', acl.describe_keys(s).encode('utf-8', 'surrogateescape')),
@@ -130,12 +139,12 @@ def _selector_fields(acl, s):
 
 
 @ACL.subcommand('list', 2, summary='List the current ACL rules in ACL config file format', **ADMIN)
-def acl_list(c, args):
+def acl_list(c: Client, args: list[bytes]) -> list[bytes]:
     return [line.encode('utf-8', 'surrogateescape') for line in c.server.acl.listing()]
 
 
 @ACL.subcommand('users', 2, summary='List the username of all the configured ACL rules', **ADMIN)
-def acl_users(c, args):
+def acl_users(c: Client, args: list[bytes]) -> list[bytes]:
     return sorted(c.server.acl.users)
 
 
@@ -145,19 +154,19 @@ def acl_users(c, args):
     summary='Return the name of the user associated to the current connection',
     **PLAIN,
 )
-def acl_whoami(c, args):
+def acl_whoami(c: Client, args: list[bytes]) -> Any:
     return c.user.name
 
 
-def _acl_file(c):
-    path = c.server.config['aclfile']
+def _acl_file(c: Client) -> str:
+    path: str = c.server.config['aclfile']
     if not path:
         raise RedisError(E_NO_FILE)
     return path
 
 
 @ACL.subcommand('load', 2, summary='Reload the ACLs from the configured ACL file', **ADMIN)
-def acl_load(c, args):
+def acl_load(c: Client, args: list[bytes]) -> str:
     errors = c.server.acl.load(_acl_file(c))
     if errors is not None:
         raise RedisError('ERR ' + errors)
@@ -165,7 +174,7 @@ def acl_load(c, args):
 
 
 @ACL.subcommand('save', 2, summary='Save the current ACL rules in the configured ACL file', **ADMIN)
-def acl_save(c, args):
+def acl_save(c: Client, args: list[bytes]) -> str:
     if not c.server.acl.save(_acl_file(c)):
         raise RedisError(
             'ERR There was an error trying to save the ACLs. Please check the server logs '
@@ -177,7 +186,7 @@ def acl_save(c, args):
 @ACL.subcommand(
     'cat', -2, summary='List the ACL categories or the commands inside a category', **PLAIN
 )
-def acl_cat(c, args):
+def acl_cat(c: Client, args: list[bytes]) -> list[bytes]:
     if len(args) > 3:
         raise RedisError(_syntax(args))
     if len(args) == 2:
@@ -194,7 +203,7 @@ def acl_cat(c, args):
     summary='Generate a pseudorandom secure password to use for ACL users',
     **PLAIN,
 )
-def acl_genpass(c, args):
+def acl_genpass(c: Client, args: list[bytes]) -> bytes:
     if len(args) > 3:
         raise RedisError(_syntax(args))
     bits: int | None
@@ -213,8 +222,8 @@ def acl_genpass(c, args):
 
 
 @ACL.subcommand('log', -2, summary='List latest events denied because of ACLs in place', **ADMIN)
-def acl_log(c, args):
-    acl = c.server.acl
+def acl_log(c: Client, args: list[bytes]) -> Any:
+    acl: Acl = c.server.acl
     if len(args) > 3:
         raise RedisError(_syntax(args))
     count: int | None = 10
@@ -250,8 +259,8 @@ def acl_log(c, args):
     summary='Returns whether the user can execute the given command without executing the command.',
     **ADMIN,
 )
-def acl_dryrun(c, args):
-    acl = c.server.acl
+def acl_dryrun(c: Client, args: list[bytes]) -> Any:
+    acl: Acl = c.server.acl
     user = acl.users.get(args[2])
     if user is None:
         raise RedisError(f"ERR User '{error_arg(args[2])}' not found")
@@ -279,11 +288,11 @@ def acl_dryrun(c, args):
     categories='@slow',
     summary='Show helpful text about the different subcommands',
 )
-def acl_help(c, args):
+def acl_help(c: Client, args: list[bytes]) -> list[str]:
     return HELP
 
 
-def _syntax(args):
+def _syntax(args: list[bytes]) -> str:
     """addReplySubcommandSyntaxError: a subcommand given more arguments than it takes."""
     name = error_arg(args[1])
     return f"ERR unknown subcommand or wrong number of arguments for '{name}'. Try ACL HELP."

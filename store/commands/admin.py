@@ -21,20 +21,23 @@ Statistics are read from where they are kept: connection and byte counters on
 Command entries. CONFIG RESETSTAT clears all three.
 """
 
+from __future__ import annotations
+
 import time
+from typing import Any
 
 from ..args import E_SYNTAX, lower
-from ..command_table import Family
+from ..command_table import Client, Command, Family
 from ..resp import NO_REPLY, OK, RedisError, string2ll
 
 COMMANDS = Family('server')
 
 
-def as_text(b):
+def as_text(b: bytes) -> str:
     return b.decode('utf-8', 'surrogateescape')
 
 
-def _is_local(c):
+def _is_local(c: Client) -> bool:
     """islocalClient: a Unix socket or a loopback peer."""
     peer = c.transport.get_extra_info('peername') if c.transport is not None else None
     if not isinstance(peer, tuple):
@@ -42,16 +45,16 @@ def _is_local(c):
     return peer[0] in ('127.0.0.1', '::1')
 
 
-def protected_allowed(c, setting):
+def protected_allowed(c: Client, setting: str) -> bool:
     """allowProtectedAction for enable-debug-command / enable-protected-configs."""
     return setting == 'yes' or (setting == 'local' and _is_local(c))
 
 
-def unique_commands(server):
+def unique_commands(server: Any) -> list[Command]:
     """The top-level Command entries, once each (the table is keyed by lower and upper
     case names)."""
-    seen = set()
-    out = []
+    seen: set[int] = set()
+    out: list[Command] = []
     for cmd in server.commands.values():
         if id(cmd) not in seen:
             seen.add(id(cmd))
@@ -62,7 +65,7 @@ def unique_commands(server):
 # -- keyspace and lifecycle ------------------------------------------------------------------
 
 
-def _flush_lazy(c, args):
+def _flush_lazy(c: Client, args: list[bytes]) -> bool:
     """getFlushCommandFlags: True for ASYNC (the keys go at once, their memory is freed
     in steps: store/lazyfree.py), False for SYNC, lazyfree-lazy-user-flush without
     either."""
@@ -83,7 +86,7 @@ def _flush_lazy(c, args):
     tips='request_policy:all_shards response_policy:all_succeeded',
     summary='Remove all keys from all databases',
 )
-def flushall(c, args):
+def flushall(c: Client, args: list[bytes]) -> Any:
     c.ks.flushall(_flush_lazy(c, args))
     c.server.persistence.flushed_all()
     return OK
@@ -97,7 +100,7 @@ def flushall(c, args):
     tips='request_policy:all_shards response_policy:all_succeeded',
     summary='Remove all keys from the current database',
 )
-def flushdb(c, args):
+def flushdb(c: Client, args: list[bytes]) -> Any:
     c.ks.flushdb(c.db, _flush_lazy(c, args))
     return OK
 
@@ -110,11 +113,11 @@ def flushdb(c, args):
     tips='request_policy:all_shards response_policy:agg_sum',
     summary='Return the number of keys in the selected database',
 )
-def dbsize(c, args):
+def dbsize(c: Client, args: list[bytes]) -> Any:
     return c.ks.dbsize(c.db)
 
 
-def _db_index(b, msg):
+def _db_index(b: bytes, msg: str) -> int:
     n = string2ll(b)
     if n is None or not -(2**31) <= n < 2**31:
         raise RedisError(msg)
@@ -129,7 +132,7 @@ def _db_index(b, msg):
     since='4.0.0',
     summary='Swaps two Redis databases',
 )
-def swapdb(c, args):
+def swapdb(c: Client, args: list[bytes]) -> Any:
     a = _db_index(args[1], 'ERR invalid first DB index')
     b = _db_index(args[2], 'ERR invalid second DB index')
     databases = c.ks.databases
@@ -149,7 +152,7 @@ def swapdb(c, args):
     since='2.6.0',
     summary='Return the current server time',
 )
-def time_(c, args):
+def time_(c: Client, args: list[bytes]) -> Any:
     us = time.time_ns() // 1000
     return [b'%d' % (us // 1_000_000), b'%d' % (us % 1_000_000)]
 
@@ -162,7 +165,7 @@ def time_(c, args):
     tips='nondeterministic_output',
     summary='Get the UNIX time stamp of the last successful save to disk',
 )
-def lastsave(c, args):
+def lastsave(c: Client, args: list[bytes]) -> Any:
     return c.server.lastsave
 
 
@@ -173,7 +176,7 @@ def lastsave(c, args):
     categories='@admin @slow @dangerous',
     summary='Synchronously save the dataset to disk',
 )
-def save(c, args):
+def save(c: Client, args: list[bytes]) -> Any:
     c.server.persistence.save()
     return OK
 
@@ -185,7 +188,7 @@ def save(c, args):
     categories='@admin @slow @dangerous',
     summary='Asynchronously save the dataset to disk',
 )
-def bgsave(c, args):
+def bgsave(c: Client, args: list[bytes]) -> Any:
     if len(args) > 2 or (len(args) == 2 and lower(args[1]) != 'schedule'):
         raise RedisError(E_SYNTAX)
     return c.server.persistence.bgsave(len(args) == 2, c.in_exec)
@@ -198,7 +201,7 @@ def bgsave(c, args):
     categories='@admin @slow @dangerous',
     summary='Asynchronously rewrite the append-only file',
 )
-def bgrewriteaof(c, args):
+def bgrewriteaof(c: Client, args: list[bytes]) -> Any:
     return c.server.persistence.aof.rewrite()
 
 
@@ -209,8 +212,8 @@ def bgrewriteaof(c, args):
     categories='@admin @slow @dangerous',
     summary='Synchronously save the dataset to disk and then shut down the server',
 )
-def shutdown(c, args):
-    flags = set()
+def shutdown(c: Client, args: list[bytes]) -> Any:
+    flags: set[str] = set()
     abort = False
     for a in args[1:]:
         opt = lower(a)

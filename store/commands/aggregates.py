@@ -10,28 +10,34 @@ before its own event, a command that empties its key raises its own event (`hdel
 
 import math
 import random
+from collections.abc import Callable, Collection, Sized
+from typing import Any, TypeVar
 
 from .. import events
 from ..args import SYNTAX, keyword, range_arg
+from ..command_table import Client
 from ..glob import compile_glob
 from ..longdouble import INF, ld_round, strtold
 from ..resp import Raw, RedisError
 from ..types import expect
 from .cursor import POS_BITS, POS_MASK, HashOrder, parse_cursor, parse_scan_options
 
+T = TypeVar('T')
+C = TypeVar('C', bound=Collection[bytes])
 
-def read_value(c, key, cls):
+
+def read_value(c: Client, key: bytes, cls: type[T]) -> T | None:
     """The `cls` value at `key` for a read command (keyspace hit/miss counted), None when
     missing, WRONGTYPE for another type."""
     return expect(c.ks.read(c.db, key), cls)
 
 
-def write_value(c, key, cls):
+def write_value(c: Client, key: bytes, cls: type[T]) -> T | None:
     """The `cls` value at `key` for a write command, None when missing."""
     return expect(c.ks.lookup(c.db, key), cls)
 
 
-def create(c, key, value):
+def create(c: Client, key: bytes, value: T) -> T:
     """dbAdd a new aggregate (no TTL) and raise `new`."""
     ks = c.ks
     ks.set(c.db, key, value)
@@ -40,7 +46,7 @@ def create(c, key, value):
     return value
 
 
-def store_result(c, dst, value, cls, event):
+def store_result(c: Client, dst: bytes, value: Sized | None, cls: int, event: bytes) -> int:
     """The end of a *STORE command (setKey, or dbDelete for an empty result): a non-empty
     `value` replaces the destination, any old value and TTL with it (`new` when the key
     was missing, then `event` of class `cls`); an empty one or None deletes the
@@ -59,7 +65,7 @@ def store_result(c, dst, value, cls, event):
     return 0
 
 
-def changed(c, cls, event, key):
+def changed(c: Client, cls: int, event: bytes, key: bytes) -> None:
     """signalModifiedKey + notifyKeyspaceEvent(cls, event) for an in-place change."""
     ks = c.ks
     ks.updated(c.db, key)
@@ -67,7 +73,7 @@ def changed(c, cls, event, key):
         ks.notify(cls, event, c.db, key)
 
 
-def drop_if_empty(c, key, value):
+def drop_if_empty(c: Client, key: bytes, value: object) -> bool:
     """A command emptied `value`: delete its key and raise `del`, as Redis does after the
     command's own event. True if the key was deleted."""
     if value:
@@ -85,7 +91,9 @@ E_NUMKEYS = 'ERR numkeys should be greater than 0'
 E_COUNT = 'ERR count should be greater than 0'
 
 
-def mpop_args(args, numkeys_idx, side):
+def mpop_args(
+    args: list[bytes], numkeys_idx: int, side: Callable[[bytes], T]
+) -> tuple[list[bytes], T, int]:
     """lmpopGenericCommand's and zmpopGenericCommand's parsing: (keys, which end, count).
     numkeys first, then the end (`side` reads LEFT|RIGHT or MIN|MAX, raising a syntax
     error for anything else), then COUNT (once)."""
@@ -121,7 +129,7 @@ LLONG_MIN = -(2**63)
 FOREVER_MS = 10**12  # ~31 years: a longer wait never ends by its timeout, as in Redis
 
 
-def timeout_arg(b):
+def timeout_arg(b: bytes) -> float:
     """getTimeoutFromObjectOrReply(UNIT_SECONDS): the timeout in seconds for the blocking
     registry, 0 meaning forever."""
     x = strtold(b)
@@ -150,7 +158,7 @@ RANDOM_CHUNK = 1 << 16  # items drawn per step while building such a reply
 E_RANGE = 'ERR value is out of range'
 
 
-def repeated_reply(pieces, count, length, conn):
+def repeated_reply(pieces: list[bytes], count: int, length: int, conn: Client) -> Raw:
     """The reply bytes of `count` items drawn with replacement from `pieces` (each item's
     encoded reply elements), as one Raw array of `length` elements: each item is encoded
     once, and the reply is refused past MAX_RANDOM_REPLY_BYTES (its expected size, from
@@ -180,10 +188,11 @@ class CollectionViews:
     0 (so never older than an iteration using it) and whenever the key holds another
     object; a dropped view is rebuilt on use, which is equally correct."""
 
-    def __init__(self):
-        self.views = {}  # (db, key) -> (value, HashOrder)
+    def __init__(self) -> None:
+        # (db, key) -> (value, HashOrder)
+        self.views: dict[tuple[int, bytes], tuple[object, HashOrder]] = {}
 
-    def get(self, db, key, value, fresh):
+    def get(self, db: int, key: bytes, value: Collection[bytes], fresh: bool | int) -> HashOrder:
         dk = (db, key)
         entry = self.views.pop(dk, None)
         if fresh or entry is None or entry[0] is not value:
@@ -194,7 +203,13 @@ class CollectionViews:
         return entry[1]
 
 
-def scan_collection(c, args, cls, compact_items, reply_item):
+def scan_collection(
+    c: Client,
+    args: list[bytes],
+    cls: type[C],
+    compact_items: Callable[[C], list[bytes] | None],
+    reply_item: Callable[[C, bytes, list[bytes]], None],
+) -> list[Any]:
     """HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count].
 
     A compact (listpack or intset) collection is returned whole with cursor 0, as Redis

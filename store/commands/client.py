@@ -17,7 +17,7 @@ from typing import Any
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
 from ..tracking import E_REDIRECT_MISSING
 from .client_info import client_info_line, client_type, type_arg
@@ -81,7 +81,7 @@ HELP = [
 COMMANDS = Family('connection', since='2.4.0')
 
 
-def _syntax_error(args):
+def _syntax_error(args: list[bytes]) -> RedisError:
     """addReplySubcommandSyntaxError: right arity for the table, wrong for the form."""
     return RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "
@@ -104,11 +104,11 @@ CLIENT = COMMANDS.container(
     since='5.0.0',
     summary='Returns the client ID for the current connection',
 )
-def client_id(c, args):
+def client_id(c: Client, args: list[bytes]) -> Any:
     return c.id
 
 
-def valid_name(name):
+def valid_name(name: bytes) -> bool:
     return all(33 <= ch <= 126 for ch in name)
 
 
@@ -120,7 +120,7 @@ def valid_name(name):
     since='2.6.9',
     summary='Set the current connection name',
 )
-def client_setname(c, args):
+def client_setname(c: Client, args: list[bytes]) -> Any:
     name = args[2]
     if not valid_name(name):
         raise RedisError(E_NAME)
@@ -136,7 +136,7 @@ def client_setname(c, args):
     since='2.6.9',
     summary='Get the current connection name',
 )
-def client_getname(c, args):
+def client_getname(c: Client, args: list[bytes]) -> Any:
     return c.name.encode() if c.name else None
 
 
@@ -148,7 +148,7 @@ def client_getname(c, args):
     tips='nondeterministic_output',
     summary='Get the list of client connections',
 )
-def client_list(c, args):
+def client_list(c: Client, args: list[bytes]) -> Any:
     clients = c.server.clients
     if len(args) == 2:
         chosen = list(clients.values())
@@ -178,11 +178,11 @@ def client_list(c, args):
     since='6.2.0',
     summary='Returns information about the current client connection.',
 )
-def client_info(c, args):
+def client_info(c: Client, args: list[bytes]) -> Any:
     return Verbatim((client_info_line(c, c, args) + '\n').encode())
 
 
-def kill_connection(conn: Any) -> None:
+def kill_connection(conn: Client) -> None:
     """freeClient: drop the connection now, discarding replies not yet written."""
     conn.out.clear()
     conn.closing = conn.gated = True
@@ -211,7 +211,7 @@ def shut_now(transport: Any) -> None:
         dup.close()
 
 
-def close_after_this_reply(c: Any) -> None:
+def close_after_this_reply(c: Client) -> None:
     """CLIENT_CLOSE_AFTER_REPLY from inside a handler: the reply being built is still
     written (the connection's flush closes the transport after writing it), and nothing
     after this command runs."""
@@ -227,7 +227,7 @@ def close_after_this_reply(c: Any) -> None:
     categories='@admin @slow @dangerous @connection',
     summary='Kill the connection of a client',
 )
-def client_kill(c, args):
+def client_kill(c: Client, args: list[bytes]) -> Any:
     addr = laddr = user = ctype = None
     cid = 0
     skipme = True
@@ -302,7 +302,7 @@ def client_kill(c, args):
     since='3.2.0',
     summary='Instruct the server whether to reply to commands',
 )
-def client_reply(c, args):
+def client_reply(c: Client, args: list[bytes]) -> Any:
     mode = lower(args[2])
     if mode == 'on':
         c.reply_mode = 'on'
@@ -330,7 +330,7 @@ def client_reply(c, args):
     raise RedisError(E_SYNTAX)
 
 
-def _on_off(args):
+def _on_off(args: list[bytes]) -> bool:
     v = lower(args[2])
     if v == 'on':
         return True
@@ -347,7 +347,7 @@ def _on_off(args):
     since='7.0.0',
     summary='Set client eviction mode for the current connection',
 )
-def client_no_evict(c, args):
+def client_no_evict(c: Client, args: list[bytes]) -> Any:
     c.no_evict = _on_off(args)
     return OK
 
@@ -355,7 +355,7 @@ def client_no_evict(c, args):
 @CLIENT.subcommand(
     'no-touch', 3, flags='noscript loading stale', categories='@slow @connection', since='7.2.0'
 )
-def client_no_touch(c, args):
+def client_no_touch(c: Client, args: list[bytes]) -> Any:
     """Redis 7.2: this client's commands (but TOUCH) do not count as accesses."""
     c.no_touch = _on_off(args)
     c.update_gate()  # its commands take the gated path, which applies it
@@ -370,7 +370,7 @@ def client_no_touch(c, args):
     since='2.9.50',
     summary='Stop processing commands from clients for some time',
 )
-def client_pause(c, args):
+def client_pause(c: Client, args: list[bytes]) -> Any:
     if len(args) > 4:
         raise _syntax_error(args)
     if len(args) == 4 and lower(args[3]) not in ('write', 'all'):
@@ -396,7 +396,7 @@ def client_pause(c, args):
     since='6.2.0',
     summary='Resume processing of clients that were paused',
 )
-def client_unpause(c, args):
+def client_unpause(c: Client, args: list[bytes]) -> Any:
     c.server.pause.unpause()
     return OK
 
@@ -409,7 +409,7 @@ def client_unpause(c, args):
     since='5.0.0',
     summary='Unblock a client blocked in a blocking command from a different connection',
 )
-def client_unblock(c, args):
+def client_unblock(c: Client, args: list[bytes]) -> Any:
     if len(args) > 4:
         raise _syntax_error(args)
     if len(args) == 4 and lower(args[3]) not in ('timeout', 'error'):
@@ -435,12 +435,12 @@ def client_unblock(c, args):
     since='6.0.0',
     summary='Enable or disable server assisted client side caching support',
 )
-def client_tracking(c, args):
+def client_tracking(c: Client, args: list[bytes]) -> Any:
     """CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT]
     [NOLOOP], parsed and checked in Redis 7.0's order (store/tracking.py does the rest)."""
     redirect: int | None = 0
     bcast = optin = optout = noloop = False
-    prefixes = []
+    prefixes: list[bytes] = []
     j = 3
     n = len(args)
     while j < n:
@@ -499,12 +499,12 @@ def client_tracking(c, args):
     return OK
 
 
-def _c_string(b):
+def _c_string(b: bytes) -> str:
     """A prefix as Redis's %s prints it: up to its first NUL byte."""
     return b.split(b'\0', 1)[0].decode('utf-8', 'surrogateescape')
 
 
-def _check_prefixes(existing, prefixes):
+def _check_prefixes(existing: list[bytes], prefixes: list[bytes]) -> None:
     """checkPrefixCollisionsOrReply: no prefix may be a prefix of another, among those
     the client has and those given. In sorted order a prefix sits right before the
     strings it begins, so comparing neighbours finds whether any pair overlaps in
@@ -536,7 +536,7 @@ def _check_prefixes(existing, prefixes):
     summary='Return information about server assisted client side caching for the current '
     'connection',
 )
-def client_trackinginfo(c, args):
+def client_trackinginfo(c: Client, args: list[bytes]) -> Any:
     t = c.tracking
     if t is None:
         return Map([(b'flags', Set([b'off'])), (b'redirect', -1), (b'prefixes', [])])
@@ -551,7 +551,7 @@ def client_trackinginfo(c, args):
     since='6.0.0',
     summary='Get tracking notifications redirection client ID if any',
 )
-def client_getredir(c, args):
+def client_getredir(c: Client, args: list[bytes]) -> Any:
     return c.tracking.redirect if c.tracking is not None else -1
 
 
@@ -563,7 +563,7 @@ def client_getredir(c, args):
     since='6.0.0',
     summary='Instruct the server about tracking or not keys in the next request',
 )
-def client_caching(c, args):
+def client_caching(c: Client, args: list[bytes]) -> Any:
     t = c.tracking
     if t is None:
         raise RedisError(
@@ -595,5 +595,5 @@ def client_caching(c, args):
     since='5.0.0',
     summary='Show helpful text about the different subcommands',
 )
-def client_help(c, args):
+def client_help(c: Client, args: list[bytes]) -> Any:
     return HELP

@@ -7,9 +7,9 @@ the log line of a client closed for its output-buffer limit or evicted, the cras
 """
 
 import time
-from typing import Any
 
 from ..args import lower
+from ..command_table import Client, Command
 from ..memory.client_usage import usage
 from ..resp import RedisError, error_arg
 
@@ -23,13 +23,13 @@ CLIENT_TYPES = {
 }
 
 
-def _is_master(conn):
+def _is_master(conn: Client) -> bool:
     """The client of this replica's link to its master (CLIENT_MASTER)."""
     link = conn.server.replica_link
     return link is not None and link.is_master(conn)
 
 
-def client_type(conn):
+def client_type(conn: Client) -> str:
     if conn.is_replica():
         return 'replica'
     if _is_master(conn):
@@ -37,14 +37,14 @@ def client_type(conn):
     return 'pubsub' if conn.subscriptions > 0 else 'normal'
 
 
-def type_arg(b):
+def type_arg(b: bytes) -> str:
     t = CLIENT_TYPES.get(lower(b))
     if t is None:
         raise RedisError(f"ERR Unknown client type '{error_arg(b)}'")
     return t
 
 
-def _sub_counts(conn):
+def _sub_counts(conn: Client) -> list[int]:
     """(channels, patterns, shard channels) for sub= psub= ssub=, from the pub/sub layer's
     Subscriber (store/pubsub/dispatch.py: `sets` is (channels, patterns, shard channels))."""
     sub = conn.pubsub
@@ -53,7 +53,7 @@ def _sub_counts(conn):
     return [conn.subscriptions, 0, 0]
 
 
-def _flags(conn):
+def _flags(conn: Client) -> str:
     f = ''
     if conn.is_replica():
         f += 'S'
@@ -85,17 +85,17 @@ def _flags(conn):
     return f or 'N'
 
 
-def _cmd_name(conn):
-    cmd = conn.last_cmd
+def _cmd_name(conn: Client) -> str:
+    cmd: Command | None = conn.last_cmd
     if cmd is None:
         return 'NULL'
-    sub = conn.last_sub
+    sub: Command | None = conn.last_sub
     if cmd.subcommands and sub is not None and sub.container is cmd:
         return sub.name
     return cmd.name
 
 
-def client_info_line(conn: Any, current: Any = None, args: list[bytes] | None = None) -> str:
+def client_info_line(conn: Client, current: Client = None, args: list[bytes] | None = None) -> str:
     """catClientInfoString: one CLIENT LIST line (without the newline). `current` is the
     connection running the command, whose in-flight command and arguments show."""
     now = time.time()

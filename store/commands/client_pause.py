@@ -9,10 +9,11 @@ wait (`holds`) and parks the client (`hold`).
 from typing import Any
 
 from ..clock import now_ms
+from ..command_table import Client, Command
 from .gates import may_replicate
 
 
-def _delay(end):
+def _delay(end: int) -> float:
     """Seconds until `end` (ms), capped at a day: `check` re-arms for a longer pause."""
     return min(max(end - now_ms(), 0) / 1000 + 0.001, 86400.0)
 
@@ -39,11 +40,11 @@ class ClientPause:
         self.client_kind: str | None = None  # CLIENT PAUSE's
         self.end = 0  # ms since the epoch: CLIENT PAUSE's end
         self.during_failover = False  # FAILOVER's write pause
-        self.held: list[Any] = []  # parked connections, first held first resumed
+        self.held: list[Client] = []  # parked connections, first held first resumed
         self.timer: Any = None  # (an asyncio TimerHandle)
         server.disconnect_hooks.append(self.forget)
 
-    def pause(self, end, kind):
+    def pause(self, end: int, kind: str) -> None:
         """pauseClients for CLIENT PAUSE: it never weakens nor shortens one in force."""
         if self.client_kind is None or kind == 'all':
             self.client_kind = kind
@@ -54,7 +55,7 @@ class ClientPause:
             self.timer = self.server.loop.call_later(_delay(self.end), self.check)
         self._update()
 
-    def unpause(self):
+    def unpause(self) -> None:
         """unpauseClients for CLIENT PAUSE (CLIENT UNPAUSE, or its end)."""
         if self.client_kind is None:
             return
@@ -65,12 +66,12 @@ class ClientPause:
             self.timer = None
         self._update()
 
-    def failover(self, on):
+    def failover(self, on: bool) -> None:
         """FAILOVER's write pause, from its start to its end."""
         self.during_failover = on
         self._update()
 
-    def _update(self):
+    def _update(self) -> None:
         """`kind` from the purposes in force: the dataset frozen when a pause begins,
         thawed when the last one ends, and the held commands run again, in order, when
         it ends or weakens (those a pause still covers are held again)."""
@@ -94,7 +95,7 @@ class ClientPause:
         else:
             self._resume(held)
 
-    def _resume(self, held):
+    def _resume(self, held: list[Client]) -> None:
         link = self.server.replica_link
         for conn in held:
             if self.kind == 'all':  # paused again meanwhile: the rest wait on, in order
@@ -108,20 +109,20 @@ class ClientPause:
                 conn.deferred = None
                 conn.update_gate()
 
-    def check(self):
+    def check(self) -> None:
         """The pause's timer: unpause once its end has passed."""
         self.timer = None
         self.active()
         if self.client_kind is not None and self.timer is None and self.server.loop is not None:
             self.timer = self.server.loop.call_later(_delay(self.end), self.check)
 
-    def active(self):
+    def active(self) -> bool:
         """checkClientPauseTimeoutAndReturnIfPaused."""
         if self.client_kind is not None and self.end < now_ms():
             self.unpause()
         return self.kind is not None
 
-    def holds(self, conn, cmd, args):
+    def holds(self, conn: Client, cmd: Command, args: list[bytes]) -> bool:
         """Whether `cmd` must wait (processCommand's pause test): everything under ALL,
         write and may-replicate commands (and EXEC of such) under WRITE; monitors, which
         are replicas for Redis, are never held."""
@@ -133,17 +134,17 @@ class ClientPause:
             return any(may_replicate(self.server, c_, a_) for c_, a_ in conn.multi)
         return may_replicate(self.server, cmd, args)
 
-    def hold(self, conn, cmd, args):
+    def hold(self, conn: Client, cmd: Command, args: list[bytes]) -> None:
         """Park `conn` with `args` until the pause ends (blockPostponeClient); CLIENT
         LIST shows the command as its last one already, as Redis does."""
         conn.last_cmd = cmd
         conn.park([args])
         self.held.append(conn)
 
-    def forget(self, conn):
+    def forget(self, conn: Client) -> None:
         if conn in self.held:
             self.held.remove(conn)
 
-    def blocked(self):
+    def blocked(self) -> int:
         """Held clients, which INFO counts in blocked_clients."""
         return len(self.held)

@@ -7,19 +7,27 @@ INFO reads (server, keyspace and per-command ones), and CONFIG REWRITE rewrites 
 file in place as config.c's rewriteConfig does.
 """
 
+from __future__ import annotations
+
 import os
 import tempfile
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .. import tls
 from ..args import E_SYNTAX
-from ..command_table import Family
+from ..command_table import Client, Family
+from ..config import Config
 from ..config_params import PARAMS, TABLE
-from ..config_values import ConfigError, lower
+from ..config_values import ConfigError, Param, lower
 from ..glob import glob_match
 from ..listen import move
 from ..request_parser import split_args
 from ..resp import OK, Map, RedisError
 from .admin import as_text, protected_allowed
+
+if TYPE_CHECKING:
+    import ssl
 
 # -- CONFIG -------------------------------------------------------------------------------
 
@@ -53,12 +61,12 @@ CONFIG = COMMANDS.container(
     categories='@admin @slow @dangerous',
     summary='Get the values of configuration parameters',
 )
-def config_get(c, args):
+def config_get(c: Client, args: list[bytes]) -> Any:
     """Exact names are looked up as typed (an alias is answered under the alias); glob
     patterns match every name and alias case-insensitively, except hidden parameters (the
     test-only ones), which answer only to their exact name. Each name appears once."""
     config = c.server.config
-    matches = {}  # lower-case name -> (name as replied, canonical name)
+    matches: dict[str, tuple[str, str]] = {}  # lower-case name -> (name as replied, canonical name)
     for pattern in args[2:]:
         text = as_text(pattern)
         if not any(ch in text for ch in '[*?'):
@@ -82,11 +90,11 @@ def config_get(c, args):
     )
 
 
-def _set_failed(name, reason):
+def _set_failed(name: str, reason: str | ConfigError) -> RedisError:
     return RedisError(f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
 
 
-def _apply_failed(server, name, reason):
+def _apply_failed(server: Any, name: str, reason: str) -> RedisError:
     """An apply function failed: Redis logs it, and restores (here: never stored) the
     values."""
     server.log(
@@ -105,7 +113,7 @@ def _apply_failed(server, name, reason):
     tips='request_policy:all_nodes response_policy:all_succeeded',
     summary='Set configuration parameters to the given values',
 )
-def config_set(c, args):
+def config_set(c: Client, args: list[bytes]) -> Any:
     """Check every name (unknown, immutable, protected, duplicate), then parse every value,
     then run what Redis's apply functions would change or refuse (TLS), and only then store
     them all and apply them: a failure changes nothing. An alias and its parameter are two
@@ -117,8 +125,8 @@ def config_set(c, args):
     config = server.config
     if server.loading:
         _deny_while_loading(c, args)
-    chosen = []
-    seen = set()
+    chosen: list[tuple[str, Param, str]] = []
+    seen: set[str] = set()
     for i in range(2, len(args), 2):
         name = as_text(args[i])
         key = lower(name)
@@ -133,7 +141,7 @@ def config_set(c, args):
             raise _set_failed(name, 'duplicate parameter')
         seen.add(key)
         chosen.append((key, param, as_text(args[i + 1])))
-    new = []
+    new: list[tuple[str, Param, Any]] = []
     for key, param, value in chosen:
         try:
             parsed = param.parse_set(value, config.values[param.name])
@@ -163,11 +171,11 @@ def config_set(c, args):
 _DENY_LOADING = frozenset(('appendonly', 'repl-diskless-load', 'dir'))
 
 
-def _deny_while_loading(c, args):
+def _deny_while_loading(c: Client, args: list[bytes]) -> None:
     """While loading, a parameter Redis marks DENY_LOADING_CONFIG fails the whole CONFIG
     SET with -LOADING, ahead of any other error (the loading error has precedence), unless
     it is refused as protected first."""
-    allowed = None
+    allowed: bool | None = None
     for i in range(2, len(args), 2):
         param = TABLE.get(lower(as_text(args[i])))
         if param is None or param.name not in _DENY_LOADING:
@@ -180,7 +188,7 @@ def _deny_while_loading(c, args):
         raise RedisError('LOADING Redis is loading the dataset in memory')
 
 
-def _move_listeners(server, new):
+def _move_listeners(server: Any, new: list[tuple[str, Param, Any]]) -> None:
     """The apply functions that can fail, run before anything is stored: a new port, TLS
     port or bind address listens now, or the whole CONFIG SET fails (updatePort,
     applyTLSPort, applyBind)."""
@@ -201,7 +209,9 @@ def _move_listeners(server, new):
         raise _apply_failed(server, key, _LISTEN[name]) from None
 
 
-def _configure_tls(server, new):
+def _configure_tls(
+    server: Any, new: list[tuple[str, Param, Any]]
+) -> tuple[ssl.SSLContext, ssl.SSLContext] | None:
     """applyTlsCfg, before anything is stored: the TLS contexts the new values make (None
     when no TLS parameter changed, or TLS stays off); a failure fails the whole CONFIG
     SET, the running ones kept."""
@@ -216,7 +226,7 @@ def _configure_tls(server, new):
         return None
     values = {**config.values, **changed}
     key = next(key for key, param, _ in new if param.name in changed)
-    contexts = None
+    contexts: tuple[ssl.SSLContext, ssl.SSLContext] | None = None
     if tls.enabled(values) or ('tls-port' in changed and server.tls.listening is None):
         try:
             contexts = tls.configure(values, server.log)
@@ -233,7 +243,7 @@ _LISTEN = {
 }
 
 
-def reset_stats(server):
+def reset_stats(server: Any) -> None:
     """CONFIG RESETSTAT: server counters, keyspace counters, eviction and replication
     counters, per-command counters (Redis's resetServerStats)."""
     server.stats.reset()
@@ -256,7 +266,7 @@ def reset_stats(server):
     categories='@admin @slow @dangerous',
     summary='Reset the stats returned by INFO',
 )
-def config_resetstat(c, args):
+def config_resetstat(c: Client, args: list[bytes]) -> Any:
     reset_stats(c.server)
     return OK
 
@@ -269,7 +279,7 @@ def config_resetstat(c, args):
     since='2.8.0',
     summary='Rewrite the configuration file with the in memory configuration',
 )
-def config_rewrite(c, args):
+def config_rewrite(c: Client, args: list[bytes]) -> Any:
     server = c.server
     if not server.config.file:
         raise RedisError('ERR The server is running without a config file')
@@ -292,7 +302,7 @@ def config_rewrite(c, args):
     since='5.0.0',
     summary='Show helpful text about the different subcommands',
 )
-def config_help(c, args):
+def config_help(c: Client, args: list[bytes]) -> Any:
     return CONFIG_HELP
 
 
@@ -303,7 +313,7 @@ SIGNATURE = '# Generated by CONFIG REWRITE'
 _KEPT_DIRECTIVES = ('include', 'rename-command', 'user', 'loadmodule', 'sentinel')
 
 
-def format_memory(n):
+def format_memory(n: int) -> str:
     """rewriteConfigFormatMemory: 1gb, 100mb, 4kb or plain bytes."""
     for unit, size in (('gb', 1024**3), ('mb', 1024**2), ('kb', 1024)):
         if n and n % size == 0:
@@ -331,7 +341,7 @@ def quote(s: str) -> str:
 _QUOTED = ('notify-keyspace-events', 'keyevent-journal-events', 'dir')
 
 
-def _rewrite_lines(config, param):
+def _rewrite_lines(config: Config, param: Param) -> list[tuple[str, bool]]:
     """The lines one parameter rewrites to, each with whether it must be written even
     when the old file does not mention the parameter (its value is not the default)."""
     name, value = param.name, config.values[param.name]
@@ -363,7 +373,9 @@ def _rewrite_lines(config, param):
     return [(f'{name} {text}', force)]
 
 
-def rewrite_config(config, path, users=(), force_all=False):
+def rewrite_config(
+    config: Config, path: str, users: Iterable[str] = (), force_all: bool = False
+) -> None:
     """Keep the file's comments, blank lines and unknown directives; replace each
     parameter's lines in place, then the `user` lines with `users`; append parameters
     that differ from their default (every parameter with `force_all`: DEBUG
@@ -376,7 +388,7 @@ def rewrite_config(config, path, users=(), force_all=False):
             old.pop()  # the newline ending the last line
     except FileNotFoundError:
         old = []
-    lines = []
+    lines: list[str] = []
     positions: dict[str, list[int]] = {}  # canonical option name -> indexes in `lines`
     has_signature = False
     for raw in old:

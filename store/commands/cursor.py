@@ -12,6 +12,7 @@ iteration using it (callers rebuild it on every cursor 0).
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterable
 
 from ..args import SYNTAX, int_arg
 from ..resp import RedisError, c_string
@@ -22,7 +23,7 @@ POS_MASK = (1 << POS_BITS) - 1
 _CURSOR = re.compile(rb'([+-]?)([0-9]+)')
 
 
-def parse_cursor(b):
+def parse_cursor(b: bytes) -> int:
     """parseScanCursorOrReply: C's strtoul(s, 10) into an unsigned 64-bit long, with
     nothing left over: '' is 0, a '+' or '-' sign is accepted ('-1' wraps around), spaces
     and overflow are errors."""
@@ -37,7 +38,9 @@ def parse_cursor(b):
     return (-v if m.group(1) == b'-' else v) % 2**64
 
 
-def parse_scan_options(args, start, allow_type):
+def parse_scan_options(
+    args: list[bytes], start: int, allow_type: bool
+) -> tuple[int, bytes | None, str | None]:
     """[MATCH pattern] [COUNT count] (and [TYPE type] for SCAN) from args[start:], as
     scanGenericCommand parses them: returns (count, pattern or None, type or None)."""
     count, pattern, typename = 10, None, None
@@ -66,12 +69,12 @@ class HashOrder:
 
     __slots__ = ('hashes', 'items')
 
-    def __init__(self, items):
+    def __init__(self, items: Iterable[bytes]) -> None:
         pairs = sorted([(hash(k) & POS_MASK, k) for k in items])
         self.hashes = [h for h, _ in pairs]
         self.items = [k for _, k in pairs]
 
-    def take(self, pos, count):
+    def take(self, pos: int, count: int) -> tuple[list[bytes], int | None]:
         """Up to `count` items from hash position `pos` (more when several share the
         last one's hash, so equal hashes are never split across two calls), and the
         position to continue from, or None at the end."""

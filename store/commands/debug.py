@@ -6,13 +6,16 @@ persisted here, so RELOAD leaves the data as it is, and OBJECT and DIGEST descri
 server's own values.
 """
 
+from __future__ import annotations
+
 import os
 import time
+from typing import Any
 
 from .. import crash
 from ..args import int_arg, lower
 from ..cnum import atoi, strtod
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..scripting import set_disable_deny_scripts
 from . import debug_values as dv
@@ -141,10 +144,10 @@ DEBUG_HELP = [
 COMMANDS = Family('server')
 
 
-def debug_reload(c, options):
+def debug_reload(c: Client, options: list[bytes]) -> str:
     """DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the RDB file, empty the server and
     load the file back (what a restart would do), each step skippable."""
-    opts = set()
+    opts: set[str] = set()
     for o in options:
         opt = lower(o)
         if opt not in ('merge', 'noflush', 'nosave'):
@@ -168,7 +171,7 @@ def debug_reload(c, options):
     return OK
 
 
-def debug_protocol(c, kind):
+def debug_protocol(c: Client, kind: str) -> Any:
     resp3 = c.proto == 3
     if kind == 'string':
         return b'Hello World'
@@ -215,7 +218,7 @@ def debug_protocol(c, kind):
     raise RedisError(E_PROTOCOL_TYPE)
 
 
-def debug_populate(c, args):
+def debug_populate(c: Client, args: list[bytes]) -> str:
     count = string2ll(args[2])
     if count is None or count < 0:
         raise RedisError('ERR value is out of range, must be positive')
@@ -233,7 +236,7 @@ def debug_populate(c, args):
     return OK
 
 
-def debug_config_rewrite_force_all(c):
+def debug_config_rewrite_force_all(c: Client) -> str:
     """CONFIG REWRITE writing every parameter, defaults included (rewriteConfig(.., 1))."""
     server = c.server
     users = [] if server.config['aclfile'] else server.acl.listing()
@@ -251,7 +254,7 @@ def debug_config_rewrite_force_all(c):
     categories='@admin @slow @dangerous',
     summary='A container for debugging commands',
 )
-def debug(c, args):
+def debug(c: Client, args: list[bytes]) -> Any:
     """DEBUG is one command that parses its own subcommands (Redis 7.0 debugCommand), so
     its errors differ from those of containers like CONFIG."""
     server = c.server
@@ -338,7 +341,7 @@ def debug(c, args):
     raise unknown_subcommand(args)
 
 
-def unknown_subcommand(args):
+def unknown_subcommand(args: list[bytes]) -> RedisError:
     return RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "
         f"'{as_text(args[1])[:128]}'. Try DEBUG HELP."
@@ -348,7 +351,7 @@ def unknown_subcommand(args):
 DEFAULT_PEAK_RESET_MS = 5000  # REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME
 
 
-def debug_replybuffer(c, args):
+def debug_replybuffer(c: Client, args: list[bytes]) -> str:
     """DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>: the reply
     buffer's resizing knobs (store/reply_buffer.py; with resizing off a client's buffer
     keeps the size it has, as clientsCronResizeOutputBuffer then leaves it)."""

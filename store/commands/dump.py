@@ -9,10 +9,12 @@ its contents, deep-checked as sanitize-dump-payload asks) and raises `new` befor
 `restore` event, as dbAdd does.
 """
 
+from typing import Any
+
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import OK, RedisError
 
 LLONG_MAX = 2**63 - 1
@@ -35,7 +37,7 @@ COMMANDS = Family('generic')
     summary='Return a serialized version of the value stored at the specified key.',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def dump(c, args):
+def dump(c: Client, args: list[bytes]) -> Any:
     value = c.ks.read(c.db, args[1])
     return None if value is None else c.server.persistence.dump(value)
 
@@ -61,7 +63,7 @@ def dump(c, args):
     summary='An internal command for migrating keys in a cluster',
     key_specs='OW update; index 1; range 0 1 0',
 )
-def restore(c, args):
+def restore(c: Client, args: list[bytes]) -> Any:
     """RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], checks in Redis
     7.0's order: options, existing key, TTL, payload."""
     replace = absttl = False

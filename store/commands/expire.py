@@ -16,7 +16,7 @@ shard's deadline index and WATCHers consistent.
 from .. import events
 from ..args import int_arg
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import RedisError, small_int
 
 LLONG_MAX = 2**63 - 1
@@ -33,7 +33,7 @@ _FLAGS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT}
 COMMANDS = Family('generic', since='2.6.0')
 
 
-def parse_expire_flags(args, start=3):
+def parse_expire_flags(args: list[bytes], start: int = 3) -> int:
     """parseExtendedExpireArgumentsOrReply: the NX/XX/GT/LT bit set."""
     flags = 0
     for opt in args[start:]:
@@ -48,7 +48,7 @@ def parse_expire_flags(args, start=3):
     return flags
 
 
-def _invalid(args):
+def _invalid(args: list[bytes]) -> RedisError:
     name = args[0].decode('latin-1').lower()
     return RedisError(f"ERR invalid expire time in '{name}' command")
 
@@ -63,7 +63,7 @@ def _invalid(args):
     summary="Set a key's time to live in seconds",
     key_specs='RW update; index 1; range 0 1 0',
 )
-def expire(c, args, relative=True, seconds=True):
+def expire(c: Client, args: list[bytes], relative: bool = True, seconds: bool = True) -> int:
     """The four setters: `relative` to now (EXPIRE, PEXPIRE) or absolute, in `seconds`
     (EXPIRE, EXPIREAT) or milliseconds. EXPIRE itself, so that the most common one costs
     one call (the other three come here)."""
@@ -91,7 +91,7 @@ def expire(c, args, relative=True, seconds=True):
     if ks.lookup(db, key) is None:
         return 0
     if flags:
-        current = ks.deadline(db, key)
+        current: int | None = ks.deadline(db, key)
         if flags & NX and current is not None:
             return 0
         if flags & XX and current is None:
@@ -121,7 +121,7 @@ def expire(c, args, relative=True, seconds=True):
     summary="Set a key's time to live in milliseconds",
     key_specs='RW update; index 1; range 0 1 0',
 )
-def pexpire(c, args):
+def pexpire(c: Client, args: list[bytes]) -> int:
     return expire(c, args, True, False)
 
 
@@ -135,7 +135,7 @@ def pexpire(c, args):
     summary='Set the expiration for a key as a UNIX timestamp',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def expireat(c, args):
+def expireat(c: Client, args: list[bytes]) -> int:
     return expire(c, args, False, True)
 
 
@@ -148,16 +148,16 @@ def expireat(c, args):
     summary='Set the expiration for a key as a UNIX timestamp specified in milliseconds',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def pexpireat(c, args):
+def pexpireat(c: Client, args: list[bytes]) -> int:
     return expire(c, args, False, False)
 
 
-def ttl_generic(c, key, in_ms, absolute):
+def ttl_generic(c: Client, key: bytes, in_ms: bool, absolute: bool) -> int:
     """ttlGenericCommand: -2 for no key, -1 for no TTL, else the (rounded) TTL."""
     ks = c.ks
     if ks.read_notouch(c.db, key) is None:  # LOOKUP_NOTOUCH: not an access
         return -2
-    deadline = ks.deadline_of_found(c.db, key)
+    deadline: int | None = ks.deadline_of_found(c.db, key)
     if deadline is None:
         return -1
     ttl = deadline if absolute else deadline - now_ms()
@@ -177,7 +177,7 @@ def ttl_generic(c, key, in_ms, absolute):
     summary='Get the time to live for a key in seconds',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def ttl(c, args):
+def ttl(c: Client, args: list[bytes]) -> int:
     return ttl_generic(c, args[1], in_ms=False, absolute=False)
 
 
@@ -191,7 +191,7 @@ def ttl(c, args):
     summary='Get the time to live for a key in milliseconds',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def pttl(c, args):
+def pttl(c: Client, args: list[bytes]) -> int:
     return ttl_generic(c, args[1], in_ms=True, absolute=False)
 
 
@@ -205,7 +205,7 @@ def pttl(c, args):
     summary='Get the expiration Unix timestamp for a key',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def expiretime(c, args):
+def expiretime(c: Client, args: list[bytes]) -> int:
     return ttl_generic(c, args[1], in_ms=False, absolute=True)
 
 
@@ -219,7 +219,7 @@ def expiretime(c, args):
     summary='Get the expiration Unix timestamp for a key in milliseconds',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def pexpiretime(c, args):
+def pexpiretime(c: Client, args: list[bytes]) -> int:
     return ttl_generic(c, args[1], in_ms=True, absolute=True)
 
 
@@ -233,7 +233,7 @@ def pexpiretime(c, args):
     summary='Remove the expiration from a key',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def persist(c, args):
+def persist(c: Client, args: list[bytes]) -> int:
     if c.ks.persist(c.db, args[1]):
         c.ks.notify(events.GENERIC, b'persist', c.db, args[1])
         return 1

@@ -1,10 +1,13 @@
 """FUNCTION and FCALL (Redis 7.0's functions.c). The libraries live in
 store/scripting/functions.py; this module reads the arguments and answers."""
 
+from __future__ import annotations
+
 import time
+from typing import Any
 
 from ..args import keyword
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..glob import glob_match
 from ..resp import OK, Map, RedisError, Set, error_arg
 from ..scripting.eval import FLAGS
@@ -24,7 +27,7 @@ _ALL_SHARDS = 'request_policy:all_shards response_policy:all_succeeded'
     key_specs=RW_KEYS,
     **CALL,
 )
-def fcall(c, args):
+def fcall(c: Client, args: list[bytes]) -> Any:
     return c.server.functions.call(c, args, False)
 
 
@@ -36,7 +39,7 @@ def fcall(c, args):
     key_specs=RO_KEYS,
     **CALL,
 )
-def fcall_ro(c, args):
+def fcall_ro(c: Client, args: list[bytes]) -> Any:
     return c.server.functions.call(c, args, True)
 
 
@@ -54,7 +57,7 @@ _WRITE = dict(categories='@write @slow @scripting', tips=_ALL_SHARDS)
     summary='Create a function with the given arguments (name, code, description)',
     **_WRITE,
 )
-def function_load(c, args):
+def function_load(c: Client, args: list[bytes]) -> Any:
     """FUNCTION LOAD [REPLACE] code: every argument before the last is an option."""
     replace = False
     for arg in args[2:-1]:
@@ -69,7 +72,7 @@ def function_load(c, args):
 @FUNCTION.subcommand(
     'delete', 3, flags='write noscript', summary='Delete a function by name', **_WRITE
 )
-def function_delete(c, args):
+def function_delete(c: Client, args: list[bytes]) -> Any:
     c.server.functions.delete(args[2])
     c.ks.changes += 1  # server.dirty++, as FUNCTION LOAD
     return OK
@@ -78,7 +81,7 @@ def function_delete(c, args):
 @FUNCTION.subcommand(
     'flush', -2, flags='write noscript', summary='Deleting all functions', **_WRITE
 )
-def function_flush(c, args):
+def function_flush(c: Client, args: list[bytes]) -> Any:
     if len(args) > 3:
         raise RedisError(_syntax(args))
     if len(args) == 3 and keyword(args[2]) not in (b'sync', b'async'):
@@ -96,10 +99,10 @@ def function_flush(c, args):
     summary='List information about all the functions',
     **_SUB,
 )
-def function_list(c, args):
+def function_list(c: Client, args: list[bytes]) -> Any:
     """FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE], each option at most once."""
     with_code = False
-    pattern = None
+    pattern: bytes | None = None
     i = 2
     while i < len(args):
         arg = keyword(args[i])
@@ -141,7 +144,7 @@ def function_list(c, args):
     summary='Dump all functions into a serialized binary payload',
     **_SUB,
 )
-def function_dump(c, args):
+def function_dump(c: Client, args: list[bytes]) -> Any:
     return c.server.functions.dump()
 
 
@@ -152,7 +155,7 @@ def function_dump(c, args):
     summary='Restore all the functions on the given payload',
     **_WRITE,
 )
-def function_restore(c, args):
+def function_restore(c: Client, args: list[bytes]) -> Any:
     if len(args) > 4:
         raise RedisError(_syntax(args))
     policy = 'append'
@@ -175,7 +178,7 @@ def function_restore(c, args):
     summary='Return information about the function currently running (name, description, duration)',
     **_SUB,
 )
-def function_stats(c, args):
+def function_stats(c: Client, args: list[bytes]) -> Any:
     server = c.server
     functions = server.functions
     busy = server.busy.run
@@ -217,7 +220,7 @@ def function_stats(c, args):
     summary='Kill the function currently in execution.',
     **_SUB,
 )
-def function_kill(c, args):
+def function_kill(c: Client, args: list[bytes]) -> Any:
     return kill(c, is_eval=False)
 
 
@@ -276,11 +279,11 @@ FUNCTION_HELP = [
     summary='Show helpful text about the different subcommands',
     **_SUB,
 )
-def function_help(c, args):
+def function_help(c: Client, args: list[bytes]) -> Any:
     return FUNCTION_HELP
 
 
-def _syntax(args):
+def _syntax(args: list[bytes]) -> str:
     """addReplySubcommandSyntaxError: the subcommand as it was typed."""
     sub = error_arg(args[1], 128)
     return f"ERR unknown subcommand or wrong number of arguments for '{sub}'. Try FUNCTION HELP."

@@ -12,6 +12,7 @@ Only the gated path asks (Connection._execute_gated, ClientPause.holds), and onl
 refusal or a pause is in force: the hot path pays nothing for these.
 """
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..args import lower
@@ -21,7 +22,7 @@ from ..command_table import MAY_REPLICATE, Command
 SCRIPT_CALLS = frozenset(('eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'))
 
 
-def _script_flags(server, name, arg):
+def _script_flags(server: Any, name: str, arg: bytes) -> frozenset[str] | None:
     """The flags a script declares (its shebang, or its function's), None when it has none
     or is not found (evalGetCommandFlags / fcallGetCommandFlags)."""
     if name.startswith('fcall'):
@@ -30,7 +31,8 @@ def _script_flags(server, name, arg):
     if name.startswith('evalsha'):
         script = server.scripts.get(arg)
         return None if script is None else script.flags
-    return server.scripts.flags_of(arg)
+    flags: frozenset[str] | None = server.scripts.flags_of(arg)
+    return flags
 
 
 def writes(server: Any, cmd: Command, shown: Command, args: list[bytes]) -> bool:
@@ -52,7 +54,7 @@ def writes(server: Any, cmd: Command, shown: Command, args: list[bytes]) -> bool
     return False
 
 
-def _queued(server):
+def _queued(server: Any) -> Iterator[tuple[Command, Command, list[bytes]]]:
     """(command, shown, args) of each command the transaction of the client running EXEC
     (processCommand's client) queued, `shown` its subcommand when it has one."""
     for cmd, args in getattr(server.current_client, 'multi', None) or ():
@@ -88,7 +90,7 @@ def denies_stale(server: Any, cmd: Command, shown: Command, args: list[bytes]) -
     return 'stale' not in shown.flags
 
 
-def may_replicate(server, cmd, args):
+def may_replicate(server: Any, cmd: Command, args: list[bytes]) -> bool:
     """Would this command write or replicate (processCommand's is_may_replicate_command,
     with getCommandFlags' script flags)? A script that declares flags writes unless it
     says no-writes; one without (or not found) keeps its command's flags."""

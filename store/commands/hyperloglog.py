@@ -7,9 +7,10 @@ PFDEBUG GETREG/TODENSE convert a sparse value in place without telling anyone.
 """
 
 import random
+from typing import Any
 
 from ..args import WRONGTYPE, keyword
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import OK, RedisError
 from ..types import hll
 from ..types.strenc import mark, value_encoding
@@ -21,8 +22,9 @@ E_NOT_HLL = RedisError('WRONGTYPE Key is not a valid HyperLogLog string value.')
 E_CORRUPTED = RedisError('INVALIDOBJ Corrupted HLL object detected')
 
 
-def _checked(v):
-    """isHLLObjectOrReply: `v` when it is a string holding a valid HLL."""
+def _checked(v: Any) -> Any:
+    """isHLLObjectOrReply: `v` when it is a string holding a valid HLL (as the keyspace
+    gave it: a buffer lookup's bytearray, or a read's bytes or bytearray)."""
     if type(v) is not bytes and type(v) is not bytearray:
         raise WRONGTYPE
     if not hll.is_hll(v):
@@ -30,7 +32,9 @@ def _checked(v):
     return v
 
 
-def _write_back(c, key, h, v, created, event):
+def _write_back(
+    c: Client, key: bytes, h: bytearray, v: bytearray | None, created: bool, event: bytes
+) -> None:
     """The HLL `h` changed; it is the bytearray `v` from the lookup unless a promotion or
     a new key made another one."""
     if h is v:
@@ -39,7 +43,7 @@ def _write_back(c, key, h, v, created, event):
         _store(c, key, h, created, event)
 
 
-def _registers(h):
+def _registers(h: bytes | bytearray) -> bytes:
     """The registers of HLL `h`, a byte each (hll.register_bytes)."""
     try:
         return hll.register_bytes(h)
@@ -56,7 +60,7 @@ def _registers(h):
     summary='Adds the specified elements to the specified HyperLogLog.',
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def pfadd(c, args):
+def pfadd(c: Client, args: list[bytes]) -> int:
     key = args[1]
     v = c.ks.lookup(c.db, key, buffer=True)  # changed in place (keyspace.py)
     created = v is None
@@ -88,7 +92,7 @@ def pfadd(c, args):
         'RW because it may change the internal representation of the key, and propagate to replicas'
     ),
 )
-def pfcount(c, args):
+def pfcount(c: Client, args: list[bytes]) -> int:
     ks, db = c.ks, c.db
     if len(args) > 2:  # the cardinality of the union, nothing cached
         union = bytes(hll.REGISTERS)
@@ -122,7 +126,7 @@ def pfcount(c, args):
     summary='Merge N different HyperLogLogs into a single one.',
     key_specs='RW access insert; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
-def pfmerge(c, args):
+def pfmerge(c: Client, args: list[bytes]) -> str:
     ks, db = c.ks, c.db
     union = bytes(hll.REGISTERS)
     dense = False
@@ -163,7 +167,7 @@ def pfmerge(c, args):
     summary='Internal commands for debugging HyperLogLog values',
     key_specs='RW access; index 2; range 0 1 0',
 )
-def pfdebug(c, args):
+def pfdebug(c: Client, args: list[bytes]) -> Any:
     ks, db, key = c.ks, c.db, args[2]
     h = ks.lookup(db, key, buffer=True)
     if h is None:
@@ -201,7 +205,7 @@ def pfdebug(c, args):
     categories='@hyperloglog @admin @slow @dangerous',
     summary='An internal command for testing HyperLogLog values',
 )
-def pfselftest(c, args):
+def pfselftest(c: Client, args: list[bytes]) -> str:
     """pfselftestCommand's first test (dense registers read back as written) and a sparse
     HLL agreeing with its dense conversion after random additions."""
     rng = random.Random()

@@ -12,10 +12,10 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..command_table import Family
+from ..command_table import Client, Command, Family
 from ..config_values import render_percentile
 from ..expiry.stats import expiry_info_fields
 from ..latency import monitor as latency_monitor
@@ -27,8 +27,11 @@ from .admin import as_text, unique_commands
 
 COMMANDS = Family('server')
 
+# a section's 'field:value' lines
+Fields = list[tuple[str, object]]
 
-def total_commands(server):
+
+def total_commands(server: Any) -> int:
     return sum(cmd.calls for cmd in unique_commands(server))
 
 
@@ -48,7 +51,7 @@ DEFAULT_SECTIONS = (
 ALL_ONLY_SECTIONS = ('commandstats', 'latencystats')
 
 
-def bytes_to_human(n):
+def bytes_to_human(n: int) -> str:
     """bytesToHuman: 812B, 1.16M, 23.54G."""
     if n < 1024:
         return f'{n}B'
@@ -58,7 +61,7 @@ def bytes_to_human(n):
     return f'{n}B'
 
 
-def system_memory():
+def system_memory() -> int:
     try:
         return os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
     except (OSError, ValueError):
@@ -71,19 +74,21 @@ class OpsSampler:
 
     SAMPLES = 16
 
-    def __init__(self, server):
+    last: tuple[float, int, int, int] | None
+
+    def __init__(self, server: Any) -> None:
         self.server = server
         self.reset()
         server.cron_hooks.append(self.tick)
 
-    def reset(self):
+    def reset(self) -> None:
         self.last = None
         self.ops = [0.0] * self.SAMPLES
         self.inp = [0.0] * self.SAMPLES
         self.out = [0.0] * self.SAMPLES
         self.i = 0
 
-    def counters(self):
+    def counters(self) -> tuple[float, int, int, int]:
         stats = self.server.stats
         return (
             time.monotonic(),
@@ -92,7 +97,7 @@ class OpsSampler:
             stats.net_output_bytes,
         )
 
-    def tick(self, now):
+    def tick(self, now: float) -> None:
         current = self.counters()
         last = self.last
         if last is not None and current[0] - last[0] < 0.1:
@@ -107,21 +112,21 @@ class OpsSampler:
         self.out[i] = (current[3] - last[3]) / dt / 1024
         self.i = (i + 1) % self.SAMPLES
 
-    def ops_per_sec(self):
+    def ops_per_sec(self) -> int:
         return int(sum(self.ops) / self.SAMPLES)
 
-    def kbps(self):
+    def kbps(self) -> tuple[float, float]:
         return sum(self.inp) / self.SAMPLES, sum(self.out) / self.SAMPLES
 
 
-def sampler(server):
-    s = getattr(server, 'ops_sampler', None)
+def sampler(server: Any) -> OpsSampler:
+    s: OpsSampler | None = getattr(server, 'ops_sampler', None)
     if s is None:
         s = server.ops_sampler = OpsSampler(server)
     return s
 
 
-def _server_section(server):
+def _server_section(server: Any) -> Fields:
     now = time.time()
     uname = os.uname()
     cfg = server.config
@@ -157,7 +162,7 @@ def _server_section(server):
     return fields
 
 
-def _clients_section(server):
+def _clients_section(server: Any) -> Fields:
     clients = list(server.clients.values())
     max_in = max((len(c.parser.buf) for c in clients if c.parser is not None), default=0)
     return [
@@ -172,7 +177,7 @@ def _clients_section(server):
     ]
 
 
-def _memory_section(server):
+def _memory_section(server: Any) -> Fields:
     """INFO memory, Redis 7.0's fields and formats, from store/memory/report.py (how
     used_memory is computed and where it is approximate is said there and in
     docs/memory.md); the allocator figures are those of a Redis built with libc malloc."""
@@ -239,11 +244,12 @@ def _memory_section(server):
     ]
 
 
-def _persistence_section(server):
-    return server.persistence.info()
+def _persistence_section(server: Any) -> Fields:
+    fields: Fields = server.persistence.info()
+    return fields
 
 
-def _stats_section(server):
+def _stats_section(server: Any) -> Fields:
     stats, ks = server.stats, server.keyspace
     commands = unique_commands(server)
     s = sampler(server)
@@ -299,11 +305,12 @@ def _stats_section(server):
     ]
 
 
-def _replication_section(server):
-    return server.replication.info()
+def _replication_section(server: Any) -> Fields:
+    fields: Fields = server.replication.info()
+    return fields
 
 
-def _cpu_section(server):
+def _cpu_section(server: Any) -> Fields:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
@@ -320,7 +327,7 @@ def _cpu_section(server):
     ]
 
 
-def _cmdstat(cmd):
+def _cmdstat(cmd: Command) -> tuple[str, str]:
     per_call = cmd.ns / 1000 / cmd.calls if cmd.calls else 0
     return (
         f'cmdstat_{cmd.name}',
@@ -329,10 +336,10 @@ def _cmdstat(cmd):
     )
 
 
-def _commandstats_section(server):
+def _commandstats_section(server: Any) -> Fields:
     """Commands that were called, failed or rejected; a container shows its subcommands
     ('cmdstat_config|get'), as in Redis 7.0."""
-    out = []
+    out: Fields = []
     for cmd in unique_commands(server):
         for each in cmd.subcommands.values() if cmd.subcommands else (cmd,):
             if each.calls or each.failed or each.rejected:
@@ -340,9 +347,10 @@ def _commandstats_section(server):
     return out
 
 
-def _avg_ttl(ks, db, now_ms, limit=128):
+def _avg_ttl(ks: Any, db: int, now_ms: int, limit: int = 128) -> int:
     """The mean remaining TTL (ms) of up to `limit` volatile keys."""
     total = n = 0
+    deadline: int
     for s in ks.shards:
         for deadline in s.deadlines(db).values():
             total += max(deadline - now_ms, 0)
@@ -352,10 +360,10 @@ def _avg_ttl(ks, db, now_ms, limit=128):
     return total // n if n else 0
 
 
-def _keyspace_section(server):
+def _keyspace_section(server: Any) -> Fields:
     ks = server.keyspace
     now_ms = time.time_ns() // 1_000_000
-    out = []
+    out: Fields = []
     for db in range(ks.databases):
         keys = ks.dbsize(db)
         if keys:
@@ -369,7 +377,7 @@ def _keyspace_section(server):
     return out
 
 
-def _latencystats_section(server):
+def _latencystats_section(server: Any) -> Fields:
     """Each command's latency percentiles (latency-tracking-info-percentiles), in us,
     for the commands that have a histogram; nothing while latency-tracking is off."""
     mon = latency_monitor(server)
@@ -377,7 +385,7 @@ def _latencystats_section(server):
     if not mon.tracking:
         return []
     percentiles = server.config['latency-tracking-info-percentiles']
-    out = []
+    out: Fields = []
     for cmd in unique_commands(server):
         for each in cmd.all():
             hist = mon.histogram(each)
@@ -389,14 +397,14 @@ def _latencystats_section(server):
     return out
 
 
-def _errorstats_section(server):
+def _errorstats_section(server: Any) -> Fields:
     """errorstat_<code>:count=<n>, codes in byte order (Redis keeps them in a rax)."""
     errors = server.stats.errors
     return [(f'errorstat_{code}', f'count={errors[code]}') for code in sorted(errors)]
 
 
 # (section name in the request, header, fields)
-_SECTIONS = [
+_SECTIONS: list[tuple[str, str, Callable[[Any], Fields]]] = [
     ('server', 'Server', _server_section),
     ('clients', 'Clients', _clients_section),
     ('memory', 'Memory', _memory_section),
@@ -428,7 +436,7 @@ def info_text(server: Any, names: Iterable[str] = ()) -> str:
         wanted.update(DEFAULT_SECTIONS)
     if 'modules' in wanted:
         wanted.add('module_list')
-    parts = []
+    parts: list[str] = []
     for key, header, fields in _SECTIONS:
         if not (every or key in wanted):
             continue
@@ -446,7 +454,7 @@ def info_text(server: Any, names: Iterable[str] = ()) -> str:
     tips='nondeterministic_output request_policy:all_shards response_policy:special',
     summary='Get information and statistics about the server',
 )
-def info(c, args):
+def info(c: Client, args: list[bytes]) -> bytes:
     text = info_text(c.server, [as_text(a) for a in args[1:]]).encode('utf-8', 'replace')
     return Verbatim(text) if c.proto == 3 else text
 

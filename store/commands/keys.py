@@ -14,9 +14,11 @@ KEYS and SCAN, which walk the whole keyspace, are store/commands/scan.py's; DUMP
 RESTORE store/commands/dump.py's.
 """
 
+from typing import Any
+
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import OK, RedisError
 from ..types import copy_value, type_name
 
@@ -41,7 +43,7 @@ COMMANDS = Family('generic')
     summary='Delete a key',
     key_specs='RM delete; index 1; range -1 1 0',
 )
-def delete(c, args):
+def delete(c: Client, args: list[bytes]) -> int:
     """DEL frees a big value lazily only with lazyfree-lazy-user-del (store/lazyfree.py)."""
     return _delete(c, args, 'user-del')
 
@@ -58,12 +60,12 @@ def delete(c, args):
     'DEL, but non blocking.',
     key_specs='RM delete; index 1; range -1 1 0',
 )
-def unlink(c, args):
+def unlink(c: Client, args: list[bytes]) -> int:
     """UNLINK: the keys go at once, a big value's memory is freed in steps."""
     return _delete(c, args, True)
 
 
-def _delete(c, args, lazy):
+def _delete(c: Client, args: list[bytes], lazy: bool | str) -> int:
     ks, db = c.ks, c.db
     n = 0
     for key in args[1:]:
@@ -83,7 +85,7 @@ def _delete(c, args, lazy):
     summary='Determine if a key exists',
     key_specs='RO; index 1; range -1 1 0',
 )
-def exists(c, args):
+def exists(c: Client, args: list[bytes]) -> int:
     """EXISTS does not count as an access (LOOKUP_NOTOUCH); TOUCH does."""
     ks, db = c.ks, c.db
     n = 0
@@ -102,7 +104,7 @@ def exists(c, args):
     summary='Determine the type stored at key',
     key_specs='RO; index 1; range 0 1 0',
 )
-def type_(c, args):
+def type_(c: Client, args: list[bytes]) -> str:
     return type_name(c.ks.read_notouch(c.db, args[1]))
 
 
@@ -118,7 +120,7 @@ def type_(c, args):
     'existing keys specified.',
     key_specs='RO; index 1; range -1 1 0',
 )
-def touch(c, args):
+def touch(c: Client, args: list[bytes]) -> int:
     ks, db = c.ks, c.db
     return sum(1 for key in args[1:] if ks.read(db, key) is not None)
 
@@ -131,14 +133,15 @@ def touch(c, args):
     tips='request_policy:all_shards nondeterministic_output',
     summary='Return a random key from the keyspace',
 )
-def randomkey(c, args):
-    return c.ks.random_key(c.db)
+def randomkey(c: Client, args: list[bytes]) -> bytes | None:
+    key: bytes | None = c.ks.random_key(c.db)
+    return key
 
 
 # -- RENAME, RENAMENX, MOVE, COPY -------------------------------------------------------
 
 
-def rename_generic(c, args, nx):
+def rename_generic(c: Client, args: list[bytes], nx: bool) -> Any:
     ks, db = c.ks, c.db
     src, dst = args[1], args[2]
     value = ks.lookup(db, src)
@@ -166,7 +169,7 @@ def rename_generic(c, args, nx):
     summary='Rename a key',
     key_specs='RW access delete; index 1; range 0 1 0 | OW update; index 2; range 0 1 0',
 )
-def rename(c, args):
+def rename(c: Client, args: list[bytes]) -> Any:
     return rename_generic(c, args, nx=False)
 
 
@@ -179,11 +182,11 @@ def rename(c, args):
     summary='Rename a key, only if the new key does not exist',
     key_specs='RW access delete; index 1; range 0 1 0 | OW insert; index 2; range 0 1 0',
 )
-def renamenx(c, args):
+def renamenx(c: Client, args: list[bytes]) -> Any:
     return rename_generic(c, args, nx=True)
 
 
-def _db_index(c, b):
+def _db_index(c: Client, b: bytes) -> int:
     """getIntFromObjectOrReply + selectDb: a 32-bit int, then the range check."""
     dbid = int_arg(b)
     if not INT_MIN <= dbid <= INT_MAX:
@@ -202,7 +205,7 @@ def _db_index(c, b):
     summary='Move a key to another database',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def move(c, args):
+def move(c: Client, args: list[bytes]) -> int:
     ks, src_db, key = c.ks, c.db, args[1]
     dst_db = _db_index(c, args[2])
     if dst_db == src_db:
@@ -231,7 +234,7 @@ def move(c, args):
     summary='Copy a key',
     key_specs='RO access; index 1; range 0 1 0 | OW update; index 2; range 0 1 0',
 )
-def copy_(c, args):
+def copy_(c: Client, args: list[bytes]) -> int:
     ks, db = c.ks, c.db
     src, dst = args[1], args[2]
     dst_db, replace = db, False

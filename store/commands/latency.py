@@ -1,7 +1,11 @@
 """LATENCY DOCTOR / GRAPH / HISTORY / LATEST / RESET / HISTOGRAM / HELP (Redis 7.0
 latency.c's latencyCommand), over the events and histograms store/latency.py keeps."""
 
-from ..command_table import Family
+from __future__ import annotations
+
+from typing import Any
+
+from ..command_table import Client, Command, Family
 from ..latency import doctor, graph, histogram_usec, monitor
 from ..resp import Map, RedisError, Verbatim, c_string, error_arg
 from .admin import unique_commands
@@ -39,7 +43,7 @@ LATENCY = COMMANDS.container(
 )
 
 
-def _event(b):
+def _event(b: bytes) -> str:
     """An event name as the C string the latency dict is looked up with."""
     return c_string(b).decode('utf-8', 'surrogateescape')
 
@@ -53,7 +57,7 @@ def _event(b):
     tips=_SPECIAL,
     summary='Return a human readable latency analysis report.',
 )
-def latency_doctor(c, args):
+def latency_doctor(c: Client, args: list[bytes]) -> Any:
     return Verbatim(doctor(monitor(c.server)).encode())
 
 
@@ -64,7 +68,7 @@ def latency_doctor(c, args):
     categories='@slow',
     summary='Show helpful text about the different subcommands.',
 )
-def latency_help(c, args):
+def latency_help(c: Client, args: list[bytes]) -> Any:
     return LATENCY_HELP
 
 
@@ -76,7 +80,7 @@ def latency_help(c, args):
     tips=_SPECIAL,
     summary='Return the latest latency samples for all events.',
 )
-def latency_latest(c, args):
+def latency_latest(c: Client, args: list[bytes]) -> Any:
     out = []
     for event, series in monitor(c.server).events.items():
         t, ms = series.latest()
@@ -92,7 +96,7 @@ def latency_latest(c, args):
     tips=_SPECIAL,
     summary='Return timestamp-latency samples for the event.',
 )
-def latency_history(c, args):
+def latency_history(c: Client, args: list[bytes]) -> Any:
     series = monitor(c.server).events.get(_event(args[2]))
     if series is None:
         return []
@@ -107,7 +111,7 @@ def latency_history(c, args):
     tips=_SPECIAL,
     summary='Return a latency graph for the event.',
 )
-def latency_graph(c, args):
+def latency_graph(c: Client, args: list[bytes]) -> Any:
     event = _event(args[2])
     series = monitor(c.server).events.get(event)
     if series is None:
@@ -115,7 +119,7 @@ def latency_graph(c, args):
     return Verbatim(graph(event, series).encode())
 
 
-def _cdf(hist):
+def _cdf(hist: list[int]) -> Map:
     """fillCommandCDF: calls, and the cumulative histogram in us."""
     return Map(
         [
@@ -134,10 +138,11 @@ def _cdf(hist):
     since='7.0.0',
     summary='Return the cumulative distribution of latencies of a subset of commands or all.',
 )
-def latency_histogram(c, args):
+def latency_histogram(c: Client, args: list[bytes]) -> Any:
     """Every command with a histogram, or those named (a container names its subcommands;
     an unknown name is skipped; a name given twice answers twice)."""
     mon = monitor(c.server)
+    wanted: list[Command]
     if len(args) == 2:
         wanted = unique_commands(c.server)
     else:
@@ -159,5 +164,5 @@ def latency_histogram(c, args):
     tips='request_policy:all_nodes response_policy:all_succeeded',
     summary='Reset latency data for one or more events.',
 )
-def latency_reset(c, args):
+def latency_reset(c: Client, args: list[bytes]) -> Any:
     return monitor(c.server).reset_events(args[2:] if len(args) > 2 else None)

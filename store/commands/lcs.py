@@ -1,8 +1,10 @@
 """LCS (Redis 7.0 t_string.c lcsCommand): the longest common subsequence of two strings,
 with LEN, IDX, MINMATCHLEN and WITHMATCHLEN."""
 
+from typing import Any
+
 from ..args import SYNTAX, int_arg, keyword
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import Map, RedisError
 
 COMMANDS = Family('string')
@@ -18,7 +20,7 @@ COMMANDS = Family('string')
     summary='Find longest common substring',
     key_specs='RO access; index 1; range 1 1 0',
 )
-def lcs(c, args):
+def lcs(c: Client, args: list[bytes]) -> Any:
     ks = c.ks
     a = ks.read(c.db, args[1])
     b = ks.read(c.db, args[2])

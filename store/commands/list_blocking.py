@@ -24,8 +24,10 @@ Inside MULTI/EXEC a blocking command answers at once as on timeout, except that 
 and BRPOPLPUSH answer a null bulk there, as Redis does.
 """
 
+from typing import Any
+
 from ..args import WRONGTYPE
-from ..command_table import Family, numkeys_keys
+from ..command_table import Client, Family, numkeys_keys
 from ..resp import NO_REPLY, NULL_ARRAY
 from ..types.list import List
 from .aggregates import drop_if_empty, mpop_args, timeout_arg, write_value
@@ -43,14 +45,14 @@ COMMANDS = Family('list')
 # -- BLPOP / BRPOP / BLMPOP -----------------------------------------------------------------
 
 
-def _pop_one(c, key, lst, head):
+def _pop_one(c: Client, key: bytes, lst: List, head: bool) -> list[bytes]:
     """Pop one element for BLPOP/BRPOP: the reply is [key, element]."""
     value = lst.popleft() if head else lst.pop()
     elements_removed(c, key, lst, head)
     return [key, value]
 
 
-def _blocking_pop(c, keys, head, timeout_b, count):
+def _blocking_pop(c: Client, keys: list[bytes], head: bool, timeout_b: bytes, count: int) -> Any:
     """blockingPopGenericCommand: pop from the first non-empty list among `keys`, or
     wait for one. `count` -1 for BLPOP/BRPOP (one element), else BLMPOP's COUNT."""
     timeout = timeout_arg(timeout_b)
@@ -64,7 +66,7 @@ def _blocking_pop(c, keys, head, timeout_b, count):
     if not blocking.may_block(c):
         return NULL_ARRAY
 
-    def serve(db, key):
+    def serve(db: int, key: bytes) -> list[Any] | None:
         lst = c.ks.lookup(db, key)
         if type(lst) is not List or not lst:
             return None  # deleted, another type: keep waiting
@@ -98,7 +100,7 @@ _BPOP = dict(
     **_BPOP,
     key_specs='RW access delete; index 1; range -2 1 0',
 )
-def blpop(c, args):
+def blpop(c: Client, args: list[bytes]) -> Any:
     return _blocking_pop(c, args[1:-1], True, args[-1], -1)
 
 
@@ -109,7 +111,7 @@ def blpop(c, args):
     **_BPOP,
     key_specs='RW access delete; index 1; range -2 1 0',
 )
-def brpop(c, args):
+def brpop(c: Client, args: list[bytes]) -> Any:
     return _blocking_pop(c, args[1:-1], False, args[-1], -1)
 
 
@@ -123,7 +125,7 @@ def brpop(c, args):
     since='7.0.0',
     key_specs='RW access delete; index 2; keynum 0 1 1',
 )
-def blmpop(c, args):
+def blmpop(c: Client, args: list[bytes]) -> Any:
     """BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]: the numkeys, side
     and COUNT are checked before the timeout, as in Redis."""
     keys, head, count = mpop_args(args, 2, where_arg)
@@ -133,7 +135,9 @@ def blmpop(c, args):
 # -- BLMOVE / BRPOPLPUSH --------------------------------------------------------------------
 
 
-def _blocking_move(c, args, head_from, head_to, timeout):
+def _blocking_move(
+    c: Client, args: list[bytes], head_from: bool, head_to: bool, timeout: float
+) -> Any:
     """blmoveGenericCommand: LMOVE when the source has elements, else wait on it."""
     src, dst = args[1], args[2]
     if write_value(c, src, List) is not None:
@@ -142,7 +146,7 @@ def _blocking_move(c, args, head_from, head_to, timeout):
     if not blocking.may_block(c):
         return None
 
-    def serve(db, key):
+    def serve(db: int, key: bytes) -> Any:
         s = c.ks.lookup(db, src)
         if type(s) is not List or not s:
             return None
@@ -177,7 +181,7 @@ _BMOVE = dict(
     **_BMOVE,
     key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
-def blmove(c, args):
+def blmove(c: Client, args: list[bytes]) -> Any:
     head_from = where_arg(args[3])
     head_to = where_arg(args[4])
     timeout = timeout_arg(args[5])
@@ -191,6 +195,6 @@ def blmove(c, args):
     **_BMOVE,
     key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
-def brpoplpush(c, args):
+def brpoplpush(c: Client, args: list[bytes]) -> Any:
     timeout = timeout_arg(args[3])
     return _blocking_move(c, args, False, True, timeout)

@@ -2,8 +2,10 @@
 memoryCommand), answered from the memory accounting (store/memory/report.py) and the size
 model keys are charged with (store/memory/sizes.py)."""
 
+from typing import Any
+
 from ..args import SYNTAX, int_arg, lower
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..memory import report
 from ..memory.sizes import KEY_OVERHEAD, bytes_size, value_size
 from ..resp import OK, Verbatim
@@ -51,7 +53,7 @@ MEMORY = COMMANDS.container(
     tips=f'nondeterministic_output {_ALL_SHARDS} response_policy:special',
     summary='Outputs memory problems report',
 )
-def memory_doctor(c, args):
+def memory_doctor(c: Client, args: list[bytes]) -> Any:
     return Verbatim(report.doctor(c.server).encode())
 
 
@@ -66,7 +68,7 @@ def memory_doctor(c, args):
     categories='@read @slow',
     summary='Estimate the memory usage of a key',
 )
-def memory_usage(c, args):
+def memory_usage(c: Client, args: list[bytes]) -> Any:
     """The key's charge as the keyspace counts it (sizes.py): the key's bytes object and
     its dict entries plus the value, aggregates extrapolated from `samples` elements (0:
     all of them). Options are checked before the key is looked up, as Redis does, and a
@@ -95,7 +97,7 @@ def memory_usage(c, args):
     tips=f'nondeterministic_output {_ALL_SHARDS} response_policy:special',
     summary='Show allocator internal stats',
 )
-def memory_malloc_stats(c, args):
+def memory_malloc_stats(c: Client, args: list[bytes]) -> Any:
     return NO_MALLOC_STATS
 
 
@@ -106,7 +108,7 @@ def memory_malloc_stats(c, args):
     categories='@slow',
     summary='Show helpful text about the different subcommands',
 )
-def memory_help(c, args):
+def memory_help(c: Client, args: list[bytes]) -> Any:
     return MEMORY_HELP
 
 
@@ -117,7 +119,7 @@ def memory_help(c, args):
     tips=f'{_ALL_SHARDS} response_policy:all_succeeded',
     summary='Ask the allocator to release memory',
 )
-def memory_purge(c, args):
+def memory_purge(c: Client, args: list[bytes]) -> Any:
     report.purge()
     return OK
 
@@ -129,5 +131,5 @@ def memory_purge(c, args):
     tips=f'nondeterministic_output {_ALL_SHARDS} response_policy:special',
     summary='Show memory usage details',
 )
-def memory_stats(c, args):
+def memory_stats(c: Client, args: list[bytes]) -> Any:
     return report.stats(c.server)

@@ -23,7 +23,7 @@ import hiredis
 
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..events import GENERIC
 from ..resp import OK, Raw, RedisError, to_bytes
 
@@ -41,9 +41,11 @@ class MigrateSockets:
     last use in whole seconds]."""
 
     def __init__(self) -> None:
-        self.cache: dict[bytes, list] = {}
+        self.cache: dict[bytes, list[Any]] = {}
 
-    def get(self, host: bytes, port: bytes, timeout: float, tls: ssl.SSLContext | None) -> list:
+    def get(
+        self, host: bytes, port: bytes, timeout: float, tls: ssl.SSLContext | None
+    ) -> list[Any]:
         """migrateGetSocket: the cached connection to host:port, or a new one (a random one
         dropped when 64 are cached), over TLS with `tls` (tls-cluster, as Redis connects
         to the target); RedisError when the target cannot be reached."""
@@ -91,7 +93,7 @@ class _SocketError(Exception):
         self.writing, self.retry = writing, retry
 
 
-def _keys(args):
+def _keys(args: list[bytes]) -> list[int]:
     """migrateGetKeys: the key at 3, or those after KEYS (none if the key at 3 is not
     empty then); COPY, REPLACE and AUTH/AUTH2's arguments are skipped on the way."""
     skip = {b'copy': 0, b'replace': 0, b'auth': 1, b'auth2': 2}
@@ -119,7 +121,7 @@ def _keys(args):
     getkeys=_keys,
     key_flags_of=lambda args: 'RW access delete',
 )
-def migrate(c, args):
+def migrate(c: Client, args: list[bytes]) -> Any:
     copy = replace = False
     auth: list[bytes] = []
     first, count = 3, 1
@@ -167,7 +169,16 @@ def migrate(c, args):
     raise AssertionError('unreachable')
 
 
-def _transfer(c, cached, keys, db, auth, copy, replace, timeout):
+def _transfer(
+    c: Client,
+    cached: list[Any],
+    keys: list[bytes],
+    db: int,
+    auth: list[bytes],
+    copy: bool,
+    replace: bool,
+    timeout: float,
+) -> Any:
     ks, persistence = c.ks, c.server.persistence
     conn = cached[0]
     conn.settimeout(timeout)

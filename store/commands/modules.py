@@ -3,7 +3,9 @@ has: tools list modules before using one, so MODULE LIST is empty and MODULE LOA
 fails in Redis for a library it cannot load, after the `enable-module-command` check
 (module.c)."""
 
-from ..command_table import Family
+from typing import Any
+
+from ..command_table import Client, Family
 from ..resp import RedisError
 from .admin import protected_allowed
 
@@ -47,7 +49,7 @@ MODULE = COMMANDS.container(
     since='5.0.0',
     summary='Show helpful text about the different subcommands',
 )
-def module_help(c, args):
+def module_help(c: Client, args: list[bytes]) -> Any:
     return MODULE_HELP
 
 
@@ -59,7 +61,7 @@ def module_help(c, args):
     tips='nondeterministic_output_order',
     summary='List all modules loaded by the server',
 )
-def module_list(c, args):
+def module_list(c: Client, args: list[bytes]) -> Any:
     return []
 
 
@@ -78,7 +80,7 @@ def module_list(c, args):
     since='7.0.0',
     summary='Load a module with extended parameters',
 )
-def module_load(c, args):
+def module_load(c: Client, args: list[bytes]) -> Any:
     """moduleLoad of the shared library at args[2]: a Python server cannot run one."""
     _check_allowed(c)
     name = args[2].decode('utf-8', 'replace')
@@ -86,7 +88,7 @@ def module_load(c, args):
     raise RedisError('ERR Error loading the extension. Please check the server logs.')
 
 
-def _check_allowed(c):
+def _check_allowed(c: Client) -> None:
     if not protected_allowed(c, c.server.config['enable-module-command']):
         raise RedisError(E_MODULE_DISABLED)
 
@@ -98,6 +100,6 @@ def _check_allowed(c):
     categories='@admin @slow @dangerous',
     summary='Unload a module',
 )
-def module_unload(c, args):
+def module_unload(c: Client, args: list[bytes]) -> Any:
     _check_allowed(c)
     raise RedisError('ERR Error unloading module: no such module with that name')

@@ -21,7 +21,7 @@ second MONITOR is ignored without a reply, and RESET returns it to a normal clie
 import time
 from typing import Any
 
-from ..command_table import MAY_REPLICATE, Command, Family
+from ..command_table import MAY_REPLICATE, Client, Command, Family
 from ..resp import NO_REPLY, OK, RedisError
 
 COMMANDS = Family('server', since='1.0.0')
@@ -45,7 +45,7 @@ _REPR_TABLE = [
 _PLAIN = frozenset(i for i in range(32, 127) if i not in _REPR)
 
 
-def repr_arg(a):
+def repr_arg(a: bytes) -> bytes:
     """sdscatrepr: the argument in double quotes, escaped as Redis escapes it."""
     if all(ch in _PLAIN for ch in a):
         return b'"' + a + b'"'
@@ -53,7 +53,7 @@ def repr_arg(a):
     return b'"' + b''.join([table[ch] for ch in a]) + b'"'
 
 
-def redacted(args):
+def redacted(args: list[bytes]) -> list[bytes]:
     """The arguments as shown, with the secrets Redis redacts (redactClientCommandArgument
     in AUTH, HELLO and MIGRATE) replaced."""
     name = args[0].lower()
@@ -88,7 +88,7 @@ def redacted(args):
     return args
 
 
-class Monitors(list):
+class Monitors(list[Client]):
     """The MONITOR clients, in the order they attached (server.monitors). Empty, it is
     false, which is all the gate looks at."""
 
@@ -102,19 +102,19 @@ class Monitors(list):
         server.disconnect_hooks.append(self.detach)
         server.reset_hooks.append(self.detach)
 
-    def attach(self, conn):
+    def attach(self, conn: Client) -> None:
         self.append(conn)
         if len(self) == 1:
             self.server.update_gates()  # every connection now feeds from the gated path
 
-    def detach(self, conn):
+    def detach(self, conn: Client) -> None:
         if conn not in self:
             return
         self.remove(conn)
         if not self:
             self.server.update_gates()
 
-    def feed(self, conn, args):
+    def feed(self, conn: Client, args: list[bytes]) -> None:
         """replicationFeedMonitors: one line for `args` run by `conn` (a script's own
         connection, which has no socket, shows as lua)."""
         server = self.server
@@ -133,14 +133,14 @@ class Monitors(list):
         if self.flush_handle is None and server.loop is not None:
             self.flush_handle = server.loop.call_soon(self.flush)
 
-    def flush(self):
+    def flush(self) -> None:
         """Write the lines fed during the last loop turn (Redis writes in beforeSleep)."""
         self.flush_handle = None
         for m in self:
             if m.out and not m.closing:
                 m.flush()
 
-    def shows(self, cmd):
+    def shows(self, cmd: Command) -> bool:
         """Whether call() feeds this command (not admin, not skip_monitor)."""
         flags = cmd.flags
         return 'admin' not in flags and 'skip_monitor' not in flags
@@ -164,7 +164,7 @@ def touches_keyspace(cmd: Command, shown: Command) -> bool:
     categories='@admin @slow @dangerous',
     summary='Listen for all requests received by the server in real time',
 )
-def monitor(c, args):
+def monitor(c: Client, args: list[bytes]) -> Any:
     if c.in_exec:  # inside EXEC a client may not block (CLIENT_DENY_BLOCKING)
         raise RedisError("ERR MONITOR isn't allowed for DENY BLOCKING client")
     if c in c.server.monitors:

@@ -1,7 +1,11 @@
 """OBJECT ENCODING / FREQ / IDLETIME / REFCOUNT / HELP (Redis 7.0 object.c): what a stored
 value looks like inside, answered from the value-type registry (store/types/)."""
 
-from ..command_table import Family
+from __future__ import annotations
+
+from typing import Any
+
+from ..command_table import Client, Family
 from ..resp import RedisError
 from ..types.strenc import value_encoding
 
@@ -50,7 +54,7 @@ OBJECT = COMMANDS.container(
 )
 
 
-def _object_lookup(c, key):
+def _object_lookup(c: Client, key: bytes) -> Any:
     """objectCommandLookup: counts hits/misses but raises no keymiss event."""
     ks = c.ks
     value = ks.lookup_notouch(c.db, key)
@@ -61,7 +65,7 @@ def _object_lookup(c, key):
     return value
 
 
-def _lfu(c):
+def _lfu(c: Client) -> bool:
     return 'lfu' in c.server.config['maxmemory-policy']
 
 
@@ -75,7 +79,7 @@ def _lfu(c):
     summary='Inspect the internal encoding of a Redis object',
     key_specs='RO; index 2; range 0 1 0',
 )
-def object_encoding(c, args):
+def object_encoding(c: Client, args: list[bytes]) -> Any:
     value = _object_lookup(c, args[2])
     return None if value is None else value_encoding(c.ks, c.db, args[2], value).encode()
 
@@ -90,7 +94,7 @@ def object_encoding(c, args):
     summary='Get the number of references to the value of the key',
     key_specs='RO; index 2; range 0 1 0',
 )
-def object_refcount(c, args):
+def object_refcount(c: Client, args: list[bytes]) -> Any:
     value = _object_lookup(c, args[2])
     if value is None:
         return None
@@ -118,7 +122,7 @@ def object_refcount(c, args):
     summary='Get the time since a Redis object was last accessed',
     key_specs='RO; index 2; range 0 1 0',
 )
-def object_idletime(c, args):
+def object_idletime(c: Client, args: list[bytes]) -> Any:
     value = _object_lookup(c, args[2])
     if value is None:
         return None
@@ -138,7 +142,7 @@ def object_idletime(c, args):
     summary='Get the logarithmic access frequency counter of a Redis object',
     key_specs='RO; index 2; range 0 1 0',
 )
-def object_freq(c, args):
+def object_freq(c: Client, args: list[bytes]) -> Any:
     value = _object_lookup(c, args[2])
     if value is None:
         return None
@@ -155,5 +159,5 @@ def object_freq(c, args):
     since='6.2.0',
     summary='Show helpful text about the different subcommands',
 )
-def object_help(c, args):
+def object_help(c: Client, args: list[bytes]) -> Any:
     return OBJECT_HELP

@@ -6,7 +6,9 @@ subscribe-mode rules for RESP2 are in connection.py (`pubsub_ok` in command_tabl
 machinery is in store/pubsub.
 """
 
-from ..command_table import Family
+from typing import Any
+
+from ..command_table import Client, Family
 from ..glob import compile_glob
 from ..pubsub import CHANNELS, PATTERNS, SHARD_CHANNELS
 from ..pubsub.dispatch import DEFERRED
@@ -22,7 +24,7 @@ COMMANDS = Family('pubsub', since='2.0.0')
     categories='@pubsub @slow',
     summary='Listen for messages published to the given channels',
 )
-def subscribe(c, args):
+def subscribe(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.subscribe(c, CHANNELS, args[1:])
 
 
@@ -33,7 +35,7 @@ def subscribe(c, args):
     categories='@pubsub @slow',
     summary='Listen for messages published to channels matching the given patterns',
 )
-def psubscribe(c, args):
+def psubscribe(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.subscribe(c, PATTERNS, args[1:])
 
 
@@ -47,7 +49,7 @@ def psubscribe(c, args):
     summary='Listen for messages published to the given shard channels',
     key_specs='not_key; index 1; range -1 1 0',
 )
-def ssubscribe(c, args):
+def ssubscribe(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.subscribe(c, SHARD_CHANNELS, args[1:])
 
 
@@ -58,7 +60,7 @@ def ssubscribe(c, args):
     categories='@pubsub @slow',
     summary='Stop listening for messages posted to the given channels',
 )
-def unsubscribe(c, args):
+def unsubscribe(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.unsubscribe(c, CHANNELS, args[1:] or None)
 
 
@@ -69,7 +71,7 @@ def unsubscribe(c, args):
     categories='@pubsub @slow',
     summary='Stop listening for messages posted to channels matching the given patterns',
 )
-def punsubscribe(c, args):
+def punsubscribe(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.unsubscribe(c, PATTERNS, args[1:] or None)
 
 
@@ -83,7 +85,7 @@ def punsubscribe(c, args):
     summary='Stop listening for messages posted to the given shard channels',
     key_specs='not_key; index 1; range -1 1 0',
 )
-def sunsubscribe(c, args):
+def sunsubscribe(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.unsubscribe(c, SHARD_CHANNELS, args[1:] or None)
 
 
@@ -94,7 +96,7 @@ def sunsubscribe(c, args):
     categories='@pubsub @fast',
     summary='Post a message to a channel',
 )
-def publish(c, args):
+def publish(c: Client, args: list[bytes]) -> Any:
     return _publish(c, args, CHANNELS)
 
 
@@ -108,11 +110,11 @@ def publish(c, args):
     summary='Post a message to a shard channel',
     key_specs='not_key; index 1; range 0 1 0',
 )
-def spublish(c, args):
+def spublish(c: Client, args: list[bytes]) -> Any:
     return _publish(c, args, SHARD_CHANNELS)
 
 
-def _publish(c, args, kind):
+def _publish(c: Client, args: list[bytes], kind: int) -> Any:
     """PUBLISH / SPUBLISH: delivered here, and to the replicas, whose subscribers get it
     too (a publish held for backpressure is propagated when it runs)."""
     n = c.server.pubsub.publish_command(c, args, kind)
@@ -124,14 +126,14 @@ def _publish(c, args, kind):
 # -- PUBSUB -----------------------------------------------------------------------------------
 
 
-def _syntax_error(args):
+def _syntax_error(args: list[bytes]) -> RedisError:
     return RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "
         f"'{args[1].decode('utf-8', 'replace')[:128]}'. Try PUBSUB HELP."
     )
 
 
-def _channel_list(c, args, kind):
+def _channel_list(c: Client, args: list[bytes], kind: int) -> list[bytes]:
     if len(args) > 3:
         raise _syntax_error(args)
     keys = c.server.pubsub.store.keys(kind)
@@ -141,9 +143,9 @@ def _channel_list(c, args, kind):
     return list(keys)
 
 
-def _numsub(c, args, kind):
+def _numsub(c: Client, args: list[bytes], kind: int) -> list[bytes | int]:
     store = c.server.pubsub.store
-    out = []
+    out: list[bytes | int] = []
     for ch in args[2:]:
         out.append(ch)
         out.append(store.count_subscribers(ch, kind))
@@ -163,7 +165,7 @@ PUBSUB = COMMANDS.container(
     since='2.8.0',
     summary='List active channels',
 )
-def pubsub_channels(c, args):
+def pubsub_channels(c: Client, args: list[bytes]) -> list[bytes]:
     return _channel_list(c, args, CHANNELS)
 
 
@@ -175,7 +177,7 @@ def pubsub_channels(c, args):
     since='7.0.0',
     summary='List active shard channels',
 )
-def pubsub_shardchannels(c, args):
+def pubsub_shardchannels(c: Client, args: list[bytes]) -> list[bytes]:
     return _channel_list(c, args, SHARD_CHANNELS)
 
 
@@ -187,7 +189,7 @@ def pubsub_shardchannels(c, args):
     since='2.8.0',
     summary='Get the count of subscribers for channels',
 )
-def pubsub_numsub(c, args):
+def pubsub_numsub(c: Client, args: list[bytes]) -> list[bytes | int]:
     return _numsub(c, args, CHANNELS)
 
 
@@ -199,7 +201,7 @@ def pubsub_numsub(c, args):
     since='7.0.0',
     summary='Get the count of subscribers for shard channels',
 )
-def pubsub_shardnumsub(c, args):
+def pubsub_shardnumsub(c: Client, args: list[bytes]) -> list[bytes | int]:
     return _numsub(c, args, SHARD_CHANNELS)
 
 
@@ -211,7 +213,7 @@ def pubsub_shardnumsub(c, args):
     since='2.8.0',
     summary='Get the count of unique patterns pattern subscriptions',
 )
-def pubsub_numpat(c, args):
+def pubsub_numpat(c: Client, args: list[bytes]) -> Any:
     return c.server.pubsub.store.counts[PATTERNS]
 
 
@@ -241,7 +243,7 @@ HELP = [
     since='6.2.0',
     summary='Show helpful text about the different subcommands',
 )
-def pubsub_help(c, args):
+def pubsub_help(c: Client, args: list[bytes]) -> list[str]:
     return HELP
 
 

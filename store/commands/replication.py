@@ -5,8 +5,12 @@ replica. The stream and the replicas' state are store/replication.py's, the link
 master store/replica.py's.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..args import SYNTAX, int_arg, lower
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import NO_REPLY, OK, RedisError, string2ll
 from .aggregates import FOREVER_MS
 
@@ -21,13 +25,13 @@ SYNC = dict(
 
 
 @COMMANDS.command('sync', 1, **SYNC)
-def sync(c, args):
+def sync(c: Client, args: list[bytes]) -> Any:
     c.server.replication.sync(c, args)
     return NO_REPLY
 
 
 @COMMANDS.command('psync', -3, since='2.8.0', **SYNC)
-def psync(c, args):
+def psync(c: Client, args: list[bytes]) -> Any:
     c.server.replication.sync(c, args)
     return NO_REPLY
 
@@ -40,7 +44,7 @@ def psync(c, args):
     since='3.0.0',
     summary='An internal command for configuring the replication stream',
 )
-def replconf(c, args):
+def replconf(c: Client, args: list[bytes]) -> Any:
     """replconfCommand: options in pairs, applied in order; ACK and GETACK answer
     nothing (an ACK's reply would land in the replica's stream)."""
     if len(args) % 2 == 0:
@@ -78,7 +82,7 @@ def replconf(c, args):
         elif opt == 'rdb-filter-only':
             # include filters: the keys are left out, the functions kept if named
             # ('' leaves them out too)
-            parts = set()
+            parts: set[str] = set()
             for part in value.split():
                 if lower(part) != 'functions':
                     shown = part.decode('latin-1')
@@ -99,7 +103,7 @@ def replconf(c, args):
     since='2.8.12',
     summary='Return the role of the instance in the context of replication',
 )
-def role(c, args):
+def role(c: Client, args: list[bytes]) -> Any:
     return c.server.replication.role()
 
 
@@ -110,7 +114,7 @@ REPLICAOF = dict(
 )
 
 
-def _replicaof(c, args):
+def _replicaof(c: Client, args: list[bytes]) -> Any:
     """replicaofCommand: NO ONE makes this server a master (it keeps its data); a host and
     port make it a replica of that master (store/replica.py)."""
     replication = c.server.replication
@@ -127,12 +131,12 @@ def _replicaof(c, args):
 
 
 @COMMANDS.command('replicaof', 3, since='5.0.0', **REPLICAOF)
-def replicaof(c, args):
+def replicaof(c: Client, args: list[bytes]) -> Any:
     return _replicaof(c, args)
 
 
 @COMMANDS.command('slaveof', 3, since='1.0.0', **REPLICAOF)
-def slaveof(c, args):
+def slaveof(c: Client, args: list[bytes]) -> Any:
     return _replicaof(c, args)
 
 
@@ -144,7 +148,7 @@ def slaveof(c, args):
     since='6.2.0',
     summary='Start a coordinated failover between this server and one of its replicas.',
 )
-def failover(c, args):
+def failover(c: Client, args: list[bytes]) -> Any:
     """failoverCommand: FAILOVER [TO host port [FORCE]] [TIMEOUT ms], or FAILOVER ABORT.
     It answers at once; the failover goes on in the background (store/replication.py)."""
     replication = c.server.replication
@@ -155,7 +159,7 @@ def failover(c, args):
         return OK
     timeout = 0
     force = False
-    target = None
+    target: tuple[str, int] | None = None
     j = 1
     while j < len(args):
         opt = lower(args[j])
@@ -203,7 +207,7 @@ def failover(c, args):
     summary='Wait for the synchronous replication of all the write commands sent in the '
     'context of the current connection',
 )
-def wait(c, args):
+def wait(c: Client, args: list[bytes]) -> Any:
     """waitCommand: the replicas that acknowledged the stream up to now, at once when
     they are enough (or it may not block), else when enough are, or at the timeout."""
     numreplicas = int_arg(args[1])
@@ -224,5 +228,5 @@ def wait(c, args):
     return NO_REPLY
 
 
-def _no_key(db, key):
+def _no_key(db: int, key: bytes) -> None:
     return None

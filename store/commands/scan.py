@@ -11,18 +11,27 @@ the cursor and options parsing they share store/commands/cursor.py's).
   guarantees.
 """
 
+from __future__ import annotations
+
 import re
 import weakref
+from collections.abc import Callable, Container, Iterable
 from itertools import islice
+from typing import Any
 
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..glob import compile_glob
 from ..resp import BULK_PREFIX, CRLF, Raw, encode
 from ..types import type_name
 from .cursor import parse_cursor, parse_scan_options
 
 COMMANDS = Family('generic')
+
+# a key predicate: MATCH's glob, or key_filter's cheaper equivalent
+KeyMatch = Callable[[bytes], object]
+# what a walk read of a shard on its first call there (ScanWalks.find)
+Prefix = set[bytes] | bool | None
 
 
 @COMMANDS.command(
@@ -33,7 +42,7 @@ COMMANDS = Family('generic')
     tips='request_policy:all_shards nondeterministic_output_order',
     summary='Find all keys matching the given pattern',
 )
-def keys(c, args):
+def keys(c: Client, args: list[bytes]) -> list[bytes] | Raw:
     """Every live key matching the pattern. Expired keys are skipped, not deleted, as in
     Redis 7.0's keysCommand.
 
@@ -44,7 +53,7 @@ def keys(c, args):
     match = None if pattern == b'*' else key_filter(pattern)
     db = c.db
     now = now_ms()
-    out = []
+    out: list[bytes] = []
     for s in c.ks.shards:
         data = s.keys(db)
         if not data:
@@ -61,12 +70,12 @@ def keys(c, args):
     return out
 
 
-def _array_size(items):
+def _array_size(items: list[bytes]) -> int:
     """The RESP size of an array of these bulk strings."""
     return sum(len(k) + len(b'%d' % len(k)) + 5 for k in items) + len(b'%d' % len(items)) + 3
 
 
-def key_filter(pattern):
+def key_filter(pattern: bytes) -> KeyMatch:
     """A predicate equal to the glob's `match` for non-empty subjects but cheaper per key:
     one compiled regular expression instead of a Python call that runs several. As in
     store/glob.py, the pattern is cut at its stars into fixed-width segments and each
@@ -123,19 +132,19 @@ class ScanWalks:
 
     WALKS_KEPT = 64
 
-    def __init__(self, nshards):
+    def __init__(self, nshards: int) -> None:
         self.nshards = nshards
         self.shard_shift = 63 - max(1, (nshards - 1).bit_length())
         self.id_mask = (1 << (self.shard_shift - 32)) - 1
         self.epoch = 0
         self.last_id = 0
-        self.walks = {}  # walk id -> _Walk, least recently used first
+        self.walks: dict[int, _Walk] = {}  # walk id -> _Walk, least recently used first
         # (db, shard) -> latest _Snapshot
         self.snapshots: weakref.WeakValueDictionary[tuple[int, int], _Snapshot] = (
             weakref.WeakValueDictionary()
         )
 
-    def find(self, db, cursor):
+    def find(self, db: int, cursor: int) -> tuple[_Walk | None, int, _Snapshot | None, int, Prefix]:
         """(walk, shard, snapshot or None, index, prefix) for `cursor`: prefix is the
         walk's first keys of the shard (a set), True for a forgotten walk, whose call
         reads the whole shard, else None. Walk None: past the end."""
@@ -163,7 +172,7 @@ class ScanWalks:
         # forgotten: a walk begun now, from the start of the shard, or the whole shard
         return self._new(wid, db), shard, None, 0, index > 0 or None
 
-    def _new(self, wid, db):
+    def _new(self, wid: int, db: int) -> _Walk:
         self.epoch += 1
         walks = self.walks
         if len(walks) >= self.WALKS_KEPT:
@@ -171,16 +180,16 @@ class ScanWalks:
         walk = walks[wid] = _Walk(wid, db, self.epoch)
         return walk
 
-    def nbytes(self):
+    def nbytes(self) -> int:
         """What the kept walks' snapshots hold (each list once): part of used_memory."""
-        held = {}
+        held: dict[int, _Snapshot] = {}
         for walk in self.walks.values():
             for snap in (walk.snapshot, walk.prev_snapshot):
                 if snap is not None:
                     held[id(snap)] = snap
         return sum(56 + 8 * len(snap.keys) for snap in held.values())
 
-    def snapshot(self, walk, shard, data):
+    def snapshot(self, walk: _Walk, shard: int, data: Iterable[bytes]) -> _Snapshot:
         """A snapshot of `data`, the keys of `shard`, taken after `walk` began."""
         key = (walk.db, shard)
         snap = self.snapshots.get(key)
@@ -188,7 +197,14 @@ class ScanWalks:
             snap = self.snapshots[key] = _Snapshot(list(data), self.epoch)
         return snap
 
-    def cursor(self, walk, shard, snap, index, prefix=None):
+    def cursor(
+        self,
+        walk: _Walk,
+        shard: int,
+        snap: _Snapshot | None,
+        index: int,
+        prefix: set[bytes] | None = None,
+    ) -> bytes:
         """The cursor of this place (index AFTER_PREFIX: past `prefix`, the keys a first
         call read from the dict); the walk now stands in `shard`."""
         if shard != walk.shard:
@@ -218,7 +234,17 @@ class _Walk:
         'prev_prefix',
     )
 
-    def __init__(self, wid, db, epoch):
+    id: int
+    db: int
+    epoch: int
+    shard: int
+    snapshot: _Snapshot | None
+    prefix: set[bytes] | None
+    prev_shard: int
+    prev_snapshot: _Snapshot | None
+    prev_prefix: set[bytes] | None
+
+    def __init__(self, wid: int, db: int, epoch: int) -> None:
         self.id, self.db, self.epoch = wid, db, epoch
         self.shard = self.prev_shard = -1
         self.snapshot = self.prev_snapshot = self.prefix = self.prev_prefix = None
@@ -227,7 +253,10 @@ class _Walk:
 class _Snapshot:
     __slots__ = ('keys', 'epoch', '__weakref__')
 
-    def __init__(self, keys, epoch):
+    keys: list[bytes]
+    epoch: int
+
+    def __init__(self, keys: list[bytes], epoch: int) -> None:
         self.keys, self.epoch = keys, epoch
 
 
@@ -240,7 +269,7 @@ class _Snapshot:
     since='2.8.0',
     summary='Incrementally iterate the keys space',
 )
-def scan(c, args):
+def scan(c: Client, args: list[bytes]) -> Raw:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 
     Guarantee: a full iteration (from cursor 0 until 0 comes back) returns every key that
@@ -259,11 +288,13 @@ def scan(c, args):
     hundred thousand calls over a million keys, each one's cost counts.
     """
     ks, db = c.ks, c.db
+    walks: ScanWalks
     try:
         walks = ks.scan_walks
     except AttributeError:
         walks = ks.scan_walks = ScanWalks(len(ks.shards))
     cursor = parse_cursor(args[1])  # its errors come first
+    match: KeyMatch | None
     if len(args) == 2:
         count, match, typename = 10, None, None
     else:
@@ -275,7 +306,7 @@ def scan(c, args):
 
     shards, nshards = ks.shards, walks.nshards
     examined = 0
-    found = []
+    found: list[bytes] = []
     while True:
         if snap is None:
             while shard < nshards and not shards[shard].count(db):
@@ -296,7 +327,9 @@ def scan(c, args):
             if prefix is True:  # a forgotten walk's call: the rest of this shard
                 count, prefix = len(snap.keys), None
         if index == AFTER_PREFIX:  # what the first call read from the dict is done
-            index = _past_prefix(snap.keys, prefix, shards[shard].keys(db)) if prefix else 0
+            # (prefix is a kept walk's set or None: only a cursor of a kept walk says
+            # AFTER_PREFIX; True, a forgotten walk's mark, comes with index 0)
+            index = _past_prefix(snap.keys, prefix, shards[shard].keys(db)) if prefix else 0  # type: ignore[arg-type]
         hi = index + count - examined
         taken = snap.keys[index:hi]
         found += _scan_filter(ks, db, shards[shard], taken, match, typename)
@@ -314,7 +347,7 @@ def scan(c, args):
 AFTER_PREFIX = 0xFFFFFFFE  # a cursor's index: past the keys a first call read (ScanWalks)
 
 
-def _past_prefix(keys, prefix, data):
+def _past_prefix(keys: list[bytes], prefix: Container[bytes], data: Container[bytes]) -> int:
     """Where a snapshot taken after the walk began continues a first call that read
     `prefix` from the dict: past its leading keys that were read or are gone. Dict order
     only appends, so a key present all along and not read comes after every one read (a
@@ -325,7 +358,14 @@ def _past_prefix(keys, prefix, data):
     return i
 
 
-def _scan_filter(ks, db, s, taken, match, typename):
+def _scan_filter(
+    ks: Any,
+    db: int,
+    s: Any,
+    taken: list[bytes],
+    match: KeyMatch | None,
+    typename: str | None,
+) -> list[bytes]:
     """The keys of `taken` (from shard `s`) SCAN returns, filtered as scanGenericCommand
     filters them: still there, MATCH, TYPE, then expired keys, which are deleted."""
     keys = list(filter(s.keys(db).__contains__, taken))
@@ -340,7 +380,7 @@ def _scan_filter(ks, db, s, taken, match, typename):
     return keys
 
 
-def _scan_reply(cursor, keys):
+def _scan_reply(cursor: bytes, keys: list[bytes]) -> bytes:
     """[cursor, [key, ...]] in RESP: the bulk strings of short keys (the common case) as
     one join over their headers and the keys, as resp._encode_many does; any other way
     through the encoder."""
@@ -356,7 +396,7 @@ def _scan_reply(cursor, keys):
     return head + CRLF.join(pieces)
 
 
-def _expired(ks, db, key):
+def _expired(ks: Any, db: int, key: bytes) -> bool:
     """expireIfNeeded for a key whose deadline passed: the keyspace deletes it (with its
     event) on a lookup that is not an access; True when it is gone."""
     return ks.lookup_notouch(db, key) is None

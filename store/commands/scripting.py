@@ -2,8 +2,12 @@
 the conversions and the script cache are in store/scripting/; this module reads the
 arguments and answers."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..args import int_arg, lower
-from ..command_table import Family, numkeys_keys
+from ..command_table import Client, Family, numkeys_keys
 from ..resp import OK, RedisError, small_int
 from ..scripting.run_context import ScriptRun, check_numkeys
 
@@ -24,7 +28,7 @@ RO_KEYS = (
 E_NOSCRIPT = RedisError('NOSCRIPT No matching script. Please use EVAL.')
 
 
-def _eval(c, args, ro):
+def _eval(c: Client, args: list[bytes], ro: bool) -> Any:
     """EVAL and EVAL_RO: numkeys read and checked before the script is compiled or looked
     up (evalGenericCommand), the run's checks in ScriptRun (scriptPrepareForRun)."""
     numkeys = check_numkeys(args, int_arg(args[2]))
@@ -46,7 +50,7 @@ def _eval(c, args, ro):
     key_specs=RW_KEYS,
     **CALL,
 )
-def eval_(c, args):
+def eval_(c: Client, args: list[bytes]) -> Any:
     return _eval(c, args, False)
 
 
@@ -58,7 +62,7 @@ def eval_(c, args):
     key_specs='RW access update; index 2; keynum 0 1 1',
     **CALL,
 )
-def evalsha(c, args, ro=False):
+def evalsha(c: Client, args: list[bytes], ro: bool = False) -> Any:
     """As _eval, with the cached script; per request, so a small numkeys in range is read
     with one dict look-up (bench/instructions.py counts it)."""
     numkeys = small_int(args[2])
@@ -81,7 +85,7 @@ def evalsha(c, args, ro=False):
     key_specs=RO_KEYS,
     **CALL,
 )
-def eval_ro(c, args):
+def eval_ro(c: Client, args: list[bytes]) -> Any:
     return _eval(c, args, True)
 
 
@@ -94,7 +98,7 @@ def eval_ro(c, args):
     key_specs='RO access; index 2; keynum 0 1 1',
     **CALL,
 )
-def evalsha_ro(c, args):
+def evalsha_ro(c: Client, args: list[bytes]) -> Any:
     return evalsha(c, args, True)
 
 
@@ -112,7 +116,7 @@ _SCRIPT = dict(categories='@slow @scripting')
     summary='Remove all the scripts from the script cache.',
     **_SCRIPT,
 )
-def script_flush(c, args):
+def script_flush(c: Client, args: list[bytes]) -> Any:
     if len(args) > 3 or (len(args) == 3 and lower(args[2]) not in ('sync', 'async')):
         raise RedisError('ERR SCRIPT FLUSH only support SYNC|ASYNC option')
     c.server.scripts.flush()
@@ -127,7 +131,7 @@ def script_flush(c, args):
     summary='Check existence of scripts in the script cache.',
     **_SCRIPT,
 )
-def script_exists(c, args):
+def script_exists(c: Client, args: list[bytes]) -> Any:
     scripts = c.server.scripts
     return [int(scripts.get(sha) is not None) for sha in args[2:]]
 
@@ -140,7 +144,7 @@ def script_exists(c, args):
     summary='Load the specified Lua script into the script cache.',
     **_SCRIPT,
 )
-def script_load(c, args):
+def script_load(c: Client, args: list[bytes]) -> Any:
     return c.server.scripts.load(args[2]).sha
 
 
@@ -152,7 +156,7 @@ def script_load(c, args):
     summary='Set the debug mode for executed scripts.',
     **_SCRIPT,
 )
-def script_debug(c, args):
+def script_debug(c: Client, args: list[bytes]) -> Any:
     if c.multi is not None:
         raise RedisError('ERR SCRIPT DEBUG must be called outside MULTI')
     mode = lower(args[2])
@@ -174,11 +178,11 @@ def script_debug(c, args):
     summary='Kill the script currently in execution.',
     **_SCRIPT,
 )
-def script_kill(c, args):
+def script_kill(c: Client, args: list[bytes]) -> Any:
     return kill(c, is_eval=True)
 
 
-def kill(c, is_eval):
+def kill(c: Client, is_eval: bool) -> str:
     """scriptKill (SCRIPT KILL, FUNCTION KILL): ask the running script to stop; one that
     has written cannot be stopped without losing atomicity."""
     run = c.server.busy.run
@@ -225,5 +229,5 @@ SCRIPT_HELP = [
     summary='Show helpful text about the different subcommands',
     **_SCRIPT,
 )
-def script_help(c, args):
+def script_help(c: Client, args: list[bytes]) -> Any:
     return SCRIPT_HELP

@@ -1,9 +1,11 @@
 """Connection commands: PING, ECHO, SELECT, QUIT, AUTH, HELLO, RESET (CLIENT has its own
 module, client.py)."""
 
+from typing import Any
+
 from ..acl_checks import DENIED_AUTH
 from ..args import E_DB_RANGE, E_NOT_INT, lower
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import OK, PONG, Map, RedisError, string2ll
 from .client import close_after_this_reply
 
@@ -21,7 +23,7 @@ COMMANDS = Family('connection')
     summary='Ping the server',
     tips='request_policy:all_shards response_policy:all_succeeded',
 )
-def ping(c, args):
+def ping(c: Client, args: list[bytes]) -> Any:
     if len(args) > 2:
         raise RedisError("ERR wrong number of arguments for 'ping' command")
     if c.subscriptions and c.proto == 2:
@@ -36,7 +38,7 @@ def ping(c, args):
     categories='@fast @connection',
     summary='Echo the given string',
 )
-def echo(c, args):
+def echo(c: Client, args: list[bytes]) -> Any:
     return args[1]
 
 
@@ -47,7 +49,7 @@ def echo(c, args):
     categories='@connection @fast',
     summary='Change the selected database for the current connection',
 )
-def select(c, args):
+def select(c: Client, args: list[bytes]) -> Any:
     # getIntFromObjectOrReply: a 64-bit integer outside the C int range has its own error.
     db = string2ll(args[1])
     if db is None:
@@ -67,14 +69,14 @@ def select(c, args):
     categories='@fast @connection',
     summary='Close the connection',
 )
-def quit_(c, args):
+def quit_(c: Client, args: list[bytes]) -> Any:
     # Reached on the hot path only (the gated path answers QUIT itself): the +OK is queued
     # after this returns, so close once it is written rather than now.
     close_after_this_reply(c)
     return OK
 
 
-def authenticate(c, command, name, password):
+def authenticate(c: Client, command: bytes, name: bytes, password: bytes) -> None:
     """ACLAuthenticateUser: the connection becomes the user's, or -WRONGPASS (logged
     with `command`, the AUTH or HELLO as sent)."""
     acl = c.server.acl
@@ -96,7 +98,7 @@ def authenticate(c, command, name, password):
     categories='@fast @connection',
     summary='Authenticate to the server',
 )
-def auth(c, args):
+def auth(c: Client, args: list[bytes]) -> Any:
     if len(args) > 3:
         raise RedisError('ERR syntax error')
     if len(args) == 2 and c.server.acl.default.nopass:
@@ -117,7 +119,7 @@ def auth(c, args):
     since='6.0.0',
     summary='Handshake with Redis',
 )
-def hello(c, args):
+def hello(c: Client, args: list[bytes]) -> Any:
     proto = None
     if len(args) > 1:
         proto = string2ll(args[1])
@@ -178,7 +180,7 @@ def hello(c, args):
     since='6.2.0',
     summary='Reset the connection',
 )
-def reset(c, args):
+def reset(c: Client, args: list[bytes]) -> Any:
     c.end_multi()
     for hook in c.server.reset_hooks:
         hook(c)

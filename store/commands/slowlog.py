@@ -1,8 +1,10 @@
 """SLOWLOG GET / LEN / RESET / HELP (Redis 7.0 slowlog.c's slowlogCommand), over the log
 store/latency.py keeps."""
 
+from typing import Any
+
 from ..args import range_arg
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..latency import monitor
 from ..resp import OK, RedisError, error_arg
 
@@ -43,7 +45,7 @@ SLOWLOG = COMMANDS.container(
     tips=f'{_ALL_NODES} nondeterministic_output',
     summary="Get the slow log's entries",
 )
-def slowlog_get(c, args):
+def slowlog_get(c: Client, args: list[bytes]) -> Any:
     if len(args) > 3:
         raise subcommand_syntax_error(args)
     count = 10
@@ -55,7 +57,7 @@ def slowlog_get(c, args):
     return [list(entry) for entry in list(log)[:count]]
 
 
-def subcommand_syntax_error(args):
+def subcommand_syntax_error(args: list[bytes]) -> RedisError:
     """addReplySubcommandSyntaxError: the subcommand as typed, the container upper-cased."""
     return RedisError(
         f"ERR unknown subcommand or wrong number of arguments for '{error_arg(args[1], 128)}'. "
@@ -71,7 +73,7 @@ def subcommand_syntax_error(args):
     since='6.2.0',
     summary='Show helpful text about the different subcommands',
 )
-def slowlog_help(c, args):
+def slowlog_help(c: Client, args: list[bytes]) -> Any:
     return SLOWLOG_HELP
 
 
@@ -83,7 +85,7 @@ def slowlog_help(c, args):
     tips=f'{_ALL_NODES} response_policy:all_succeeded',
     summary='Clear all entries from the slow log',
 )
-def slowlog_reset(c, args):
+def slowlog_reset(c: Client, args: list[bytes]) -> Any:
     monitor(c.server).reset_slowlog()
     return OK
 
@@ -96,5 +98,5 @@ def slowlog_reset(c, args):
     tips=f'{_ALL_NODES} response_policy:agg_sum nondeterministic_output',
     summary="Get the slow log's length",
 )
-def slowlog_len(c, args):
+def slowlog_len(c: Client, args: list[bytes]) -> Any:
     return len(monitor(c.server).slowlog)

@@ -46,12 +46,14 @@ ERANGE by an earlier strtod (a SORT of '1e400', a ZRANGEBYSCORE bound) on that p
 a new connection or a ZADD resets it. That global state is not reproduced here.
 """
 
+from collections.abc import Callable
 from itertools import islice
+from typing import Any
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import strtod
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..pqsort import pqsort
 from ..resp import RedisError
 from ..scripting import is_script_client
@@ -69,12 +71,12 @@ COMMANDS = Family('generic')
 E_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 
 
-def _c_string(b):
+def _c_string(b: bytes) -> bytes:
     """What C string functions see of `b`: the bytes before the first NUL."""
     return b[: b.index(b'\0')] if b'\0' in b else b
 
 
-def _lookup_by_pattern(c, pattern, element):
+def _lookup_by_pattern(c: Client, pattern: bytes, element: bytes) -> bytes | None:
     """lookupKeyByPattern: the value a GET or BY pattern names for `element`, or None.
 
     `#` is the element itself. Otherwise the first '*' is replaced by the element to
@@ -104,10 +106,14 @@ def _lookup_by_pattern(c, pattern, element):
     return value if type(value) is bytes else None
 
 
-def _elements(value, dontsort, desc, start, end):
+def _elements(
+    value: Any, dontsort: bool, desc: bool, start: int, end: int
+) -> tuple[list[bytes], int, int]:
     """The vector to sort or, not sorting, to output. A list or sorted set that is not
     sorted is read only over the LIMIT range, from the tail with DESC, and the range is
-    rebased to the vector; anything else is read whole. Returns (vector, start, end)."""
+    rebased to the vector; anything else is read whole. Returns (vector, start, end).
+    `value` is a List, Set or ZSet, typed Any: its type is tested once, as `t`, which
+    mypy does not narrow `value` by."""
     t = type(value)
     if dontsort and t is not Set:
         count = end - start + 1
@@ -131,24 +137,34 @@ def _elements(value, dontsort, desc, start, end):
     return list(value.scores), start, end
 
 
-def _sorted(c, vector, sortby, alpha, desc, store, start, end):
+def _sorted(
+    c: Client,
+    vector: list[bytes],
+    sortby: bytes | None,
+    alpha: bool,
+    desc: bool,
+    store: bool,
+    start: int,
+    end: int,
+) -> list[bytes]:
     """The vector in SORT's order (see the module comment): weights looked up for every
     element in vector order, then a stable sort, or Redis's partial quicksort when BY
     and a narrowing LIMIT are both given, so that even the order of ties is Redis's."""
     text = _identity if store else _c_string  # ALPHA: memcmp with STORE, else strcmp
-    if alpha and sortby is None:
-        vector.sort(key=text, reverse=desc)
-        return vector
-    weights = []
     if alpha:
+        if sortby is None:
+            vector.sort(key=text, reverse=desc)
+            return vector
+        weights: list[Any] = []  # ALPHA: texts or None, else numbers
         for element in vector:
             w = _lookup_by_pattern(c, sortby, element)
             weights.append(None if w is None else text(w))
     else:
+        weights = []
         bad = False
         for element in vector:
             w = element if sortby is None else _lookup_by_pattern(c, sortby, element)
-            score = 0.0
+            score: float | None = 0.0
             if w is not None:
                 score = _weight(w)
                 if score is None:
@@ -177,7 +193,7 @@ def _sorted(c, vector, sortby, alpha, desc, store, start, end):
 _DECIMAL_BYTES = b'0123456789.-'
 
 
-def _weight(w):
+def _weight(w: bytes) -> float | None:
     """A numeric weight as SORT reads it (strtod over the C string, all of it), or None
     when Redis reports it as not convertible: trailing bytes, NaN, ERANGE. Plain decimals
     in the normal range, the common case, take a short path through float(), which
@@ -196,18 +212,18 @@ def _weight(w):
     return v
 
 
-def _identity(b):
+def _identity(b: bytes) -> bytes:
     return b
 
 
-def _first(entry):
+def _first(entry: tuple[tuple[bool, bytes], bytes]) -> tuple[bool, bytes]:
     return entry[0]
 
 
-def _comparator(alpha, desc):
+def _comparator(alpha: bool, desc: bool) -> Callable[[Any, Any], int]:
     """sortCompare over (weight, element) entries, for pqsort."""
 
-    def compare(x, y):
+    def compare(x: Any, y: Any) -> int:
         a, b = x[0], y[0]
         if alpha:
             if a is None or b is None:
@@ -223,7 +239,7 @@ def _comparator(alpha, desc):
     return compare
 
 
-def _check_key_access(c, args, readonly, option):
+def _check_key_access(c: Client, args: list[bytes], readonly: bool, option: str) -> None:
     """BY and GET patterns read keys no key spec names: Redis allows them only to a user
     that may read every key with this command."""
     if not c.acl_rules:
@@ -233,7 +249,7 @@ def _check_key_access(c, args, readonly, option):
         raise RedisError(f'ERR {option} option of SORT denied due to insufficient ACL permissions.')
 
 
-def _sort(c, args, readonly):
+def _sort(c: Client, args: list[bytes], readonly: bool) -> Any:
     """sortCommandGeneric."""
     desc = alpha = dontsort = False
     limit_start, limit_count = 0, -1
@@ -318,7 +334,7 @@ def _sort(c, args, readonly):
     return store_result(c, storekey, stored, events.LIST, b'sortstore')
 
 
-def _sort_keys(args):
+def _sort_keys(args: list[bytes]) -> list[int]:
     """sortGetKeys, for COMMAND GETKEYS: the sorted key, and the key of the last STORE
     that has an argument after it. LIMIT, GET and BY skip their arguments; STORE does
     not (its key is looked at as an option next), as in Redis."""
@@ -354,7 +370,7 @@ def _sort_keys(args):
         'anywhere in the argument array'
     ),
 )
-def sort(c, args):
+def sort(c: Client, args: list[bytes]) -> Any:
     return _sort(c, args, readonly=False)
 
 
@@ -372,5 +388,5 @@ def sort(c, args):
         'the content of the key we sort'
     ),
 )
-def sort_ro(c, args):
+def sort_ro(c: Client, args: list[bytes]) -> Any:
     return _sort(c, args, readonly=True)

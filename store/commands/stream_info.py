@@ -2,9 +2,13 @@
 form of XINFO STREAM.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..args import WRONGTYPE, int_arg
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import Map, RedisError
 from ..types.stream import MAX_ID, Stream, format_id
 from .streams import _entries
@@ -27,7 +31,7 @@ XINFO_HELP = [
 ]
 
 
-def _xinfo_stream_obj(c, key):
+def _xinfo_stream_obj(c: Client, key: bytes) -> Stream:
     v = c.ks.read(c.db, key)
     if v is None:
         raise RedisError('ERR no such key')
@@ -36,7 +40,7 @@ def _xinfo_stream_obj(c, key):
     return v
 
 
-def _radix_nodes(s):
+def _radix_nodes(s: Stream) -> int:
     # rax internal nodes cannot be reproduced; a plausible figure for a tree of keys
     k = s.node_count()
     return k + 1 if k else 1
@@ -57,7 +61,7 @@ XINFO = COMMANDS.container(
     summary='Get information about a stream',
     key_specs='RO access; index 2; range 0 1 0',
 )
-def xinfo_stream(c, args):
+def xinfo_stream(c: Client, args: list[bytes]) -> Any:
     s = _xinfo_stream_obj(c, args[2])
     full = False
     count = 10
@@ -78,7 +82,7 @@ def xinfo_stream(c, args):
             count = int_arg(rest[2])
             if count < 0:
                 count = 10
-    items = [
+    items: list[tuple[bytes, Any]] = [
         (b'length', s.length),
         (b'radix-tree-keys', s.node_count()),
         (b'radix-tree-nodes', _radix_nodes(s)),
@@ -148,7 +152,7 @@ def xinfo_stream(c, args):
     summary='List the consumer groups of a stream',
     key_specs='RO access; index 2; range 0 1 0',
 )
-def xinfo_groups(c, args):
+def xinfo_groups(c: Client, args: list[bytes]) -> Any:
     s = _xinfo_stream_obj(c, args[2])
     out = []
     for name, g in sorted(s.groups.items()):
@@ -177,7 +181,7 @@ def xinfo_groups(c, args):
     tips='nondeterministic_output',
     key_specs='RO access; index 2; range 0 1 0',
 )
-def xinfo_consumers(c, args):
+def xinfo_consumers(c: Client, args: list[bytes]) -> Any:
     s = _xinfo_stream_obj(c, args[2])
     g = s.groups.get(args[3])
     if g is None:
@@ -199,5 +203,5 @@ def xinfo_consumers(c, args):
     categories='@stream @slow',
     summary='Show helpful text about the different subcommands',
 )
-def xinfo_help(c, args):
+def xinfo_help(c: Client, args: list[bytes]) -> Any:
     return XINFO_HELP

@@ -13,11 +13,15 @@ when the key was deleted or now holds another type, as Redis 7.0 does. Inside EX
 blocking read replies at once as on timeout, as Redis does for clients that may not block.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..args import SYNTAX, int_arg
-from ..command_table import Family, keys_after_streams
+from ..command_table import Client, Family, keys_after_streams
 from ..resp import NO_REPLY, NULL_ARRAY, Map, RedisError, string2ll
 from ..scripting import is_script_client
-from ..types.stream import MAX_ID, Stream
+from ..types.stream import MAX_ID, Consumer, Group, Stream
 from .streams import (
     E_TIMEOUT,
     XREAD_BLOCKED_DEFAULT_COUNT,
@@ -37,7 +41,16 @@ E_NOGROUP_BLOCKED = 'NOGROUP the consumer group this client was blocked on no lo
 E_KEY_GONE = 'UNBLOCKED the stream key no longer exists'
 
 
-def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
+def _block(
+    c: Client,
+    keys: list[bytes],
+    ids: list[int],
+    count: int,
+    group: bytes | None,
+    consumer: bytes,
+    noack: bool,
+    timeout_ms: int,
+) -> None:
     """XREAD/XREADGROUP BLOCK with nothing to serve: wait in the blocking registry
     (store/blocking.py) until an entry newer than the key's ID arrives."""
     db = c.db
@@ -45,7 +58,7 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
     for k, i in zip(keys, ids):
         after.setdefault(k, i)
 
-    def serve(db_, key):
+    def serve(db_: int, key: bytes) -> Any:
         """serveClientsBlockedOnStreamKey for this client: the reply, or None to wait."""
         s = c.ks.lookup(db, key)
         if type(s) is not Stream:
@@ -53,6 +66,8 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
             # another type; XREAD keeps waiting for the key to come back.
             return RedisError(E_KEY_GONE) if group is not None else None
         gt = after[key]
+        grp: Group | None
+        cons: Consumer | None
         grp = cons = None
         if group is not None:
             grp = s.groups.get(group)
@@ -73,12 +88,13 @@ def _block(c, keys, ids, count, group, consumer, noack, timeout_ms):
 # -- XREAD / XREADGROUP -----------------------------------------------------------------
 
 
-def _xread(c, args, xreadgroup):
-    timeout: int | None = -1
+def _xread(c: Client, args: list[bytes], xreadgroup: bool) -> Any:
+    timeout = -1
     count = 0
     streams_arg = 0
     noack = False
-    groupname = consumername = None
+    groupname: bytes | None = None
+    consumername = b''  # read only when GROUP gave it, with groupname
     n = len(args)
     i = 1
     while i < n:
@@ -91,11 +107,12 @@ def _xread(c, args, xreadgroup):
                     'with BLOCK option from scripts'
                 )
             i += 1
-            timeout = string2ll(args[i])
-            if timeout is None:
+            ms = string2ll(args[i])
+            if ms is None:
                 raise RedisError(E_TIMEOUT)
-            if timeout < 0:
+            if ms < 0:
                 raise RedisError('ERR timeout is negative')
+            timeout = ms
         elif o == b'count' and more:
             i += 1
             count = max(int_arg(args[i]), 0)
@@ -132,9 +149,9 @@ def _xread(c, args, xreadgroup):
         raise RedisError('ERR Missing GROUP option for XREADGROUP')
     nstreams = (n - streams_arg) // 2
     keys = args[streams_arg : streams_arg + nstreams]
-    ids = []
-    groups = []
-    streams = []
+    ids: list[int] = []
+    groups: list[Group] = []
+    streams: list[Stream | None] = []
     for k in range(nstreams):
         key = keys[k]
         arg = args[streams_arg + nstreams + k]
@@ -190,15 +207,17 @@ def _xread(c, args, xreadgroup):
             continue
         key = keys[k]
         start = gt + 1 if gt < MAX_ID else gt
-        consumer = None
-        if groups:
+        entries: Any  # a pending-history array or the Raw of new entries
+        if groups:  # (history is only read with a group)
             consumer = _get_consumer(c, s, groups[k], consumername, key, db)
-        if history:
-            entries = _reply_history(c, s, start, count, consumer)
+            if history:
+                entries = _reply_history(c, s, start, count, consumer)
+            else:
+                entries = _reply_range(
+                    c, s, start, MAX_ID, count, groups[k], consumer, noack, key, db
+                )
         else:
-            entries = _reply_range(
-                c, s, start, MAX_ID, count, groups[k] if groups else None, consumer, noack, key, db
-            )
+            entries = _reply_range(c, s, start, MAX_ID, count, None, None, noack, key, db)
         served.append((key, entries))
     if served:
         if c.proto == 2:
@@ -231,7 +250,7 @@ def _xread(c, args, xreadgroup):
     'reported by the caller for each stream. Can block.',
     key_specs='RO access; keyword STREAMS 1; range -1 1 2',
 )
-def xread(c, args):
+def xread(c: Client, args: list[bytes]) -> Any:
     return _xread(c, args, False)
 
 
@@ -245,5 +264,5 @@ def xread(c, args):
     'the pending entries for a given consumer. Can block.',
     key_specs='RO access; keyword STREAMS 4; range -1 1 2',
 )
-def xreadgroup(c, args):
+def xreadgroup(c: Client, args: list[bytes]) -> Any:
     return _xread(c, args, True)

@@ -14,9 +14,11 @@ live for the transaction's first command is live for all of them, even across a 
 SLEEP.
 """
 
+from typing import Any
+
 from .. import clock
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Command, Family
 from ..resp import NULL_ARRAY, OK, RedisError
 
 COMMANDS = Family('transactions')
@@ -32,7 +34,7 @@ STALE = -1  # watched_deadlines' mark of a key already expired when it was WATCH
     summary='Mark the start of a transaction block',
     since='1.2.0',
 )
-def multi(c, args):
+def multi(c: Client, args: list[bytes]) -> Any:
     if c.multi is not None:
         raise RedisError('ERR MULTI calls can not be nested')
     c.multi = []
@@ -49,7 +51,7 @@ def multi(c, args):
     summary='Execute all commands issued after MULTI',
     since='1.2.0',
 )
-def exec_(c, args):
+def exec_(c: Client, args: list[bytes]) -> Any:
     if c.multi is None:
         raise RedisError('ERR EXEC without MULTI')
     queued, failed = c.multi, c.multi_error
@@ -76,7 +78,7 @@ def exec_(c, args):
             aof.end()
 
 
-def _run_queued(c, cmd, args, acl):
+def _run_queued(c: Client, cmd: Command, args: list[bytes], acl: Any) -> Any:
     """One queued command of a user with ACL rules, its permissions checked again first:
     they may have changed since it was queued."""
     denied = acl.deny_queued(c, cmd, args)
@@ -86,7 +88,7 @@ def _run_queued(c, cmd, args, acl):
     return c.call(cmd, args)
 
 
-def _watched_key_expired(c):
+def _watched_key_expired(c: Client) -> bool:
     """Redis fails EXEC when a key that existed at WATCH time has logically expired since,
     even if nothing has deleted it yet (isWatchedKeyExpired; not a key already expired
     then: STALE)."""
@@ -102,7 +104,7 @@ def _watched_key_expired(c):
     summary='Discard all commands issued after MULTI',
     since='2.0.0',
 )
-def discard(c, args):
+def discard(c: Client, args: list[bytes]) -> Any:
     if c.multi is None:
         raise RedisError('ERR DISCARD without MULTI')
     c.end_multi()
@@ -119,7 +121,7 @@ def discard(c, args):
     since='2.2.0',
     key_specs='RO; index 1; range -1 1 0',
 )
-def watch(c, args):
+def watch(c: Client, args: list[bytes]) -> Any:
     if c.multi is not None:
         raise RedisError('ERR WATCH inside MULTI is not allowed')
     if not c.watched:
@@ -147,6 +149,6 @@ def watch(c, args):
     summary='Forget about all watched keys',
     since='2.2.0',
 )
-def unwatch(c, args):
+def unwatch(c: Client, args: list[bytes]) -> Any:
     c.unwatch_all()
     return OK

@@ -29,13 +29,16 @@ look-ups with N the smallest input; difference O(L) over all inputs. The result 
 as a dict and sorted once, never member by member into the SortedList.
 """
 
+from typing import Any, overload
+
 from sortedcontainers import SortedList
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import string2d
-from ..command_table import Family, numkeys_keys
+from ..command_table import Client, Family, numkeys_keys
 from ..resp import RedisError
+from ..types import EncodingLimits
 from ..types.set import Set
 from ..types.zset import ZSet
 from .aggregates import store_result
@@ -49,11 +52,14 @@ UNION, INTER, DIFF = 'union', 'inter', 'diff'
 _STORE_EVENT = {UNION: b'zunionstore', INTER: b'zinterstore', DIFF: b'zdiffstore'}
 SUM, MIN, MAX = 'sum', 'min', 'max'
 
+# the inputs of a union or intersection: each key's member -> score, and its weight
+_Inputs = list[tuple[dict[bytes, float], float]]
+
 
 # -- the algorithm ----------------------------------------------------------------------
 
 
-def _scores(value):
+def _scores(value: ZSet | Set | None) -> dict[bytes, float]:
     """member -> score of an input: a sorted set's scores, 1.0 for a plain set's
     members, nothing for a missing key."""
     if value is None:
@@ -63,7 +69,7 @@ def _scores(value):
     return dict.fromkeys(value, 1.0)
 
 
-def _aggregate(target, value, how):
+def _aggregate(target: float, value: float, how: str) -> float:
     """zunionInterAggregate."""
     if how is SUM:
         target += value
@@ -73,7 +79,7 @@ def _aggregate(target, value, how):
     return value if value > target else target
 
 
-def _union(inputs, how):
+def _union(inputs: _Inputs, how: str) -> dict[bytes, float]:
     out: dict[bytes, float] = {}
     for scores, weight in inputs:
         for member, score in scores.items():
@@ -85,7 +91,15 @@ def _union(inputs, how):
     return out
 
 
-def _inter(inputs, how, limit):
+@overload
+def _inter(inputs: _Inputs, how: str, limit: None) -> dict[bytes, float]: ...
+
+
+@overload
+def _inter(inputs: _Inputs, how: str, limit: int) -> int: ...
+
+
+def _inter(inputs: _Inputs, how: str, limit: int | None) -> dict[bytes, float] | int:
     """The intersection (member -> score), or only its size (up to `limit`, 0 for no
     limit) when `limit` is not None."""
     first, weight = inputs[0]
@@ -113,7 +127,7 @@ def _inter(inputs, how, limit):
     return count if limit is not None else out
 
 
-def _diff(inputs):
+def _diff(inputs: _Inputs) -> dict[bytes, float]:
     first = inputs[0][0]
     rest = [scores for scores, _ in inputs[1:]]
     if any(scores is first for scores in rest):
@@ -121,7 +135,7 @@ def _diff(inputs):
     return {m: s for m, s in first.items() if not any(m in scores for scores in rest)}
 
 
-def _new_zset(limits, scores):
+def _new_zset(limits: EncodingLimits, scores: dict[bytes, float]) -> ZSet:
     """A sorted set holding `scores`, encoded as Redis creates it (a skiplist, then
     zsetConvertToListpackIfNeeded), as ZSet.sized does but with one sort instead of one
     insertion per member. A listpack cannot hold -0.0 (zzlInsertAt stores the integer
@@ -139,7 +153,15 @@ def _new_zset(limits, scores):
     return z
 
 
-def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False):
+def _union_inter_diff(
+    c: Client,
+    args: list[bytes],
+    name: str,
+    dst: bytes | None,
+    numkeys_at: int,
+    op: str,
+    cardinality_only: bool = False,
+) -> Any:
     """zunionInterDiffGenericCommand."""
     setnum = int_arg(args[numkeys_at])
     if setnum < 1:
@@ -155,7 +177,7 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
             raise WRONGTYPE
         values.append(v)
     weights = [1.0] * setnum
-    how: str | None = SUM
+    how = SUM
     withscores = False
     limit = 0
     j = first + setnum
@@ -177,9 +199,10 @@ def _union_inter_diff(c, args, name, dst, numkeys_at, op, cardinality_only=False
                 weights[i] = w
                 j += 1
         elif op is not DIFF and not cardinality_only and remaining >= 2 and opt == b'aggregate':
-            how = {b'sum': SUM, b'min': MIN, b'max': MAX}.get(keyword(args[j + 1]))
-            if how is None:
+            agg = {b'sum': SUM, b'min': MIN, b'max': MAX}.get(keyword(args[j + 1]))
+            if agg is None:
                 raise SYNTAX
+            how = agg
             j += 2
         elif dst is None and not cardinality_only and opt == b'withscores':
             withscores = True
@@ -244,7 +267,7 @@ _WRITE = dict(
     summary='Add multiple sorted sets and store the resulting sorted set in a new key',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; keynum 0 1 1',
 )
-def zunionstore(c, args):
+def zunionstore(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zunionstore', args[1], 2, UNION)
 
 
@@ -255,7 +278,7 @@ def zunionstore(c, args):
     summary='Intersect multiple sorted sets and store the resulting sorted set in a new key',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; keynum 0 1 1',
 )
-def zinterstore(c, args):
+def zinterstore(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zinterstore', args[1], 2, INTER)
 
 
@@ -267,7 +290,7 @@ def zinterstore(c, args):
     summary='Subtract multiple sorted sets and store the resulting sorted set in a new key',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; keynum 0 1 1',
 )
-def zdiffstore(c, args):
+def zdiffstore(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zdiffstore', args[1], 2, DIFF)
 
 
@@ -279,7 +302,7 @@ def zdiffstore(c, args):
     summary='Add multiple sorted sets',
     key_specs='RO access; index 1; keynum 0 1 1',
 )
-def zunion(c, args):
+def zunion(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zunion', None, 1, UNION)
 
 
@@ -291,7 +314,7 @@ def zunion(c, args):
     summary='Intersect multiple sorted sets',
     key_specs='RO access; index 1; keynum 0 1 1',
 )
-def zinter(c, args):
+def zinter(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zinter', None, 1, INTER)
 
 
@@ -303,7 +326,7 @@ def zinter(c, args):
     summary='Intersect multiple sorted sets and return the cardinality of the result',
     key_specs='RO access; index 1; keynum 0 1 1',
 )
-def zintercard(c, args):
+def zintercard(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zintercard', None, 1, INTER, cardinality_only=True)
 
 
@@ -315,5 +338,5 @@ def zintercard(c, args):
     summary='Subtract multiple sorted sets',
     key_specs='RO access; index 1; keynum 0 1 1',
 )
-def zdiff(c, args):
+def zdiff(c: Client, args: list[bytes]) -> Any:
     return _union_inter_diff(c, args, 'zdiff', None, 1, DIFF)

@@ -35,9 +35,11 @@ for a negative product and for inf.
 ZPOPMIN of one element is benchmarked: one look-up, one SortedList.pop at an end.
 """
 
+from typing import Any
+
 from .. import events
 from ..args import SYNTAX, keyword, range_arg
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import NO_REPLY, NULL_ARRAY
 from ..types import expect
 from ..types.zset import ZSet
@@ -53,7 +55,9 @@ E_POSITIVE = 'ERR value is out of range, must be positive'
 _EVENTS = (b'zpopmin', b'zpopmax')
 
 
-def _pop(c, key, z, highest, count, emitkey, nested):
+def _pop(
+    c: Client, key: bytes, z: ZSet, highest: bool, count: int, emitkey: bool, nested: bool
+) -> list[Any]:
     """genericZpopCommand once the key is found (`z`, a non-empty ZSet): pop up to `count`
     elements (-1: one, the form without COUNT), raise the events, and build the reply."""
     if count == 0:
@@ -64,23 +68,26 @@ def _pop(c, key, z, highest, count, emitkey, nested):
     if nested:
         items = [[m, s] for s, m in pairs]
         return [key, items] if emitkey else items
-    out = [key] if emitkey else []
+    out: list[bytes | float] = [key] if emitkey else []
     for s, m in pairs:
         out += (m, s)
     return out
 
 
-def _first_zset(c, keys):
-    """The first of `keys` that exists, and its value (WRONGTYPE for another type)."""
+def _first_zset(c: Client, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
+    """The first of `keys` that exists, and its value (WRONGTYPE for another type);
+    None when none exists."""
     lookup, db = c.ks.lookup, c.db
     for key in keys:
         z = lookup(db, key)
         if z is not None:
-            return key, expect(z, ZSet)
-    return None, None
+            if type(z) is not ZSet:
+                expect(z, ZSet)
+            return key, z
+    return None
 
 
-def _zpop(c, args, highest):
+def _zpop(c: Client, args: list[bytes], highest: bool) -> list[Any]:
     """zpopMinMaxCommand: ZPOPMIN/ZPOPMAX key [count]."""
     n = len(args)
     if n > 3:
@@ -106,8 +113,8 @@ def _zpop(c, args, highest):
     summary='Remove and return members with the lowest scores in a sorted set',
     key_specs='RW access delete; index 1; range 0 1 0',
 )
-def zpopmin(c, args):
-    return _zpop(c, args, 0)
+def zpopmin(c: Client, args: list[bytes]) -> Any:
+    return _zpop(c, args, False)
 
 
 @COMMANDS.command(
@@ -119,17 +126,17 @@ def zpopmin(c, args):
     summary='Remove and return members with the highest scores in a sorted set',
     key_specs='RW access delete; index 1; range 0 1 0',
 )
-def zpopmax(c, args):
-    return _zpop(c, args, 1)
+def zpopmax(c: Client, args: list[bytes]) -> Any:
+    return _zpop(c, args, True)
 
 
-def _min_max(b):
+def _min_max(b: bytes) -> bool:
     """ZMPOP's MIN|MAX: whether the highest scores are popped."""
     where = keyword(b)
     if where == b'min':
-        return 0
+        return False
     if where == b'max':
-        return 1
+        return True
     raise SYNTAX
 
 
@@ -142,19 +149,22 @@ def _min_max(b):
     summary='Remove and return members with scores in a sorted set',
     key_specs='RW access delete; index 1; keynum 0 1 1',
 )
-def zmpop(c, args):
+def zmpop(c: Client, args: list[bytes]) -> Any:
     """ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]."""
     keys, highest, count = mpop_args(args, 1, _min_max)
-    key, z = _first_zset(c, keys)
-    if z is None:
+    found = _first_zset(c, keys)
+    if found is None:
         return NULL_ARRAY
+    key, z = found
     return _pop(c, key, z, highest, count, True, True)
 
 
 # -- blocking -------------------------------------------------------------------------------
 
 
-def _blocking_pop(c, keys, timeout_b, highest, count, nested):
+def _blocking_pop(
+    c: Client, keys: list[bytes], timeout_b: bytes, highest: bool, count: int, nested: bool
+) -> Any:
     """blockingGenericZpopCommand: pop from the first key holding elements, else wait."""
     timeout = timeout_arg(timeout_b)
     lookup, db = c.ks.lookup, c.db
@@ -168,7 +178,7 @@ def _blocking_pop(c, keys, timeout_b, highest, count, nested):
     if not c.server.blocking.may_block(c):
         return NULL_ARRAY
 
-    def serve(db_, key):
+    def serve(db_: int, key: bytes) -> list[Any] | None:
         """serveClientsBlockedOnSortedSetKey for this client: the reply, or None to
         keep waiting."""
         z = c.ks.lookup(db_, key)
@@ -190,9 +200,9 @@ def _blocking_pop(c, keys, timeout_b, highest, count, nested):
     'sets, or block until one is available',
     key_specs='RW access delete; index 1; range -2 1 0',
 )
-def bzpopmin(c, args):
+def bzpopmin(c: Client, args: list[bytes]) -> Any:
     """BZPOPMIN key [key ...] timeout."""
-    return _blocking_pop(c, args[1:-1], args[-1], 0, -1, False)
+    return _blocking_pop(c, args[1:-1], args[-1], False, -1, False)
 
 
 @COMMANDS.command(
@@ -205,9 +215,9 @@ def bzpopmin(c, args):
     'sets, or block until one is available',
     key_specs='RW access delete; index 1; range -2 1 0',
 )
-def bzpopmax(c, args):
+def bzpopmax(c: Client, args: list[bytes]) -> Any:
     """BZPOPMAX key [key ...] timeout."""
-    return _blocking_pop(c, args[1:-1], args[-1], 1, -1, False)
+    return _blocking_pop(c, args[1:-1], args[-1], True, -1, False)
 
 
 @COMMANDS.command(
@@ -219,7 +229,7 @@ def bzpopmax(c, args):
     summary='Remove and return members with scores in a sorted set or block until one is available',
     key_specs='RW access delete; index 2; keynum 0 1 1',
 )
-def bzmpop(c, args):
+def bzmpop(c: Client, args: list[bytes]) -> Any:
     """BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]: the numkeys, side and
     count are checked before the timeout, as zmpopGenericCommand does."""
     keys, highest, count = mpop_args(args, 2, _min_max)

@@ -40,11 +40,12 @@ SortedList update (O(log n)).
 """
 
 import random
+from typing import Any
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import string2d
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import RedisError, encode
 from ..types.zset import ZSet
 from .aggregates import (
@@ -78,7 +79,7 @@ INF = float('inf')
 # -- scores -------------------------------------------------------------------------------
 
 
-def score_arg(b, msg=E_NOT_FLOAT):
+def score_arg(b: bytes, msg: str = E_NOT_FLOAT) -> float:
     """getDoubleFromObjectOrReply (string2d): the score `b` spells, or RedisError(msg).
     Plain digits (redis-benchmark's '0' among them) skip string2d: float() reads them as
     strtod does, and fewer than 300 of them cannot overflow."""
@@ -96,7 +97,7 @@ NX, XX, GT, LT, INCR, CH = 1, 2, 4, 8, 16, 32
 _ZADD_OPTIONS = {b'nx': NX, b'xx': XX, b'gt': GT, b'lt': LT, b'incr': INCR, b'ch': CH}
 
 
-def _zadd(c, args, flags):
+def _zadd(c: Client, args: list[bytes], flags: int) -> Any:
     """zaddGenericCommand."""
     n = len(args)
     i = 2
@@ -171,7 +172,7 @@ def _zadd(c, args, flags):
     summary='Add one or more members to a sorted set, or update its score if it already exists',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def zadd(c, args):
+def zadd(c: Client, args: list[bytes]) -> Any:
     """ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...].
 
     The hot path: one pair and no options (its score does not start with a letter) takes
@@ -215,7 +216,7 @@ def zadd(c, args):
     summary='Increment the score of a member in a sorted set',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def zincrby(c, args):
+def zincrby(c: Client, args: list[bytes]) -> Any:
     """ZINCRBY key increment member: ZADD INCR (Redis parses it with ZADD's code, so an
     'nx' in the increment's place is taken for an option and leaves a syntax error)."""
     return _zadd(c, args, INCR)
@@ -233,7 +234,7 @@ def zincrby(c, args):
     summary='Remove one or more members from a sorted set',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def zrem(c, args):
+def zrem(c: Client, args: list[bytes]) -> Any:
     """ZREM key member [member ...]: stops at the member that empties the set."""
     key = args[1]
     z = write_value(c, key, ZSet)
@@ -263,7 +264,7 @@ def zrem(c, args):
     summary='Get the number of members in a sorted set',
     key_specs='RO; index 1; range 0 1 0',
 )
-def zcard(c, args):
+def zcard(c: Client, args: list[bytes]) -> Any:
     z = read_value(c, args[1], ZSet)
     return 0 if z is None else len(z.scores)
 
@@ -277,7 +278,7 @@ def zcard(c, args):
     summary='Get the score associated with the given member in a sorted set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zscore(c, args):
+def zscore(c: Client, args: list[bytes]) -> Any:
     z = read_value(c, args[1], ZSet)
     return None if z is None else z.scores.get(args[2])
 
@@ -292,7 +293,7 @@ def zscore(c, args):
     summary='Get the score associated with the given members in a sorted set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zmscore(c, args):
+def zmscore(c: Client, args: list[bytes]) -> Any:
     z = read_value(c, args[1], ZSet)
     if z is None:
         return [None] * (len(args) - 2)
@@ -300,7 +301,7 @@ def zmscore(c, args):
     return [get(m) for m in args[2:]]
 
 
-def _rank(c, args, reverse):
+def _rank(c: Client, args: list[bytes], reverse: bool) -> Any:
     z = read_value(c, args[1], ZSet)
     if z is None:
         return None
@@ -320,7 +321,7 @@ def _rank(c, args, reverse):
     summary='Determine the index of a member in a sorted set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrank(c, args):
+def zrank(c: Client, args: list[bytes]) -> Any:
     return _rank(c, args, False)
 
 
@@ -334,14 +335,14 @@ def zrank(c, args):
     summary='Determine the index of a member in a sorted set, with scores ordered from high to low',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrevrank(c, args):
+def zrevrank(c: Client, args: list[bytes]) -> Any:
     return _rank(c, args, True)
 
 
 # -- ZRANDMEMBER ----------------------------------------------------------------------------
 
 
-def _with_scores(pairs, withscores, proto):
+def _with_scores(pairs: list[tuple[float, bytes]], withscores: bool, proto: int) -> list[Any]:
     """The reply for (score, member) pairs: members, or with WITHSCORES [member, score]
     pairs in RESP3 and a flat member/score array in RESP2."""
     if not withscores:
@@ -354,13 +355,13 @@ def _with_scores(pairs, withscores, proto):
     return out
 
 
-def _repeated_members(c, z, count, withscores):
+def _repeated_members(c: Client, z: ZSet, count: int, withscores: bool) -> Any:
     """A negative count past the set's size: `count` elements drawn with replacement,
     returned as the reply's bytes (each element encoded once). Refused past
     MAX_RANDOM_REPLY_BYTES (the expected size, from the mean size of an element)."""
     proto = c.proto
 
-    def enc(value):
+    def enc(value: Any) -> bytes:
         return b''.join(encode(value, proto, []))
 
     if not withscores:
@@ -372,7 +373,7 @@ def _repeated_members(c, z, count, withscores):
     return repeated_reply(pieces, count, count * 2 if withscores and proto == 2 else count, c)
 
 
-def _random_members(c, key, count, withscores):
+def _random_members(c: Client, key: bytes, count: int, withscores: bool) -> Any:
     """zrandmemberWithCountCommand: a positive count picks distinct members (the whole set,
     highest first as Redis iterates it, when it has no more), a negative one picks with
     replacement."""
@@ -408,7 +409,7 @@ def _random_members(c, key, count, withscores):
     summary='Get one or multiple random elements from a sorted set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrandmember(c, args):
+def zrandmember(c: Client, args: list[bytes]) -> Any:
     """ZRANDMEMBER key [count [WITHSCORES]]."""
     n = len(args)
     if n >= 3:
@@ -430,12 +431,12 @@ def zrandmember(c, args):
 # -- ZSCAN ----------------------------------------------------------------------------------
 
 
-def _listpack_members(z):
+def _listpack_members(z: ZSet) -> list[bytes] | None:
     """A listpack sorted set is returned whole by one ZSCAN call, in rank order."""
     return list(z) if z.listpack else None
 
 
-def _scan_item(z, member, out):
+def _scan_item(z: ZSet, member: bytes, out: list[bytes]) -> None:
     out += (member, z.scan_score(member))
 
 
@@ -450,6 +451,6 @@ def _scan_item(z, member, out):
     summary='Incrementally iterate sorted sets elements and associated scores',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zscan(c, args):
+def zscan(c: Client, args: list[bytes]) -> Any:
     """ZSCAN key cursor [MATCH pattern] [COUNT count]."""
     return scan_collection(c, args, ZSet, _listpack_members, _scan_item)

@@ -26,7 +26,7 @@ _HEX_RE = re.compile(
 _INF_RE = re.compile(rb'([+-]?)(?:inf|infinity)', re.I)
 
 
-def ld_round(x):
+def ld_round(x: Fraction) -> Fraction | float:
     """Round a Fraction to the nearest long double (ties to even); INF/-INF on overflow."""
     if x == 0:
         return Fraction(0)
@@ -50,12 +50,12 @@ def ld_round(x):
     return -v if neg else v
 
 
-def _big_int(digits):
+def _big_int(digits: bytes) -> int:
     """int() of a decimal digit string of any length (int() refuses > 4300 digits)."""
     return int(Decimal(digits.decode())) if len(digits) > 4000 else int(digits)
 
 
-def strtold(b):
+def strtold(b: bytes) -> Fraction | float | None:
     """Redis's string2ld: the long double value of `b` (a Fraction, or +-INF), or None
     when Redis rejects it (empty, leading space, trailing garbage, NaN, over/underflow)."""
     if not b or len(b) >= MAX_LONG_DOUBLE_CHARS or b[:1].isspace():
@@ -101,7 +101,7 @@ def strtold(b):
     return -v if sign == b'-' else v
 
 
-def ld_format(x):
+def ld_format(x: Fraction) -> bytes:
     """ld2string(LD_STR_HUMAN): "%.17Lf" with trailing zeros (and a bare '.') removed."""
     neg = x < 0
     x = abs(x)

@@ -11,6 +11,7 @@ before its own event, a command that empties its key raises its own event (`hdel
 import math
 import random
 from collections.abc import Callable, Collection, Sized
+from fractions import Fraction
 from typing import Any, TypeVar
 
 from .. import events
@@ -136,7 +137,7 @@ def timeout_arg(b: bytes) -> float:
     if x is None:
         raise RedisError(E_TIMEOUT)
     ms = LLONG_MIN  # (long long) of an out-of-range long double, on x86-64
-    if x != INF and x != -INF:
+    if type(x) is Fraction:  # not +-inf, strtold's only floats
         product = ld_round(x * 1000)
         if product != INF and product != -INF:
             ceiled = math.ceil(product)

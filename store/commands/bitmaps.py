@@ -14,7 +14,7 @@ where that arithmetic overflows on purpose), and `#N` offsets multiply in 64 bit
 """
 
 from ..args import SYNTAX, int_arg, keyword
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..events import GENERIC, NEW
 from ..resp import RedisError, string2ll
 from ..types.strenc import mark
@@ -32,7 +32,7 @@ from .strings import (
 COMMANDS = Family('bitmap', since='2.2.0')
 
 
-def _bit_offset(c, b):
+def _bit_offset(c: Client, b: bytes) -> int:
     """getBitOffsetFromArgument: a bit offset within proto-max-bulk-len bytes."""
     off = string2ll(b)
     if off is None or off < 0 or (off >> 3) >= c.server.max_bulk:
@@ -49,13 +49,13 @@ def _bit_offset(c, b):
     summary='Sets or clears the bit at offset in the string value stored at key',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def setbit(c, args):
+def setbit(c: Client, args: list[bytes]) -> int:
     key = args[1]
     off = _bit_offset(c, args[2])
     on = string2ll(args[3])
     if on is None or on & ~1:
         raise RedisError(E_BIT_VALUE)
-    v = _lookup_buffer(c, key)
+    v: bytearray | None = _lookup_buffer(c, key)
     byte = off >> 3
     mask = 1 << (7 - (off & 7))
     if v is None:
@@ -85,9 +85,9 @@ def setbit(c, args):
     summary='Returns the bit value at offset in the string value stored at key',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def getbit(c, args):
+def getbit(c: Client, args: list[bytes]) -> int:
     off = _bit_offset(c, args[2])
-    v = _read_buffer(c, args[1])
+    v: bytes | bytearray | None = _read_buffer(c, args[1])
     if v is None:
         return 0
     byte = off >> 3
@@ -96,7 +96,7 @@ def getbit(c, args):
     return 0
 
 
-def _bit_unit(b):
+def _bit_unit(b: bytes) -> bool:
     """BITCOUNT's and BITPOS's BYTE|BIT: True for BIT."""
     unit = keyword(b)
     if unit != b'bit' and unit != b'byte':
@@ -104,7 +104,7 @@ def _bit_unit(b):
     return unit == b'bit'
 
 
-def _range(start, end, size, isbit):
+def _range(start: int, end: int, size: int, isbit: bool) -> tuple[int, int, int, int]:
     """A BITCOUNT / BITPOS range of a `size`-byte string, in bytes or bits, clamped as
     Redis clamps it, as (first byte, last byte, the first byte's bits before the range,
     the last byte's bits after it)."""
@@ -128,8 +128,8 @@ def _range(start, end, size, isbit):
     summary='Count set bits in a string',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def bitcount(c, args):
-    v = _read_buffer(c, args[1])
+def bitcount(c: Client, args: list[bytes]) -> int:
+    v: bytes | bytearray | None = _read_buffer(c, args[1])
     if v is None:
         return 0
     n = len(args)
@@ -155,7 +155,7 @@ def bitcount(c, args):
     return count
 
 
-def _first_bit(s, bit):
+def _first_bit(s: bytes | bytearray, bit: int) -> int:
     """redisBitpos: the first bit equal to `bit` in `s`; -1 when looking for a 1 and there
     is none, len(s) * 8 (the bit after) when looking for a 0 and there is none."""
     if bit:
@@ -179,11 +179,11 @@ def _first_bit(s, bit):
     summary='Find first bit set or clear in a string',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def bitpos(c, args):
+def bitpos(c: Client, args: list[bytes]) -> int:
     bit = int_arg(args[2])
     if bit != 0 and bit != 1:
         raise RedisError('ERR The bit argument must be 1 or 0.')
-    v = _read_buffer(c, args[1])
+    v: bytes | bytearray | None = _read_buffer(c, args[1])
     if v is None:  # an infinite run of 0 bits
         return -1 if bit else 0
     n = len(args)
@@ -200,7 +200,7 @@ def bitpos(c, args):
         raise SYNTAX
     if start > end:
         return -1
-    s = v[start : end + 1]
+    s: bytes | bytearray = v[start : end + 1]
     if first_mask or last_mask:
         # the edge bytes of a BIT range: the bits outside it forced to the other value
         s = bytearray(s)
@@ -228,13 +228,13 @@ _NOT = bytes(255 - i for i in range(256))
     summary='Perform bitwise operations between strings',
     key_specs='OW update; index 2; range 0 1 0 | RO access; index 3; range -1 1 0',
 )
-def bitop(c, args):
+def bitop(c: Client, args: list[bytes]) -> int:
     op = keyword(args[1])
     if op not in (b'and', b'or', b'xor', b'not'):
         raise SYNTAX
     if op == b'not' and len(args) != 4:
         raise RedisError('ERR BITOP NOT must be called with a single source key.')
-    values = [_read_buffer(c, key) or b'' for key in args[3:]]
+    values: list[bytes | bytearray] = [_read_buffer(c, key) or b'' for key in args[3:]]
     size = max(map(len, values))
     dest = args[2]
     if not size:
@@ -274,12 +274,12 @@ _OVERFLOW = {b'wrap': WRAP, b'sat': SAT, b'fail': FAIL}
 _NARGS = {b'get': 2, b'set': 3, b'incrby': 3}
 
 
-def _s64(x):
+def _s64(x: int) -> int:
     """x as a C int64_t holds it (two's complement wrap-around)."""
     return ((x + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
 
 
-def _field_type(b):
+def _field_type(b: bytes) -> tuple[bool, int]:
     """getBitfieldTypeFromArgument: (signed, bits) of `i<1..64>` or `u<1..63>`."""
     sign = b[:1]
     bits = string2ll(b[1:])
@@ -288,7 +288,7 @@ def _field_type(b):
     return sign == b'i', bits
 
 
-def _field_offset(c, b, bits):
+def _field_offset(c: Client, b: bytes, bits: int) -> int:
     """getBitOffsetFromArgument with `#N` (N fields of `bits` bits) accepted."""
     hashed = b[:1] == b'#'
     off = string2ll(b[1:] if hashed else b)
@@ -301,7 +301,7 @@ def _field_offset(c, b, bits):
     return off
 
 
-def _unsigned_overflow(value, incr, bits, owtype):
+def _unsigned_overflow(value: int, incr: int, bits: int, owtype: int) -> tuple[bool, int | None]:
     """checkUnsignedBitfieldOverflow: (overflowed, the value to store instead)."""
     top = (1 << bits) - 1
     if value > top or (incr > 0 and incr > top - value):
@@ -315,7 +315,7 @@ def _unsigned_overflow(value, incr, bits, owtype):
     return True, limit
 
 
-def _signed_overflow(value, incr, bits, owtype):
+def _signed_overflow(value: int, incr: int, bits: int, owtype: int) -> tuple[bool, int | None]:
     """checkSignedBitfieldOverflow, with its int64 arithmetic (for i64 the limits of the
     increment wrap, which its conditions allow for)."""
     top = (1 << (bits - 1)) - 1
@@ -342,7 +342,7 @@ def _signed_overflow(value, incr, bits, owtype):
     return True, limit
 
 
-def _get_field(buf, offset, bits, signed):
+def _get_field(buf: bytes | bytearray, offset: int, bits: int, signed: bool) -> int:
     """The `bits`-bit field at bit `offset` of `buf` (zero past its end)."""
     first, last = offset >> 3, (offset + bits - 1) >> 3
     chunk = bytes(buf[first : last + 1]).ljust(last - first + 1, b'\0')
@@ -352,7 +352,7 @@ def _get_field(buf, offset, bits, signed):
     return x
 
 
-def _set_field(buf, offset, bits, value):
+def _set_field(buf: bytearray, offset: int, bits: int, value: int) -> None:
     """Write the low `bits` bits of `value` at bit `offset` of the bytearray `buf`."""
     first, last = offset >> 3, (offset + bits - 1) >> 3
     shift = (last + 1) * 8 - offset - bits
@@ -362,10 +362,10 @@ def _set_field(buf, offset, bits, value):
     buf[first : last + 1] = new.to_bytes(last - first + 1, 'big')
 
 
-def _bitfield(c, args, read_only):
+def _bitfield(c: Client, args: list[bytes], read_only: bool) -> list[int | None]:
     """bitfieldGeneric: parse every operation first, then run them in order."""
-    ops = []
-    owtype: int | None = WRAP
+    ops: list[tuple[bytes, bool, int, int, int, int]] = []
+    owtype = WRAP
     writes = False
     highest = 0
     j, n = 2, len(args)
@@ -373,9 +373,10 @@ def _bitfield(c, args, read_only):
         name = keyword(args[j])
         left = n - j - 1
         if name == b'overflow' and left >= 1:
-            owtype = _OVERFLOW.get(keyword(args[j + 1]))
-            if owtype is None:
+            given = _OVERFLOW.get(keyword(args[j + 1]))
+            if given is None:
                 raise RedisError('ERR Invalid OVERFLOW type specified')
+            owtype = given
             j += 2
             continue
         need = _NARGS.get(name)
@@ -391,20 +392,20 @@ def _bitfield(c, args, read_only):
         ops.append((name, signed, bits, offset, value, owtype))
         j += need + 1
     key = args[1]
+    if not writes:  # GETs alone: read where the string is (a bytes, or a bytearray)
+        found: bytes | bytearray | None = _read_buffer(c, key)
+        got = b'' if found is None else found
+        return [_get_field(got, offset, bits, signed) for _, signed, bits, offset, _, _ in ops]
+    if read_only:
+        raise RedisError('ERR BITFIELD_RO only supports the GET subcommand')
     grown = False
-    if not writes:
-        v = _read_buffer(c, key)
-        buf = b'' if v is None else v
-    else:
-        if read_only:
-            raise RedisError('ERR BITFIELD_RO only supports the GET subcommand')
-        v = _lookup_buffer(c, key)
-        buf = bytearray() if v is None else v
-        if len(buf) <= highest >> 3:  # lookupStringForBitCommand: room for every write
-            buf.extend(bytes((highest >> 3) + 1 - len(buf)))
-            grown = True
+    v: bytearray | None = _lookup_buffer(c, key)
+    buf = bytearray() if v is None else v
+    if len(buf) <= highest >> 3:  # lookupStringForBitCommand: room for every write
+        buf.extend(bytes((highest >> 3) + 1 - len(buf)))
+        grown = True
     changes = 0
-    out = []
+    out: list[int | None] = []
     for name, signed, bits, offset, value, owtype in ops:
         old = _get_field(buf, offset, bits, signed)
         if name == b'get':
@@ -416,7 +417,7 @@ def _bitfield(c, args, read_only):
             base, incr = (value if signed else value & ((1 << 64) - 1)), 0
         check = _signed_overflow if signed else _unsigned_overflow
         overflow, limit = check(base, incr, bits, owtype)
-        new = limit if overflow else base + incr
+        new = base + incr if limit is None else limit  # None: no overflow (`overflow` False)
         if overflow and owtype == FAIL:
             out.append(None)
         else:
@@ -441,7 +442,7 @@ def _bitfield(c, args, read_only):
     return out
 
 
-def _bitfield_key_flags(args):
+def _bitfield_key_flags(args: list[bytes]) -> str:
     """bitfieldGetKeys: read-only while the subcommands are GETs and OVERFLOWs; a SET, an
     INCRBY or anything else (a syntax error) makes it a write."""
     i, n = 2, len(args)
@@ -470,7 +471,7 @@ def _bitfield_key_flags(args):
     ),
     key_flags_of=_bitfield_key_flags,
 )
-def bitfield(c, args):
+def bitfield(c: Client, args: list[bytes]) -> list[int | None]:
     return _bitfield(c, args, False)
 
 
@@ -485,5 +486,5 @@ def bitfield(c, args):
     'BITFIELD',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def bitfield_ro(c, args):
+def bitfield_ro(c: Client, args: list[bytes]) -> list[int | None]:
     return _bitfield(c, args, True)

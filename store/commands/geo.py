@@ -8,14 +8,16 @@ centre in geo.c's order, which an unsorted reply keeps. Coordinates are answered
 prints a long double for humans (`ld_format`), distances with four decimals.
 """
 
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 from .. import events
 from ..args import SYNTAX, int_arg, keyword
-from ..command_table import Family
+from ..command_table import Client, Family, KeyFinder
 from ..longdouble import ld_format
 from ..pqsort import pqsort
-from ..resp import NULL_ARRAY, DoubleText, RedisError
+from ..resp import NULL_ARRAY, DoubleText, Raw, RedisError
 from ..types import geohash as gh
 from ..types.zset import ZSet
 from .aggregates import read_value, store_result
@@ -27,7 +29,7 @@ E_UNIT = RedisError('ERR unsupported unit provided. please use M, KM, FT, MI')
 E_MEMBER = RedisError('ERR could not decode requested zset member')
 
 
-def _lonlat(args, i):
+def _lonlat(args: list[bytes], i: int) -> tuple[float, float]:
     """extractLongLatOrReply: the pair at args[i], args[i + 1]."""
     lon, lat = score_arg(args[i]), score_arg(args[i + 1])
     if not (gh.LON_MIN <= lon <= gh.LON_MAX and gh.LAT_MIN <= lat <= gh.LAT_MAX):
@@ -35,7 +37,7 @@ def _lonlat(args, i):
     return lon, lat
 
 
-def _unit(b):
+def _unit(b: bytes) -> float:
     """extractUnitOrReply: meters per unit."""
     unit = gh.UNITS.get(keyword(b))
     if unit is None:
@@ -43,12 +45,12 @@ def _unit(b):
     return unit
 
 
-def _distance(d):
+def _distance(d: float) -> bytes:
     """addReplyDoubleDistance."""
     return b'%.4f' % d
 
 
-def _coord(x):
+def _coord(x: float) -> DoubleText:
     """addReplyHumanLongDouble of a double."""
     return DoubleText(ld_format(Fraction(x)))
 
@@ -63,9 +65,9 @@ def _coord(x):
     'sorted set',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def geoadd(c, args):
+def geoadd(c: Client, args: list[bytes]) -> Any:
     i, n = 2, len(args)
-    opts = set()
+    opts: set[bytes] = set()
     while i < n and keyword(args[i]) in (b'nx', b'xx', b'ch'):
         opts.add(keyword(args[i]))
         i += 1
@@ -78,7 +80,7 @@ def geoadd(c, args):
     return zadd(c, zargs)
 
 
-def _position(z, member):
+def _position(z: ZSet | None, member: bytes) -> tuple[float, float] | None:
     """(lon, lat) of a member, None when it is not there."""
     score = z.score(member) if z is not None else None
     return None if score is None else gh.decode_score(score)
@@ -93,7 +95,7 @@ def _position(z, member):
     summary='Returns the distance between two members of a geospatial index',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def geodist(c, args):
+def geodist(c: Client, args: list[bytes]) -> Any:
     unit = 1.0
     if len(args) == 5:
         unit = _unit(args[4])
@@ -117,9 +119,9 @@ def geodist(c, args):
     summary='Returns members of a geospatial index as standard geohash strings',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def geohash(c, args):
+def geohash(c: Client, args: list[bytes]) -> Any:
     z = read_value(c, args[1], ZSet)
-    out = []
+    out: list[bytes | None] = []
     for member in args[2:]:
         xy = _position(z, member)
         out.append(None if xy is None else gh.standard_geohash(*xy))
@@ -135,9 +137,9 @@ def geohash(c, args):
     summary='Returns longitude and latitude of members of a geospatial index',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def geopos(c, args):
+def geopos(c: Client, args: list[bytes]) -> Any:
     z = read_value(c, args[1], ZSet)
-    out = []
+    out: list[Raw | list[DoubleText]] = []
     for member in args[2:]:
         xy = _position(z, member)
         out.append(NULL_ARRAY if xy is None else [_coord(xy[0]), _coord(xy[1])])
@@ -148,8 +150,11 @@ def geopos(c, args):
 
 COORDS, MEMBER, NOSTORE, SEARCH, SEARCHSTORE = 1, 2, 4, 8, 16
 
+# what a search found: (distance, score, member, lon, lat)
+Found = tuple[float, float, bytes, float, float]
 
-def _radius(args, i):
+
+def _radius(args: list[bytes], i: int) -> tuple[float, float]:
     """extractDistanceOrReply: (radius, unit)."""
     radius = score_arg(args[i], 'ERR need numeric radius')
     if radius < 0:
@@ -157,7 +162,7 @@ def _radius(args, i):
     return radius, _unit(args[i + 1])
 
 
-def _box(args, i):
+def _box(args: list[bytes], i: int) -> tuple[float, float, float]:
     """extractBoxOrReply: (width, height, unit)."""
     width = score_arg(args[i], 'ERR need numeric width')
     height = score_arg(args[i + 1], 'ERR need numeric height')
@@ -166,10 +171,10 @@ def _box(args, i):
     return width, height, _unit(args[i + 2])
 
 
-def _scan(z, shape, limit):
+def _scan(z: ZSet, shape: gh.Shape, limit: int) -> list[Found]:
     """membersOfAllNeighbors: (distance, score, member, lon, lat) of the members inside
     the shape, cell by cell; `limit` (ANY) stops the scan once that many were found."""
-    found: list[tuple[float, float, bytes, float, float]] = []
+    found: list[Found] = []
     cells = gh.areas(shape)
     last = 0
     for i, area in enumerate(cells):
@@ -191,12 +196,15 @@ def _scan(z, shape, limit):
     return found
 
 
-def _search(c, args, src, flags):
+def _search(c: Client, args: list[bytes], src: int, flags: int) -> Any:
     """georadiusGeneric."""
     name = args[0].decode('utf-8', 'replace')  # as sent, in the errors naming it
     z = read_value(c, args[src], ZSet)
-    lon = lat = None
-    radius = width = height = None
+    lon: float | None = None
+    lat: float | None = None
+    radius: float | None = None
+    width: float | None = None
+    height: float | None = None
     unit = 1.0
     if flags & COORDS:
         base = 6
@@ -214,9 +222,9 @@ def _search(c, args, src, flags):
         base = 3 if flags & SEARCHSTORE else 2
     withdist = withhash = withcoord = any_ = False
     frommember = fromloc = byradius = bybox = False
-    sort = None
+    sort: str | None = None
     count = 0
-    store = None
+    store: bytes | None = None
     storedist = False
     search = flags & SEARCH
     i, n = base, len(args)
@@ -300,9 +308,9 @@ def _search(c, args, src, flags):
         return _store(c, store, found, storedist, flags, unit)
     if not (withdist or withhash or withcoord):
         return [f[2] for f in found]
-    out = []
+    out: list[list[bytes | int | list[DoubleText]]] = []
     for d, score, member, x, y in found:
-        item = [member]
+        item: list[bytes | int | list[DoubleText]] = [member]
         if withdist:
             item.append(_distance(d / unit))
         if withhash:
@@ -313,17 +321,19 @@ def _search(c, args, src, flags):
     return out
 
 
-def _by_distance(desc):
+def _by_distance(desc: bool) -> Callable[[Found, Found], int]:
     """sort_gp_asc / sort_gp_desc."""
 
-    def cmp(x, y):
+    def cmp(x: Found, y: Found) -> int:
         r = (x[0] > y[0]) - (x[0] < y[0])
         return -r if desc else r
 
     return cmp
 
 
-def _store(c, dst, found, storedist, flags, unit=1.0):
+def _store(
+    c: Client, dst: bytes, found: list[Found], storedist: bool, flags: int, unit: float = 1.0
+) -> int:
     """STORE / STOREDIST / GEOSEARCHSTORE: the results (scores or distances) as a new
     sorted set, or the destination deleted when there are none."""
     items = [(d / unit if storedist else score, member) for d, score, member, _, _ in found]
@@ -332,12 +342,12 @@ def _store(c, dst, found, storedist, flags, unit=1.0):
     return store_result(c, dst, z, events.ZSET, event)
 
 
-def _store_keys(start):
+def _store_keys(start: int) -> KeyFinder:
     """The key specs' key finder (what COMMAND GETKEYS reports): the key, then the key
     after the first STORE, then the key after the first STOREDIST, each keyword looked for
     from args[start] on (not in the last argument)."""
 
-    def find(args):
+    def find(args: list[bytes]) -> list[int]:
         keys = [1]
         for keyword_ in (b'store', b'storedist'):
             for i in range(start, len(args) - 1):
@@ -365,7 +375,7 @@ _RADIUS = dict(categories='@write @geo @slow', keys=(1, 1, 1), flags='write deny
         'OW update; keyword STOREDIST 6; range 0 1 0'
     ),
 )
-def georadius(c, args):
+def georadius(c: Client, args: list[bytes]) -> Any:
     return _search(c, args, 1, COORDS)
 
 
@@ -377,7 +387,7 @@ def georadius(c, args):
     **_SEARCH,
     key_specs='RO access; index 1; range 0 1 0',
 )
-def georadius_ro(c, args):
+def georadius_ro(c: Client, args: list[bytes]) -> Any:
     return _search(c, args, 1, COORDS | NOSTORE)
 
 
@@ -393,7 +403,7 @@ def georadius_ro(c, args):
         'OW update; keyword STOREDIST 5; range 0 1 0'
     ),
 )
-def georadiusbymember(c, args):
+def georadiusbymember(c: Client, args: list[bytes]) -> Any:
     return _search(c, args, 1, MEMBER)
 
 
@@ -405,7 +415,7 @@ def georadiusbymember(c, args):
     **_SEARCH,
     key_specs='RO access; index 1; range 0 1 0',
 )
-def georadiusbymember_ro(c, args):
+def georadiusbymember_ro(c: Client, args: list[bytes]) -> Any:
     return _search(c, args, 1, MEMBER | NOSTORE)
 
 
@@ -418,7 +428,7 @@ def georadiusbymember_ro(c, args):
     **_SEARCH,
     key_specs='RO access; index 1; range 0 1 0',
 )
-def geosearch(c, args):
+def geosearch(c: Client, args: list[bytes]) -> Any:
     return _search(c, args, 1, SEARCH)
 
 
@@ -433,5 +443,5 @@ def geosearch(c, args):
     'area of a box or a circle, and store the result in another key.',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range 0 1 0',
 )
-def geosearchstore(c, args):
+def geosearchstore(c: Client, args: list[bytes]) -> Any:
     return _search(c, args, 2, SEARCH | SEARCHSTORE)

@@ -38,12 +38,13 @@ a missing key (an empty scan) or WRONGTYPE before it parses MATCH/COUNT.
 import random
 from fractions import Fraction
 from itertools import islice
+from typing import Any
 
 from .. import events
 from ..args import E_NOT_FLOAT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..longdouble import ld_format, ld_round, strtold
-from ..resp import BULK_HEADER, OK, Map, RedisError, c_string, string2ll
+from ..resp import BULK_HEADER, OK, Map, Raw, RedisError, c_string, string2ll
 from ..types import expect
 from ..types.hash import Hash
 from .aggregates import (
@@ -77,7 +78,7 @@ E_COUNT_RANGE = (
 COMMANDS = Family('hash', since='2.0.0')
 
 
-def _hash_arity_error(args):
+def _hash_arity_error(args: list[bytes]) -> RedisError:
     """addReplyErrorArity for HSET/HMSET given a field without a value."""
     return RedisError(
         f"ERR wrong number of arguments for '{args[0].decode('latin-1').lower()}' command"
@@ -96,7 +97,7 @@ def _hash_arity_error(args):
     summary='Set the string value of a hash field',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def hset(c, args):
+def hset(c: Client, args: list[bytes]) -> Any:
     """hsetCommand: set every field-value pair; returns how many fields were new."""
     n = len(args)
     if n & 1:
@@ -135,7 +136,7 @@ def hset(c, args):
     summary='Set multiple hash fields to multiple values',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def hmset(c, args):
+def hmset(c: Client, args: list[bytes]) -> Any:
     hset(c, args)
     return OK
 
@@ -149,7 +150,7 @@ def hmset(c, args):
     summary='Set the value of a hash field, only if the field does not exist',
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def hsetnx(c, args):
+def hsetnx(c: Client, args: list[bytes]) -> Any:
     key, field, value = args[1], args[2], args[3]
     h = write_value(c, key, Hash)
     if h is None:
@@ -174,7 +175,7 @@ def hsetnx(c, args):
     summary='Get the value of a hash field',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hget(c, args):
+def hget(c: Client, args: list[bytes]) -> Any:
     h = c.ks.read(c.db, args[1])
     if h is None:
         return None
@@ -192,7 +193,7 @@ def hget(c, args):
     summary='Get the values of all the given hash fields',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hmget(c, args):
+def hmget(c: Client, args: list[bytes]) -> Any:
     h = read_value(c, args[1], Hash)
     if h is None:
         return [None] * (len(args) - 2)
@@ -209,7 +210,7 @@ def hmget(c, args):
     summary='Determine if a hash field exists',
     key_specs='RO; index 1; range 0 1 0',
 )
-def hexists(c, args):
+def hexists(c: Client, args: list[bytes]) -> Any:
     h = read_value(c, args[1], Hash)
     return 0 if h is None else int(args[2] in h)
 
@@ -224,7 +225,7 @@ def hexists(c, args):
     summary='Get the length of the value of a hash field',
     key_specs='RO; index 1; range 0 1 0',
 )
-def hstrlen(c, args):
+def hstrlen(c: Client, args: list[bytes]) -> Any:
     h = read_value(c, args[1], Hash)
     return 0 if h is None else len(h.get(args[2], b''))
 
@@ -238,7 +239,7 @@ def hstrlen(c, args):
     summary='Get the number of fields in a hash',
     key_specs='RO; index 1; range 0 1 0',
 )
-def hlen(c, args):
+def hlen(c: Client, args: list[bytes]) -> Any:
     h = read_value(c, args[1], Hash)
     return 0 if h is None else len(h)
 
@@ -256,7 +257,7 @@ def hlen(c, args):
     summary='Get all the fields and values in a hash',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hgetall(c, args):
+def hgetall(c: Client, args: list[bytes]) -> Any:
     """A map in RESP3 (an empty map for a missing key), a flat array in RESP2."""
     h = read_value(c, args[1], Hash)
     return Map() if h is None else Map(h)
@@ -272,7 +273,7 @@ def hgetall(c, args):
     summary='Get all the fields in a hash',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hkeys(c, args):
+def hkeys(c: Client, args: list[bytes]) -> Any:
     h = read_value(c, args[1], Hash)
     return [] if h is None else list(h)
 
@@ -287,7 +288,7 @@ def hkeys(c, args):
     summary='Get all the values in a hash',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hvals(c, args):
+def hvals(c: Client, args: list[bytes]) -> Any:
     h = read_value(c, args[1], Hash)
     return [] if h is None else list(h.values())
 
@@ -304,7 +305,7 @@ def hvals(c, args):
     summary='Delete one or more hash fields',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def hdel(c, args):
+def hdel(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     h = write_value(c, key, Hash)
     if h is None:
@@ -333,7 +334,7 @@ def hdel(c, args):
     summary='Increment the integer value of a hash field by the given number',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def hincrby(c, args):
+def hincrby(c: Client, args: list[bytes]) -> Any:
     incr = int_arg(args[3])
     key, field = args[1], args[2]
     h = write_value(c, key, Hash)
@@ -367,12 +368,12 @@ def hincrby(c, args):
     summary='Increment the float value of a hash field by the given amount',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def hincrbyfloat(c, args):
+def hincrbyfloat(c: Client, args: list[bytes]) -> Any:
     """Long-double arithmetic as INCRBYFLOAT (store/longdouble.py)."""
     incr = strtold(args[3])
     if incr is None:
         raise RedisError(E_NOT_FLOAT)
-    if type(incr) is float:
+    if type(incr) is not Fraction:  # strtold's only floats are +-inf
         raise RedisError(E_NAN_INCR)  # +-inf: refused before the key is looked at
     key, field = args[1], args[2]
     h = write_value(c, key, Hash)
@@ -380,13 +381,14 @@ def hincrbyfloat(c, args):
     if old is None:
         value = Fraction(0)
     else:
-        value = strtold(old)
-        if value is None:
+        stored = strtold(old)
+        if stored is None:
             raise RedisError(E_HASH_NOT_FLOAT)
-        if type(value) is float:
+        if type(stored) is not Fraction:
             raise RedisError(E_NAN_RESULT)  # a stored 'inf' plus anything
+        value = stored
     result = ld_round(value + incr)
-    if type(result) is float:
+    if type(result) is not Fraction:  # ld_round's only floats are +-inf
         raise RedisError(E_NAN_RESULT)
     new = ld_format(result)
     if h is None:
@@ -400,12 +402,12 @@ def hincrbyfloat(c, args):
 # -- HRANDFIELD -------------------------------------------------------------------------
 
 
-def _bulk(b):
+def _bulk(b: bytes) -> bytes:
     n = len(b)
     return (BULK_HEADER[n] if n < 1024 else b'$%d\r\n' % n) + b + b'\r\n'
 
 
-def _with_values(h, fields, withvalues, proto):
+def _with_values(h: Hash, fields: list[bytes], withvalues: bool, proto: int) -> list[Any]:
     """The reply for `fields` of `h`: fields alone, or with their values (pairs in RESP3,
     a flat array in RESP2), as hrandfieldWithCountCommand replies."""
     if not withvalues:
@@ -418,7 +420,7 @@ def _with_values(h, fields, withvalues, proto):
     return out
 
 
-def _repeated_fields(c, h, count, withvalues):
+def _repeated_fields(c: Client, h: Hash, count: int, withvalues: bool) -> Raw:
     """A negative count past the hash's size: `count` fields drawn with replacement,
     returned as the reply's bytes (each field encoded once). Refused past
     MAX_RANDOM_REPLY_BYTES (the expected size, from the mean size of an element)."""
@@ -431,7 +433,7 @@ def _repeated_fields(c, h, count, withvalues):
     return repeated_reply(pieces, count, count * 2 if withvalues and proto == 2 else count, c)
 
 
-def _random_fields(c, key, count, withvalues):
+def _random_fields(c: Client, key: bytes, count: int, withvalues: bool) -> Any:
     """hrandfieldWithCountCommand: a positive count picks distinct fields (the whole hash
     when it has no more), a negative one picks with replacement."""
     h = read_value(c, key, Hash)
@@ -465,7 +467,7 @@ def _random_fields(c, key, count, withvalues):
     summary='Get one or multiple random fields from a hash',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hrandfield(c, args):
+def hrandfield(c: Client, args: list[bytes]) -> Any:
     """HRANDFIELD key [count [WITHVALUES]]."""
     n = len(args)
     if n >= 3:
@@ -487,12 +489,12 @@ def hrandfield(c, args):
 # -- HSCAN ------------------------------------------------------------------------------
 
 
-def _listpack_fields(h):
+def _listpack_fields(h: Hash) -> list[bytes] | None:
     """A listpack hash is returned whole by one HSCAN call, in its order."""
     return list(h) if h.listpack else None
 
 
-def _field_and_value(h, field, out):
+def _field_and_value(h: Hash, field: bytes, out: list[bytes]) -> None:
     out += (field, h[field])
 
 
@@ -507,7 +509,7 @@ def _field_and_value(h, field, out):
     summary='Incrementally iterate hash fields and associated values',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def hscan(c, args):
+def hscan(c: Client, args: list[bytes]) -> Any:
     """HSCAN key cursor [MATCH pattern] [COUNT count]. Redis answers a bad cursor, then a
     missing key (an empty scan) or WRONGTYPE, and only then looks at the options."""
     key = args[1]

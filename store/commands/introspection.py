@@ -7,8 +7,10 @@ summary, since, group, complexity and arguments. The complexity and argument doc
 of the server group's commands (DOCS) lives here, beside the code that renders it.
 """
 
+from typing import Any
+
 from ..args import E_SYNTAX, lower
-from ..command_table import Family, find_command
+from ..command_table import Client, Command, Family, find_command
 from ..glob import glob_match
 from ..resp import Map, RedisError, Set
 from .admin import as_text, unique_commands
@@ -16,10 +18,10 @@ from .admin import as_text, unique_commands
 COMMANDS = Family('server', since='2.8.13')
 
 
-def lookup_command(server, name):
+def lookup_command(server: Any, name: bytes) -> Command | None:
     """lookupCommandBySds: 'get' or 'config|get', case-insensitively; None if unknown."""
     base, _, sub = as_text(name).lower().partition('|')
-    cmd = server.commands.get(base.encode())
+    cmd: Command | None = server.commands.get(base.encode())
     if cmd is None or not sub:
         return cmd
     return cmd.subcommands.get(sub)
@@ -50,7 +52,7 @@ COMMAND_HELP = [
 ]
 
 
-def command_info(cmd):
+def command_info(cmd: Command) -> list[Any]:
     """addReplyCommandInfo: name, arity, flags, first/last/step, ACL categories, tips, key
     specs, subcommands."""
     return [
@@ -67,9 +69,17 @@ def command_info(cmd):
     ]
 
 
-def _arg(name, type_, token=None, flags='', since=None, args=None, key_spec=None):
+def _arg(
+    name: str,
+    type_: str,
+    token: str | None = None,
+    flags: str = '',
+    since: str | None = None,
+    args: list[Map] | None = None,
+    key_spec: int | None = None,
+) -> Map:
     """One entry of a command's documented arguments (addReplyCommandArgList)."""
-    items = [(b'name', name.encode()), (b'type', type_.encode())]
+    items: list[tuple[bytes, Any]] = [(b'name', name.encode()), (b'type', type_.encode())]
     if key_spec is not None:
         items.append((b'key_spec_index', key_spec))
     if token:
@@ -98,7 +108,7 @@ _NAMES_ARG = [_arg('command-name', 'string', flags='optional multiple')]
 
 # Complexity and argument documentation of the server group's commands (COMMAND DOCS):
 # COMMAND's own and those of server.py, config_cmd.py, info.py and debug.py.
-DOCS = {
+DOCS: dict[str, tuple[str, list[Map] | None]] = {
     'info': ('O(1)', [_arg('section', 'string', flags='optional multiple')]),
     'time': ('O(1)', None),
     'dbsize': ('O(1)', None),
@@ -201,9 +211,9 @@ DOCS = {
 }
 
 
-def command_docs(cmd):
+def command_docs(cmd: Command) -> Map:
     """addReplyCommandDocs: summary, since, group, complexity, arguments, subcommands."""
-    items = []
+    items: list[tuple[bytes, Any]] = []
     if cmd.summary:
         items.append((b'summary', cmd.summary.encode()))
     items.append((b'since', cmd.since.encode()))
@@ -225,7 +235,7 @@ def command_docs(cmd):
     return Map(items)
 
 
-def command(c, args):
+def command(c: Client, args: list[bytes]) -> Any:
     if len(args) == 1:
         return [command_info(cmd) for cmd in unique_commands(c.server)]
     return c.server.commands[b'command'].dispatch(c, args)  # the server's copy
@@ -249,7 +259,7 @@ COMMAND = COMMANDS.container(
     categories='@slow @connection',
     summary='Get total number of Redis commands',
 )
-def command_count(c, args):
+def command_count(c: Client, args: list[bytes]) -> int:
     return len(unique_commands(c.server))
 
 
@@ -261,7 +271,7 @@ def command_count(c, args):
     tips='nondeterministic_output_order',
     summary='Get array of specific Redis command details, or all when no argument is given.',
 )
-def command_info_(c, args):
+def command_info_(c: Client, args: list[bytes]) -> list[Any]:
     if len(args) == 2:
         return [command_info(cmd) for cmd in unique_commands(c.server)]
     out = []
@@ -280,7 +290,7 @@ def command_info_(c, args):
     since='7.0.0',
     summary='Get array of specific Redis command documentation',
 )
-def command_docs_(c, args):
+def command_docs_(c: Client, args: list[bytes]) -> Map:
     if len(args) == 2:
         found = unique_commands(c.server)
     else:
@@ -297,8 +307,8 @@ def command_docs_(c, args):
     since='7.0.0',
     summary='Get an array of Redis command names',
 )
-def command_list(c, args):
-    kind = None
+def command_list(c: Client, args: list[bytes]) -> list[bytes]:
+    kind: str | None = None
     arg = b''  # FILTERBY's argument, read only with its kind
     i = 2
     while i < len(args):
@@ -323,7 +333,7 @@ def command_list(c, args):
     return out
 
 
-def _getkeys(c, args):
+def _getkeys(c: Client, args: list[bytes]) -> tuple[Command, list[bytes], list[int]]:
     """The command named by args[2:], its arguments and its keys' positions, with
     Redis's errors."""
     argv = args[2:]
@@ -349,7 +359,7 @@ def _getkeys(c, args):
     categories='@slow @connection',
     summary='Extract keys given a full Redis command',
 )
-def command_getkeys(c, args):
+def command_getkeys(c: Client, args: list[bytes]) -> list[bytes]:
     _, argv, positions = _getkeys(c, args)
     return [argv[i] for i in positions]
 
@@ -362,7 +372,7 @@ def command_getkeys(c, args):
     since='7.0.0',
     summary='Extract keys and access flags given a full Redis command',
 )
-def command_getkeysandflags(c, args):
+def command_getkeysandflags(c: Client, args: list[bytes]) -> list[list[Any]]:
     cmd, argv, positions = _getkeys(c, args)
     return [[argv[i], Set(list(flags))] for i, flags in cmd.key_flags(argv, positions)]
 
@@ -375,7 +385,7 @@ def command_getkeysandflags(c, args):
     since='5.0.0',
     summary='Show helpful text about the different subcommands',
 )
-def command_help(c, args):
+def command_help(c: Client, args: list[bytes]) -> list[str]:
     return COMMAND_HELP
 
 

@@ -28,10 +28,11 @@ allocates in proportion to a client's number: counts are clamped to the list's l
 """
 
 from itertools import islice
+from typing import Any
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, range_arg
-from ..command_table import Family, numkeys_keys
+from ..command_table import Client, Family, numkeys_keys
 from ..resp import BULK_HEADER, CRLF, NULL_ARRAY, OK, Raw, RedisError
 from ..types.list import List
 from .aggregates import changed, create, drop_if_empty, mpop_args, read_value, write_value
@@ -55,7 +56,7 @@ COMMANDS = Family('list')
 # -- argument parsing -------------------------------------------------------------------
 
 
-def where_arg(b):
+def where_arg(b: bytes) -> bool:
     """getListPositionFromObjectOrReply: LEFT (True, the head) or RIGHT (False)."""
     w = b.lower()
     if w == b'left':
@@ -68,7 +69,7 @@ def where_arg(b):
 # -- shared steps -----------------------------------------------------------------------
 
 
-def elements_removed(c, key, lst, head):
+def elements_removed(c: Client, key: bytes, lst: List, head: bool) -> None:
     """listElementsRemoved: the pop's event, then `del` if the list is now empty, and the
     key signalled as modified."""
     ks = c.ks
@@ -80,14 +81,14 @@ def elements_removed(c, key, lst, head):
         drop_if_empty(c, key, lst)
 
 
-def take(lst, head, count):
+def take(lst: List, head: bool, count: int) -> list[bytes]:
     """Pop up to `count` elements from one end, in the order they are popped (what
     LPOP/RPOP COUNT and LMPOP reply)."""
     pop = lst.popleft if head else lst.pop
     return [pop() for _ in range(min(count, len(lst)))]
 
 
-def pop_range(c, key, lst, head, count):
+def pop_range(c: Client, key: bytes, lst: List, head: bool, count: int) -> list[Any]:
     """listPopRangeAndReplyWithKey: pop up to `count` elements; the reply is
     [key, elements]."""
     popped = take(lst, head, count)
@@ -95,7 +96,7 @@ def pop_range(c, key, lst, head, count):
     return [key, popped]
 
 
-def push_to(c, key, lst, value, head):
+def push_to(c: Client, key: bytes, lst: List | None, value: bytes, head: bool) -> None:
     """lmoveHandlePush: push `value` on the destination `lst` (None: create it, raising
     `new`), signal it and raise `lpush`/`rpush`."""
     if lst is None:
@@ -107,7 +108,7 @@ def push_to(c, key, lst, value, head):
     changed(c, LIST, b'lpush' if head else b'rpush', key)
 
 
-def bulk_array(items):
+def bulk_array(items: list[bytes]) -> Raw:
     """An array of bulk strings encoded at once (the same bytes in RESP2 and RESP3): the
     headers, elements and CRLFs are laid out by slice assignment and joined once, about
     twice as fast as the generic encoder for LRANGE's hundreds of elements."""
@@ -119,7 +120,7 @@ def bulk_array(items):
     return Raw(b''.join(out))
 
 
-def list_range(lst, start, end):
+def list_range(lst: List, start: int, end: int) -> list[bytes]:
     """addListRangeReply's elements between two inclusive indexes (negative counting from
     the tail), walked from the nearer end of the deque."""
     llen = len(lst)
@@ -143,7 +144,7 @@ def list_range(lst, start, end):
 # -- pushes -------------------------------------------------------------------------------
 
 
-def _push(c, args, head, xx):
+def _push(c: Client, args: list[bytes], head: bool, xx: bool) -> int:
     """pushGenericCommand. The hot path of LPUSH/RPUSH: one look-up, one event check."""
     ks = c.ks
     db = c.db
@@ -182,7 +183,7 @@ _PUSH = dict(flags='write denyoom fast', keys=(1, 1, 1), categories='@write @lis
     **_PUSH,
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def lpush(c, args):
+def lpush(c: Client, args: list[bytes]) -> int:
     return _push(c, args, True, False)
 
 
@@ -193,7 +194,7 @@ def lpush(c, args):
     **_PUSH,
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def rpush(c, args):
+def rpush(c: Client, args: list[bytes]) -> int:
     return _push(c, args, False, False)
 
 
@@ -205,7 +206,7 @@ def rpush(c, args):
     **_PUSH,
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def lpushx(c, args):
+def lpushx(c: Client, args: list[bytes]) -> int:
     return _push(c, args, True, True)
 
 
@@ -217,14 +218,14 @@ def lpushx(c, args):
     **_PUSH,
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def rpushx(c, args):
+def rpushx(c: Client, args: list[bytes]) -> int:
     return _push(c, args, False, True)
 
 
 # -- pops ---------------------------------------------------------------------------------
 
 
-def _pop(c, args, head):
+def _pop(c: Client, args: list[bytes], head: bool) -> Any:
     """popGenericCommand: one element (a bulk reply), or with COUNT an array."""
     n = len(args)
     if n == 2:  # the hot path
@@ -263,7 +264,7 @@ _POP = dict(flags='write fast', keys=(1, 1, 1), categories='@write @list @fast')
     **_POP,
     key_specs='RW access delete; index 1; range 0 1 0',
 )
-def lpop(c, args):
+def lpop(c: Client, args: list[bytes]) -> Any:
     return _pop(c, args, True)
 
 
@@ -274,7 +275,7 @@ def lpop(c, args):
     **_POP,
     key_specs='RW access delete; index 1; range 0 1 0',
 )
-def rpop(c, args):
+def rpop(c: Client, args: list[bytes]) -> Any:
     return _pop(c, args, False)
 
 
@@ -288,7 +289,7 @@ def rpop(c, args):
     since='7.0.0',
     key_specs='RW access delete; index 1; keynum 0 1 1',
 )
-def lmpop(c, args):
+def lmpop(c: Client, args: list[bytes]) -> Any:
     """mpopGenericCommand: pop from the first non-empty list of the keys given."""
     keys, head, count = mpop_args(args, 1, where_arg)
     for key in keys:
@@ -312,7 +313,7 @@ _READ = dict(flags='readonly', keys=(1, 1, 1), categories='@read @list @slow')
     summary='Get the length of a list',
     key_specs='RO; index 1; range 0 1 0',
 )
-def llen(c, args):
+def llen(c: Client, args: list[bytes]) -> int:
     lst = read_value(c, args[1], List)
     return 0 if lst is None else len(lst)
 
@@ -324,7 +325,7 @@ def llen(c, args):
     **_READ,
     key_specs='RO access; index 1; range 0 1 0',
 )
-def lrange(c, args):
+def lrange(c: Client, args: list[bytes]) -> Any:
     start = int_arg(args[2])
     end = int_arg(args[3])
     lst = read_value(c, args[1], List)
@@ -340,7 +341,7 @@ def lrange(c, args):
     **_READ,
     key_specs='RO access; index 1; range 0 1 0',
 )
-def lindex(c, args):
+def lindex(c: Client, args: list[bytes]) -> bytes | None:
     lst = read_value(c, args[1], List)
     if lst is None:
         return None
@@ -358,7 +359,7 @@ def lindex(c, args):
     **_READ,
     key_specs='RO access; index 1; range 0 1 0',
 )
-def lpos(c, args):
+def lpos(c: Client, args: list[bytes]) -> Any:
     """LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]. RANK counts matches
     from the head (negative: from the tail); COUNT 0 means all matches; MAXLEN bounds the
     elements compared."""
@@ -426,7 +427,7 @@ _WRITE = dict(flags='write denyoom', keys=(1, 1, 1), categories='@write @list @s
     **_WRITE,
     key_specs='RW update; index 1; range 0 1 0',
 )
-def lset(c, args):
+def lset(c: Client, args: list[bytes]) -> str:
     lst = write_value(c, args[1], List)
     if lst is None:
         raise RedisError(E_NO_KEY)
@@ -446,7 +447,7 @@ def lset(c, args):
     **_WRITE,
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def linsert(c, args):
+def linsert(c: Client, args: list[bytes]) -> int:
     where = args[2].lower()
     if where == b'after':
         after = True
@@ -475,7 +476,7 @@ def linsert(c, args):
     summary='Remove elements from a list',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def lrem(c, args):
+def lrem(c: Client, args: list[bytes]) -> int:
     """Remove the first |count| occurrences of element, from the tail when count is
     negative, all of them when it is 0: one pass that keeps the other elements."""
     toremove = int_arg(args[2])
@@ -516,7 +517,7 @@ def lrem(c, args):
     summary='Trim a list to the specified range',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def ltrim(c, args):
+def ltrim(c: Client, args: list[bytes]) -> str:
     start = int_arg(args[2])
     end = int_arg(args[3])
     key = args[1]
@@ -560,7 +561,9 @@ def ltrim(c, args):
 # -- moves --------------------------------------------------------------------------------
 
 
-def lmove_generic(c, src, dst, head_from, head_to):
+def lmove_generic(
+    c: Client, src: bytes, dst: bytes, head_from: bool, head_to: bool
+) -> bytes | None:
     """lmoveGenericCommand: pop from `src` and push on `dst` (which may be `src`); the
     destination's type is checked only once there is something to move. The push's
     events come before the pop's, as in Redis."""
@@ -589,7 +592,7 @@ _MOVE = dict(flags='write denyoom', keys=(1, 2, 1), categories='@write @list @sl
     **_MOVE,
     key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
-def lmove(c, args):
+def lmove(c: Client, args: list[bytes]) -> bytes | None:
     head_from = where_arg(args[3])
     head_to = where_arg(args[4])
     return lmove_generic(c, args[1], args[2], head_from, head_to)
@@ -603,5 +606,5 @@ def lmove(c, args):
     **_MOVE,
     key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
-def rpoplpush(c, args):
+def rpoplpush(c: Client, args: list[bytes]) -> bytes | None:
     return lmove_generic(c, args[1], args[2], False, True)

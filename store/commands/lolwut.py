@@ -11,7 +11,7 @@ import math
 import random
 import struct
 
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import RedisError, Verbatim, string2ll
 from ..version import VERSION
 
@@ -21,39 +21,40 @@ E_NOT_INT = 'ERR value is not an integer or out of range'
 RAND_MAX = 2**31 - 1
 
 
-def _f32(x):
+def _f32(x: float) -> float:
     """x as a C float holds it."""
-    return struct.unpack('f', struct.pack('f', x))[0]
+    f: float = struct.unpack('f', struct.pack('f', x))[0]
+    return f
 
 
-def _long(b):
+def _long(b: bytes) -> int:
     v = string2ll(b)
     if v is None:
         raise RedisError(E_NOT_INT)
     return v
 
 
-def _rand():
+def _rand() -> int:
     return random.getrandbits(31)  # C's rand(): 0 .. RAND_MAX
 
 
 class Canvas:
     """lwCanvas: width x height pixels of one color each; drawing outside is ignored."""
 
-    def __init__(self, width, height, color):
+    def __init__(self, width: int, height: int, color: int) -> None:
         self.width, self.height = width, height
         self.pixels = bytearray([color]) * (width * height)
 
-    def set(self, x, y, color):
+    def set(self, x: int, y: int, color: int) -> None:
         if 0 <= x < self.width and 0 <= y < self.height:
             self.pixels[x + y * self.width] = color
 
-    def get(self, x, y):
+    def get(self, x: int, y: int) -> int:
         if 0 <= x < self.width and 0 <= y < self.height:
             return self.pixels[x + y * self.width]
         return 0
 
-    def line(self, x1, y1, x2, y2, color):
+    def line(self, x1: int, y1: int, x2: int, y2: int, color: int) -> None:
         """Bresenham's line, both ends included."""
         dx, dy = abs(x2 - x1), abs(y2 - y1)
         sx = 1 if x1 < x2 else -1
@@ -71,7 +72,7 @@ class Canvas:
                 err += dx
                 y1 += sy
 
-    def square(self, x, y, size, angle, color):
+    def square(self, x: int, y: int, size: float, angle: float, color: int) -> None:
         """A square centred on x, y, turned by `angle`: its corners on a circle."""
         size = _f32(round(_f32(size / 1.4142135623)))
         k = _f32(math.pi / 4 + angle)
@@ -84,12 +85,12 @@ class Canvas:
             self.line(px[j], py[j], px[(j + 1) % 4], py[(j + 1) % 4], color)
 
 
-def _c_round(v):
+def _c_round(v: float) -> int:
     """C's round(): halves away from zero (Python's round() goes to even)."""
     return math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5)
 
 
-def schotter(cols, per_row, per_col):
+def schotter(cols: int, per_row: int, per_col: int) -> Canvas:
     """LOLWUT 5: rows of squares that turn and drift more the lower they are."""
     width = cols * 2
     padding = 2 if width > 4 else 0
@@ -119,7 +120,7 @@ def schotter(cols, per_row, per_col):
 _BRAILLE = ((0, 0, 0), (0, 1, 1), (0, 2, 2), (1, 0, 3), (1, 1, 4), (1, 2, 5), (0, 3, 6), (1, 3, 7))
 
 
-def braille(canvas):
+def braille(canvas: Canvas) -> str:
     rows = []
     for y in range(0, canvas.height, 4):
         row = []
@@ -133,7 +134,7 @@ def braille(canvas):
     return ''.join(rows)
 
 
-def skyline(cols, rows):
+def skyline(cols: int, rows: int) -> Canvas:
     """LOLWUT 6: two rows of skyscrapers in the grays behind, one with windows in front."""
     canvas = Canvas(cols, rows, 3)
     h = rows
@@ -157,7 +158,9 @@ def skyline(cols, rows):
     return canvas
 
 
-def _skyscraper(canvas, xoff, width, height, windows, color):
+def _skyscraper(
+    canvas: Canvas, xoff: int, width: int, height: int, windows: bool, color: int
+) -> None:
     """A building from the bottom row up, its roof two pixels narrower each side; the
     windows of the front ones are one of the two grays, two pixels wide."""
     bottom = canvas.height - 1
@@ -181,7 +184,7 @@ def _skyscraper(canvas, xoff, width, height, windows, color):
 _GRAYS = ('0;30;40m', '0;90;100m', '0;37;47m', '0;97;107m')
 
 
-def grays(canvas):
+def grays(canvas: Canvas) -> str:
     lines = []
     for y in range(canvas.height):
         cells = ''.join(f'\033[{_GRAYS[canvas.get(x, y)]} \033[0m' for x in range(canvas.width))
@@ -196,7 +199,7 @@ def grays(canvas):
     categories='@read @fast',
     summary='Display some computer art and the Redis version',
 )
-def lolwut(c, args):
+def lolwut(c: Client, args: list[bytes]) -> Verbatim:
     version = None
     if len(args) >= 3 and args[1].lower() == b'version':
         version = _long(args[2]) & 0xFFFFFFFF  # as C's %u prints it
@@ -217,7 +220,7 @@ def lolwut(c, args):
     return Verbatim(text.encode())
 
 
-def _options(args, defaults):
+def _options(args: list[bytes], defaults: tuple[int, ...]) -> list[int]:
     """The version's numeric arguments (as many as it takes, the rest ignored), at
     least 1 each."""
     given = [_long(a) for a in args[1 : 1 + len(defaults)]]

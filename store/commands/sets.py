@@ -41,10 +41,12 @@ SADD, SISMEMBER and SPOP are the hot path: one look-up, one set operation, event
 when someone listens.
 """
 
+from typing import Any
+
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Family, numkeys_keys
-from ..resp import BULK_HEADER, CRLF, RedisError, c_string, string2ll
+from ..command_table import Client, Family, numkeys_keys
+from ..resp import BULK_HEADER, CRLF, Raw, RedisError, c_string, string2ll
 from ..resp import Set as SetReply
 from ..types import expect
 from ..types.set import Set, all_integers, intset_limit
@@ -80,7 +82,7 @@ SPOP_MOVE_STRATEGY_MUL = 5  # t_set.c: when SPOP COUNT keeps the survivors inste
 COMMANDS = Family('set')
 
 
-def _positive(b, msg=E_POSITIVE):
+def _positive(b: bytes, msg: str = E_POSITIVE) -> int:
     """getPositiveLongFromObjectOrReply: a 64-bit integer >= 0, else `msg` (also for
     what is not an integer at all)."""
     v = string2ll(b)
@@ -89,7 +91,7 @@ def _positive(b, msg=E_POSITIVE):
     return v
 
 
-def _read_sources(c, keys):
+def _read_sources(c: Client, keys: list[bytes]) -> list[Set | None]:
     """lookupKeyRead + checkType of every source key in order, WRONGTYPE at the first of
     another type; None for a missing one."""
     ks, db = c.ks, c.db
@@ -108,7 +110,7 @@ def _read_sources(c, keys):
     summary='Add one or more members to a set',
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def sadd(c, args):
+def sadd(c: Client, args: list[bytes]) -> int:
     key = args[1]
     s = write_value(c, key, Set)
     if s is None:
@@ -128,7 +130,7 @@ def sadd(c, args):
     summary='Remove one or more members from a set',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def srem(c, args):
+def srem(c: Client, args: list[bytes]) -> int:
     key = args[1]
     s = write_value(c, key, Set)
     if s is None:
@@ -151,7 +153,7 @@ def srem(c, args):
     summary='Move a member from one set to another',
     key_specs='RW access delete; index 1; range 0 1 0 | RW insert; index 2; range 0 1 0',
 )
-def smove(c, args):
+def smove(c: Client, args: list[bytes]) -> int:
     ks, db = c.ks, c.db
     src_key, dst_key, member = args[1], args[2], args[3]
     src = ks.lookup(db, src_key)
@@ -188,7 +190,7 @@ def smove(c, args):
     summary='Determine if a given value is a member of a set',
     key_specs='RO; index 1; range 0 1 0',
 )
-def sismember(c, args):
+def sismember(c: Client, args: list[bytes]) -> int:
     s = read_value(c, args[1], Set)
     return 0 if s is None else int(args[2] in s)
 
@@ -203,7 +205,7 @@ def sismember(c, args):
     summary='Returns the membership associated with the given elements for a set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def smismember(c, args):
+def smismember(c: Client, args: list[bytes]) -> list[int]:
     s = read_value(c, args[1], Set)
     if s is None:
         return [0] * (len(args) - 2)
@@ -219,7 +221,7 @@ def smismember(c, args):
     summary='Get the number of members in a set',
     key_specs='RO; index 1; range 0 1 0',
 )
-def scard(c, args):
+def scard(c: Client, args: list[bytes]) -> int:
     s = read_value(c, args[1], Set)
     return 0 if s is None else len(s)
 
@@ -234,7 +236,7 @@ def scard(c, args):
     summary='Get all the members in a set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def smembers(c, args):
+def smembers(c: Client, args: list[bytes]) -> Any:
     """Redis 7.0 serves SMEMBERS with sinterCommand: the intersection of one set."""
     return _sinter(c, args[1:2], None, False, 0)
 
@@ -252,7 +254,7 @@ def smembers(c, args):
     summary='Remove and return one or multiple random members from a set',
     key_specs='RW access delete; index 1; range 0 1 0',
 )
-def spop(c, args):
+def spop(c: Client, args: list[bytes]) -> Any:
     if len(args) == 3:
         return _spop_count(c, args[1], _positive(args[2]))
     if len(args) > 3:
@@ -267,7 +269,7 @@ def spop(c, args):
     return member
 
 
-def _spop_count(c, key, count):
+def _spop_count(c: Client, key: bytes, count: int) -> SetReply:
     """spopWithCountCommand: the whole set when count reaches its size (and the key is
     deleted), else `count` random members popped one by one, or, when few would stay, a
     new set of `size - count` random survivors replacing the old one."""
@@ -312,7 +314,7 @@ def _spop_count(c, key, count):
     summary='Get one or multiple random members from a set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def srandmember(c, args):
+def srandmember(c: Client, args: list[bytes]) -> Any:
     if len(args) == 3:
         return _srandmember_count(c, args)
     if len(args) > 3:
@@ -321,7 +323,7 @@ def srandmember(c, args):
     return None if s is None else s.random_member()
 
 
-def _srandmember_count(c, args):
+def _srandmember_count(c: Client, args: list[bytes]) -> Any:
     """srandmemberWithCountCommand: a negative count draws with repeats, in draw order;
     a positive one distinct members, the whole set (in its order) when it has no more."""
     count = int_arg(args[2])
@@ -341,7 +343,7 @@ def _srandmember_count(c, args):
     return s.random_distinct(count)
 
 
-def _repeated_reply(c, s, count):
+def _repeated_reply(c: Client, s: Set, count: int) -> Raw:
     """The reply bytes of `count` members drawn with repeats, `count` past the set's size:
     each member encoded once, refused beyond MAX_RANDOM_REPLY_BYTES (the expected size,
     from the mean size of an encoded member)."""
@@ -355,12 +357,14 @@ def _repeated_reply(c, s, count):
 # -- SINTER, SINTERCARD, SINTERSTORE ------------------------------------------------------
 
 
-def _sinter(c, keys, dst, cardinality_only, limit):
+def _sinter(
+    c: Client, keys: list[bytes], dst: bytes | None, cardinality_only: bool, limit: int
+) -> Any:
     """sinterGenericCommand: iterate the smallest set (in its order: ascending for an
     intset) and keep what every other set holds. `limit` (SINTERCARD) stops counting
     there; 0 is no limit."""
-    sets = _read_sources(c, keys)
-    if None in sets:  # an empty set: an empty intersection
+    sets = [s for s in _read_sources(c, keys) if s is not None]
+    if len(sets) < len(keys):  # a missing key, an empty set: an empty intersection
         if dst is not None:
             return store_result(c, dst, None, SET, b'sinterstore')
         return 0 if cardinality_only else SetReply()
@@ -394,7 +398,7 @@ def _sinter(c, keys, dst, cardinality_only, limit):
     summary='Intersect multiple sets',
     key_specs='RO access; index 1; range -1 1 0',
 )
-def sinter(c, args):
+def sinter(c: Client, args: list[bytes]) -> Any:
     return _sinter(c, args[1:], None, False, 0)
 
 
@@ -408,7 +412,7 @@ def sinter(c, args):
     summary='Intersect multiple sets and return the cardinality of the result',
     key_specs='RO access; index 1; keynum 0 1 1',
 )
-def sintercard(c, args):
+def sintercard(c: Client, args: list[bytes]) -> Any:
     numkeys = int_arg(args[1], E_NUMKEYS)
     if numkeys < 1:
         raise RedisError(E_NUMKEYS)
@@ -435,14 +439,14 @@ def sintercard(c, args):
     summary='Intersect multiple sets and store the resulting set in a key',
     key_specs='RW update; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
-def sinterstore(c, args):
+def sinterstore(c: Client, args: list[bytes]) -> Any:
     return _sinter(c, args[2:], args[1], False, 0)
 
 
 # -- SUNION, SDIFF and their STORE variants ---------------------------------------------
 
 
-def _sunion_diff(c, keys, dst, diff):
+def _sunion_diff(c: Client, keys: list[bytes], dst: bytes | None, diff: bool) -> Any:
     """sunionDiffGenericCommand. SDIFF picks between Redis's two algorithms as Redis does,
     because the second one leaves its result a hashtable whenever the first set could not
     be an intset (module comment)."""
@@ -477,7 +481,7 @@ def _sunion_diff(c, keys, dst, diff):
     summary='Add multiple sets',
     key_specs='RO access; index 1; range -1 1 0',
 )
-def sunion(c, args):
+def sunion(c: Client, args: list[bytes]) -> Any:
     return _sunion_diff(c, args[1:], None, False)
 
 
@@ -490,7 +494,7 @@ def sunion(c, args):
     summary='Add multiple sets and store the resulting set in a key',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
-def sunionstore(c, args):
+def sunionstore(c: Client, args: list[bytes]) -> Any:
     return _sunion_diff(c, args[2:], args[1], False)
 
 
@@ -504,7 +508,7 @@ def sunionstore(c, args):
     summary='Subtract multiple sets',
     key_specs='RO access; index 1; range -1 1 0',
 )
-def sdiff(c, args):
+def sdiff(c: Client, args: list[bytes]) -> Any:
     return _sunion_diff(c, args[1:], None, True)
 
 
@@ -517,18 +521,18 @@ def sdiff(c, args):
     summary='Subtract multiple sets and store the resulting set in a key',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range -1 1 0',
 )
-def sdiffstore(c, args):
+def sdiffstore(c: Client, args: list[bytes]) -> Any:
     return _sunion_diff(c, args[2:], args[1], True)
 
 
 # -- SSCAN ------------------------------------------------------------------------------
 
 
-def _intset_members(s):
+def _intset_members(s: Set) -> list[bytes] | None:
     return s.members() if s.intset else None
 
 
-def _append_member(s, member, out):
+def _append_member(s: Set, member: bytes, out: list[bytes]) -> None:
     out.append(member)
 
 
@@ -543,7 +547,7 @@ def _append_member(s, member, out):
     summary='Incrementally iterate Set elements',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def sscan(c, args):
+def sscan(c: Client, args: list[bytes]) -> list[Any]:
     parse_cursor(args[2])
     s = c.ks.lookup(c.db, args[1])  # no hit/miss counted: scan_collection counts it
     if s is None or type(s) is not Set:

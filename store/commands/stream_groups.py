@@ -2,11 +2,13 @@
 XAUTOCLAIM. Handlers follow t_stream.c's order of checks.
 """
 
+from typing import Any, Literal, overload
+
 from ..args import E_NOT_INT, SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import NULL_ARRAY, OK, RedisError, string2ll
-from ..types.stream import NACK, U64, Group, format_id
+from ..types.stream import NACK, U64, Consumer, Group, Stream, format_id
 from .streams import (
     _create_stream,
     _get_consumer,
@@ -46,14 +48,30 @@ XGROUP_HELP = [
 ]
 
 
-def _entries_read_arg(b):
+def _entries_read_arg(b: bytes) -> int:
     v = int_arg(b)
     if v < 0 and v != -1:
         raise RedisError('ERR value for ENTRIESREAD must be positive or -1')
     return v
 
 
-def _xgroup_prepare(c, args, op):
+# Typing only: what the checks below guarantee per subcommand (the stream exists unless
+# CREATE; the group exists for SETID, CREATECONSUMER and DELCONSUMER).
+@overload
+def _xgroup_prepare(
+    c: Client, args: list[bytes], op: Literal['create']
+) -> tuple[bytes, bytes, Stream | None, Group | None, int]: ...
+@overload
+def _xgroup_prepare(
+    c: Client, args: list[bytes], op: Literal['destroy']
+) -> tuple[bytes, bytes, Stream, Group | None, int]: ...
+@overload
+def _xgroup_prepare(
+    c: Client, args: list[bytes], op: Literal['setid', 'createconsumer', 'delconsumer']
+) -> tuple[bytes, bytes, Stream, Group, int]: ...
+def _xgroup_prepare(
+    c: Client, args: list[bytes], op: str
+) -> tuple[bytes, bytes, Stream | None, Group | None, int]:
     """The part of xgroupCommand common to the subcommands with a key and group."""
     key, grp = args[2], args[3]
     mkstream = False
@@ -91,7 +109,7 @@ def _xgroup_prepare(c, args, op):
     return key, grp, s, g, entries_read
 
 
-def _xgroup_syntax(args):
+def _xgroup_syntax(args: list[bytes]) -> RedisError:
     return RedisError(
         f"ERR unknown subcommand or wrong number of arguments for "
         f"'{args[1].decode('utf-8', 'replace')}'. Try XGROUP HELP."
@@ -112,7 +130,7 @@ XGROUP = COMMANDS.container(
     summary='Create a consumer group.',
     key_specs='RW insert; index 2; range 0 1 0',
 )
-def xgroup_create(c, args):
+def xgroup_create(c: Client, args: list[bytes]) -> Any:
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'create')
     if len(args) > 8:
         raise _xgroup_syntax(args)
@@ -141,7 +159,7 @@ def xgroup_create(c, args):
     summary='Set a consumer group to an arbitrary last delivered ID value.',
     key_specs='RW update; index 2; range 0 1 0',
 )
-def xgroup_setid(c, args):
+def xgroup_setid(c: Client, args: list[bytes]) -> Any:
     key, grp, s, g, entries_read = _xgroup_prepare(c, args, 'setid')
     if len(args) not in (5, 7):
         raise _xgroup_syntax(args)
@@ -166,7 +184,7 @@ def xgroup_setid(c, args):
     summary='Destroy a consumer group.',
     key_specs='RW delete; index 2; range 0 1 0',
 )
-def xgroup_destroy(c, args):
+def xgroup_destroy(c: Client, args: list[bytes]) -> Any:
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'destroy')
     if g is None:
         return 0
@@ -186,7 +204,7 @@ def xgroup_destroy(c, args):
     summary='Create a consumer in a consumer group.',
     key_specs='RW insert; index 2; range 0 1 0',
 )
-def xgroup_createconsumer(c, args):
+def xgroup_createconsumer(c: Client, args: list[bytes]) -> Any:
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'createconsumer')
     if args[4] in g.consumers:
         return 0
@@ -203,7 +221,7 @@ def xgroup_createconsumer(c, args):
     summary='Delete a consumer from a consumer group.',
     key_specs='RW delete; index 2; range 0 1 0',
 )
-def xgroup_delconsumer(c, args):
+def xgroup_delconsumer(c: Client, args: list[bytes]) -> Any:
     key, grp, s, g, _ = _xgroup_prepare(c, args, 'delconsumer')
     cons = g.consumers.get(args[4])
     if cons is None:
@@ -224,7 +242,7 @@ def xgroup_delconsumer(c, args):
     categories='@stream @slow',
     summary='Show helpful text about the different subcommands',
 )
-def xgroup_help(c, args):
+def xgroup_help(c: Client, args: list[bytes]) -> Any:
     return XGROUP_HELP
 
 
@@ -243,7 +261,7 @@ def xgroup_help(c, args):
     ' to resolve in the PEL.',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def xack(c, args):
+def xack(c: Client, args: list[bytes]) -> Any:
     s = _read_stream(c, args[1])
     g = s.groups.get(args[2]) if s is not None else None
     if g is None:
@@ -261,7 +279,7 @@ def xack(c, args):
     return acked
 
 
-def _nogroup(key, grp):
+def _nogroup(key: bytes, grp: bytes) -> RedisError:
     return RedisError(
         f"NOGROUP No such key '{key.decode('utf-8', 'replace')}' or consumer "
         f"group '{grp.decode('utf-8', 'replace')}'"
@@ -279,13 +297,13 @@ def _nogroup(key, grp):
     tips='nondeterministic_output',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def xpending(c, args):
+def xpending(c: Client, args: list[bytes]) -> Any:
     n = len(args)
     justinfo = n == 3
     if n != 3 and (n < 6 or n > 9):
         raise SYNTAX
     minidle = 0
-    consumername = None
+    consumername: bytes | None = None
     if n >= 6:
         si = 3
         if args[3].lower() == b'idle':
@@ -296,9 +314,10 @@ def xpending(c, args):
         count = max(int_arg(args[si + 2]), 0)
         lo, ex = interval_id(args[si], 0)
         if ex:
-            lo = _incr(lo)
-            if lo is None:
+            nxt = _incr(lo)
+            if nxt is None:
                 raise RedisError('ERR invalid start ID for the interval')
+            lo = nxt
         hi, ex = interval_id(args[si + 1], U64)
         if ex:
             if hi == 0:
@@ -316,7 +335,8 @@ def xpending(c, args):
         per = [
             [name, b'%d' % len(cons.pel)] for name, cons in sorted(g.consumers.items()) if cons.pel
         ]
-        return [len(g.pel), format_id(g.pel.first()), format_id(g.pel.last()), per]
+        # (the PEL is not empty: its first and last ids, as PEL.first()/last() give them)
+        return [len(g.pel), format_id(g.pel.ids[0]), format_id(g.pel.ids[-1]), per]
     pel = g.pel
     if consumername is not None:
         cons = g.consumers.get(consumername)
@@ -324,7 +344,7 @@ def xpending(c, args):
             return []
         pel = cons.pel
     now = now_ms()
-    out = []
+    out: list[list[Any]] = []
     if count:
         for i, nack in pel.iter_from(lo, hi):
             if minidle and now - nack.delivery_time < minidle:
@@ -342,7 +362,7 @@ def xpending(c, args):
     return out
 
 
-def _transfer(nack, consumer, i):
+def _transfer(nack: NACK, consumer: Consumer, i: int) -> None:
     """Move pending entry `i` to `consumer`'s PEL (XCLAIM, XAUTOCLAIM)."""
     if nack.consumer is not consumer:
         if nack.consumer is not None:
@@ -362,16 +382,16 @@ def _transfer(nack, consumer, i):
     tips='nondeterministic_output',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def xclaim(c, args):
+def xclaim(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     s = _read_stream(c, key)
     g = s.groups.get(args[2]) if s is not None else None
-    if g is None:
+    if s is None or g is None:  # (g is None whenever s is)
         raise _nogroup(key, args[2])
     minidle = int_arg(args[4], 'ERR Invalid min-idle-time argument for XCLAIM')
     if minidle < 0:
         minidle = 0
-    ids = []
+    ids: list[int] = []
     j = 5
     while j < len(args):
         try:
@@ -416,8 +436,9 @@ def xclaim(c, args):
     else:
         deliverytime = now
     name = args[3]
-    consumer = None
-    out = []
+    consumer: Consumer | None = None
+    out: list[Any] = []
+    drops: list[tuple[int, bytes, int, int]]
     s.claim_drops = drops = []
     for i in ids:
         nack = g.pel.get(i)
@@ -459,16 +480,17 @@ def xclaim(c, args):
     tips='nondeterministic_output',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def xautoclaim(c, args):
+def xautoclaim(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     minidle = int_arg(args[4], 'ERR Invalid min-idle-time argument for XAUTOCLAIM')
     if minidle < 0:
         minidle = 0
     start, ex = interval_id(args[5], 0)
     if ex:
-        start = _incr(start)
-        if start is None:
+        nxt = _incr(start)
+        if nxt is None:
             raise RedisError('ERR invalid start ID for the interval')
+        start = nxt
     count = 100
     justid = False
     j = 6
@@ -491,13 +513,13 @@ def xautoclaim(c, args):
         j += 1
     s = _read_stream(c, key)
     g = s.groups.get(args[2]) if s is not None else None
-    if g is None:
+    if s is None or g is None:  # (g is None whenever s is)
         raise _nogroup(key, args[2])
     attempts = count * 10
     now = now_ms()
-    consumer = None
-    claimed = []
-    deleted = []
+    consumer: Consumer | None = None
+    claimed: list[Any] = []
+    deleted: list[bytes] = []
     pending = g.pel.iter_from(start)
     pos = 0
     while attempts and count and pos < len(pending):

@@ -12,10 +12,10 @@ from typing import Any
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import NULL_ARRAY, OK, Raw, RedisError, string2ll
 from ..types import expect
-from ..types.stream import MAX_ID, NACK, U64, Consumer, Stream, format_id
+from ..types.stream import MAX_ID, NACK, U64, Consumer, Group, Stream, format_id
 
 STREAM, NEW = events.STREAM, events.NEW
 
@@ -34,7 +34,7 @@ COMMANDS = Family('stream', since='5.0.0')
 # -- argument parsing -------------------------------------------------------------------
 
 
-def _string2ull(b):
+def _string2ull(b: bytes) -> int | None:
     """Redis's string2ull: string2ll, else strtoull (leading spaces, a sign, leading zeros;
     a '-' wraps modulo 2^64); None when not a number."""
     v = string2ll(b)
@@ -53,7 +53,9 @@ def _string2ull(b):
     return (-v) % (1 << 64) if neg else v
 
 
-def parse_id(b, missing_seq=0, strict=False, partial=False):
+def parse_id(
+    b: bytes, missing_seq: int = 0, strict: bool = False, partial: bool = False
+) -> tuple[int, bool]:
     """streamGenericParseIDOrReply: the id as an int, plus whether the sequence was given
     (False only for the `ms-*` form, allowed when `partial`)."""
     if len(b) > 127:
@@ -82,39 +84,39 @@ def parse_id(b, missing_seq=0, strict=False, partial=False):
     return ms << 64 | seq, True
 
 
-def strict_id(b):
+def strict_id(b: bytes) -> int:
     return parse_id(b, 0, True)[0]
 
 
-def interval_id(b, missing_seq):
+def interval_id(b: bytes, missing_seq: int) -> tuple[int, bool]:
     """streamParseIntervalIDOrReply: (id, exclusive)."""
     if len(b) > 1 and b[:1] == b'(':
         return parse_id(b[1:], missing_seq, True)[0], True
     return parse_id(b, missing_seq)[0], False
 
 
-def _incr(i):
+def _incr(i: int) -> int | None:
     if i >= MAX_ID:
         return None
     return i + 1
 
 
-def _count_arg(b):
+def _count_arg(b: bytes) -> int:
     return int_arg(b)
 
 
 # -- lookups and replies ----------------------------------------------------------------
 
 
-def _read_stream(c, key):
+def _read_stream(c: Client, key: bytes) -> Stream | None:
     return expect(c.ks.read(c.db, key), Stream)
 
 
-def _write_stream(c, key):
+def _write_stream(c: Client, key: bytes) -> Stream | None:
     return expect(c.ks.lookup(c.db, key), Stream)
 
 
-def _create_stream(c, key):
+def _create_stream(c: Client, key: bytes) -> Stream:
     s = Stream()
     ks = c.ks
     ks.set(c.db, key, s)
@@ -123,35 +125,43 @@ def _create_stream(c, key):
     return s
 
 
-def _modified(c, key):
+def _modified(c: Client, key: bytes) -> None:
     """signalModifiedKey for an in-place change."""
     c.ks.updated(c.db, key)
 
 
-def _notify(c, event, key):
+def _notify(c: Client, event: bytes, key: bytes) -> None:
     ks = c.ks
     if ks.notify_flags:
         ks.notify(STREAM, event, c.db, key)
 
 
-def _entries(items):
+def _entries(items: list[tuple[int, Any]]) -> list[list[Any]]:
     return [[format_id(i), list(f)] for i, f in items]
 
 
-def _raw_entries(encoded):
+def _raw_entries(encoded: list[bytes]) -> Raw:
     """An array of entries from their encode_entry() bytes, as one Raw reply (entries are
     arrays of bulk strings, the same in RESP2 and RESP3)."""
     return Raw(b'*%d\r\n%s' % (len(encoded), b''.join(encoded)))
 
 
-def _id_or_none(i):
+def _id_or_none(i: int | None) -> bytes | None:
     return None if i is None else format_id(i)
 
 
 # -- consumer groups: shared helpers ----------------------------------------------------
 
 
-def _get_consumer(c, s, group, name, key, db, refresh=True):
+def _get_consumer(
+    c: Client,
+    s: Stream,
+    group: Group,
+    name: bytes,
+    key: bytes,
+    db: int,
+    refresh: bool = True,
+) -> Consumer:
     """streamLookupConsumer (refreshing seen-time), creating it when missing (with its
     `xgroup-createconsumer` event)."""
     cons = group.consumers.get(name)
@@ -168,15 +178,27 @@ def _get_consumer(c, s, group, name, key, db, refresh=True):
     return cons
 
 
-def _modified_db(c, db, key):
+def _modified_db(c: Client, db: int, key: bytes) -> None:
     c.ks.updated(db, key)
 
 
-def _reply_range(c, s, start, end, count, group, consumer, noack, key, db):
+def _reply_range(
+    c: Client,
+    s: Stream,
+    start: int,
+    end: int,
+    count: int,
+    group: Group | None,
+    consumer: Consumer | None,
+    noack: bool,
+    key: bytes,
+    db: int,
+) -> Raw:
     """streamReplyWithRange for new entries: with a group, advance last-delivered-id and
     entries-read, and (unless NOACK) record each entry in the PELs."""
     ids, encoded = s.range_encoded(start, end, count)
-    if group is not None and ids:
+    # (every caller passing a group passes its consumer too: the test only narrows the type)
+    if group is not None and consumer is not None and ids:
         now = now_ms()
         for i in ids:
             if i > group.last_id:
@@ -202,7 +224,9 @@ def _reply_range(c, s, start, end, count, group, consumer, noack, key, db):
     return _raw_entries(encoded)
 
 
-def _reply_history(c, s, start, count, consumer):
+def _reply_history(
+    c: Client, s: Stream, start: int, count: int, consumer: Consumer
+) -> list[list[Any]]:
     """streamReplyWithRangeFromConsumerPEL: the consumer's pending entries from `start`."""
     out: list[list[Any]] = []
     now = now_ms()
@@ -246,7 +270,7 @@ class TrimArgs:
     seq_given: bool
 
 
-def _must_obey(c):
+def _must_obey(c: Client) -> bool:
     """mustObeyClient: the master of this replica, or the AOF being loaded."""
     link = c.server.replica_link
     if link is not None and link.is_master(c):
@@ -254,7 +278,7 @@ def _must_obey(c):
     return getattr(c, 'user', None) is c.server.acl.loader
 
 
-def parse_add_trim(c, args, xadd):
+def parse_add_trim(c: Client, args: list[bytes], xadd: bool) -> tuple[TrimArgs, int]:
     """streamParseAddOrTrimArgsOrReply: (TrimArgs, index of the ID for XADD)."""
     t = TrimArgs()
     t.strategy = None
@@ -330,7 +354,7 @@ def parse_add_trim(c, args, xadd):
     return t, i
 
 
-def _apply_trim(s, t):
+def _apply_trim(s: Stream, t: TrimArgs) -> int:
     if t.strategy == 'maxlen':
         return s.trim_maxlen(t.maxlen, t.approx, t.limit)
     return s.trim_minid(t.minid, t.approx, t.limit)
@@ -349,7 +373,7 @@ def _apply_trim(s, t):
         'UPDATE instead of INSERT because of the optional trimming feature'
     ),
 )
-def xadd(c, args):
+def xadd(c: Client, args: list[bytes]) -> Any:
     t, idpos = parse_add_trim(c, args, True)
     nfields = len(args) - idpos - 1
     if nfields < 2 or nfields % 2:
@@ -395,7 +419,7 @@ def xadd(c, args):
     tips='nondeterministic_output',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def xtrim(c, args):
+def xtrim(c: Client, args: list[bytes]) -> Any:
     t, _ = parse_add_trim(c, args, False)
     s = _write_stream(c, args[1])
     if s is None:
@@ -410,13 +434,14 @@ def xtrim(c, args):
 # -- XRANGE / XREVRANGE / XLEN / XDEL ---------------------------------------------------
 
 
-def _xrange(c, args, rev):
+def _xrange(c: Client, args: list[bytes], rev: bool) -> Any:
     start_arg, end_arg = (args[3], args[2]) if rev else (args[2], args[3])
     lo, ex = interval_id(start_arg, 0)
     if ex:
-        lo = _incr(lo)
-        if lo is None:
+        nxt = _incr(lo)
+        if nxt is None:
             raise RedisError('ERR invalid start ID for the interval')
+        lo = nxt
     hi, ex = interval_id(end_arg, U64)
     if ex:
         if hi == 0:
@@ -447,7 +472,7 @@ def _xrange(c, args, rev):
     summary='Return a range of elements in a stream, with IDs matching the specified IDs interval',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def xrange_(c, args):
+def xrange_(c: Client, args: list[bytes]) -> Any:
     return _xrange(c, args, False)
 
 
@@ -461,7 +486,7 @@ def xrange_(c, args):
     'interval, in reverse order (from greater to smaller IDs) compared to XRANGE',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def xrevrange(c, args):
+def xrevrange(c: Client, args: list[bytes]) -> Any:
     return _xrange(c, args, True)
 
 
@@ -474,7 +499,7 @@ def xrevrange(c, args):
     summary='Return the number of entries in a stream',
     key_specs='RO; index 1; range 0 1 0',
 )
-def xlen(c, args):
+def xlen(c: Client, args: list[bytes]) -> Any:
     s = _read_stream(c, args[1])
     return 0 if s is None else s.length
 
@@ -490,7 +515,7 @@ def xlen(c, args):
     'not exist.',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def xdel(c, args):
+def xdel(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     s = _write_stream(c, key)
     if s is None:
@@ -509,7 +534,7 @@ def xdel(c, args):
         if not s.length:
             s.first_id = 0
         elif first_entry:
-            s.first_id = s.first_live_id()
+            s.first_id = s.first_live_id() or 0  # (never None here: the stream has entries)
         _modified(c, key)
         _notify(c, b'xdel', key)
     return deleted
@@ -524,7 +549,7 @@ def xdel(c, args):
     summary='An internal command for replicating stream values',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def xsetid(c, args):
+def xsetid(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     i = strict_id(args[2])
     entries_added = -1

@@ -20,11 +20,12 @@ INCRBYFLOAT's long-double arithmetic is store/longdouble.py.
 """
 
 from fractions import Fraction
+from typing import Any
 
 from .. import events
 from ..args import E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg, keyword
 from ..clock import now_ms
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, RedisError, small_int
 from ..types import expect
@@ -47,7 +48,7 @@ STRING, GENERIC, NEW = events.STRING, events.GENERIC, events.NEW
 COMMANDS = Family('string')
 
 
-def _check_length(c, size, append):
+def _check_length(c: Client, size: int, append: int) -> None:
     """checkStringLength: the result must fit in proto-max-bulk-len."""
     if size + append > c.server.max_bulk:
         raise RedisError(E_TOO_BIG)
@@ -65,7 +66,7 @@ def _check_length(c, size, append):
     summary='Get the value of a key',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def get(c, args):
+def get(c: Client, args: list[bytes]) -> Any:
     v = c.ks.read(c.db, args[1])
     if v is None or type(v) is bytes:
         return v
@@ -80,12 +81,12 @@ _UNIT_MS = {EX: 1000, PX: 1}
 _TIME_OPTIONS = {b'ex': EX, b'px': PX, b'exat': EXAT, b'pxat': PXAT}  # one of them at most
 
 
-def _parse_options(args, start, is_set):
+def _parse_options(args: list[bytes], start: int, is_set: bool) -> tuple[int, bytes | None]:
     """Parse SET's (is_set) or GETEX's options like Redis: returns (flags, expire argument).
     Repeating an option is accepted; conflicting ones are a syntax error. Redis compares
     option names as C strings, so anything after a NUL byte is ignored."""
     flags = 0
-    expire = None
+    expire: bytes | None = None
     n = len(args)
     i = start
     while i < n:
@@ -115,7 +116,7 @@ def _parse_options(args, start, is_set):
     return flags, expire
 
 
-def _deadline(c, arg, flags, name):
+def _deadline(c: Client, arg: bytes, flags: int, name: str) -> int:
     """getExpireMillisecondsOrReply: the absolute deadline in ms for an EX/PX/EXAT/PXAT
     argument, with Redis's range checks (C overflow counts as an invalid time)."""
     ms = int_arg(arg)
@@ -131,7 +132,15 @@ def _deadline(c, arg, flags, name):
     return ms
 
 
-def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
+def _set_generic(
+    c: Client,
+    key: bytes,
+    value: bytes,
+    flags: int,
+    deadline: int | None,
+    ok_reply: str | int = OK,
+    abort_reply: int | None = None,
+) -> Any:
     """setGenericCommand after the expire time was validated."""
     ks = c.ks
     db = c.db
@@ -154,7 +163,7 @@ def _set_generic(c, key, value, flags, deadline, ok_reply=OK, abort_reply=None):
     return old if flags & GET else ok_reply
 
 
-def _set_key_flags(args):
+def _set_key_flags(args: list[bytes]) -> str:
     """setGetKeys: with GET the old value is read too."""
     return 'RW access update' if any(a.lower() == b'get' for a in args[3:]) else 'OW update'
 
@@ -172,7 +181,7 @@ def _set_key_flags(args):
     ),
     key_flags_of=_set_key_flags,
 )
-def set_(c, args):
+def set_(c: Client, args: list[bytes]) -> Any:
     deadline: int | None  # None: no expiry
     if len(args) == 3:
         ks = c.ks
@@ -205,7 +214,7 @@ def set_(c, args):
     summary='Set the value of a key, only if the key does not exist',
     key_specs='OW insert; index 1; range 0 1 0',
 )
-def setnx(c, args):
+def setnx(c: Client, args: list[bytes]) -> Any:
     return _set_generic(c, args[1], args[2], NX, None, 1, 0)
 
 
@@ -219,7 +228,7 @@ def setnx(c, args):
     summary='Set the value and expiration of a key',
     key_specs='OW update; index 1; range 0 1 0',
 )
-def setex(c, args):
+def setex(c: Client, args: list[bytes]) -> Any:
     return _set_generic(c, args[1], args[3], EX, _deadline(c, args[2], EX, 'setex'))
 
 
@@ -233,7 +242,7 @@ def setex(c, args):
     summary='Set the value and expiration in milliseconds of a key',
     key_specs='OW update; index 1; range 0 1 0',
 )
-def psetex(c, args):
+def psetex(c: Client, args: list[bytes]) -> Any:
     return _set_generic(c, args[1], args[3], PX, _deadline(c, args[2], PX, 'psetex'))
 
 
@@ -246,7 +255,7 @@ def psetex(c, args):
     summary='Set the string value of a key and return its old value',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def getset(c, args):
+def getset(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     old = _read_string(c, key)
     ks = c.ks
@@ -267,7 +276,7 @@ def getset(c, args):
     summary='Get the value of a key and delete the key',
     key_specs='RW access delete; index 1; range 0 1 0',
 )
-def getdel(c, args):
+def getdel(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     old = _read_string(c, key)
     if old is not None and c.ks.delete(c.db, key):
@@ -285,7 +294,7 @@ def getdel(c, args):
     summary='Get the value of a key and optionally set its expiration',
     key_specs='RW access update; index 1; range 0 1 0; RW and UPDATE because it changes the TTL',
 )
-def getex(c, args):
+def getex(c: Client, args: list[bytes]) -> Any:
     flags, expire = _parse_options(args, 2, False)
     key = args[1]
     ks = c.ks
@@ -323,10 +332,10 @@ def getex(c, args):
     summary='Get the values of all the given keys',
     key_specs='RO access; index 1; range -1 1 0',
 )
-def mget(c, args):
+def mget(c: Client, args: list[bytes]) -> Any:
     read = c.ks.read
     db = c.db
-    out = []
+    out: list[bytes | None] = []
     for key in args[1:]:
         v = read(db, key)
         out.append(v if type(v) is bytes else None)
@@ -344,7 +353,7 @@ def mget(c, args):
     summary='Set multiple keys to multiple values',
     key_specs='OW update; index 1; range -1 2 0',
 )
-def mset(c, args):
+def mset(c: Client, args: list[bytes]) -> Any:
     n = len(args)
     if not n & 1:
         raise RedisError("ERR wrong number of arguments for 'mset' command")
@@ -367,7 +376,7 @@ def mset(c, args):
     summary='Set multiple keys to multiple values, only if none of the keys exist',
     key_specs='OW insert; index 1; range -1 2 0',
 )
-def msetnx(c, args):
+def msetnx(c: Client, args: list[bytes]) -> Any:
     n = len(args)
     if not n & 1:
         raise RedisError("ERR wrong number of arguments for 'msetnx' command")
@@ -384,18 +393,18 @@ def msetnx(c, args):
 # -- APPEND, STRLEN, SETRANGE, GETRANGE ---------------------------------------------------
 
 
-def _lookup_string(c, key):
+def _lookup_string(c: Client, key: bytes) -> bytes | None:
     """lookupKeyWrite + checkType: the string value for a write command, or None."""
     return expect(c.ks.lookup(c.db, key), bytes)
 
 
-def _read_string(c, key):
+def _read_string(c: Client, key: bytes) -> bytes | None:
     """lookupKeyRead + checkType: the string value for a read command (and the old value
     for SET GET, GETSET, GETDEL, as getGenericCommand reads it), or None. GET inlines it."""
     return expect(c.ks.read(c.db, key), bytes)
 
 
-def _read_buffer(c, key):
+def _read_buffer(c: Client, key: bytes) -> bytes | bytearray | None:
     """_read_string for a command that only looks into the string (STRLEN, GETRANGE,
     GETBIT...): bytes, or the bytearray of one changed in place, not copied."""
     v = c.ks.read(c.db, key, buffer=True)
@@ -404,7 +413,7 @@ def _read_buffer(c, key):
     raise WRONGTYPE
 
 
-def _lookup_buffer(c, key):
+def _lookup_buffer(c: Client, key: bytes) -> bytearray | None:
     """_lookup_string for a command that changes the string in place (APPEND, SETRANGE,
     SETBIT...): a bytearray, the stored one or a short string's copy (store/keyspace.py),
     or None; `_changed` stores the change."""
@@ -414,7 +423,7 @@ def _lookup_buffer(c, key):
     raise WRONGTYPE
 
 
-def _changed(c, key, v, event):
+def _changed(c: Client, key: bytes, v: bytearray, event: bytes) -> None:
     """The string `v` changed in place: WATCH and the size model are told, `event`
     raised."""
     ks = c.ks
@@ -424,7 +433,14 @@ def _changed(c, key, v, event):
         ks.notify(STRING, event, c.db, key)
 
 
-def _store(c, key, value, created, event, enc='raw'):
+def _store(
+    c: Client,
+    key: bytes,
+    value: bytes | bytearray,
+    created: bool,
+    event: bytes,
+    enc: str | None = 'raw',
+) -> None:
     """Write back a modified string (keeping its TTL) and raise `new` + `event`. `enc`:
     the encoding Redis gives it (store/types/strenc.py): raw for a string made as a
     buffer, embstr for INCRBYFLOAT's, None where Redis encodes it as SET does."""
@@ -451,7 +467,7 @@ def _store(c, key, value, created, event, enc='raw'):
     summary='Append a value to a key',
     key_specs='RW insert; index 1; range 0 1 0',
 )
-def append(c, args):
+def append(c: Client, args: list[bytes]) -> Any:
     key, tail = args[1], args[2]
     v = _lookup_buffer(c, key)
     if v is None:
@@ -473,7 +489,7 @@ def append(c, args):
     summary='Get the length of the value stored in a key',
     key_specs='RO; index 1; range 0 1 0',
 )
-def strlen(c, args):
+def strlen(c: Client, args: list[bytes]) -> Any:
     v = _read_buffer(c, args[1])
     return 0 if v is None else len(v)
 
@@ -488,7 +504,7 @@ def strlen(c, args):
     summary='Overwrite part of a string at key starting at the specified offset',
     key_specs='RW update; index 1; range 0 1 0',
 )
-def setrange(c, args):
+def setrange(c: Client, args: list[bytes]) -> Any:
     key, value = args[1], args[3]
     offset = int_arg(args[2])
     if offset < 0:
@@ -498,9 +514,9 @@ def setrange(c, args):
         if not value:
             return 0
         _check_length(c, offset, len(value))
-        v = bytes(offset) + value
-        _store(c, key, v, True, b'setrange')
-        return len(v)
+        new = bytes(offset) + value
+        _store(c, key, new, True, b'setrange')
+        return len(new)
     if not value:
         return len(v)
     _check_length(c, offset, len(value))
@@ -511,7 +527,7 @@ def setrange(c, args):
     return len(v)
 
 
-def _clamp_range(start, end, n):
+def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
     """Redis's index normalisation for GETRANGE and BITCOUNT: negative indexes count from
     the end of `n` items, then both are clamped into [0, n - 1]."""
     if start < 0:
@@ -540,7 +556,7 @@ def _clamp_range(start, end, n):
     summary='Get a substring of the string stored at a key',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def getrange(c, args):
+def getrange(c: Client, args: list[bytes]) -> Any:
     start = int_arg(args[2])
     end = int_arg(args[3])
     v = _read_buffer(c, args[1])
@@ -567,7 +583,7 @@ def getrange(c, args):
     summary='Increment the integer value of a key by one',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def incr(c, args, by=1):
+def incr(c: Client, args: list[bytes], by: int = 1) -> int:
     """incrDecrCommand: add `by` to the integer at the key (created as 0). INCR itself, so
     that the most common counter costs one call (DECR, INCRBY and DECRBY come here)."""
     key = args[1]
@@ -604,7 +620,7 @@ def incr(c, args, by=1):
     summary='Decrement the integer value of a key by one',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def decr(c, args):
+def decr(c: Client, args: list[bytes]) -> Any:
     return incr(c, args, -1)
 
 
@@ -617,7 +633,7 @@ def decr(c, args):
     summary='Increment the integer value of a key by the given amount',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def incrby(c, args):
+def incrby(c: Client, args: list[bytes]) -> Any:
     return incr(c, args, int_arg(args[2]))
 
 
@@ -630,7 +646,7 @@ def incrby(c, args):
     summary='Decrement the integer value of a key by the given number',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def decrby(c, args):
+def decrby(c: Client, args: list[bytes]) -> Any:
     by = int_arg(args[2])
     if by == LLONG_MIN:
         raise RedisError('ERR decrement would overflow')
@@ -647,7 +663,7 @@ def decrby(c, args):
     summary='Increment the float value of a key by the given amount',
     key_specs='RW access update; index 1; range 0 1 0',
 )
-def incrbyfloat(c, args):
+def incrbyfloat(c: Client, args: list[bytes]) -> Any:
     key = args[1]
     v = _lookup_string(c, key)
     value = Fraction(0) if v is None else strtold(v)
@@ -656,10 +672,11 @@ def incrbyfloat(c, args):
     incr = strtold(args[2])
     if incr is None:
         raise RedisError(E_NOT_FLOAT)
-    if type(value) is float or type(incr) is float:
+    # strtold and ld_round give a Fraction, or a float only for +-inf
+    if type(value) is not Fraction or type(incr) is not Fraction:
         raise RedisError(E_NAN)  # inf + anything is inf or NaN
     result = ld_round(value + incr)
-    if type(result) is float:
+    if type(result) is not Fraction:
         raise RedisError(E_NAN)
     new = ld_format(result)
     _store(c, key, new, v is None, b'incrbyfloat', 'embstr')  # createStringObject

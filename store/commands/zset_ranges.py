@@ -31,13 +31,19 @@ and `zrangestore`, or, with an empty result, deletes the destination (`del`).
 """
 
 import math
+from collections.abc import Callable
+from enum import Enum
 from itertools import islice, takewhile
+from typing import Any, Final
+
+from sortedcontainers import SortedList
 
 from .. import events
 from ..args import SYNTAX, int_arg, keyword
 from ..cnum import strtod
-from ..command_table import Family
+from ..command_table import Client, Family
 from ..resp import RedisError, c_string
+from ..types import EncodingLimits
 from ..types.zset import ZSet
 from .aggregates import changed, drop_if_empty, read_value, store_result, write_value
 
@@ -53,11 +59,15 @@ E_WITHSCORES_LEX = 'ERR syntax error, WITHSCORES not supported in combination wi
 RANK, SCORE, LEX = 'rank', 'score', 'lex'
 INF = math.inf
 
+Item = tuple[float, bytes]  # an element of ZSet.order: (score, member)
+ScoreBound = tuple[float, bool]  # a value and whether it is exclusive
+ScoreRange = tuple[ScoreBound, ScoreBound]
+
 
 # -- parsing the ranges ---------------------------------------------------------------
 
 
-def _strtod(b):
+def _strtod(b: bytes) -> float | None:
     """`strtod(b, &end)` with `*end == '\\0'` required, as zslParseRange checks: the value,
     or None. Nothing at all converts to 0, overflow to +-inf and underflow to 0 are
     accepted (errno is not looked at), NaN is refused."""
@@ -65,12 +75,12 @@ def _strtod(b):
     return value if end == len(b) and value == value else None
 
 
-def parse_score_range(lo, hi):
+def parse_score_range(lo: bytes, hi: bytes) -> ScoreRange:
     """zslParseRange: ((min, minex), (max, maxex)), '(' marking an exclusive bound."""
     return _score_bound(lo), _score_bound(hi)
 
 
-def _score_bound(arg):
+def _score_bound(arg: bytes) -> ScoreBound:
     s = c_string(arg)
     exclusive = s[:1] == b'('
     v = _strtod(s[1:] if exclusive else s)
@@ -79,24 +89,32 @@ def _score_bound(arg):
     return v, exclusive
 
 
-def _score_index(order, x, above):
+def _score_index(order: SortedList, x: float, above: bool) -> int:
     """The first position whose score is > x (`above`) or >= x."""
     if above:
         if x == INF:
             return len(order)
         x = math.nextafter(x, INF)
-    return order.bisect_left((x,))
+    i: int = order.bisect_left((x,))
+    return i
 
 
-def score_span(order, rng):
+def score_span(order: SortedList, rng: ScoreRange) -> tuple[int, int]:
     """Positions [lo, hi) of the elements in a score range (hi < lo when it is empty:
     zslIsInRange's min > max, or min == max with an exclusive bound)."""
     (lo, lo_ex), (hi, hi_ex) = rng
     return _score_index(order, lo, lo_ex), _score_index(order, hi, not hi_ex)
 
 
+class _LexInf(Enum):
+    MIN = 0
+    MAX = 1
+
+
 # Lex bounds: bytes, or Redis's shared.minstring / shared.maxstring for '-' and '+'.
-LEX_MIN, LEX_MAX = object(), object()
+LEX_MIN: Final = _LexInf.MIN
+LEX_MAX: Final = _LexInf.MAX
+LexBound = bytes | _LexInf
 
 
 class LexRange:
@@ -105,10 +123,10 @@ class LexRange:
 
     __slots__ = ('lo', 'lo_ex', 'hi', 'hi_ex')
 
-    def __init__(self, lo, lo_ex, hi, hi_ex):
+    def __init__(self, lo: LexBound, lo_ex: bool, hi: LexBound, hi_ex: bool) -> None:
         self.lo, self.lo_ex, self.hi, self.hi_ex = lo, lo_ex, hi, hi_ex
 
-    def gte_min(self, member):
+    def gte_min(self, member: bytes) -> bool:
         lo = self.lo
         if lo is LEX_MIN:
             return True
@@ -116,7 +134,7 @@ class LexRange:
             return False
         return member > lo if self.lo_ex else member >= lo
 
-    def lte_max(self, member):
+    def lte_max(self, member: bytes) -> bool:
         hi = self.hi
         if hi is LEX_MAX:
             return True
@@ -124,7 +142,7 @@ class LexRange:
             return False
         return member < hi if self.hi_ex else member <= hi
 
-    def never_empty(self):
+    def never_empty(self) -> bool:
         """False for a range that is empty whatever the set (sdscmplex(min, max) > 0, or
         == 0 with an exclusive end)."""
         lo, hi = self.lo, self.hi
@@ -139,7 +157,7 @@ class LexRange:
         return cmp < 0 or (cmp == 0 and not (self.lo_ex or self.hi_ex))
 
 
-def _lex_bound(arg):
+def _lex_bound(arg: bytes) -> tuple[LexBound, bool]:
     """zslParseLexRangeItem: '-' and '+' (nothing after them up to a NUL), '(' exclusive
     and '[' inclusive followed by the member bytes."""
     first = arg[:1]
@@ -154,7 +172,7 @@ def _lex_bound(arg):
     raise RedisError(E_LEX_RANGE)
 
 
-def parse_lex_range(lo, hi):
+def parse_lex_range(lo: bytes, hi: bytes) -> LexRange:
     """zslParseLexRange: a LexRange, or 'min or max not valid string range item'."""
     return LexRange(*_lex_bound(lo), *_lex_bound(hi))
 
@@ -162,17 +180,18 @@ def parse_lex_range(lo, hi):
 # -- finding lex ranges ---------------------------------------------------------------
 
 
-def _in_lex_range(order, rng):
+def _in_lex_range(order: SortedList, rng: LexRange) -> bool:
     """zslIsInLexRange: whether any part of the set can be in range (O(1))."""
     return rng.never_empty() and rng.gte_min(order[-1][1]) and rng.lte_max(order[0][1])
 
 
-def _one_score(order):
+def _one_score(order: SortedList) -> bool:
     """Whether every element has the same score (members then ascend along `order`)."""
-    return order[0][0] == order[-1][0]
+    same: bool = order[0][0] == order[-1][0]
+    return same
 
 
-def _first_where(order, pred, lo, hi):
+def _first_where(order: SortedList, pred: Callable[[bytes], bool], lo: int, hi: int) -> int:
     """Binary search over positions [lo, hi) for the first where `pred(member)` holds,
     assuming it holds from there on (a skiplist search's assumption)."""
     while lo < hi:
@@ -184,7 +203,7 @@ def _first_where(order, pred, lo, hi):
     return lo
 
 
-def _lex_first(z, rng):
+def _lex_first(z: ZSet, rng: LexRange) -> int | None:
     """zslFirstInLexRange / zzlFirstInLexRange: the position of the first element in the
     range, or None."""
     order = z.order
@@ -204,7 +223,7 @@ def _lex_first(z, rng):
     return i if rng.lte_max(order[i][1]) else None
 
 
-def _lex_last(z, rng):
+def _lex_last(z: ZSet, rng: LexRange) -> int | None:
     """zslLastInLexRange / zzlLastInLexRange: the position of the last element in the
     range, or None."""
     order = z.order
@@ -229,12 +248,12 @@ def _lex_last(z, rng):
     return i if rng.gte_min(order[i][1]) else None
 
 
-def _lex_count_from(order, start, rng):
+def _lex_count_from(order: SortedList, start: int, rng: LexRange) -> int:
     """How many elements from `start` on stay under the range's maximum."""
     return sum(1 for _ in takewhile(lambda e: rng.lte_max(e[1]), order.islice(start)))
 
 
-def lex_span(z, rng):
+def lex_span(z: ZSet, rng: LexRange) -> tuple[int, int]:
     """Positions [lo, hi) that ZREMRANGEBYLEX removes: from the first element in range
     while members stay under the maximum."""
     lo = _lex_first(z, rng)
@@ -243,6 +262,7 @@ def lex_span(z, rng):
     order = z.order
     if _one_score(order):
         hi = _lex_last(z, rng)
+        assert hi is not None  # the first element in range makes a last one with one score
         return lo, hi + 1
     return lo, lo + _lex_count_from(order, lo, rng)
 
@@ -250,7 +270,7 @@ def lex_span(z, rng):
 # -- selecting elements -----------------------------------------------------------------
 
 
-def rank_items(z, start, end, reverse):
+def rank_items(z: ZSet, start: int, end: int, reverse: bool) -> list[Item]:
     """genericZrangebyrankCommand: the (score, member) pairs of ranks start..end (negative
     counting from the end), in reply order."""
     n = len(z)
@@ -269,7 +289,7 @@ def rank_items(z, start, end, reverse):
     return list(z.order.islice(start, end + 1))
 
 
-def score_items(z, rng, offset, limit, reverse):
+def score_items(z: ZSet, rng: ScoreRange, offset: int, limit: int, reverse: bool) -> list[Item]:
     """genericZrangebyscoreCommand: the pairs in a score range after skipping `offset`
     of them, at most `limit` (negative: all); a negative offset selects nothing (Redis
     walks it off the end of the set)."""
@@ -289,7 +309,7 @@ def score_items(z, rng, offset, limit, reverse):
     return list(z.order.islice(start, stop))
 
 
-def lex_items(z, rng, offset, limit, reverse):
+def lex_items(z: ZSet, rng: LexRange, offset: int, limit: int, reverse: bool) -> list[Item]:
     """genericZrangebylexCommand: from the first (last) element in range, skip `offset`
     elements, then take elements while they stay in range, at most `limit`."""
     order = z.order
@@ -311,7 +331,7 @@ def lex_items(z, rng, offset, limit, reverse):
     return list(items)
 
 
-def _reply(c, items, withscores):
+def _reply(c: Client, items: list[Item], withscores: bool) -> list[Any]:
     """Members; with scores, flat in RESP2 and [member, score] pairs in RESP3."""
     if not withscores:
         return [m for _, m in items]
@@ -326,7 +346,14 @@ def _reply(c, items, withscores):
 # -- ZRANGE and its variants ----------------------------------------------------------
 
 
-def zrange_generic(c, args, first, store, rangetype, reverse):
+def zrange_generic(
+    c: Client,
+    args: list[bytes],
+    first: int,
+    store: bool,
+    rangetype: str | None,
+    reverse: bool | None,
+) -> Any:
     """zrangeGenericCommand: `first` is the position of the source key, `rangetype`
     and `reverse` None when options may set them (ZRANGE, ZRANGESTORE)."""
     withscores = False
@@ -362,9 +389,9 @@ def zrange_generic(c, args, first, store, rangetype, reverse):
     if rangetype is RANK:
         start, end = int_arg(lo), int_arg(hi)
     elif rangetype is SCORE:
-        rng = parse_score_range(lo, hi)
+        score_rng = parse_score_range(lo, hi)
     else:
-        rng = parse_lex_range(lo, hi)
+        lex_rng = parse_lex_range(lo, hi)
 
     z = read_value(c, args[first], ZSet)
     if z is None:
@@ -372,15 +399,15 @@ def zrange_generic(c, args, first, store, rangetype, reverse):
     elif rangetype is RANK:
         items = rank_items(z, start, end, reverse)
     elif rangetype is SCORE:
-        items = score_items(z, rng, offset, limit, reverse)
+        items = score_items(z, score_rng, offset, limit, reverse)
     else:
-        items = lex_items(z, rng, offset, limit, reverse)
+        items = lex_items(z, lex_rng, offset, limit, reverse)
     if store:
         return _store(c, args[1], items, rangetype is RANK)
     return _reply(c, items, withscores)
 
 
-def _store(c, dst, items, by_rank):
+def _store(c: Client, dst: bytes, items: list[Item], by_rank: bool) -> int:
     """zrangeResultFinalizeStore: the destination becomes a new sorted set of `items`, or
     is deleted if there are none."""
     limits = c.ks.limits
@@ -388,7 +415,7 @@ def _store(c, dst, items, by_rank):
     return store_result(c, dst, z, events.ZSET, b'zrangestore')
 
 
-def _listpack_scores(limits, items, by_rank):
+def _listpack_scores(limits: EncodingLimits, items: list[Item], by_rank: bool) -> list[Item]:
     """`items` with -0.0 stored as 0 where Redis adds them to a listpack. The destination
     starts as a listpack unless a rank range's known length exceeds
     zset-max-listpack-entries (zrangeResultBeginStore), and stays one, storing -0.0 as the
@@ -418,7 +445,7 @@ _RANGE_READ = dict(
     summary='Return a range of members in a sorted set',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrange(c, args):
+def zrange(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 1, False, None, None)
 
 
@@ -432,7 +459,7 @@ def zrange(c, args):
     since='6.2.0',
     key_specs='OW update; index 1; range 0 1 0 | RO access; index 2; range 0 1 0',
 )
-def zrangestore(c, args):
+def zrangestore(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 2, True, None, None)
 
 
@@ -444,7 +471,7 @@ def zrangestore(c, args):
     'high to low',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrevrange(c, args):
+def zrevrange(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 1, False, RANK, True)
 
 
@@ -455,7 +482,7 @@ def zrevrange(c, args):
     summary='Return a range of members in a sorted set, by score',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrangebyscore(c, args):
+def zrangebyscore(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 1, False, SCORE, False)
 
 
@@ -467,7 +494,7 @@ def zrangebyscore(c, args):
     'high to low',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrevrangebyscore(c, args):
+def zrevrangebyscore(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 1, False, SCORE, True)
 
 
@@ -478,7 +505,7 @@ def zrevrangebyscore(c, args):
     summary='Return a range of members in a sorted set, by lexicographical range',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrangebylex(c, args):
+def zrangebylex(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 1, False, LEX, False)
 
 
@@ -490,7 +517,7 @@ def zrangebylex(c, args):
     'from higher to lower strings.',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zrevrangebylex(c, args):
+def zrevrangebylex(c: Client, args: list[bytes]) -> Any:
     return zrange_generic(c, args, 1, False, LEX, True)
 
 
@@ -507,7 +534,7 @@ def zrevrangebylex(c, args):
     since='2.0.0',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zcount(c, args):
+def zcount(c: Client, args: list[bytes]) -> Any:
     rng = parse_score_range(args[2], args[3])
     z = read_value(c, args[1], ZSet)
     if z is None:
@@ -526,7 +553,7 @@ def zcount(c, args):
     since='2.8.9',
     key_specs='RO access; index 1; range 0 1 0',
 )
-def zlexcount(c, args):
+def zlexcount(c: Client, args: list[bytes]) -> Any:
     rng = parse_lex_range(args[2], args[3])
     z = read_value(c, args[1], ZSet)
     if z is None:
@@ -546,7 +573,7 @@ def zlexcount(c, args):
 # -- removing by range ----------------------------------------------------------------
 
 
-def _remove_span(z, lo, hi):
+def _remove_span(z: ZSet, lo: int, hi: int) -> None:
     """Remove the elements at positions [lo, hi) from both of the set's structures."""
     scores = z.scores
     for _, m in z.order.islice(lo, hi):
@@ -554,15 +581,15 @@ def _remove_span(z, lo, hi):
     del z.order[lo:hi]
 
 
-def zremrange_generic(c, args, rangetype, event):
+def zremrange_generic(c: Client, args: list[bytes], rangetype: str, event: bytes) -> int:
     """zremrangeGenericCommand: parse the range, look the key up for writing, remove."""
     key = args[1]
     if rangetype is RANK:
         start, end = int_arg(args[2]), int_arg(args[3])
     elif rangetype is SCORE:
-        rng = parse_score_range(args[2], args[3])
+        score_rng = parse_score_range(args[2], args[3])
     else:
-        rng = parse_lex_range(args[2], args[3])
+        lex_rng = parse_lex_range(args[2], args[3])
     z = write_value(c, key, ZSet)
     if z is None:
         return 0
@@ -578,9 +605,9 @@ def zremrange_generic(c, args, rangetype, event):
             return 0
         lo, hi = start, min(end, n - 1) + 1
     elif rangetype is SCORE:
-        lo, hi = score_span(z.order, rng)
+        lo, hi = score_span(z.order, score_rng)
     else:
-        lo, hi = lex_span(z, rng)
+        lo, hi = lex_span(z, lex_rng)
     if hi <= lo:
         return 0
     _remove_span(z, lo, hi)
@@ -600,7 +627,7 @@ _REMRANGE = dict(flags='write', keys=(1, 1, 1), categories='@write @sortedset @s
     since='1.2.0',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def zremrangebyscore(c, args):
+def zremrangebyscore(c: Client, args: list[bytes]) -> Any:
     return zremrange_generic(c, args, SCORE, b'zremrangebyscore')
 
 
@@ -612,7 +639,7 @@ def zremrangebyscore(c, args):
     since='2.0.0',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def zremrangebyrank(c, args):
+def zremrangebyrank(c: Client, args: list[bytes]) -> Any:
     return zremrange_generic(c, args, RANK, b'zremrangebyrank')
 
 
@@ -624,5 +651,5 @@ def zremrangebyrank(c, args):
     since='2.8.9',
     key_specs='RW delete; index 1; range 0 1 0',
 )
-def zremrangebylex(c, args):
+def zremrangebylex(c: Client, args: list[bytes]) -> Any:
     return zremrange_generic(c, args, LEX, b'zremrangebylex')

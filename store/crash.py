@@ -29,6 +29,7 @@ import signal
 import sys
 import time
 import traceback
+from types import FrameType
 from typing import Any, NoReturn
 
 from .version import VERSION
@@ -149,7 +150,7 @@ def bug_report_start(server: Any) -> None:
     """bugReportStart: the START banner, once however many reports follow."""
     if not getattr(server, 'bug_report_started', False):
         server.bug_report_started = True
-        _raw(server, START)
+        raw(server, START)
 
 
 def _report_signal(
@@ -162,14 +163,19 @@ def _report_signal(
         server.log(f'Accessing address: {address:#x}', '#')
     _stack_trace(server)
     _crash_report(server, args)
-    _raw(server, END)
+    raw(server, END)
     die_by(sig)
 
 
 def _stack_trace(server: Any) -> None:
     """logStackTrace, with the Python stack of the main thread (the event loop's)."""
-    frames = traceback.format_stack(sys._getframe(2))
-    _raw(server, '\n------ STACK TRACE ------\n\nBacktrace:\n' + ''.join(frames))
+    raw(server, stack_trace(sys._getframe(2)))
+
+
+def stack_trace(frame: FrameType | None) -> str:
+    """logStackTrace's section, with the Python stack from `frame` where Redis prints its
+    C backtrace (the crash report's and the watchdog's)."""
+    return '\n------ STACK TRACE ------\n\nBacktrace:\n' + ''.join(traceback.format_stack(frame))
 
 
 def _crash_report(server: Any, args: Any = ()) -> None:
@@ -200,12 +206,12 @@ def _crash_report(server: Any, args: Any = ()) -> None:
         except Exception:  # noqa: BLE001 - a parameter this server lacks
             continue
     parts.append('\n------ CONFIG DEBUG OUTPUT ------\n' + ''.join(values))
-    _raw(server, ''.join(parts))
+    raw(server, ''.join(parts))
 
 
 def _end_and_abort(server: Any) -> NoReturn:
     """bugReportEnd(0, 0): exit(1) under use-exit-on-panic, else abort()."""
-    _raw(server, END)
+    raw(server, END)
     if server.config['use-exit-on-panic']:
         os._exit(1)
     die_by(signal.SIGABRT)
@@ -225,7 +231,7 @@ def die_by(sig: int) -> NoReturn:
     os._exit(128 + int(sig))
 
 
-def _raw(server: Any, text: str) -> None:
+def raw(server: Any, text: str) -> None:
     """serverLogRaw: the text as it is, no prefix."""
     try:
         server.log_stream.write(text)

@@ -318,8 +318,8 @@ class Server:
         sock = transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self.config['tcp-keepalive']:
-                listen.keep_alive(sock, self.config['tcp-keepalive'])
+            if interval := self.config['tcp-keepalive']:
+                listen.keep_alive(sock, interval)
 
     def client_info(
         self, conn: Connection, current: Connection | None = None, args: list[bytes] | None = None

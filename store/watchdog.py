@@ -15,9 +15,10 @@ import os
 import signal
 import threading
 import time
-import traceback
 from types import FrameType
 from typing import Any
+
+from .crash import raw, stack_trace
 
 
 class Watchdog:
@@ -49,15 +50,6 @@ class Watchdog:
 
 def _expired(server: Any, frame: FrameType | None) -> None:
     """watchdogSignalHandler: serverLogFromHandler's lines around the stack trace."""
-    stack = ''.join(traceback.format_stack(frame)) if frame is not None else ''
     prefix = f'{os.getpid()}:signal-handler ({int(time.time())}) '
-    text = (
-        f'{prefix}\n--- WATCHDOG TIMER EXPIRED ---\n'
-        f'\n------ STACK TRACE ------\n\nBacktrace:\n{stack}'
-        f'{prefix}--------\n\n'
-    )
-    try:
-        server.log_stream.write(text)
-        server.log_stream.flush()
-    except (OSError, ValueError):
-        pass
+    text = f'{prefix}\n--- WATCHDOG TIMER EXPIRED ---\n{stack_trace(frame)}{prefix}--------\n\n'
+    raw(server, text)

@@ -61,10 +61,12 @@ def wait_port(port, proc, timeout=20):
         if proc.poll() is not None:
             raise RuntimeError(f'server exited: {proc.returncode}')
         try:
-            socket.create_connection(('127.0.0.1', port), timeout=0.5).close()
-            return
+            with socket.create_connection(('127.0.0.1', port), timeout=0.5) as s:
+                if s.getsockname() != s.getpeername():  # not a TCP self-connect
+                    return
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     raise TimeoutError(port)
 
 

@@ -112,10 +112,14 @@ def wait_for_port(port, proc=None, timeout=WAIT):
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f'server exited with {proc.returncode}')
         try:
-            with socket.create_connection(('127.0.0.1', port), timeout=0.5):
-                return
+            with socket.create_connection(('127.0.0.1', port), timeout=0.5) as s:
+                # a port in the ephemeral range can connect to itself (TCP simultaneous
+                # open) while nothing listens yet: that is not the server
+                if s.getsockname() != s.getpeername():
+                    return
         except OSError:
-            time.sleep(0.02)
+            pass
+        time.sleep(0.02)
     raise TimeoutError(f'nothing listening on {port}')
 
 

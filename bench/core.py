@@ -1,6 +1,6 @@
 """Server-core benchmark: our server against redis-server in the same run.
 
-    .venv/bin/python bench/core.py [--requests 200000] [--keys 1000000]
+    .venv/bin/python bench/core.py [--requests 200000] [--keys 1000000] [--before DIR]
 
 1. Throughput: redis-benchmark -t set,get,incr,mset -c 50 at -P 1 and -P 16 against each
    server in turn (alternating, so drift on a shared machine hits both), with each server's
@@ -9,9 +9,13 @@
 2. Memory: RSS growth per key after loading N keys with `SET key:<i> <8 bytes> EX 3600`.
 
 Prints a Markdown table with the ratios the targets are stated in (see docs/benchmarks.md).
+With --before DIR (`git worktree add DIR <rev>`), `before` is our server from that checkout,
+run in turn with the other two, and a table compares ours with it: a change's before and
+after in the same run.
 """
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -43,12 +47,8 @@ def throughput(servers, requests, pipelines, repeat, tests):
                         best['rps'] = rps
                         best['cpu'] = cpu / requests * 1e6
             rows.append((name, pipeline, result))
-            o, r = result['ours'], result['redis']
-            print(
-                f'  {name:5} -P {pipeline:<2} ours {o["rps"]:>10.0f} rps {o["cpu"]:6.2f} '
-                f'us/req | redis {r["rps"]:>10.0f} rps {r["cpu"]:6.2f} us/req',
-                file=sys.stderr,
-            )
+            cells = [f'{k} {v["rps"]:>10.0f} rps {v["cpu"]:6.2f} us/req' for k, v in result.items()]
+            print(f'  {name:5} -P {pipeline:<2} ' + ' | '.join(cells), file=sys.stderr)
     return rows
 
 
@@ -68,8 +68,24 @@ def print_throughput(rows):
         )
 
 
-def memory(kind, nkeys):
-    with ServerProc(kind) as srv:
+def print_before(rows):
+    """`throughput`'s rows, ours against the `before` checkout."""
+    print(
+        '| test | pipeline | ours req/s | before req/s | ratio | ours CPU us/req | '
+        'before CPU us/req | CPU ratio |'
+    )
+    print('|---|---|---|---|---|---|---|---|')
+    for test, pipeline, res in rows:
+        o, b = res['ours'], res['before']
+        print(
+            f'| {test} | {pipeline} | {o["rps"]:.0f} | {b["rps"]:.0f} | '
+            f'{o["rps"] / b["rps"]:.2f}x | {o["cpu"]:.2f} | {b["cpu"]:.2f} | '
+            f'{o["cpu"] / b["cpu"]:.2f}x |'
+        )
+
+
+def memory(kind, nkeys, before=None):
+    with server(kind, before) as srv:
         before = srv.rss_bytes()
         value = b'v' * 8
         cmds = [command(b'SET', b'key:%d' % i, value, b'EX', b'3600') for i in range(nkeys)]
@@ -79,28 +95,43 @@ def memory(kind, nkeys):
     return (after - before) / nkeys
 
 
+def server(kind, before=None):
+    """A ServerProc; `before` is ours from the checkout at `before`."""
+    if kind != 'before':
+        return ServerProc(kind)
+    srv = ServerProc('ours', root=before)
+    srv.kind = 'before'
+    return srv
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--requests', type=int, default=200000)
     ap.add_argument('--keys', type=int, default=1000000)
     ap.add_argument('--repeat', type=int, default=1, help='runs per cell; best is kept')
     ap.add_argument('--skip-memory', action='store_true')
+    ap.add_argument('--before', help="another checkout's root: the `before` server")
     args = ap.parse_args()
+    kinds = ['ours', 'redis'] + (['before'] if args.before else [])
 
     print('throughput (redis-benchmark -c 50):', file=sys.stderr)
-    with ServerProc('ours') as ours, ServerProc('redis') as redis:
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(server(k, args.before)) for k in kinds]
         rows = throughput(
-            [ours, redis], args.requests, [1, 16], args.repeat, [(t, t) for t in TESTS] + TTL_TESTS
+            servers, args.requests, [1, 16], args.repeat, [(t, t) for t in TESTS] + TTL_TESTS
         )
 
     print_throughput(rows)
+    if args.before:
+        print()
+        print_before(rows)
     ttl = {(name, p): res for name, p, res in rows if name in dict(TTL_TESTS)}
     print()
     print('| pipeline | server | CPU us/req SET | CPU us/req SET EX 100 | SET EX / SET |')
     print('|---|---|---|---|---|')
     for p in (1, 16):
         plain, ex = ttl[(TTL_TESTS[0][0], p)], ttl[(TTL_TESTS[1][0], p)]
-        for kind in ('ours', 'redis'):
+        for kind in kinds:
             a, b = plain[kind]['cpu'], ex[kind]['cpu']
             print(f'| {p} | {kind} | {a:.2f} | {b:.2f} | {b / a:.2f}x |')
 
@@ -112,6 +143,9 @@ def main():
         print('| keys (EX 3600) | ours RSS bytes/key | redis RSS bytes/key | ratio |')
         print('|---|---|---|---|')
         print(f'| {args.keys} | {ours_b:.0f} | {redis_b:.0f} | {ours_b / redis_b:.2f}x |')
+        if args.before:
+            before_b = memory('before', args.keys, args.before)
+            print(f'\nbefore: {before_b:.0f} RSS bytes/key ({ours_b / before_b:.2f}x)')
 
 
 if __name__ == '__main__':

@@ -1,9 +1,14 @@
 """The keyspace: databases split across DbSlice shards, with TTLs, lazy and active expiry.
 
 Every command reaches keys through this object. It routes a key to its shard
-(`shard_for`), keeps each shard's deadline index in step with every write, and expires a
-key its look-up finds past its deadline before the command sees it. Its parts, one
-concern each, are mixins of this class with no state of their own:
+(`shard_for`), which owns the key (store/db_slice: its value, deadline, access and
+charge, and the shard's deadline and slot indexes), and sets the policy around it: a
+key a look-up finds past its deadline is expired before the command sees it, accesses
+record the LRU clock or the LFU counter, writes are charged to the memory totals, and
+whoever must hear of a change does. Routing and the shard's call are written out in the
+hot methods (one call into the shard each: ~3% of an in-process HSET, within the noise of
+bench/inprocess.py). Its parts, one concern each, are mixins of this class with no state
+of their own:
 - store/keyspace_expiry.py: deleting keys at their deadline, lazily on access and in
   the active-expiry step (`expire_due`);
 - store/keyspace_memory.py: the memory charges (`used`, `mark`, `settle`) and access
@@ -59,8 +64,7 @@ from binascii import crc_hqx
 from typing import Any, Protocol
 
 from . import events as ev
-from .clock import now_ms
-from .db_slice import SLOTS, DbSlice, key_slot
+from .db_slice import EXPIRED, SLOTS, DbSlice, key_slot
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
 from .keyspace_databases import KeyspaceDatabases
@@ -68,7 +72,6 @@ from .keyspace_expiry import KeyspaceExpiry
 from .keyspace_memory import KeyspaceMemory
 from .lazyfree import LazyFree
 from .memory import lfu
-from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD
 from .resp import RedisError
 from .types import EncodingLimits
 from .types.packed import Packed
@@ -102,8 +105,9 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.databases = databases
         # when small aggregates convert (OBJECT ENCODING)
         self.limits = EncodingLimits()
+        self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
         # `slot_index`: database 0's keys by slot too (cluster mode, store/db_slice)
-        self.shards = [DbSlice(databases, slot_index) for _ in range(shards)]
+        self.shards = [DbSlice(databases, self.lazyfree, slot_index) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
         self.watchers: dict[tuple[int, bytes], set[Observer]] = {}  # observers per key
@@ -148,7 +152,6 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.evicted: lfu.Evicted | None = None  # keys evicted lately, under an LFU policy
         # CLIENT PAUSE: a key past its deadline reads as missing but is not deleted
         self.expire_paused = False
-        self.lazyfree = LazyFree(self)  # FLUSHALL ASYNC, UNLINK, lazyfree-lazy-*
         self.log: Any = None  # the server's log(msg, level), for values that fail to decode
         # what reading such a value does (the server's: Redis's assertion on the listpack,
         # the process ends); None: the command gets an error
@@ -182,17 +185,13 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        v = s.data[db].get(key)
+        clock = self.lru_used if touch else None
+        v = s.find(db, key, clock)
         if v is not None:
-            deadline = s.expires[db].get(key)
-            if deadline is None or deadline >= now_ms():
+            if v is not EXPIRED:
                 self.hits += 1
-                if touch:
-                    clock = self.lru_used
-                    if clock is not None:
-                        s.access[db][key] = clock
-                    else:
-                        self._access(s, db, key)
+                if clock is None and touch:
+                    self._access(s, db, key)
                 if type(v) is not bytes:
                     if type(v) is Packed:
                         return self._unpack(s, db, key, v)
@@ -227,16 +226,13 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        v = s.data[db].get(key)
+        clock = self.lru_used
+        v = s.find(db, key, clock)
         if v is not None:
-            deadline = s.expires[db].get(key)
-            if deadline is not None and deadline < now_ms():
+            if v is EXPIRED:
                 self._expire(s, db, key)
                 return None
-            clock = self.lru_used
-            if clock is not None:
-                s.access[db][key] = clock
-            else:
+            if clock is None:
                 self._access(s, db, key)
             if type(v) is not bytes:
                 if type(v) is Packed:
@@ -247,8 +243,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             elif buffer:
                 if len(v) < BUFFER_MIN:
                     return bytearray(v)  # a copy, which string_written stores back
-                v = s.data[db][key] = bytearray(v)
-                s.charged[db][key] = (len(v) + 48) & -16  # as bytes, until settled
+                v = s.to_buffer(db, key, v)
                 self.mark(db, key)
         return v
 
@@ -263,16 +258,13 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        v = s.data[db].get(key)
+        clock = self.lru_used
+        v = s.find(db, key, clock)
         if v is not None:
-            deadline = s.expires[db].get(key)
-            if deadline is not None and deadline < now_ms():
+            if v is EXPIRED:
                 self._expire(s, db, key)
                 return None, s
-            clock = self.lru_used
-            if clock is not None:
-                s.access[db][key] = clock
-            else:
+            if clock is None:
                 self._access(s, db, key)
             if type(v) is not bytes:
                 if type(v) is Packed:
@@ -286,15 +278,15 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """The key's value as stored (no expiry, no access recorded), decoded if it was
         left packed at load: for readers outside the lookups (MEMORY USAGE, the blocking
         registry)."""
-        s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
-        v = s.data[db].get(key)
+        s = self.shard_for(key)
+        v = s.peek(db, key)
         if type(v) is Packed:
             return self._unpack(s, db, key, v)
         return v
 
     def value_class(self, db: int, key: bytes) -> type:
         """The class of the key's value (NoneType for none), without decoding it."""
-        v = self.shard_for(key).data[db].get(key)
+        v = self.shard_for(key).peek(db, key)
         return v.cls if type(v) is Packed else type(v)
 
     def _unpack(self, s: DbSlice, db: int, key: bytes, p: Packed) -> Any:
@@ -313,15 +305,15 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             raise RedisError(
                 f'ERR corrupt value of this key loaded from the RDB file: {e}'
             ) from None
-        s.data[db][key] = v
+        s.replace(db, key, v)
         self._recharge(s, db, key, v)
         return v
 
     def _freeze(self, s: DbSlice, db: int, key: bytes, v: bytearray) -> bytes:
         """A string changed in place, stored back as bytes for a lookup that hands it out;
         its charge becomes a string's again."""
-        b = s.data[db][key] = bytes(v)
-        n = ((len(b) + 48) & -16) - s.charged[db].pop(key, 0)
+        b = bytes(v)
+        n = s.restring(db, key, b)
         self.used += n
         self.db_used[db] += n
         return b
@@ -338,22 +330,19 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """A string from lookup(buffer=True) was changed: the stored bytearray itself, or
         for a string shorter than BUFFER_MIN a copy, stored back as bytes here. WATCH and
         client tracking are told unless not `signal`."""
-        data = self.shard_for(key).data[db]
-        old = data[key]
-        if old is not v:
-            new = data[key] = bytes(v)
-            n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
+        s = self.shard_for(key)
+        if s.peek(db, key) is not v:
+            n = s.restring(db, key, bytes(v))
             self.used += n
             self.db_used[db] += n
         self.changes += 1
         if self.observed and signal:
             self.touch(db, key)
 
-    def replaced(self, db: int, key: bytes, old: bytes, new: bytes, s: DbSlice) -> None:
-        """Store `new` in place of the string `old` that lookup_for_update found in shard
-        `s` (INCR), keeping the key's TTL."""
-        s.data[db][key] = new
-        n = ((len(new) + 48) & -16) - ((len(old) + 48) & -16)
+    def replaced(self, db: int, key: bytes, new: bytes, s: DbSlice) -> None:
+        """Store `new` in place of the string that lookup_for_update found in shard `s`
+        (INCR), keeping the key's TTL."""
+        n = s.restring(db, key, new)
         if n:  # (a counter mostly keeps its size class)
             self.used += n
             self.db_used[db] += n
@@ -368,9 +357,9 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """Whether the key is stored, expired or not, and its deadline, without lazy
         expiry (WATCH looks at a key as Redis's keyIsExpired does, deleting nothing)."""
         s = self.shard_for(key)
-        if key not in s.data[db]:
+        if not s.holds(db, key):
             return False, None
-        return True, s.expires[db].get(key)
+        return True, s.deadline(db, key)
 
     def deadline(self, db: int, key: bytes) -> int | None:
         """The key's deadline in ms, or None when it has none (or does not exist)."""
@@ -381,7 +370,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
     def deadline_of_found(self, db: int, key: bytes) -> int | None:
         """`deadline` of a key the caller has just looked up and found (TTL): no second
         look-up."""
-        return self.shard_for(key).expires[db].get(key)
+        return self.shard_for(key).deadline(db, key)
 
     # -- writes ----------------------------------------------------------------------
 
@@ -393,50 +382,23 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        exp = s.expires[db]
-        old = exp.get(key)
-        if old is not None and old < now_ms():
-            # Redis's setKey looks the key up first: an expired old value is
-            # expired (counted, 'expired' event) before the new one is added.
+        if type(value) is bytearray and len(value) < BUFFER_MIN:
+            value = bytes(value)
+        size = s.put(db, key, value, deadline, self.lru, self.lru_used)
+        if size is None:
+            # Redis's setKey looks the key up first: an expired old value is expired
+            # (counted, 'expired' event) before the new one is added (unless paused
+            # clients keep the key, see _expire).
             self._expire(s, db, key)
-            old = exp.get(key)  # None, unless paused clients keep the key (see _expire)
-        data = s.data[db]
-        prev = data.get(key)
-        data[key] = value
-        if type(value) is bytes:
-            size = (len(value) + 48) & -16
-        elif type(value) is bytearray and len(value) < BUFFER_MIN:
-            value = data[key] = bytes(value)
-            size = (len(value) + 48) & -16
-        else:
-            size = 0
+            size = s.put(db, key, value, deadline, self.lru, self.lru_used, False)
+            assert size is not None
+        if type(value) is not bytes:
             self.mark(db, key)
-        if prev is None:
-            size += ((len(key) + 48) & -16) + KEY_OVERHEAD
-            if s.slots is not None and db == 0:
-                s.slot_added(key)
-        elif type(prev) is bytes:
-            size -= (len(prev) + 48) & -16
-        else:
-            size -= s.charged[db].pop(key, 0)
-            if prev is not value:
-                self.lazyfree.replaced(prev)
-        if deadline is not None:
-            exp[key] = s.index.add(db, key, deadline, old)
-            if old is None:
-                size += TTL_OVERHEAD
-            if deadline < self.timer.next_deadline:
-                self.timer.reschedule(deadline)
-        elif old is not None:
-            del exp[key]
-            s.index.discard()
-            size -= TTL_OVERHEAD
+        if deadline is not None and deadline < self.timer.next_deadline:
+            self.timer.reschedule(deadline)
         self.used += size
         self.db_used[db] += size
-        clock = self.lru if prev is None else self.lru_used
-        if clock is not None:
-            s.access[db][key] = clock
-        else:
+        if self.lru is None:
             self._access(s, db, key)
         self.changes += 1
         if self.observed and signal:
@@ -455,15 +417,13 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             s = slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
             if snapshot is not None:
                 snapshot.before(s, db, key)
-            exp = s.expires[db]
-            if exp and key in exp:
-                self.set(db, key, value)  # drops (or first expires) the old TTL
-                continue
-            clock = used if key in s.data[db] else new
-            size += self._store(s, db, key, value)
-            if clock is not None:
-                s.access[db][key] = clock
-            else:
+            n = s.put(db, key, value, None, new, used)
+            if n is None:  # there past its deadline: expired first, as `set` does
+                self._expire(s, db, key)
+                n = s.put(db, key, value, None, new, used, False)
+                assert n is not None
+            size += n
+            if new is None:
                 self._access(s, db, key)
         self.used += size
         self.db_used[db] += size
@@ -478,37 +438,16 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        size = self._store(s, db, key, value)
+        if type(value) is bytearray and len(value) < BUFFER_MIN:
+            value = bytes(value)
+        size = s.store(db, key, value)
+        if type(value) is not bytes:
+            self.mark(db, key)
         self.used += size
         self.db_used[db] += size
         self.changes += 1
         if self.observed and signal:
             self.touch(db, key)
-
-    def _store(self, s: DbSlice, db: int, key: bytes, value: Any) -> int:
-        """Put `value` under `key` in shard `s`; the change of the key's charge (without
-        the TTL's), for the caller to add. An aggregate is marked for settling, and one it
-        replaces goes to the lazy-free queue. (`set` has this inline: SET's hot path.)"""
-        data = s.data[db]
-        prev = data.get(key)
-        data[key] = value
-        if type(value) is bytes:
-            size = (len(value) + 48) & -16
-        elif type(value) is bytearray and len(value) < BUFFER_MIN:
-            value = data[key] = bytes(value)
-            size = (len(value) + 48) & -16
-        else:
-            size = 0
-            self.mark(db, key)
-        if prev is None:
-            if s.slots is not None and db == 0:
-                s.slot_added(key)
-            return size + ((len(key) + 48) & -16) + KEY_OVERHEAD
-        if type(prev) is bytes:
-            return size - ((len(prev) + 48) & -16)
-        if prev is not value:
-            self.lazyfree.replaced(prev)
-        return size - s.charged[db].pop(key, 0)
 
     def delete(self, db: int, key: bytes, lazy: bool | str | None = None) -> bool:
         """Delete a key; True if it existed (an expired key does not count). `lazy`: True
@@ -518,10 +457,10 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.shard_for(key)
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        if key not in s.data[db]:
+        v = s.find(db, key, None)
+        if v is None:
             return False
-        deadline = s.expires[db].get(key)
-        if deadline is not None and deadline < now_ms():
+        if v is EXPIRED:
             self._expire(s, db, key)
             return False
         self.drop(s, db, key, lazy)
@@ -533,39 +472,16 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
     def drop(self, s: DbSlice, db: int, key: bytes, lazy: bool | str | None = None) -> None:
         """Take a key of shard `s` out as it is, past its deadline or not, uncharged
         (`lazy` as for `delete`); the caller tells whom it concerns (DEL, an eviction)."""
-        exp = s.expires[db]
-        size = 0
-        if key in exp:
-            del exp[key]
-            s.index.discard()
-            size = TTL_OVERHEAD
-        size += self._forget(s, db, key, s.data[db].pop(key), lazy)
+        size = s.remove(db, key, lazy)
         self.used -= size
         self.db_used[db] -= size
-
-    def _forget(
-        self, s: DbSlice, db: int, key: bytes, value: Any, lazy: bool | str | None = None
-    ) -> int:
-        """A key left `s.data[db]`: drop its access and charge entries and return its
-        charge (without the TTL's). `lazy` as for `delete`: whether a big value is freed
-        in steps (store/lazyfree.py) rather than when the caller drops it."""
-        s.access[db].pop(key, None)
-        if s.slots is not None and db == 0:
-            s.slot_removed(key)
-        if type(value) is bytes:
-            size = (len(value) + 48) & -16
-        else:
-            size = s.charged[db].pop(key, 0)
-            if lazy is True or (isinstance(lazy, str) and self.lazyfree.enabled(lazy)):
-                self.lazyfree.free_value(value)
-        return size + ((len(key) + 48) & -16) + KEY_OVERHEAD
 
     def set_deadline(self, db: int, key: bytes, deadline: int) -> None:
         """Give an existing key a TTL (the caller checked the key exists)."""
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        self._set_deadline(s, db, key, deadline, s.expires[db].get(key))
+        self._deadline_set(db, s.set_deadline(db, key, deadline), deadline, key)
 
     def lookup_set_deadline(self, db: int, key: bytes, deadline: int, now: int) -> bool:
         """EXPIRE's common case with the key routed once: the write look-up (lazy expiry
@@ -575,26 +491,23 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        if key not in s.data[db]:
+        clock = self.lru_used
+        n = s.retime(db, key, deadline, now, clock)
+        if n is None:
             return False
-        old = s.expires[db].get(key)
-        if old is not None and old < now:
+        if n is EXPIRED:
             self._expire(s, db, key)
             return False
-        clock = self.lru_used
-        if clock is not None:
-            s.access[db][key] = clock
-        else:
+        if clock is None:
             self._access(s, db, key)
-        self._set_deadline(s, db, key, deadline, old)
+        self._deadline_set(db, n, deadline, key)
         return True
 
-    def _set_deadline(self, s: DbSlice, db: int, key: bytes, deadline: int, old: Any) -> None:
-        exp = s.expires[db]
-        exp[key] = s.index.add(db, key, deadline, old)
-        if old is None:
-            self.used += TTL_OVERHEAD
-            self.db_used[db] += TTL_OVERHEAD
+    def _deadline_set(self, db: int, n: int, deadline: int, key: bytes) -> None:
+        """A key's TTL became `deadline`, changing its charge by `n`."""
+        if n:
+            self.used += n
+            self.db_used[db] += n
         if deadline < self.timer.next_deadline:
             self.timer.reschedule(deadline)
         self.changes += 1
@@ -605,14 +518,11 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         """Remove a key's TTL; True if it had one."""
         if self.lookup(db, key) is None:
             return False
-        s = self.shard_for(key)
-        exp = s.expires[db]
-        if key not in exp:
+        n = self.shard_for(key).clear_deadline(db, key)
+        if not n:
             return False
-        del exp[key]
-        s.index.discard()
-        self.used -= TTL_OVERHEAD
-        self.db_used[db] -= TTL_OVERHEAD
+        self.used -= n
+        self.db_used[db] -= n
         self.changes += 1
         if self.observed:
             self.touch(db, key)

@@ -18,52 +18,13 @@ its own: the fields are Keyspace's, declared below for the type checker only).
 from __future__ import annotations
 
 import random
-from binascii import crc_hqx
+from collections.abc import KeysView
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
-from .db_slice import DbSlice, key_slot
+from .db_slice import DbSlice, LoadInto
 from .lazyfree import DATA, REFS, LazyFree
-
-
-class LoadInto:
-    """Where an RDB load puts one database's keys when they go straight into the shards'
-    dicts (an empty keyspace: start-up, DEBUG RELOAD, a replica's sync): the dicts per
-    slot, taken once per database, so that a key costs one CRC and one store in each.
-    The caller rebuilds the deadline indexes and charges the keys' totals after the load
-    (store/persistence/loading.py)."""
-
-    __slots__ = ('data', 'charged', 'expires', 'indexed')
-
-    def __init__(self, slot_shard: list[DbSlice], db: int) -> None:
-        self.data = [s.data[db] for s in slot_shard]
-        self.charged = [s.charged[db] for s in slot_shard]
-        self.expires = [s.expires[db] for s in slot_shard]
-        # by slot, the shards keeping database 0's keys by slot (cluster mode)
-        self.indexed = slot_shard if db == 0 and slot_shard[0].slots is not None else None
-
-    def put(self, keys: list[bytes], values: list[Any], charges: list[tuple[bytes, int]]) -> None:
-        """Store values, and the charges of the aggregates among them."""
-        data, charged = self.data, self.charged
-        if self.indexed is not None:
-            for key in keys:
-                slot = key_slot(key)
-                if key not in data[slot]:
-                    self.indexed[slot].slot_added(key)
-        if 123 in b''.join(keys):  # a '{': some key has a hash tag
-            for key, value in zip(keys, values):
-                data[key_slot(key)][key] = value
-            for key, size in charges:
-                charged[key_slot(key)][key] = size
-        else:
-            for key, value in zip(keys, values):
-                data[crc_hqx(key, 0) & 16383][key] = value
-            for key, size in charges:
-                charged[crc_hqx(key, 0) & 16383][key] = size
-
-    def put_deadline(self, key: bytes, deadline: int) -> None:
-        self.expires[key_slot(key)][key] = deadline
 
 
 class KeyspaceDatabases:
@@ -93,30 +54,30 @@ class KeyspaceDatabases:
             s.index.rebuild()
 
     def dbsize(self, db: int) -> int:
-        return sum(len(s.data[db]) for s in self.shards)
+        return sum(s.count(db) for s in self.shards)
 
     def dbsize_all(self) -> int:
-        return sum(len(d) for s in self.shards for d in s.data)
+        return sum(s.count(db) for s in self.shards for db in range(self.databases))
 
     def volatile_count(self, db: int) -> int:
-        return sum(len(s.expires[db]) for s in self.shards)
+        return sum(s.count_volatile(db) for s in self.shards)
 
     def keys(self, db: int) -> list[bytes]:
         """Every key of a database (expired ones not yet reaped included): a snapshot
         list, so callers may delete while walking it."""
         out: list[bytes] = []
         for s in self.shards:
-            out.extend(s.data[db])
+            out.extend(s.keys(db))
         return out
 
     def random_key(self, db: int) -> bytes | None:
         """RANDOMKEY: a random live key or None."""
-        candidates = [s for s in self.shards if s.data[db]]
+        candidates = [s for s in self.shards if s.count(db)]
         for _ in range(100):
             if not candidates:
                 return None
             s = random.choice(candidates)
-            data = s.data[db]
+            data = s.keys(db)
             if not data:
                 candidates.remove(s)
                 continue
@@ -135,7 +96,7 @@ class KeyspaceDatabases:
         self.changes += 1
         if self.watchers:
             for wdb, key in list(self.watchers):
-                if wdb == db and key in self.shard_for(key).data[db]:
+                if wdb == db and self.shard_for(key).holds(db, key):
                     self.touch(db, key)
         for s in self.shards:
             data, charged, access, expires, near, far = s.flush(db)
@@ -178,11 +139,11 @@ class KeyspaceDatabases:
                     continue
                 other = b if wdb == a else a
                 s = self.shard_for(key)
-                here, there = key in s.data[wdb], key in s.data[other]
+                here, there = s.holds(wdb, key), s.holds(other, key)
                 if there:
                     arriving.append((wdb, key))
                 if here or there:
-                    deadline = s.expires[other].get(key) if there else None
+                    deadline = s.deadline(other, key) if there else None
                     seen.append((wdb, key, here, there, deadline is not None and deadline < now))
         for s in self.shards:
             s.swap(a, b)
@@ -206,10 +167,10 @@ class KeyspaceDatabases:
         tracking = self.tracking
         if tracking is not None:
             for s in self.shards:
-                for key in s.data[a].keys() | s.data[b].keys():
+                for key in s.keys(a) | s.keys(b):
                     tracking.key_modified(key)
 
 
-def _random_dict_key(d: dict[bytes, Any]) -> bytes:
-    """A random key of a large dict without copying it all."""
+def _random_dict_key(d: KeysView[bytes]) -> bytes:
+    """A random key of a large shard without copying its keys."""
     return next(islice(d, random.randrange(len(d)), None))

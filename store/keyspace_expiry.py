@@ -20,6 +20,7 @@ own: the fields are Keyspace's, declared below for the type checker only).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
@@ -52,10 +53,6 @@ class KeyspaceExpiry:
         expire_cycle_ms: float
         expire_time_cap_reached: int
 
-        def _forget(
-            self, s: DbSlice, db: int, key: bytes, value: Any, lazy: bool | str | None = None
-        ) -> int: ...
-
         def touch(self, db: int, key: bytes, by_client: bool = True) -> None: ...
 
     def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
@@ -63,11 +60,11 @@ class KeyspaceExpiry:
         while clients are paused: the caller then treats it as missing all the same)."""
         if self.expire_paused:
             return
-        size = self._forget(s, db, key, s.data[db].pop(key), 'expire') + TTL_OVERHEAD
+        deadline = s.deadline(db, key)
+        assert deadline is not None
+        size = s.remove(db, key, 'expire')
         self.used -= size
         self.db_used[db] -= size
-        deadline = s.expires[db].pop(key)
-        s.index.discard()
         self.expired_keys += 1
         self.expire_lag.record(now_ms() - deadline)
         if self.aof is not None:
@@ -94,6 +91,7 @@ class KeyspaceExpiry:
         # per database: the expired keys, and (deadline, count) per run for the lag
         batches: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
         hooked = self.snapshot is not None or self.aof is not None
+        hook = None
         shards = self.shards
         n = len(shards)
         more = False
@@ -112,9 +110,8 @@ class KeyspaceExpiry:
                         out = batch[0]
                         before = len(out)
                         if hooked:
-                            freed = self._expire_hooked(s, db, deadline, keys, out)
-                        else:
-                            freed = self._expire_run(s, db, deadline, keys, out)
+                            hook = self._before_expiring(s, db)
+                        freed = s.expire_run(db, deadline, keys, out, hook)
                         done = len(out) - before
                         index.stale -= len(keys) - done
                         if done:
@@ -157,49 +154,19 @@ class KeyspaceExpiry:
             self.expire_time_cap_reached += 1
         return more
 
-    def _expire_run(
-        self, s: DbSlice, db: int, deadline: int, keys: list[bytes], out: list[bytes]
-    ) -> int:
-        """expire_due's loop over one run of keys filed under `deadline`: each key still
-        due then (not re-timed, persisted or deleted since) is deleted and appended to
-        `out`. Returns the bytes freed without the per-key overheads."""
-        exp, data, access = s.expires[db], s.data[db], s.access[db]
-        indexed = s.slots is not None and db == 0  # (_forget does it for the others)
-        freed = 0
-        for key in keys:
-            if exp.get(key) == deadline:
-                del exp[key]
-                value = data.pop(key)
-                access.pop(key, None)
-                if type(value) is bytes:
-                    if indexed:
-                        s.slot_removed(key)
-                    freed += ((len(value) + 48) & -16) + ((len(key) + 48) & -16)
-                else:
-                    freed += self._forget(s, db, key, value, 'expire') - KEY_OVERHEAD
-                out.append(key)
-        return freed
-
-    def _expire_hooked(
-        self, s: DbSlice, db: int, deadline: int, keys: list[bytes], out: list[bytes]
-    ) -> int:
-        """expire_due's loop over one run while a snapshot or the AOF must hear of each
-        key first: the snapshot copies it out before it goes (a point-in-time image holds
-        it), the AOF logs its DEL. Appends the deleted keys to `out`; returns the bytes
-        freed without the per-key overheads."""
+    def _before_expiring(self, s: DbSlice, db: int) -> Callable[[bytes], None]:
+        """What expire_due's runs call before each key goes while a snapshot or the AOF
+        must hear of it: the snapshot copies it out (a point-in-time image holds it), the
+        AOF logs its DEL."""
         snapshot, aof = self.snapshot, self.aof
-        exp, data = s.expires[db], s.data[db]
-        freed = 0
-        for key in keys:
-            if exp.get(key) == deadline:
-                if snapshot is not None:
-                    snapshot.before(s, db, key)
-                if aof is not None:
-                    aof.expired(db, key)
-                del exp[key]
-                freed += self._forget(s, db, key, data.pop(key), 'expire') - KEY_OVERHEAD
-                out.append(key)
-        return freed
+
+        def before(key: bytes) -> None:
+            if snapshot is not None:
+                snapshot.before(s, db, key)
+            if aof is not None:
+                aof.expired(db, key)
+
+        return before
 
     def earliest_deadline(self) -> int | None:
         """The earliest deadline any shard's index holds (stale entries included)."""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .db_slice import DbSlice
 from .memory import lfu
 from .memory.lfu import Evicted
-from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, shard_charges, value_size
+from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, value_size
 
 
 class KeyspaceMemory:
@@ -59,10 +59,7 @@ class KeyspaceMemory:
     def _recharge(self, s: DbSlice, db: int, key: bytes, v: Any) -> None:
         """Charge an aggregate what value_size says it costs now, in place of its old
         charge (after a command changed it, or once decoded)."""
-        charged = s.charged[db]
-        size = value_size(v)
-        n = size - charged.get(key, 0)
-        charged[key] = size
+        n = s.recharge(db, key, v)
         self.used += n
         self.db_used[db] += n
 
@@ -80,7 +77,7 @@ class KeyspaceMemory:
         self.dirty = set()
         for db, key in dirty:
             s = self.shard_for(key)
-            v = s.data[db].get(key)
+            v = s.peek(db, key)
             if v is None or type(v) is bytes:
                 continue  # deleted or replaced since: its charge was settled then
             self._recharge(s, db, key, v)
@@ -92,8 +89,7 @@ class KeyspaceMemory:
         for db in range(self.databases):
             total = 0
             for s in self.shards:
-                used, s.charged[db] = shard_charges(s.data[db])
-                total += used + len(s.expires[db]) * TTL_OVERHEAD
+                total += s.recount(db)
             self.db_used[db] = total
             self.used += total
 
@@ -103,7 +99,7 @@ class KeyspaceMemory:
         if v is None:
             return None
         size = value_size(v, samples) + ((len(key) + 48) & -16) + KEY_OVERHEAD
-        if key in self.shard_for(key).expires[db]:
+        if self.shard_for(key).deadline(db, key) is not None:
             size += TTL_OVERHEAD
         return size
 
@@ -112,34 +108,38 @@ class KeyspaceMemory:
         lookup (the fast path stores the LRU clock inline)."""
         if self.no_touch:
             return
-        access = s.access[db]
-        value = access.get(key)
+        value = s.accesses(db).get(key)
         evicted = self.evicted
-        access[key] = lfu.touched(
-            value,
-            self.lfu_log_factor,
-            self.lfu_decay_time,
-            self.lfu_minutes,
-            self.lfu_tick,
-            value is None and evicted is not None and key in evicted,
+        s.record_access(
+            db,
+            key,
+            lfu.touched(
+                value,
+                self.lfu_log_factor,
+                self.lfu_decay_time,
+                self.lfu_minutes,
+                self.lfu_tick,
+                value is None and evicted is not None and key in evicted,
+            ),
         )
 
     def idle_ms(self, db: int, key: bytes) -> int:
         """OBJECT IDLETIME (in ms): time since the key's last recorded access."""
-        at = self.shard_for(key).access[db].get(key, self.born)
+        at = self.shard_for(key).accesses(db).get(key, self.born)
         return max(0, int(time.time() * 1000) - at)
 
     def frequency(self, db: int, key: bytes) -> int:
         """OBJECT FREQ: the key's LFU counter, decayed to now."""
         return lfu.decayed(
-            self.shard_for(key).access[db].get(key), self.lfu_decay_time, lfu.minutes()
+            self.shard_for(key).accesses(db).get(key), self.lfu_decay_time, lfu.minutes()
         )
 
     def set_access(self, db: int, key: bytes, idle_s: int | None, freq: int | None) -> None:
         """RESTORE IDLETIME/FREQ (objectSetLRUOrLFU): the one that fits the policy."""
-        access = self.shard_for(key).access[db]
+        s = self.shard_for(key)
         if self.lfu:
             if freq is not None:
-                access[key] = lfu.packed(freq, self.lfu_log_factor)
+                s.record_access(db, key, lfu.packed(freq, self.lfu_log_factor))
         elif idle_s is not None:
-            access[key] = (int(time.time() * 1000) - idle_s * 1000) & ~1  # as if not used
+            # as if not used since: the clock's last bit clear
+            s.record_access(db, key, (int(time.time() * 1000) - idle_s * 1000) & ~1)

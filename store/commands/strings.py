@@ -605,7 +605,7 @@ def incr(c: Client, args: list[bytes], by: int = 1) -> int:
     if n > LLONG_MAX or n < LLONG_MIN:
         raise RedisError(E_OVERFLOW)
     new = b'%d' % n
-    ks.replaced(db, key, v, new, shard)
+    ks.replaced(db, key, new, shard)
     if ks.notify_flags:
         ks.notify(STRING, b'incrby', db, key)
     return n

@@ -5,10 +5,11 @@ Every command reaches keys through this object. It routes a key to its shard
 charge, and the shard's deadline and slot indexes), and sets the policy around it: a
 key a look-up finds past its deadline is expired before the command sees it, accesses
 record the LRU clock or the LFU counter, writes are charged to the memory totals, and
-whoever must hear of a change does. Routing and the shard's call are written out in the
-hot methods (one call into the shard each: ~3% of an in-process HSET, within the noise of
-bench/inprocess.py). Its parts, one concern each, are mixins of this class with no state
-of their own:
+whoever must hear of a change does. Routing is written out in the hot methods, which
+make one call into the shard each (a GET, SET or HSET costs 1.5-2.7% more CPU instructions
+than when the keyspace indexed the shard's dicts itself, an INCR, which makes two, 4.3%:
+bench/instructions.py, docs/benchmarks.md). Its parts, one concern each, are mixins of
+this class with no state of their own:
 - store/keyspace_expiry.py: deleting keys at their deadline, lazily on access and in
   the active-expiry step (`expire_due`);
 - store/keyspace_memory.py: the memory charges (`used`, `mark`, `settle`) and access
@@ -382,8 +383,11 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        if type(value) is bytearray and len(value) < BUFFER_MIN:
-            value = bytes(value)
+        if type(value) is not bytes:
+            if type(value) is bytearray and len(value) < BUFFER_MIN:
+                value = bytes(value)
+            else:
+                self.mark(db, key)
         size = s.put(db, key, value, deadline, self.lru, self.lru_used)
         if size is None:
             # Redis's setKey looks the key up first: an expired old value is expired
@@ -392,8 +396,6 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             self._expire(s, db, key)
             size = s.put(db, key, value, deadline, self.lru, self.lru_used, False)
             assert size is not None
-        if type(value) is not bytes:
-            self.mark(db, key)
         if deadline is not None and deadline < self.timer.next_deadline:
             self.timer.reschedule(deadline)
         self.used += size
@@ -438,11 +440,12 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         s = self.slot_shard[(key_slot(key) if 123 in key else crc_hqx(key, 0) & 16383)]
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
-        if type(value) is bytearray and len(value) < BUFFER_MIN:
-            value = bytes(value)
-        size = s.store(db, key, value)
         if type(value) is not bytes:
-            self.mark(db, key)
+            if type(value) is bytearray and len(value) < BUFFER_MIN:
+                value = bytes(value)
+            else:
+                self.mark(db, key)
+        size = s.store(db, key, value)
         self.used += size
         self.db_used[db] += size
         self.changes += 1

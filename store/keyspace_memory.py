@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .db_slice import DbSlice
 from .memory import lfu
 from .memory.lfu import Evicted
-from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, value_size
+from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD, bytes_size, value_size
 
 
 class KeyspaceMemory:
@@ -98,7 +98,7 @@ class KeyspaceMemory:
         v = self.lookup_notouch(db, key)
         if v is None:
             return None
-        size = value_size(v, samples) + ((len(key) + 48) & -16) + KEY_OVERHEAD
+        size = value_size(v, samples) + bytes_size(len(key)) + KEY_OVERHEAD
         if self.shard_for(key).deadline(db, key) is not None:
             size += TTL_OVERHEAD
         return size

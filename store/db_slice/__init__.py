@@ -124,7 +124,8 @@ class DbSlice:
         `new_clock` if the key is new, else `used_clock` (None: not recorded). Returns the
         change in charge; with `check`, None and nothing stored when the key is here past
         its deadline (Redis's setKey looks the key up first: the keyspace expires it, then
-        puts again without `check`). `store` without the TTL, inline: SET's hot path."""
+        puts again without `check`). It does `store`'s work written out (SET's hot path)
+        and the TTL's."""
         exp = self.expires[db]
         old = exp.get(key)
         if check and old is not None and old < now_ms():

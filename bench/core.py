@@ -52,15 +52,16 @@ def throughput(servers, requests, pipelines, repeat, tests):
     return rows
 
 
-def print_throughput(rows):
-    """`throughput`'s rows as a Markdown table, ours against redis-server."""
+def print_throughput(rows, other='redis'):
+    """`throughput`'s rows as a Markdown table, ours against `other` (redis-server, or the
+    `before` checkout)."""
     print(
-        '| test | pipeline | ours req/s | redis req/s | ratio | ours CPU us/req | '
-        'redis CPU us/req | CPU ratio |'
+        f'| test | pipeline | ours req/s | {other} req/s | ratio | ours CPU us/req | '
+        f'{other} CPU us/req | CPU ratio |'
     )
     print('|---|---|---|---|---|---|---|---|')
     for test, pipeline, res in rows:
-        o, r = res['ours'], res['redis']
+        o, r = res['ours'], res[other]
         print(
             f'| {test} | {pipeline} | {o["rps"]:.0f} | {r["rps"]:.0f} | '
             f'{o["rps"] / r["rps"]:.2f}x | {o["cpu"]:.2f} | {r["cpu"]:.2f} | '
@@ -68,31 +69,15 @@ def print_throughput(rows):
         )
 
 
-def print_before(rows):
-    """`throughput`'s rows, ours against the `before` checkout."""
-    print(
-        '| test | pipeline | ours req/s | before req/s | ratio | ours CPU us/req | '
-        'before CPU us/req | CPU ratio |'
-    )
-    print('|---|---|---|---|---|---|---|---|')
-    for test, pipeline, res in rows:
-        o, b = res['ours'], res['before']
-        print(
-            f'| {test} | {pipeline} | {o["rps"]:.0f} | {b["rps"]:.0f} | '
-            f'{o["rps"] / b["rps"]:.2f}x | {o["cpu"]:.2f} | {b["cpu"]:.2f} | '
-            f'{o["cpu"] / b["cpu"]:.2f}x |'
-        )
-
-
 def memory(kind, nkeys, before=None):
     with server(kind, before) as srv:
-        before = srv.rss_bytes()
+        start = srv.rss_bytes()
         value = b'v' * 8
         cmds = [command(b'SET', b'key:%d' % i, value, b'EX', b'3600') for i in range(nkeys)]
         send_pipelined(srv.port, cmds)
         del cmds
         after = srv.rss_bytes()
-    return (after - before) / nkeys
+    return (after - start) / nkeys
 
 
 def server(kind, before=None):
@@ -124,7 +109,7 @@ def main():
     print_throughput(rows)
     if args.before:
         print()
-        print_before(rows)
+        print_throughput(rows, 'before')
     ttl = {(name, p): res for name, p, res in rows if name in dict(TTL_TESTS)}
     print()
     print('| pipeline | server | CPU us/req SET | CPU us/req SET EX 100 | SET EX / SET |')

@@ -57,7 +57,7 @@ class KeyspaceDatabases:
         return sum(s.count(db) for s in self.shards)
 
     def dbsize_all(self) -> int:
-        return sum(s.count(db) for s in self.shards for db in range(self.databases))
+        return sum(s.count_all() for s in self.shards)
 
     def volatile_count(self, db: int) -> int:
         return sum(s.count_volatile(db) for s in self.shards)

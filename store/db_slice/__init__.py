@@ -401,6 +401,10 @@ class DbSlice:
     def count(self, db: int) -> int:
         return len(self.data[db])
 
+    def count_all(self) -> int:
+        """Keys here in every database."""
+        return sum(map(len, self.data))
+
     def count_volatile(self, db: int) -> int:
         return len(self.expires[db])
 

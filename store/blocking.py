@@ -116,6 +116,11 @@ class BlockingRegistry:
 
     # -- signals (Keyspace observers' interface) -------------------------------------------------
 
+    def swapped(self, db: int, key: bytes, here: bool, there: bool, stale: bool) -> None:
+        """SWAPDB: the key's database held it or now holds it live."""
+        if here or not stale:
+            self.key_modified(db, key)
+
     def key_modified(self, db: int, key: bytes) -> None:
         dk = (db, key)
         if dk in self.ready:
@@ -144,8 +149,8 @@ class BlockingRegistry:
                         reply = w.serve(db, key)
                         if reply is not None:
                             if w.aof is not None:
-                                aof = self.server.keyspace.aof
-                                if aof is not None:
+                                aof = self.server.persistence.aof
+                                if aof.propagating:
                                     aof.served(w.conn, w.aof, reply)
                             self.end(w, reply)
 

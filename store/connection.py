@@ -91,6 +91,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         # transport and parsing
         'server',
         'ks',
+        'aof',
         'table',
         'transport',
         'reader',
@@ -163,10 +164,12 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         'rb_peak',
         'rb_peak_reset',
     )
+    serves_stale_keys = False  # a WATCHed key a SWAPDB brings stale is no change (KeyWatcher)
 
     def __init__(self, server: Any) -> None:
         self.server = server
         self.ks = server.keyspace
+        self.aof = server.persistence.aof  # propagating: the raw bytes of a lone command
         self.table: dict[bytes, Any] = server.commands
         self.transport: asyncio.Transport | None = None
         self.reader = hiredis.Reader()
@@ -301,7 +304,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             if frames is not None:
                 if len(frames) > SLICE:
                     return self._run_slices(frames, 0, deadline)
-                if self.ks.aof is not None and len(frames) == 1:
+                if self.aof.propagating and len(frames) == 1:
                     self.raw = (frames[0], data)
                     self.run(frames)
                     self.raw = None  # a big value is not kept alive by it
@@ -335,8 +338,8 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
 
     def flush(self) -> None:
         """Write the queued replies; a closing connection closes once they are written."""
-        aof = self.ks.aof  # appendfsync always: written and fsynced before replies leave
-        if aof is not None and aof.always and aof.buf:
+        aof = self.aof  # appendfsync always: written and fsynced before replies leave
+        if aof.always and aof.buf:
             aof.write()
         out = self.out
         transport = self.transport
@@ -461,7 +464,7 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
                 return
         self.dirty_cas = True
 
-    def watch_swapped(self, db: int, key: bytes, here: bool, there: bool, stale: bool) -> None:
+    def swapped(self, db: int, key: bytes, here: bool, there: bool, stale: bool) -> None:
         """SWAPDB changed the WATCHed key's database, which held it (`here`) and now has
         the other's (`there`, `stale`: expired), as touchAllWatchedKeysInDb decides: a key
         seen expired at WATCH that is now gone or still expired is no change, nor is a

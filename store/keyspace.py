@@ -18,15 +18,17 @@ this class with no state of their own:
 This module keeps what runs per request: routing, the look-ups and the writes, and the
 observers they tell.
 
-What happens to the outside world goes through two doors, both given at construction:
-- `events` (store/events.py, Redis's notify.c): keyspace notifications and the journal,
-  and later tracking invalidations and evictions. Commands raise events with
-  `ks.notify(cls, event, db, key)` after testing `ks.notify_flags`, so events cost nothing
-  while nobody wants them.
-- `timer`: told when a write sets a deadline earlier than the one it is armed for
-  (`timer.next_deadline`, read inline, so a TTL that is not the earliest costs nothing).
-Modified keys are reported to their observers (`observe`): WATCHing connections, whose
-transactions then fail, and the blocking-operations registry, for keys clients wait on.
+What happens to the outside world goes through three doors:
+- `events` (store/events.py, Redis's notify.c), given at construction: keyspace
+  notifications and the journal. Commands raise events with `ks.notify(cls, event, db,
+  key)` after testing `ks.notify_flags`, so events cost nothing while nobody wants them.
+- `timer`, given at construction: told when a write sets a deadline earlier than the one
+  it is armed for (`timer.next_deadline`, read inline, so a TTL that is not the earliest
+  costs nothing).
+- the key lifecycle (store/lifecycle.py): the parties listening now (`listen`: the AOF,
+  a running snapshot, client tracking) hear the points of keys' lives they override, and
+  per-key watchers (`observe`: WATCHing connections, whose transactions then fail, and
+  the blocking-operations registry, for keys clients wait on) hear of their keys.
 
 Deadlines are integer milliseconds since the epoch; a key is expired once
 `deadline < now`, as in Redis's keyIsExpired. Every write charges the key what
@@ -72,20 +74,13 @@ from .keyspace_databases import KeyspaceDatabases
 from .keyspace_expiry import KeyspaceExpiry
 from .keyspace_memory import KeyspaceMemory
 from .lazyfree import LazyFree
+from .lifecycle import POINTS, KeyObserver, KeyWatcher, hears
 from .memory import lfu
 from .resp import RedisError
 from .types import EncodingLimits
 from .types.packed import Packed
 
 BUFFER_MIN = 512  # strings at least this long stay bytearrays once written in place
-
-
-class Observer(Protocol):
-    def key_modified(self, db: int, key: bytes) -> None: ...
-
-
-class SnapshotHook(Protocol):
-    def before(self, shard: DbSlice, db: int, key: bytes) -> None: ...
 
 
 class ExpiryTimer(Protocol):
@@ -111,9 +106,18 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.shards = [DbSlice(databases, self.lazyfree, slot_index) for _ in range(shards)]
         # slot -> shard, so shard_for is one table look-up after the CRC.
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
-        self.watchers: dict[tuple[int, bytes], set[Observer]] = {}  # observers per key
+        self.watchers: dict[tuple[int, bytes], set[KeyWatcher]] = {}  # observers per key
         self.events = events
-        self.tracking: Any = None  # store/tracking.py while clients track keys
+        # The parties listening to keys' lives (store/lifecycle.py), and those hearing
+        # each point: `snapshot`, the running snapshot, hears `before`; `hear_removing`
+        # (the AOF, the snapshot), `hear_modified` (tracking), `hear_expired` (tracking,
+        # which also hears `step_ended`) and `hear_flushed` (tracking) the others.
+        self.listening: list[KeyObserver] = []
+        self.snapshot: KeyObserver | None = None
+        self.hear_removing: tuple[KeyObserver, ...] = ()
+        self.hear_modified: tuple[KeyObserver, ...] = ()
+        self.hear_expired: tuple[KeyObserver, ...] = ()
+        self.hear_flushed: tuple[KeyObserver, ...] = ()
         # whether anyone hears of modified keys (watchers, or tracking): what the writes
         # test before calling `touch`, so that it costs nothing while nobody does
         self.observed = False
@@ -121,12 +125,6 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.notify_flags = events.flags
         self.timer = timer
         self.next_shard = 0  # where the next expire_due starts
-        # Persistence (store/persistence), both None unless in use: the append-only file,
-        # told of every key deleted at its deadline (Redis propagates it as a DEL), and
-        # the running point-in-time snapshot, which must see a key before active expiry
-        # deletes it (commands reach keys through methods it wraps while it runs).
-        self.aof: Any = None
-        self.snapshot: SnapshotHook | None = None
         # Memory and access information (see the module comment).
         self.used = 0
         self.db_used = [0] * databases
@@ -531,27 +529,47 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
             self.touch(db, key)
         return True
 
-    # -- observers of modified keys (WATCH, blocked clients) -----------------------------
+    # -- the key lifecycle (store/lifecycle.py) ----------------------------------------
 
-    def observe(self, dk: tuple[int, bytes], observer: Observer) -> None:
+    def listen(self, party: KeyObserver) -> None:
+        """`party` hears the points of keys' lives it overrides until `unlisten`."""
+        self.listening.append(party)
+        self._heard()
+
+    def unlisten(self, party: KeyObserver) -> None:
+        if party in self.listening:
+            self.listening.remove(party)
+            self._heard()
+
+    def _heard(self) -> None:
+        by = {point: tuple(p for p in self.listening if hears(p, point)) for point in POINTS}
+        assert len(by['before']) <= 1, 'one snapshot at a time'
+        self.snapshot = by['before'][0] if by['before'] else None
+        self.hear_removing = by['removing']
+        self.hear_modified = by['modified']
+        self.hear_expired = by['expired']
+        self.hear_flushed = by['flushed']
+        self.observed = bool(self.watchers) or bool(self.hear_modified)
+
+    def removing(self, s: DbSlice, db: int, key: bytes) -> None:
+        """Tell the parties that `key` leaves without a command deleting it (callers
+        test `self.hear_removing` first)."""
+        for party in self.hear_removing:
+            party.removing(s, db, key)
+
+    def observe(self, dk: tuple[int, bytes], observer: KeyWatcher) -> None:
         """Call `observer.key_modified(db, key)` whenever the key changes (written,
         deleted, expired, flushed, swapped) until `unobserve`."""
         self.watchers.setdefault(dk, set()).add(observer)
         self.observed = True
 
-    def unobserve(self, dk: tuple[int, bytes], observer: Observer) -> None:
+    def unobserve(self, dk: tuple[int, bytes], observer: KeyWatcher) -> None:
         observers = self.watchers.get(dk)
         if observers is not None:
             observers.discard(observer)
             if not observers:
                 del self.watchers[dk]
-                self.observed = bool(self.watchers) or self.tracking is not None
-
-    def set_tracking(self, tracking: Any) -> None:
-        """Client tracking (store/tracking.py) hears of every modified key while some
-        client tracks (`tracking`), and of none once the last one stops (None)."""
-        self.tracking = tracking
-        self.observed = bool(self.watchers) or tracking is not None
+                self.observed = bool(self.watchers) or bool(self.hear_modified)
 
     def touch(self, db: int, key: bytes, by_client: bool = True) -> None:
         """signalModifiedKey: tell the key's observers (callers test `self.observed`
@@ -562,9 +580,8 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         if observers:
             for o in list(observers):
                 o.key_modified(db, key)
-        tracking = self.tracking
-        if tracking is not None:  # client tracking's invalidations (store/tracking.py)
-            tracking.key_modified(key, by_client)
+        for party in self.hear_modified:  # client tracking's invalidations
+            party.modified(key, by_client)
 
     # -- keyspace events -------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .clock import now_ms
 from .db_slice import DbSlice, LoadInto
 from .lazyfree import DATA, REFS, LazyFree
+from .lifecycle import KeyObserver, KeyWatcher
 
 
 class KeyspaceDatabases:
@@ -32,8 +33,9 @@ class KeyspaceDatabases:
         databases: int
         shards: list[DbSlice]
         slot_shard: list[DbSlice]
-        watchers: dict[tuple[int, bytes], set[Any]]
-        tracking: Any
+        watchers: dict[tuple[int, bytes], set[KeyWatcher]]
+        hear_modified: tuple[KeyObserver, ...]
+        hear_flushed: tuple[KeyObserver, ...]
         lazyfree: LazyFree
         used: int
         db_used: list[int]
@@ -42,8 +44,6 @@ class KeyspaceDatabases:
         def shard_for(self, key: bytes) -> DbSlice: ...
 
         def lookup(self, db: int, key: bytes, buffer: bool = False) -> Any: ...
-
-        def touch(self, db: int, key: bytes, by_client: bool = True) -> None: ...
 
     def load_into(self, db: int) -> LoadInto:
         return LoadInto(self.slot_shard, db)
@@ -86,18 +86,21 @@ class KeyspaceDatabases:
                 return key
         return None
 
-    def flushdb(self, db: int, lazy: bool = False) -> None:
+    def flushdb(self, db: int, lazy: bool = False, tell: bool = True) -> None:
         """Empty a database: its dicts are replaced by empty ones, so the keys are gone
         for every client at once. With `lazy` (FLUSHDB ASYNC, emptyDbAsync) the old dicts
         are freed in steps between commands (store/lazyfree.py), else when dropped here.
-        Observers hear of the keys that existed (touchAllWatchedKeysInDb walks the
-        watched keys, not the database). Counts as a change even when it was empty:
-        Redis propagates FLUSHDB and FLUSHALL always."""
+        Watchers hear of the keys that existed (touchAllWatchedKeysInDb walks the
+        watched keys, not the database); tracking hears of the flush as a whole
+        (trackingInvalidateKeysOnFlush), unless not `tell` (FLUSHALL tells it once).
+        Counts as a change even when it was empty: Redis propagates FLUSHDB and FLUSHALL
+        always."""
         self.changes += 1
         if self.watchers:
             for wdb, key in list(self.watchers):
                 if wdb == db and self.shard_for(key).holds(db, key):
-                    self.touch(db, key)
+                    for o in list(self.watchers.get((db, key)) or ()):
+                        o.key_modified(db, key)
         for s in self.shards:
             data, charged, access, expires, near, far = s.flush(db)
             if lazy and data:
@@ -106,24 +109,21 @@ class KeyspaceDatabases:
                 self.lazyfree.free_db([*parts, (near, REFS), (far, REFS)], len(data), data)
         self.used -= self.db_used[db]
         self.db_used[db] = 0
-        if self.tracking is not None:
-            self.tracking.flushed()  # a null invalidation to every tracking client
+        if tell:
+            for party in self.hear_flushed:
+                party.flushed()  # tracking: a null invalidation to every tracking client
 
     def flushall(self, lazy: bool = False) -> None:
-        tracking, self.tracking = self.tracking, None
-        try:
-            for db in range(self.databases):
-                self.flushdb(db, lazy)
-        finally:
-            self.tracking = tracking
-        if tracking is not None:
-            tracking.flushed()  # one null invalidation per tracking client
+        for db in range(self.databases):
+            self.flushdb(db, lazy, False)
+        for party in self.hear_flushed:
+            party.flushed()  # tracking: one null invalidation per tracking client
 
     def swapdb(self, a: int, b: int) -> None:
         """Swap two databases' contents. Each observed key either database holds is
         looked at before the swap and reported after it, so observers see what each
         database now holds: a WATCH decides as Redis's touchAllWatchedKeysInDb
-        (Connection.watch_swapped: a missing key replaced by a stale one is no change and
+        (Connection.swapped: a missing key replaced by a stale one is no change and
         is marked stale), another observer hears of a key its database held or gets live.
         A key a client blocks on is also signalled when the swap brings it, stale or not
         (scanDatabaseForReadyKeys). Tracking clients hear of every key of both databases
@@ -150,11 +150,7 @@ class KeyspaceDatabases:
         self.db_used[a], self.db_used[b] = self.db_used[b], self.db_used[a]
         for wdb, key, here, there, stale in seen:
             for o in list(self.watchers.get((wdb, key)) or ()):
-                swapped = getattr(o, 'watch_swapped', None)
-                if swapped is not None:  # a WATCH, which knows whether it saw the key stale
-                    swapped(wdb, key, here, there, stale)
-                elif here or not stale:
-                    o.key_modified(wdb, key)
+                o.swapped(wdb, key, here, there, stale)
         # Blocked clients are served for every key the swap brings, even one past its
         # deadline (scanDatabaseForReadyKeys finds it with dictFind): serving expires it,
         # and its DEL is propagated, while the client goes on waiting.
@@ -162,13 +158,12 @@ class KeyspaceDatabases:
             observers = self.watchers.get(dk)
             if observers:
                 for o in list(observers):
-                    if getattr(o, 'serves_stale_keys', False):
+                    if o.serves_stale_keys:
                         o.key_modified(*dk)
-        tracking = self.tracking
-        if tracking is not None:
+        for party in self.hear_modified:
             for s in self.shards:
                 for key in s.keys(a) | s.keys(b):
-                    tracking.key_modified(key)
+                    party.modified(key, True)
 
 
 def _random_dict_key(d: KeysView[bytes]) -> bytes:

@@ -28,6 +28,7 @@ from .clock import now_ms
 from .db_slice import DbSlice
 from .events import KeyspaceEvents
 from .expiry.stats import LagStats
+from .lifecycle import KeyObserver, KeyWatcher
 from .memory.sizes import KEY_OVERHEAD, TTL_OVERHEAD
 
 CHUNK = 64  # keys taken from an index between two looks at the clock
@@ -36,14 +37,14 @@ CHUNK = 64  # keys taken from an index between two looks at the clock
 class KeyspaceExpiry:
     if TYPE_CHECKING:  # Keyspace's fields and methods this part uses
         shards: list[DbSlice]
-        watchers: dict[tuple[int, bytes], set[Any]]
+        watchers: dict[tuple[int, bytes], set[KeyWatcher]]
         observed: bool
         events: KeyspaceEvents
         notify: Any
         notify_flags: int
-        tracking: Any
-        aof: Any
-        snapshot: Any
+        snapshot: KeyObserver | None
+        hear_removing: tuple[KeyObserver, ...]
+        hear_expired: tuple[KeyObserver, ...]
         used: int
         db_used: list[int]
         next_shard: int
@@ -55,6 +56,8 @@ class KeyspaceExpiry:
 
         def touch(self, db: int, key: bytes, by_client: bool = True) -> None: ...
 
+        def removing(self, s: DbSlice, db: int, key: bytes) -> None: ...
+
     def _expire(self, s: DbSlice, db: int, key: bytes) -> None:
         """Lazy expiry: delete one key whose deadline passed, found by an access (not
         while clients are paused: the caller then treats it as missing all the same)."""
@@ -62,13 +65,13 @@ class KeyspaceExpiry:
             return
         deadline = s.deadline(db, key)
         assert deadline is not None
+        if self.hear_removing:
+            self.removing(s, db, key)
         size = s.remove(db, key, 'expire')
         self.used -= size
         self.db_used[db] -= size
         self.expired_keys += 1
         self.expire_lag.record(now_ms() - deadline)
-        if self.aof is not None:
-            self.aof.expired(db, key)
         if self.observed:
             self.touch(db, key, False)
         if self.notify_flags & ev.EXPIRED:
@@ -90,7 +93,7 @@ class KeyspaceExpiry:
         now = now_ms()
         # per database: the expired keys, and (deadline, count) per run for the lag
         batches: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
-        hooked = self.snapshot is not None or self.aof is not None
+        hooked = bool(self.hear_removing)
         hook = None
         shards = self.shards
         n = len(shards)
@@ -125,7 +128,7 @@ class KeyspaceExpiry:
             if more:
                 self.next_shard = (self.next_shard + i) % n
                 break
-        tracking = self.tracking
+        heard = self.hear_expired
         journal_deadlines = self.events.journal_flags & ev.EXPIRED
         for db, (keys, counts) in batches.items():
             if not keys:
@@ -134,8 +137,8 @@ class KeyspaceExpiry:
             lag = self.expire_lag
             for deadline, count in counts:
                 lag.record(now - deadline, count)
-            if tracking is not None:
-                tracking.keys_modified(keys)  # no client caused these (NOLOOP)
+            for party in heard:
+                party.expired(db, keys)  # tracking: no client caused these (NOLOOP)
             if self.watchers:
                 watchers = self.watchers
                 for key in keys:
@@ -147,24 +150,19 @@ class KeyspaceExpiry:
             if journal_deadlines:
                 deadlines = [d for d, count in counts for _ in range(count)]
             self.events.batch(ev.EXPIRED, b'expired', db, keys, now, deadlines)
-        if tracking is not None:
-            tracking.flush()  # the invalidations leave with the batch's `expired` events
+        for party in heard:
+            party.step_ended()  # tracking's invalidations leave with the `expired` events
         self.expire_cycle_ms += (time.perf_counter() - start) * 1000
         if more:
             self.expire_time_cap_reached += 1
         return more
 
     def _before_expiring(self, s: DbSlice, db: int) -> Callable[[bytes], None]:
-        """What expire_due's runs call before each key goes while a snapshot or the AOF
-        must hear of it: the snapshot copies it out (a point-in-time image holds it), the
-        AOF logs its DEL."""
-        snapshot, aof = self.snapshot, self.aof
+        """What expire_due's runs call before each key goes while a party hears removals:
+        a snapshot copies it out (a point-in-time image holds it), the AOF logs its DEL."""
 
         def before(key: bytes) -> None:
-            if snapshot is not None:
-                snapshot.before(s, db, key)
-            if aof is not None:
-                aof.expired(db, key)
+            self.removing(s, db, key)
 
         return before
 

@@ -182,11 +182,11 @@ class Server:
         # MONITOR clients (store/commands/monitor.py); scripts feed them too. With CLIENT
         # PAUSE below, they gate every connection while on: the hot path never checks.
         self.monitors = Monitors(self)
+        self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
         # Scripts run their commands on a connection of their own, with no socket.
         self.scripts = EvalScripts(self, Connection(self))
         self.functions = Functions(self, Connection(self))
         self.busy = Busy(self)  # a script past busy-reply-threshold
-        self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
         # replicas follow the AOF's stream (store/replication.py)
         self.replication = self.persistence.aof.replication = Replication(self)
         self.evictor = Evictor(self)  # maxmemory (store/memory)

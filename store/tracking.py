@@ -41,12 +41,13 @@ output-buffer limits as published messages. RESP3: an `invalidate` push; RESP2: 
 subscribed to something (CLIENT_PUBSUB), as Redis does.
 
 Costs: nothing while no client tracks. The keyspace calls `touch` only while someone
-listens (`observed`); the first tracking client registers (`set_tracking`), so every
-write then reaches `key_modified`: one dict pop, plus one slice
+listens (`observed`); the first tracking client makes tracking a listening party of the
+key lifecycle (store/lifecycle.py, `Keyspace.listen`), so every write then reaches
+`modified`: one dict pop, plus one slice
 and lookup per distinct prefix length in BCAST. A tracking connection is gated, so the
 remembering happens on the gated path (Connection._call); the hot path pays one test of
 `handle` per command. Measured in-process (a server holding 100,000 other keys), an
-active-expiry batch of 1,000 keys read by the same 10 clients: `keys_modified` ~0.28 ms
+active-expiry batch of 1,000 keys read by the same 10 clients: `expired` ~0.28 ms
 (~0.9 ms while each key had a set of its own, compared with the previous key's), `flush`
 ~0.3 ms when each client got one message listing its keys; with a message per key, the
 keys' encoding (`_one_each`, ~0.3 us a key, once for all clients) and the 10 clients'
@@ -63,6 +64,7 @@ from itertools import islice
 from typing import Any
 
 from .args import lower
+from .lifecycle import KeyObserver
 
 EMPTY: frozenset[int] = frozenset()
 SHARED_MAX = 16  # a key read by more clients has a set of its own (see Tracking._with)
@@ -160,7 +162,7 @@ def _bulks(keys: list[bytes]) -> bytes:
         return b''.join([b'$%d\r\n%s\r\n' % (len(k), k) for k in keys])
 
 
-class Tracking:
+class Tracking(KeyObserver):
     """The server's tracking tables (server.tracking)."""
 
     def __init__(self, server: Any) -> None:
@@ -195,12 +197,12 @@ class Tracking:
     def _activate(self) -> None:
         if not self.active:
             self.active = True
-            self.server.keyspace.set_tracking(self)
+            self.server.keyspace.listen(self)
 
     def _maybe_deactivate(self) -> None:
         if self.active and not self.clients and not self.table and not self.prefixes:
             self.active = False
-            self.server.keyspace.set_tracking(None)
+            self.server.keyspace.unlisten(self)
 
     def enable(
         self,
@@ -320,7 +322,7 @@ class Tracking:
     def _with(self, ids: frozenset[int], cid: int) -> frozenset[int] | set[int]:
         """`ids` plus `cid`, as the one shared frozenset of those ids (a set of its own
         once past SHARED_MAX ids). Keys read by the same clients then hold the same
-        object: an expiry batch groups them by identity (`keys_modified`), and the table
+        object: an expiry batch groups them by identity (`expired`), and the table
         costs a pointer per key instead of a set each. Transitions are cached, so when
         clients read keys in the same order, each step costs one dict look-up."""
         grown = self.grown
@@ -376,7 +378,7 @@ class Tracking:
 
     # -- changes ----------------------------------------------------------------------------
 
-    def key_modified(self, key: bytes, by_client: bool = True) -> None:
+    def modified(self, key: bytes, by_client: bool) -> None:
         """trackingInvalidateKey, from the keyspace's touch (signalModifiedKey). NOLOOP
         skips the current client, as Redis does in default mode; BCAST remembers who
         changed the key, which for a key expired on access (not `by_client`) is no
@@ -387,8 +389,8 @@ class Tracking:
         if key in self.table:
             self._invalidate(key, origin)
 
-    def keys_modified(self, keys: list[bytes]) -> None:
-        """key_modified for the keys of one active-expiry batch (no client caused
+    def expired(self, db: int, keys: list[bytes]) -> None:
+        """`modified` for the keys of one active-expiry batch (no client caused
         them), in one loop: consecutive keys read by the same clients share a run
         without building its frozenset again."""
         if self.lengths:
@@ -464,6 +466,11 @@ class Tracking:
                 # the last change's origin, as Redis's raxInsert overwrites it: NOLOOP
                 # skips a key only if its own client changed it last
                 state.keys[key] = origin
+
+    def step_ended(self) -> None:
+        """The active-expiry step ended: its invalidations leave with its `expired`
+        events."""
+        self.flush()
 
     def flushed(self) -> None:
         """trackingInvalidateKeysOnFlush (FLUSHDB, FLUSHALL): a null invalidation to every

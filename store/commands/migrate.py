@@ -232,8 +232,9 @@ def _transfer(
             ks.delete(c.db, key)
             ks.notify(GENERIC, b'del', c.db, key)
             deleted.append(key)
-    if deleted and ks.aof is not None:
-        ks.aof.feed(c.db, to_bytes([b'DEL', *deleted]))  # what MIGRATE is rewritten as
+    aof = c.server.persistence.aof
+    if deleted and aof.propagating:
+        aof.feed(c.db, to_bytes([b'DEL', *deleted]))  # what MIGRATE is rewritten as
     if error is not None:
         cached[1] = -1  # the target's database is no longer known
         raise RedisError(f'ERR Target instance replied with error: {error}')

@@ -63,8 +63,9 @@ def exec_(c: Client, args: list[bytes]) -> Any:
     if dirty:
         return NULL_ARRAY
     c.in_exec = True
-    aof = c.ks.aof  # the AOF writes what EXEC ran as one unit (MULTI ... EXEC)
-    if aof is not None:
+    aof = c.server.persistence.aof  # what EXEC ran is one unit (MULTI ... EXEC)
+    propagating = aof.propagating
+    if propagating:
         aof.begin()
     frozen = clock.freeze_now()
     try:
@@ -74,7 +75,7 @@ def exec_(c: Client, args: list[bytes]) -> Any:
     finally:
         clock.freeze(frozen)
         c.in_exec = False
-        if aof is not None:
+        if propagating:
             aof.end()
 
 

@@ -416,13 +416,11 @@ class Evictor:
             self.perform()
 
     def evict(self, s: Any, db: int, key: bytes) -> None:
-        """Delete one key of shard `s` as DEL would, telling the snapshot and the AOF
-        first."""
+        """Delete one key of shard `s` as DEL would, telling the parties that hear keys
+        leave first (a running snapshot writes it out, the AOF a DEL, as Redis does)."""
         ks = self.ks
-        if ks.snapshot is not None:
-            ks.snapshot.before(s, db, key)
-        if ks.aof is not None:
-            ks.aof.expired(db, key)  # propagated as DEL (UNLINK with lazyfree), as Redis does
+        if ks.hear_removing:
+            ks.removing(s, db, key)
         ks.drop(s, db, key, 'eviction')  # lazyfree-lazy-eviction
         evicted = ks.evicted
         if evicted is not None:

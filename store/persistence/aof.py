@@ -27,6 +27,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..lifecycle import KeyObserver
 from ..rdb import crc64
 from ..resp import RedisError
 from .aof_encoder import AofEncoder
@@ -45,8 +46,10 @@ from .files import install, remove
 # -- the AOF -----------------------------------------------------------------------------
 
 
-class Aof(AofPropagate, AofRewrite, AofLoad):
-    """The server's append-only file (server.persistence.aof)."""
+class Aof(AofPropagate, AofRewrite, AofLoad, KeyObserver):
+    """The server's append-only file (server.persistence.aof). While it propagates (the
+    file is on, or replicas follow) it is a party of the key lifecycle
+    (store/lifecycle.py): keys leaving without a command are written as DEL."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
@@ -68,6 +71,9 @@ class Aof(AofPropagate, AofRewrite, AofLoad):
         self.unit: list[tuple[int, bytes]] | None = None  # commands of an execution unit
         self.unit_depth = 0
         self.installed: dict[Any, Any] = {}  # wrapped Command -> its own handler
+        # the write commands are wrapped: what EXEC, scripts, blocked clients served and
+        # the connection's raw bytes ask before handing the AOF what they ran
+        self.propagating = False
         self.write_scheduled = False
         self.last_ts = 0  # the second of the last #TS: annotation
         # sizes (auto rewrite, INFO)

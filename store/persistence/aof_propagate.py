@@ -6,12 +6,13 @@ wrapped (`_install`): after the command ran without error it is encoded and queu
 rewritten first where replaying it as sent would not give the same result (relative
 expiries made absolute, SPOP as SREM, XADD's `*` as the id it got, blocking commands as
 their non-blocking form: propagate_rewrites.py). Nothing is wrapped otherwise, so it costs
-nothing then. Keys deleted at their deadline arrive as `expired` (from the keyspace) and
-are written as DEL before the command that found them; journal entries (store/journal.py
-writes its stream directly) arrive as `journal` and are written after the command that
-caused them, as `XADD <key> MAXLEN <n> <id> ...` with the id the entry got. MULTI/EXEC and
-scripts mark an execution unit (`begin`/`end`): what it wrote is wrapped in MULTI ... EXEC
-when there is more than one command, as Redis 7.0 propagates.
+nothing then. Keys deleted at their deadline or evicted arrive as `removing` (the key
+lifecycle, store/lifecycle.py) and are written as DEL before the command that found
+them; journal entries (store/journal.py writes its stream directly) arrive as `journal`
+and are written after the command that caused them, as `XADD <key> MAXLEN <n> <id> ...`
+with the id the entry got. MULTI/EXEC and scripts mark an execution unit
+(`begin`/`end`): what it wrote is wrapped in MULTI ... EXEC when there is more than one
+command, as Redis 7.0 propagates.
 """
 
 from __future__ import annotations
@@ -56,14 +57,16 @@ class AofPropagate:
                 if 'write' in t.flags and t not in self.installed:
                     self.installed[t] = t.handler
                     t.handler = self._wrapped(t)
-        self.server.keyspace.aof = self
+        self.propagating = True
+        self.server.keyspace.listen(self)
         self.server.journal.aof = self
 
     def _uninstall(self: Any) -> None:
         for cmd, handler in self.installed.items():
             cmd.handler = handler
         self.installed: dict[Any, Any] = {}
-        self.server.keyspace.aof = None
+        self.propagating = False
+        self.server.keyspace.unlisten(self)
         self.server.journal.aof = None
 
     def _wrapped(self: Any, cmd: Any) -> Any:
@@ -182,9 +185,10 @@ class AofPropagate:
         buf.append(data)
         self.buf_len += len(data)
 
-    def expired(self: Any, db: int, key: bytes) -> None:
-        """A key deleted at its deadline (lazy or active expiry): DEL (UNLINK with
-        lazyfree-lazy-expire), written before the command that found it."""
+    def removing(self: Any, shard: Any, db: int, key: bytes) -> None:
+        """A key leaving without a command (store/lifecycle.py: at its deadline, lazily
+        or actively, or evicted): DEL (UNLINK with lazyfree-lazy-expire), written before
+        the command that found it."""
         name = b'UNLINK' if self.server.config['lazyfree-lazy-expire'] else b'DEL'
         self.feed(db, resp_command((name, key)))
 

@@ -9,11 +9,12 @@ when it started (Dragonfly's point-in-time snapshot):
   of one database, with its expires dict) and the FUNCTION libraries. Nothing is copied.
 - `step()` serializes a slice of the next unit, then returns to the loop; units are
   written database by database, each database after its SELECTDB header.
-- While it runs (`Keyspace.snapshot` set), the keyspace's key-access methods call
+- While it runs (a listening party of the key lifecycle, store/lifecycle.py, so
+  `Keyspace.snapshot` is set), the keyspace's key-access methods call
   `before` once they have routed the key: before any command can change a key of a unit
   not yet written, `before` serializes the key's value as it still is and marks it done,
   so the walk skips it. A key created after the start is marked done while absent, so it
-  is never written. Active expiry and eviction call `before` too. One test of
+  is never written. Active expiry and eviction call it too (`removing`). One test of
   `snapshot` per access is what this costs while no snapshot runs.
 - FLUSHDB/FLUSHALL and SWAPDB replace or swap the keyspace's dicts but never change the
   captured ones, so a unit is found by the identity of its dict: writes to a new dict are
@@ -43,6 +44,7 @@ from typing import Any
 import anycrc
 
 from ..keyspace import Keyspace
+from ..lifecycle import KeyObserver
 from ..memory.sizes import value_size
 
 _CRC = anycrc.Model('CRC64-REDIS')
@@ -62,7 +64,7 @@ class _Unit:
         self.pos = 0
 
 
-class Snapshot:
+class Snapshot(KeyObserver):
     """One snapshot into an open binary file. `run()` writes it all at once (SAVE);
     `step()` writes a slice and returns True while work remains (BGSAVE)."""
 
@@ -97,14 +99,12 @@ class Snapshot:
         self.pending_units: list[_Unit] = []
         self._write(encoder.header())
         self._write(encoder.functions(functions))
-        ks.snapshot = self  # the keyspace calls `before` while it is set
+        ks.listen(self)  # a party of the key lifecycle while it runs (store/lifecycle.py)
 
     # -- the hook -------------------------------------------------------------------------
 
     def _detach(self) -> None:
-        ks = self.ks
-        if ks.snapshot is self:
-            ks.snapshot = None
+        self.ks.unlisten(self)
 
     def before_key(self, db: int, key: bytes) -> None:
         self.before(self.ks.shard_for(key), db, key)
@@ -126,6 +126,8 @@ class Snapshot:
             self._write(chunk)
         else:
             self.early.setdefault(unit.db, []).append(chunk)
+
+    removing = before  # a key at its deadline or evicted: written out before it goes
 
     # -- the walk -------------------------------------------------------------------------
 

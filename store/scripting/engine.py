@@ -170,14 +170,15 @@ class LuaEngine(RedisApi):
         self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
         self.plain_calls = self._plain_calls()
         frozen = clock.freeze_now()
-        aof = self.server.keyspace.aof  # the AOF writes a run's commands as one unit
-        if aof is not None:
+        aof = self.server.persistence.aof  # a run's commands are one unit
+        propagating = aof.propagating
+        if propagating:
             aof.begin()
         try:
             runner = self._run_eval if run.is_eval else self._run_fcall
             ok, r = runner(f, numkeys, *args[3:])
         finally:
-            if aof is not None:
+            if propagating:
                 aof.targets = 3  # redis.set_repl lasts for the run (TO_ALL)
                 aof.end()
             clock.freeze(frozen)

@@ -352,8 +352,8 @@ class RedisApi:
             )
         # The script's next commands go to the AOF (1), the replicas (2), both or neither
         # (store/persistence/aof.py's `targets`, reset when the run ends)
-        aof = self.server.keyspace.aof
-        if aof is not None:
+        aof = self.server.persistence.aof
+        if aof.propagating:
             aof.targets = int(flags)
 
     def _breakpoint(self, *args: Any) -> bool:

@@ -37,11 +37,9 @@ from .cnum import atoi, c_int
 from .latency import new_histogram, observe
 from .resp import Map, RedisError, Set, error_arg, string2ll
 
-# The connection a handler runs for (store/connection.py, a layer above): one name for it
-# in every handler's signature, Any until handlers get a narrower context of what they may
-# touch (its keyspace, database, reply protocol, session).
-Client = Any
-Handler = Callable[[Client, list[bytes]], Any]
+# A handler's context is typed where handlers are written (store/context.py's Client, a
+# layer above); the table holds them as callables of any connection.
+Handler = Callable[[Any, list[bytes]], Any]
 # what the decorators return: the handler as it was, whose own keyword arguments (as
 # evalsha's `ro`) its siblings may pass
 H = TypeVar('H', bound=Handler)

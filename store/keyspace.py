@@ -151,6 +151,12 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.evicted: lfu.Evicted | None = None  # keys evicted lately, under an LFU policy
         # CLIENT PAUSE: a key past its deadline reads as missing but is not deleted
         self.expire_paused = False
+        # State commands keep with the data they walk, built on first use by their family
+        # (a layer above): SCAN's walks and shard snapshots (store/commands/scan.py,
+        # counted by MEMORY STATS) and the views of big collections HSCAN, SSCAN and ZSCAN
+        # walk (store/commands/aggregates.py).
+        self.scan_walks: Any = None
+        self.collection_views: Any = None
         self.log: Any = None  # the server's log(msg, level), for values that fail to decode
         # what reading such a value does (the server's: Redis's assertion on the listpack,
         # the process ends); None: the command gets an error

@@ -17,7 +17,8 @@ from ..acl_users import (
 )
 from ..args import lower
 from ..clock import now_ms
-from ..command_table import Client, Family, find_command
+from ..command_table import Family, find_command
+from ..context import Client
 from ..resp import OK, Map, RedisError, Set, error_arg, string2ll
 
 COMMANDS = Family('server', since='6.0.0')

@@ -27,7 +27,8 @@ import time
 from typing import Any
 
 from ..args import E_SYNTAX, lower
-from ..command_table import Client, Command, Family
+from ..command_table import Command, Family
+from ..context import Client
 from ..resp import NO_REPLY, OK, RedisError, string2ll
 
 COMMANDS = Family('server')

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from .. import events
 from ..args import SYNTAX, keyword, range_arg
-from ..command_table import Client
+from ..context import Client
 from ..glob import compile_glob
 from ..longdouble import INF, ld_round, strtold
 from ..resp import Raw, RedisError
@@ -225,7 +225,7 @@ def scan_collection(
     count, pattern, _ = parse_scan_options(args, 3, False)
     items, next_cursor = compact_items(value), 0
     if items is None:
-        views = getattr(c.ks, 'collection_views', None)
+        views = c.ks.collection_views
         if views is None:
             views = c.ks.collection_views = CollectionViews()
         shard = cursor >> POS_BITS  # always 0 for a collection: keep SCAN's cursor shape

@@ -14,7 +14,8 @@ where that arithmetic overflows on purpose), and `#N` offsets multiply in 64 bit
 """
 
 from ..args import SYNTAX, int_arg, keyword
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..events import GENERIC, NEW
 from ..resp import RedisError, string2ll
 from ..types.strenc import mark

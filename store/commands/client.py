@@ -17,7 +17,8 @@ from typing import Any
 
 from ..args import E_NOT_INT, E_SYNTAX, lower
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import NO_REPLY, OK, Map, RedisError, Set, Verbatim, error_arg, string2ll
 from ..tracking import E_REDIRECT_MISSING
 from .client_info import client_info_line, client_type, type_arg

@@ -9,7 +9,8 @@ the log line of a client closed for its output-buffer limit or evicted, the cras
 import time
 
 from ..args import lower
-from ..command_table import Client, Command
+from ..command_table import Command
+from ..context import Client
 from ..memory.client_usage import usage
 from ..resp import RedisError, error_arg
 
@@ -95,7 +96,9 @@ def _cmd_name(conn: Client) -> str:
     return cmd.name
 
 
-def client_info_line(conn: Client, current: Client = None, args: list[bytes] | None = None) -> str:
+def client_info_line(
+    conn: Client, current: Client | None = None, args: list[bytes] | None = None
+) -> str:
     """catClientInfoString: one CLIENT LIST line (without the newline). `current` is the
     connection running the command, whose in-flight command and arguments show."""
     now = time.time()

@@ -9,7 +9,8 @@ wait (`holds`) and parks the client (`hold`).
 from typing import Any
 
 from ..clock import now_ms
-from ..command_table import Client, Command
+from ..command_table import Command
+from ..context import Client
 from .gates import may_replicate
 
 

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import tls
 from ..args import E_SYNTAX
-from ..command_table import Client, Family
+from ..command_table import Family
 from ..config import Config
 from ..config_params import PARAMS, TABLE
 from ..config_values import ConfigError, Param, lower
+from ..context import Client
 from ..glob import glob_match
 from ..listen import move
 from ..request_parser import split_args

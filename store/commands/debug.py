@@ -15,7 +15,8 @@ from typing import Any
 from .. import crash
 from ..args import int_arg, lower
 from ..cnum import atoi, strtod
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import OK, Map, Raw, RedisError, Set, Verbatim, string2ll, to_bytes
 from ..scripting import set_disable_deny_scripts
 from . import debug_values as dv

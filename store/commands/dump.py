@@ -14,7 +14,8 @@ from typing import Any
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import OK, RedisError
 
 LLONG_MAX = 2**63 - 1

@@ -16,7 +16,8 @@ shard's deadline index and WATCHers consistent.
 from .. import events
 from ..args import int_arg
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import RedisError, small_int
 
 LLONG_MAX = 2**63 - 1

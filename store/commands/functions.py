@@ -7,7 +7,8 @@ import time
 from typing import Any
 
 from ..args import keyword
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..glob import glob_match
 from ..resp import OK, Map, RedisError, Set, error_arg
 from ..scripting.eval import FLAGS

@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import events
 from ..args import SYNTAX, int_arg, keyword
-from ..command_table import Client, Family, KeyFinder
+from ..command_table import Family, KeyFinder
+from ..context import Client
 from ..longdouble import ld_format
 from ..pqsort import pqsort
 from ..resp import NULL_ARRAY, DoubleText, Raw, RedisError

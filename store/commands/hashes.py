@@ -42,7 +42,8 @@ from typing import Any
 
 from .. import events
 from ..args import E_NOT_FLOAT, E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import BULK_HEADER, OK, Map, Raw, RedisError, c_string, string2ll
 from ..types import expect

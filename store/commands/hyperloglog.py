@@ -10,7 +10,8 @@ import random
 from typing import Any
 
 from ..args import WRONGTYPE, keyword
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import OK, RedisError
 from ..types import hll
 from ..types.strenc import mark, value_encoding

@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..command_table import Client, Command, Family
+from ..command_table import Command, Family
 from ..config_values import render_percentile
+from ..context import Client
 from ..expiry.stats import expiry_info_fields
 from ..latency import monitor as latency_monitor
 from ..latency import percentile_us

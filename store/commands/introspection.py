@@ -10,7 +10,8 @@ of the server group's commands (DOCS) lives here, beside the code that renders i
 from typing import Any
 
 from ..args import E_SYNTAX, lower
-from ..command_table import Client, Command, Family, find_command
+from ..command_table import Command, Family, find_command
+from ..context import Client
 from ..glob import glob_match
 from ..resp import Map, RedisError, Set
 from .admin import as_text, unique_commands

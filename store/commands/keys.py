@@ -18,7 +18,8 @@ from typing import Any
 
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import OK, RedisError
 from ..types import copy_value, type_name
 

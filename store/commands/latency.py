@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..command_table import Client, Command, Family
+from ..command_table import Command, Family
+from ..context import Client
 from ..latency import doctor, graph, histogram_usec, monitor
 from ..resp import Map, RedisError, Verbatim, c_string, error_arg
 from .admin import unique_commands

@@ -4,7 +4,8 @@ with LEN, IDX, MINMATCHLEN and WITHMATCHLEN."""
 from typing import Any
 
 from ..args import SYNTAX, int_arg, keyword
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import Map, RedisError
 
 COMMANDS = Family('string')

@@ -27,7 +27,8 @@ and BRPOPLPUSH answer a null bulk there, as Redis does.
 from typing import Any
 
 from ..args import WRONGTYPE
-from ..command_table import Client, Family, numkeys_keys
+from ..command_table import Family, numkeys_keys
+from ..context import Client
 from ..resp import NO_REPLY, NULL_ARRAY
 from ..types.list import List
 from .aggregates import drop_if_empty, mpop_args, timeout_arg, write_value

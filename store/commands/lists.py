@@ -32,7 +32,8 @@ from typing import Any
 
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, range_arg
-from ..command_table import Client, Family, numkeys_keys
+from ..command_table import Family, numkeys_keys
+from ..context import Client
 from ..resp import BULK_HEADER, CRLF, NULL_ARRAY, OK, Raw, RedisError
 from ..types.list import List
 from .aggregates import changed, create, drop_if_empty, mpop_args, read_value, write_value

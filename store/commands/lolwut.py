@@ -11,7 +11,8 @@ import math
 import random
 import struct
 
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import RedisError, Verbatim, string2ll
 from ..version import VERSION
 

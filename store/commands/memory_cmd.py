@@ -5,7 +5,8 @@ model keys are charged with (store/memory/sizes.py)."""
 from typing import Any
 
 from ..args import SYNTAX, int_arg, lower
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..memory import report
 from ..memory.sizes import KEY_OVERHEAD, bytes_size, value_size
 from ..resp import OK, Verbatim

@@ -23,7 +23,8 @@ import hiredis
 
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..events import GENERIC
 from ..resp import OK, Raw, RedisError, to_bytes
 

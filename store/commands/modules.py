@@ -5,7 +5,8 @@ fails in Redis for a library it cannot load, after the `enable-module-command` c
 
 from typing import Any
 
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import RedisError
 from .admin import protected_allowed
 

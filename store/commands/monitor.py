@@ -21,7 +21,8 @@ second MONITOR is ignored without a reply, and RESET returns it to a normal clie
 import time
 from typing import Any
 
-from ..command_table import MAY_REPLICATE, Client, Command, Family
+from ..command_table import MAY_REPLICATE, Command, Family
+from ..context import Client
 from ..resp import NO_REPLY, OK, RedisError
 
 COMMANDS = Family('server', since='1.0.0')

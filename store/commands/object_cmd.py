@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import RedisError
 from ..types.strenc import value_encoding
 

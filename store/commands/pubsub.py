@@ -8,7 +8,8 @@ machinery is in store/pubsub.
 
 from typing import Any
 
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..glob import compile_glob
 from ..pubsub import CHANNELS, PATTERNS, SHARD_CHANNELS
 from ..pubsub.dispatch import DEFERRED

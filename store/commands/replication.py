@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..args import SYNTAX, int_arg, lower
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import NO_REPLY, OK, RedisError, string2ll
 from .aggregates import FOREVER_MS
 

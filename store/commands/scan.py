@@ -20,7 +20,8 @@ from itertools import islice
 from typing import Any
 
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..glob import compile_glob
 from ..resp import BULK_PREFIX, CRLF, Raw, encode
 from ..types import type_name
@@ -288,10 +289,8 @@ def scan(c: Client, args: list[bytes]) -> Raw:
     hundred thousand calls over a million keys, each one's cost counts.
     """
     ks, db = c.ks, c.db
-    walks: ScanWalks
-    try:
-        walks = ks.scan_walks
-    except AttributeError:
+    walks: ScanWalks = ks.scan_walks
+    if walks is None:
         walks = ks.scan_walks = ScanWalks(len(ks.shards))
     cursor = parse_cursor(args[1])  # its errors come first
     match: KeyMatch | None

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..args import int_arg, lower
-from ..command_table import Client, Family, numkeys_keys
+from ..command_table import Family, numkeys_keys
+from ..context import Client
 from ..resp import OK, RedisError, small_int
 from ..scripting.run_context import ScriptRun, check_numkeys
 

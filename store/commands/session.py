@@ -5,7 +5,8 @@ from typing import Any
 
 from ..acl_checks import DENIED_AUTH
 from ..args import E_DB_RANGE, E_NOT_INT, lower
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import OK, PONG, Map, RedisError, string2ll
 from .client import close_after_this_reply
 

@@ -45,7 +45,8 @@ from typing import Any
 
 from .. import events
 from ..args import SYNTAX, int_arg
-from ..command_table import Client, Family, numkeys_keys
+from ..command_table import Family, numkeys_keys
+from ..context import Client
 from ..resp import BULK_HEADER, CRLF, Raw, RedisError, c_string, string2ll
 from ..resp import Set as SetReply
 from ..types import expect

@@ -4,7 +4,8 @@ store/latency.py keeps."""
 from typing import Any
 
 from ..args import range_arg
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..latency import monitor
 from ..resp import OK, RedisError, error_arg
 

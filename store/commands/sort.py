@@ -53,7 +53,8 @@ from typing import Any
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import strtod
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..pqsort import pqsort
 from ..resp import RedisError
 from ..scripting import is_script_client

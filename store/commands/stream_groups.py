@@ -6,7 +6,8 @@ from typing import Any, Literal, overload
 
 from ..args import E_NOT_INT, SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import NULL_ARRAY, OK, RedisError, string2ll
 from ..types.stream import NACK, U64, Consumer, Group, Stream, format_id
 from .streams import (

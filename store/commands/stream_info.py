@@ -8,7 +8,8 @@ from typing import Any
 
 from ..args import WRONGTYPE, int_arg
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import Map, RedisError
 from ..types.stream import MAX_ID, Stream, format_id
 from .streams import _entries

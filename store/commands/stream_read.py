@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..args import SYNTAX, int_arg
-from ..command_table import Client, Family, keys_after_streams
+from ..command_table import Family, keys_after_streams
+from ..context import Client
 from ..resp import NO_REPLY, NULL_ARRAY, Map, RedisError, string2ll
 from ..scripting import is_script_client
 from ..types.stream import MAX_ID, Consumer, Group, Stream

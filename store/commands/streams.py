@@ -12,7 +12,8 @@ from typing import Any
 from .. import events
 from ..args import SYNTAX, int_arg
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import NULL_ARRAY, OK, Raw, RedisError, string2ll
 from ..types import expect
 from ..types.stream import MAX_ID, NACK, U64, Consumer, Group, Stream, format_id

@@ -25,7 +25,8 @@ from typing import Any
 from .. import events
 from ..args import E_OVERFLOW, SYNTAX, WRONGTYPE, int_arg, keyword
 from ..clock import now_ms
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..longdouble import ld_format, ld_round, strtold
 from ..resp import OK, RedisError, small_int
 from ..types import expect

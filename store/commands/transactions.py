@@ -18,7 +18,8 @@ from typing import Any
 
 from .. import clock
 from ..clock import now_ms
-from ..command_table import Client, Command, Family
+from ..command_table import Command, Family
+from ..context import Client
 from ..resp import NULL_ARRAY, OK, RedisError
 
 COMMANDS = Family('transactions')

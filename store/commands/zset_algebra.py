@@ -36,7 +36,8 @@ from sortedcontainers import SortedList
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import string2d
-from ..command_table import Client, Family, numkeys_keys
+from ..command_table import Family, numkeys_keys
+from ..context import Client
 from ..resp import RedisError
 from ..types import EncodingLimits
 from ..types.set import Set

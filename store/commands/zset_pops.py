@@ -39,7 +39,8 @@ from typing import Any
 
 from .. import events
 from ..args import SYNTAX, keyword, range_arg
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import NO_REPLY, NULL_ARRAY
 from ..types import expect
 from ..types.zset import ZSet

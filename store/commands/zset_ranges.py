@@ -41,7 +41,8 @@ from sortedcontainers import SortedList
 from .. import events
 from ..args import SYNTAX, int_arg, keyword
 from ..cnum import strtod
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import RedisError, c_string
 from ..types import EncodingLimits
 from ..types.zset import ZSet

@@ -45,7 +45,8 @@ from typing import Any
 from .. import events
 from ..args import SYNTAX, WRONGTYPE, int_arg, keyword
 from ..cnum import string2d
-from ..command_table import Client, Family
+from ..command_table import Family
+from ..context import Client
 from ..resp import RedisError, encode
 from ..types.zset import ZSet
 from .aggregates import (

@@ -273,7 +273,7 @@ def overhead(server: Any) -> dict[str, int]:
     vm = max(0, sum(_vm(server)) - st.vm_start)
     evicted = server.keyspace.evicted  # LFU's filter of keys evicted lately
     evicted_bytes = 0 if evicted is None else evicted.nbytes()
-    walks = getattr(server.keyspace, 'scan_walks', None)  # SCAN's shard snapshots
+    walks = server.keyspace.scan_walks  # SCAN's shard snapshots
     scans = 0 if walks is None else walks.nbytes()
     total = (
         clients

@@ -6,25 +6,91 @@ connection); handlers are typed against this protocol instead, which lists what 
 touch: the keyspace (typed, so every `c.ks` call is checked), the session (database,
 protocol, name, user, transaction, WATCH, tracking, reply mode, what CLIENT LIST shows)
 and the few connection methods a handler calls (flush, park and resume among them, for
-MONITOR and CLIENT PAUSE). `server` is the one wide door left: command families that run
-the server's services (ACL, CONFIG, replication, scripting) reach them through it, typed
-Any for now.
+MONITOR and CLIENT PAUSE).
+
+`server` is `Services`: what handlers reach on the server, listed, so a handler that
+reaches for anything else fails the type check until it is added there, where a reviewer
+sees the context grow. The services of the layers below this module are typed (CONFIG,
+ACL, pub/sub, tracking, blocking, the expiry gate); those of the layers above
+(persistence, replication, scripting, CLIENT PAUSE, shutdown) are Any.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .lifecycle import KeyWatcher
 
 if TYPE_CHECKING:
+    from .acl import Acl
+    from .blocking import BlockingRegistry
+    from .config import Config
+    from .expiry.gate import ExpiryGate
     from .keyspace import Keyspace
+    from .pubsub import PubSub
+    from .reply_buffer import ReplyBuffers
+    from .tracking import Tracking
+
+
+class Services(Protocol):
+    """The server as handlers see it: the services command families run. Those of the
+    layers below this module are typed; those above it (persistence, replication,
+    scripting, pause, shutdown) are Any here."""
+
+    # CONFIG, ACL, COMMAND, INFO
+    config: Config
+    acl: Acl
+    commands: dict[bytes, Any]
+    stats: Any
+    port: int
+    max_bulk: int  # proto-max-bulk-len
+    tls: Any
+
+    def apply_config(self, name: str) -> None: ...
+
+    def users_changed(self, user: Any, deleted: bool = False) -> None: ...
+
+    def log(self, msg: str, level: str = '*') -> None: ...
+
+    # clients: CLIENT, MONITOR, pub/sub, tracking, blocking
+    clients: dict[int, Any]
+    pubsub: PubSub
+    tracking: Tracking
+    blocking: BlockingRegistry
+    monitors: Any
+    reply_buffers: ReplyBuffers
+    reset_hooks: list[Callable[[Any], None]]
+    pause: Any  # store/commands/client_pause.py
+
+    def kill_pubsub_clients(self, user: Any, new: Any) -> None: ...
+
+    def unregister(self, conn: Any) -> None: ...
+
+    # persistence, replication, expiry, the process (the layers above)
+    persistence: Any
+    loading: bool
+    lastsave: int
+    skip_checksum_validation: bool
+    replication: Any
+    expiry_gate: ExpiryGate
+    cron_paused: bool
+    shutdown: Any
+    migrate_sockets: Any
+
+    @property
+    def replica_link(self) -> Any: ...
+
+    # scripting
+    scripts: Any
+    functions: Any
+    busy: Any
 
 
 class Client(KeyWatcher, Protocol):
     """A connection as handlers see it; a KeyWatcher too (WATCH observes its keys)."""
 
-    server: Any
+    server: Services
     ks: Keyspace
     db: int  # the selected database
     proto: int  # 2 or 3 (HELLO)

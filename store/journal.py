@@ -20,7 +20,7 @@ the analytics path (spark/), only joins bytes, and an entry costs one bytes obje
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .clock import now_ms
 from .types.stream import ENCODED, Stream, format_id
@@ -40,6 +40,12 @@ def _template(fields: tuple[bytes | None, ...]) -> bytes:
     return b''.join(parts)
 
 
+class JournalLog(Protocol):
+    """The append-only file while it propagates (store/persistence/aof_propagate.py)."""
+
+    def journal(self, args: list[bytes]) -> None: ...
+
+
 class Journal:
     def __init__(self) -> None:
         self.ks: Any = None  # the keyspace it writes into (attach)
@@ -50,7 +56,7 @@ class Journal:
         # The append-only file while it is on (store/persistence/aof.py): each entry is
         # written as XADD <key> MAXLEN <maxlen> <id> <fields>, so a restart restores the
         # very ids a reader checkpointed.
-        self.aof: Any = None
+        self.aof: JournalLog | None = None
 
     def attach(self, keyspace: Any) -> None:
         self.ks = keyspace

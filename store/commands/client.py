@@ -439,7 +439,7 @@ def client_unblock(c: Client, args: list[bytes]) -> Any:
 def client_tracking(c: Client, args: list[bytes]) -> Any:
     """CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT]
     [NOLOOP], parsed and checked in Redis 7.0's order (store/tracking.py does the rest)."""
-    redirect: int | None = 0
+    redirect = 0
     bcast = optin = optout = noloop = False
     prefixes: list[bytes] = []
     j = 3
@@ -451,9 +451,10 @@ def client_tracking(c: Client, args: list[bytes]) -> Any:
             j += 1
             if redirect:
                 raise RedisError('ERR A client can only redirect to a single other client')
-            redirect = string2ll(args[j])
-            if redirect is None:
+            rid = string2ll(args[j])
+            if rid is None:
                 raise RedisError(E_NOT_INT)
+            redirect = rid
             if redirect not in c.server.clients:
                 raise RedisError(E_REDIRECT_MISSING)
         elif opt == 'bcast':

@@ -355,6 +355,14 @@ def test_flushall_and_flushdb_send_a_null(pair):
     assert got[0] == got[1] == PUSH + b'_\r\n'
 
 
+def test_flushdb_of_a_watched_key_sends_only_the_null(pair):
+    # trackingInvalidateKeysOnFlush: the key WATCHed elsewhere is not invalidated alone
+    sides = pair()
+    setup = [('SET', 'k', '1'), ('WATCH', 'k')]
+    for change in ('FLUSHDB', 'FLUSHALL'):
+        assert both_do(sides, setup, [('GET', 'k')], [(change,)]) == PUSH + b'_\r\n'
+
+
 def test_lazy_expiry_invalidates(pair):
     sides = pair()
     for _t, w in sides:

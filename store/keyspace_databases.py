@@ -43,7 +43,11 @@ class KeyspaceDatabases:
 
         def shard_for(self, key: bytes) -> DbSlice: ...
 
+        expire_paused: bool
+
         def lookup(self, db: int, key: bytes, buffer: bool = False) -> Any: ...
+
+        def _expire(self, s: DbSlice, db: int, key: bytes) -> None: ...
 
     def load_into(self, db: int) -> LoadInto:
         return LoadInto(self.slot_shard, db)
@@ -71,19 +75,30 @@ class KeyspaceDatabases:
         return out
 
     def random_key(self, db: int) -> bytes | None:
-        """RANDOMKEY: a random live key or None."""
+        """dbRandomKey: a random key, None when the database is empty. A key found past
+        its deadline is expired and another drawn, until a live one comes. Where expiry
+        is held (a replica, a pause: the key stays), a database whose keys all have a
+        TTL gives the 100th key drawn even if expired, as Redis does on a replica, rather
+        than looping for ever. Not an access: no hit or miss is counted."""
+        tries = 100
+        all_volatile = self.dbsize(db) == self.volatile_count(db)
         candidates = [s for s in self.shards if s.count(db)]
-        for _ in range(100):
-            if not candidates:
-                return None
+        while candidates:
             s = random.choice(candidates)
             data = s.keys(db)
             if not data:
                 candidates.remove(s)
                 continue
             key = random.choice(list(data)) if len(data) < 64 else _random_dict_key(data)
-            if self.lookup(db, key) is not None:
+            deadline = s.deadline(db, key)
+            if deadline is None or deadline >= now_ms():
                 return key
+            if self.expire_paused:
+                tries -= 1
+                if all_volatile and not tries:
+                    return key
+            else:
+                self._expire(s, db, key)
         return None
 
     def flushdb(self, db: int, lazy: bool = False, tell: bool = True) -> None:

@@ -553,6 +553,30 @@ def test_randomkey(r):
     assert r.randomkey() is None
 
 
+def test_randomkey_expires_what_it_draws_until_a_live_key(both):
+    """dbRandomKey: keys past their deadline that RANDOMKEY draws are expired and others
+    drawn, however many there are, and no hit or miss is counted."""
+    for c in both:
+        c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+    try:
+        for c in both:
+            p = c.pipeline()
+            for i in range(2000):
+                p.set(f'k{i}', 'v', px=1)
+            p.set('live', 'v')
+            p.execute()
+        time.sleep(0.02)
+        for c in both:
+            c.config_resetstat()
+            assert c.randomkey() == b'live'
+            stats = c.info('stats')
+            assert (stats['keyspace_hits'], stats['keyspace_misses']) == (0, 0)
+            assert 0 < stats['expired_keys'] <= 2000
+    finally:
+        for c in both:
+            c.execute_command('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+
+
 def test_rename_and_renamenx(both):
     assert_same(
         both,

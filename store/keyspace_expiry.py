@@ -20,7 +20,7 @@ own: the fields are Keyspace's, declared below for the type checker only).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
@@ -113,7 +113,8 @@ class KeyspaceExpiry:
                         out = batch[0]
                         before = len(out)
                         if hooked:
-                            hook = self._before_expiring(s, db)
+                            # a snapshot copies each key out first, the AOF logs its DEL
+                            hook = partial(self.removing, s, db)
                         freed = s.expire_run(db, deadline, keys, out, hook)
                         done = len(out) - before
                         index.stale -= len(keys) - done
@@ -156,15 +157,6 @@ class KeyspaceExpiry:
         if more:
             self.expire_time_cap_reached += 1
         return more
-
-    def _before_expiring(self, s: DbSlice, db: int) -> Callable[[bytes], None]:
-        """What expire_due's runs call before each key goes while a party hears removals:
-        a snapshot copies it out (a point-in-time image holds it), the AOF logs its DEL."""
-
-        def before(key: bytes) -> None:
-            self.removing(s, db, key)
-
-        return before
 
     def earliest_deadline(self) -> int | None:
         """The earliest deadline any shard's index holds (stale entries included)."""

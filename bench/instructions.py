@@ -1,6 +1,7 @@
 """Work per request, counted rather than timed: ours against the floor of bench/floor.py.
 
-    .venv/bin/python bench/instructions.py [--by-function] [get set incr hset evalsha evalsha1]
+    .venv/bin/python bench/instructions.py [--by-function] [get set incr hset lpush sadd
+                                                            evalsha evalsha1]
 
 Each test sends one command per read, as redis-benchmark -P 1 does, to a Connection with
 a dummy transport (bench/inprocess.py) and to the floor server's protocol, in process,
@@ -33,8 +34,8 @@ from common import command  # noqa: E402
 from scripting import SMALL  # noqa: E402
 
 SCRIPTS = {'evalsha': SMALL.encode(), 'evalsha1': b'return 1'}
-TESTS = ('get', 'set', 'incr', 'hset', 'evalsha', 'evalsha1')
-FLOOR_TESTS = ('get', 'set', 'incr', 'evalsha', 'evalsha1')  # bench/floor.py has no HSET
+TESTS = ('get', 'set', 'incr', 'hset', 'lpush', 'sadd', 'evalsha', 'evalsha1')
+FLOOR_TESTS = ('get', 'set', 'incr', 'evalsha', 'evalsha1')  # bench/floor.py has no HSET, ...
 KEYS = 1000
 SHORT, LONG = 1000, 6000  # requests in the two runs under valgrind
 
@@ -75,6 +76,10 @@ def feeder(kind, test):
         return feed, lambda key: command(b'INCR', key)
     if test == 'hset':  # a field of a small hash (the key's own, beside its string)
         return feed, lambda key: command(b'HSET', b'h' + key, b'f', b'xxx')
+    if test == 'lpush':  # a list that grows by one (about 7 elements at the end)
+        return feed, lambda key: command(b'LPUSH', b'l' + key, b'xxx')
+    if test == 'sadd':  # a member already in a small set
+        return feed, lambda key: command(b'SADD', b's' + key, b'xxx')
     return feed, lambda key: command(b'GET', key)
 
 

@@ -25,8 +25,10 @@ What happens to the outside world goes through three doors:
 - `timer`, given at construction: told when a write sets a deadline earlier than the one
   it is armed for (`timer.next_deadline`, read inline, so a TTL that is not the earliest
   costs nothing).
-- the key lifecycle (store/lifecycle.py): the parties listening now (`listen`: the AOF,
-  a running snapshot, client tracking) hear the points of keys' lives they override, and
+- the key lifecycle (store/lifecycle.py): the parties registered when the server is
+  built (`register`: the AOF, the persistence manager for its background snapshots,
+  client tracking) hear, while they listen (`listen`), the points of keys' lives they
+  override, and
   per-key watchers (`observe`: WATCHing connections, whose transactions then fail, and
   the blocking-operations registry, for keys clients wait on) hear of their keys.
 
@@ -108,10 +110,12 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.slot_shard = [self.shards[slot % shards] for slot in range(SLOTS)]
         self.watchers: dict[tuple[int, bytes], set[KeyWatcher]] = {}  # observers per key
         self.events = events
-        # The parties listening to keys' lives (store/lifecycle.py), and those hearing
-        # each point: `snapshot`, the running snapshot, hears `before`; `hear_removing`
+        # The parties of the key lifecycle (store/lifecycle.py), registered when the
+        # server is built; those listening now; and those hearing each point: `snapshot`
+        # (the persistence manager while a snapshot runs) hears `before`; `hear_removing`
         # (the AOF, the snapshot), `hear_modified` (tracking), `hear_expired` (tracking,
         # which also hears `step_ended`) and `hear_flushed` (tracking) the others.
+        self.parties: list[KeyObserver] = []
         self.listening: list[KeyObserver] = []
         self.snapshot: KeyObserver | None = None
         self.hear_removing: tuple[KeyObserver, ...] = ()
@@ -537,10 +541,16 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
 
     # -- the key lifecycle (store/lifecycle.py) ----------------------------------------
 
+    def register(self, party: KeyObserver) -> None:
+        """`party` may listen: the server registers every party when it is built."""
+        self.parties.append(party)
+
     def listen(self, party: KeyObserver) -> None:
         """`party` hears the points of keys' lives it overrides until `unlisten`."""
-        self.listening.append(party)
-        self._heard()
+        assert party in self.parties, 'a party of the key lifecycle is registered first'
+        if party not in self.listening:
+            self.listening.append(party)
+            self._heard()
 
     def unlisten(self, party: KeyObserver) -> None:
         if party in self.listening:

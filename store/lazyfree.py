@@ -244,8 +244,8 @@ class LazyFree:
             self.freed += job.count
 
     def _guarded(self, data: Any) -> bool:
-        snapshot = self.ks.snapshot
-        return snapshot is not None and id(data) in snapshot.units
+        snapshot = self.ks.snapshot  # the persistence manager while a snapshot runs
+        return snapshot is not None and bool(snapshot.reads(data))
 
     def _work(self, job: _Job, stop: float) -> bool:
         """Drain the job's containers until done (True) or past `stop`."""

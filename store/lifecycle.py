@@ -8,19 +8,20 @@ of these points, each for its own reason:
 - the append-only file and the replicas' stream (store/persistence/aof_propagate.py): a
   key that leaves without a command deleting it (at its deadline, evicted) is written as
   a DEL before the command that found it (`removing`);
-- a running point-in-time snapshot (store/persistence/snapshot.py): a key about to be
-  read, changed or removed is written out first if its turn has not come (`before`,
-  `removing`);
+- a point-in-time snapshot written in the background (store/persistence/snapshot.py,
+  through the persistence manager): a key about to be read, changed or removed is written
+  out first if its turn has not come (`before`, `removing`);
 - client tracking (store/tracking.py): a modified key is invalidated (`modified`), an
   active-expiry step's keys in one pass (`expired`, then `step_ended`), a flushed
   database with one null message (`flushed`).
 
-Each such party is a `KeyObserver` and tells the keyspace when it starts and stops
-listening (`Keyspace.listen` / `unlisten`: the AOF while it propagates, a snapshot while
-it runs, tracking while a client tracks); that is the one door, so no party sets
-attributes on the keyspace or replaces its methods. The keyspace keeps the listening
-parties per point (a tuple each, and the one snapshot for `before`), so a point nobody
-hears costs one truth test on the paths that raise it.
+Each such party is a `KeyObserver`, registered with the keyspace when the server is built
+(`Keyspace.register`), and tells the keyspace when it starts and stops listening
+(`Keyspace.listen` / `unlisten`: the AOF while it propagates, the persistence manager
+while a background snapshot runs, tracking while a client tracks); that is the one door,
+so no party sets attributes on the keyspace or replaces its methods. The keyspace keeps
+the listening parties per point (a tuple each, and the one snapshot for `before`), so a
+point nobody hears costs one truth test on the paths that raise it.
 
 Parties interested in particular keys (a WATCHing connection, the blocking-operations
 registry) are `KeyWatcher`s, registered per key (`Keyspace.observe`). Keyspace events

@@ -331,11 +331,8 @@ class FullSync:
         out = io.BytesIO()
         encoder = self._encoder()
         snap = Snapshot(self.server.keyspace, encoder, out, self.server.functions.codes())
-        try:
-            snap.run()
-            snap.complete()
-        finally:
-            snap.abort()
+        snap.run()  # at once: no command runs beside it
+        snap.complete()
         return out.getvalue()
 
     def _filtered_rdb(self, parts: set[str]) -> bytes:

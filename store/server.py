@@ -183,6 +183,10 @@ class Server:
         # PAUSE below, they gate every connection while on: the hot path never checks.
         self.monitors = Monitors(self)
         self.persistence = Persistence(self)  # RDB, AOF, loading (store/persistence)
+        # The parties of the key lifecycle (store/lifecycle.py), each listening while it
+        # is on: the AOF while it propagates, a background snapshot, client tracking.
+        for party in (self.persistence.aof, self.persistence, self.tracking):
+            self.keyspace.register(party)
         # Scripts run their commands on a connection of their own, with no socket.
         self.scripts = EvalScripts(self, Connection(self))
         self.functions = Functions(self, Connection(self))

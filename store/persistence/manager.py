@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..lifecycle import KeyObserver
 from ..rdb import dump_payload
 from ..resp import RedisError
 from .aof import Aof
@@ -31,6 +32,7 @@ from .rdb_encoder import RdbEncoder
 from .snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from ..db_slice import DbSlice
     from ..keyspace import Keyspace
 
 E_BGSAVE_RUNNING = 'ERR Background save already in progress'
@@ -43,7 +45,11 @@ E_MISCONF = (
 )
 
 
-class Persistence(Loading):
+class Persistence(Loading, KeyObserver):
+    """RDB snapshots, the AOF and loading. While a background snapshot runs, this is the
+    party of the key lifecycle (store/lifecycle.py) that hands it the keys commands are
+    about to read, change or delete (a SAVE runs with no command beside it)."""
+
     def __init__(self, server: Any) -> None:
         self.server = server
         self.snapshot: Snapshot | None = None  # the running one, BGSAVE's or the rewrite's
@@ -139,6 +145,22 @@ class Persistence(Loading):
 
     # -- snapshots ------------------------------------------------------------------------
 
+    def before(self, shard: DbSlice, db: int, key: bytes) -> None:
+        """A key is about to be read, changed or deleted while the background snapshot
+        runs (the keyspace calls this only then): it is written out first if its turn
+        has not come (store/persistence/snapshot.py)."""
+        snap = self.snapshot
+        if snap is not None:
+            snap.before(shard, db, key)
+
+    removing = before  # a key at its deadline or evicted: written out before it goes
+
+    def reads(self, data: object) -> bool:
+        """Whether the running snapshot has yet to write the dict `data` (lazy free
+        frees it only once written)."""
+        snap = self.snapshot
+        return snap is not None and id(data) in snap.units
+
     def _open(self, path: str, encoder: Any = None, out: Any = None) -> Snapshot:
         """A snapshot of the keyspace as of now into a new file at `path` (the snapshot
         owns the file until it ends), or into `out`."""
@@ -175,7 +197,6 @@ class Persistence(Loading):
                     time.sleep(delay / 1e6)
                 snap.finish()
             finally:
-                snap.abort()
                 snap.out.close()
             install(tmp, final)
         except OSError as e:
@@ -297,6 +318,7 @@ class Persistence(Loading):
         if self.snapshot is not None:
             return False
         self.snapshot = self._open(path, encoder, out)
+        self.server.keyspace.listen(self)  # commands run while it is written
         self.stream = out
         self.step_blocked = False
         self.snapshot_kind = kind
@@ -362,7 +384,7 @@ class Persistence(Loading):
         if self.child is not None:
             self.child.end()
             self.child = None
-        snap.abort()
+        self.server.keyspace.unlisten(self)
         snap.out.close()
         if done is not None:
             done(ok)

@@ -9,8 +9,8 @@ when it started (Dragonfly's point-in-time snapshot):
   of one database, with its expires dict) and the FUNCTION libraries. Nothing is copied.
 - `step()` serializes a slice of the next unit, then returns to the loop; units are
   written database by database, each database after its SELECTDB header.
-- While it runs (a listening party of the key lifecycle, store/lifecycle.py, so
-  `Keyspace.snapshot` is set), the keyspace's key-access methods call
+- While it runs in the background, the persistence manager, a party of the key lifecycle
+  (store/lifecycle.py), hands it what the keyspace's key-access methods call
   `before` once they have routed the key: before any command can change a key of a unit
   not yet written, `before` serializes the key's value as it still is and marks it done,
   so the walk skips it. A key created after the start is marked done while absent, so it
@@ -44,7 +44,6 @@ from typing import Any
 import anycrc
 
 from ..keyspace import Keyspace
-from ..lifecycle import KeyObserver
 from ..memory.sizes import value_size
 
 _CRC = anycrc.Model('CRC64-REDIS')
@@ -64,7 +63,7 @@ class _Unit:
         self.pos = 0
 
 
-class Snapshot(KeyObserver):
+class Snapshot:
     """One snapshot into an open binary file. `run()` writes it all at once (SAVE);
     `step()` writes a slice and returns True while work remains (BGSAVE)."""
 
@@ -99,12 +98,8 @@ class Snapshot(KeyObserver):
         self.pending_units: list[_Unit] = []
         self._write(encoder.header())
         self._write(encoder.functions(functions))
-        ks.listen(self)  # a party of the key lifecycle while it runs (store/lifecycle.py)
 
     # -- the hook -------------------------------------------------------------------------
-
-    def _detach(self) -> None:
-        self.ks.unlisten(self)
 
     def before_key(self, db: int, key: bytes) -> None:
         self.before(self.ks.shard_for(key), db, key)
@@ -126,8 +121,6 @@ class Snapshot(KeyObserver):
             self._write(chunk)
         else:
             self.early.setdefault(unit.db, []).append(chunk)
-
-    removing = before  # a key at its deadline or evicted: written out before it goes
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -187,9 +180,8 @@ class Snapshot(KeyObserver):
             pass
 
     def complete(self) -> None:
-        """After the walk: detach from the keyspace and write the footer; the file is
-        then whole but not yet fsynced."""
-        self._detach()
+        """After the walk: write the footer; the file is then whole but not yet
+        fsynced."""
         self._flush()
         self.out.write(self.encoder.footer(self.crc))
         self.out.flush()
@@ -202,9 +194,6 @@ class Snapshot(KeyObserver):
             self.complete()
         if isinstance(self.out, io.IOBase):  # (not a diskless payload's sockets)
             os.fsync(self.out.fileno())
-
-    def abort(self) -> None:
-        self._detach()
 
     # -- output ---------------------------------------------------------------------------
 

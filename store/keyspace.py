@@ -392,10 +392,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
         if type(value) is not bytes:
-            if type(value) is bytearray and len(value) < BUFFER_MIN:
-                value = bytes(value)
-            else:
-                self.mark(db, key)
+            value = self._to_store(db, key, value)
         size = s.put(db, key, value, deadline, self.lru, self.lru_used)
         if size is None:
             # Redis's setKey looks the key up first: an expired old value is expired
@@ -413,6 +410,14 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         self.changes += 1
         if self.observed and signal:
             self.touch(db, key)
+
+    def _to_store(self, db: int, key: bytes, value: Any) -> Any:
+        """A value other than bytes about to be stored: a short bytearray is stored as
+        bytes (BUFFER_MIN), anything else is marked for its size to be settled."""
+        if type(value) is bytearray and len(value) < BUFFER_MIN:
+            return bytes(value)
+        self.mark(db, key)
+        return value
 
     def set_pairs(self, db: int, args: list[bytes]) -> None:
         """MSET: store each key args[1], args[3], ... with the value after it, as `set`
@@ -449,10 +454,7 @@ class Keyspace(KeyspaceExpiry, KeyspaceMemory, KeyspaceDatabases):
         if self.snapshot is not None:  # a BGSAVE running: it writes the key out first
             self.snapshot.before(s, db, key)
         if type(value) is not bytes:
-            if type(value) is bytearray and len(value) < BUFFER_MIN:
-                value = bytes(value)
-            else:
-                self.mark(db, key)
+            value = self._to_store(db, key, value)
         size = s.store(db, key, value)
         self.used += size
         self.db_used[db] += size

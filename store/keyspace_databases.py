@@ -81,7 +81,6 @@ class KeyspaceDatabases:
         TTL gives the 100th key drawn even if expired, as Redis does on a replica, rather
         than looping for ever. Not an access: no hit or miss is counted."""
         tries = 100
-        all_volatile = self.dbsize(db) == self.volatile_count(db)
         candidates = [s for s in self.shards if s.count(db)]
         while candidates:
             s = random.choice(candidates)
@@ -95,7 +94,7 @@ class KeyspaceDatabases:
                 return key
             if self.expire_paused:
                 tries -= 1
-                if all_volatile and not tries:
+                if tries == 0 and self.dbsize(db) == self.volatile_count(db):
                     return key
             else:
                 self._expire(s, db, key)

@@ -22,6 +22,12 @@ Redis's blocked.c, in one registry per server:
   disconnect/RESET (no reply).
 - Inside MULTI/EXEC a command may not block: callers check `may_block(conn)` and reply
   as on timeout, as Redis does.
+- In cluster mode a client blocked on a key whose slot this node no longer serves is
+  unblocked with the redirection Redis sends (-MOVED, -CLUSTERDOWN: cluster.c's
+  clusterRedirectBlockedClientIfNeeded, which clientsCron runs for every blocked client
+  about once a second): `redirect`, given by the cluster layer (store/cluster/routing.py's
+  `attach`), is asked for each waiter once a second while any waits. Off (standalone),
+  it costs nothing.
 
 Invariants: a connection has at most one waiter (`conn.blocked`); a waiter is listed under
 each of its keys until it ends, and a key is observed while any waiter lists it.
@@ -61,6 +67,12 @@ class Waiter:
         self.aof: Any = None  # what the AOF writes once served (persistence/aof.py)
 
 
+# cluster mode: (the blocked connection, its first key, whether its command writes) -> the
+# error that unblocks it, or None while this node serves the key's slot
+Redirect = Callable[[Any, bytes, bool], Any]
+REDIRECT_PERIOD = 1.0  # s: clientsCron visits every client about once a second
+
+
 class BlockingRegistry:
     # SWAPDB signals it for a key the swap brings even when past its deadline (see
     # Keyspace.swapdb): serving looks it up, which expires it, as Redis's does
@@ -71,6 +83,8 @@ class BlockingRegistry:
         self.waiters: dict[Key, list[Waiter]] = {}  # key -> waiters, first blocked first
         self.ready: list[Key] = []  # signalled keys not served yet
         self.handle: Any = None
+        self.redirect: Redirect | None = None  # cluster mode (store/cluster/routing.py)
+        self.redirect_handle: Any = None  # the next redirect sweep, while clients wait
         server.disconnect_hooks.append(self.cancel)
         server.reset_hooks.append(self.cancel)
 
@@ -110,6 +124,10 @@ class BlockingRegistry:
             w.timer = self.server.loop.call_later(timeout, self._timed_out, w)
         conn.blocked = w
         conn.park()
+        if self.redirect is not None and self.redirect_handle is None:
+            self.redirect_handle = self.server.loop.call_later(
+                REDIRECT_PERIOD, self._redirect_sweep
+            )
 
     def blocked_clients(self) -> int:
         return sum(1 for c in self.server.clients.values() if c.blocked is not None)
@@ -153,6 +171,29 @@ class BlockingRegistry:
                                 if aof.propagating:
                                     aof.served(w.conn, w.aof, reply)
                             self.end(w, reply)
+
+    def _redirect_sweep(self) -> None:
+        """clusterRedirectBlockedClientIfNeeded for every waiting client, first blocked
+        first; again in a second while any waits."""
+        self.redirect_handle = None
+        redirect = self.redirect
+        if redirect is None:
+            return
+        seen: dict[int, Waiter] = {}
+        for lst in self.waiters.values():
+            for w in lst:
+                seen.setdefault(id(w), w)
+        for w in seen.values():
+            if w.active and w.keys:
+                last = w.conn.last_cmd
+                writes = last is not None and 'write' in last.flags
+                reply = redirect(w.conn, w.keys[0][1], writes)
+                if reply is not None:
+                    self.end(w, reply)
+        if self.waiters:
+            self.redirect_handle = self.server.loop.call_later(
+                REDIRECT_PERIOD, self._redirect_sweep
+            )
 
     # -- ends of a wait ------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from .version import VERSION
 # this server.
 PERSISTENCE = 'persistence'  # tunes a forked child or incremental fsync: none here
 REPLICATION = 'replication'  # never a replica, no diskless sync (store/replication.py)
-CLUSTER = 'cluster'  # no cluster mode, no cluster bus
+CLUSTER = 'cluster'  # the cluster bus is plain TCP (no TLS on it yet)
 TLS = 'tls'  # what Python's ssl module cannot set (store/tls.py)
 MEMORY = 'memory'  # no eviction, no allocator to tune, no defragmentation
 ENCODING = 'encoding'  # internal layouts this server does not use
@@ -332,11 +332,11 @@ PARAMS = [
         choices=('ignore', 'panic', 'panic-on-replicas'),
     ),
     Param('bind-source-addr', 'str', ''),  # the replica link's source (store/replica.py)
-    # cluster
-    Param('cluster-enabled', 'bool', False, mutable=False, inert=CLUSTER),
-    Param('cluster-config-file', 'str', 'nodes.conf', mutable=False, inert=CLUSTER),
-    Param('cluster-port', 'int', 0, 0, 65535, mutable=False, inert=CLUSTER),
-    Param('cluster-node-timeout', 'int', 15000, 0, LLONG_MAX, inert=CLUSTER),
+    # cluster mode (store/cluster)
+    Param('cluster-enabled', 'bool', False, mutable=False),
+    Param('cluster-config-file', 'str', 'nodes.conf', mutable=False),
+    Param('cluster-port', 'int', 0, 0, 65535, mutable=False),
+    Param('cluster-node-timeout', 'int', 15000, 0, LLONG_MAX),
     Param(
         'cluster-replica-validity-factor',
         'int',
@@ -344,33 +344,30 @@ PARAMS = [
         0,
         INT_MAX,
         alias='cluster-slave-validity-factor',
-        inert=CLUSTER,
     ),
-    Param('cluster-migration-barrier', 'int', 1, 0, INT_MAX, inert=CLUSTER),
-    Param('cluster-allow-replica-migration', 'bool', True, inert=CLUSTER),
-    Param('cluster-require-full-coverage', 'bool', True, inert=CLUSTER),
+    Param('cluster-migration-barrier', 'int', 1, 0, INT_MAX),
+    Param('cluster-allow-replica-migration', 'bool', True),
+    Param('cluster-require-full-coverage', 'bool', True),
     Param(
         'cluster-replica-no-failover',
         'bool',
         False,
         alias='cluster-slave-no-failover',
-        inert=CLUSTER,
     ),
-    Param('cluster-allow-reads-when-down', 'bool', False, inert=CLUSTER),
-    Param('cluster-allow-pubsubshard-when-down', 'bool', True, inert=CLUSTER),
-    Param('cluster-announce-ip', 'str', '', inert=CLUSTER),
-    Param('cluster-announce-hostname', 'str', '', valid=_valid_hostname, inert=CLUSTER),
-    Param('cluster-announce-port', 'int', 0, 0, 65535, inert=CLUSTER),
-    Param('cluster-announce-bus-port', 'int', 0, 0, 65535, inert=CLUSTER),
+    Param('cluster-allow-reads-when-down', 'bool', False),
+    Param('cluster-allow-pubsubshard-when-down', 'bool', True),
+    Param('cluster-announce-ip', 'str', ''),
+    Param('cluster-announce-hostname', 'str', '', valid=_valid_hostname),
+    Param('cluster-announce-port', 'int', 0, 0, 65535),
+    Param('cluster-announce-bus-port', 'int', 0, 0, 65535),
     Param('cluster-announce-tls-port', 'int', 0, 0, 65535, inert=CLUSTER),
     Param(
         'cluster-preferred-endpoint-type',
         'enum',
         'ip',
         choices=('ip', 'hostname', 'unknown-endpoint'),
-        inert=CLUSTER,
     ),
-    Param('cluster-link-sendbuf-limit', 'mem', 0, 0, ULLONG_MAX, inert=CLUSTER),
+    Param('cluster-link-sendbuf-limit', 'mem', 0, 0, ULLONG_MAX),
     # TLS (store/tls.py): CONFIG SET rebuilds the contexts, or fails as Redis's applyTlsCfg
     Param('tls-port', 'int', 0, 0, 65535),
     Param('tls-cert-file', 'str', ''),

@@ -17,7 +17,9 @@ applies the query buffer limit and maxmemory-clients while a request arrives.
 
 Commands from one read (or slice) run in order and their replies leave in one write. The
 common case (authenticated, not in MULTI or subscribe mode, replies on) runs inline in
-`run`; every special state sets `self.gated`, which routes commands through
+`run`; in cluster mode it is routed first (store/cluster/routing.py: a command for another
+node's slot is answered -MOVED, ...), which costs a standalone server one test per
+command; every special state sets `self.gated`, which routes commands through
 `_execute_gated` (store/connection_gate.py), where the auth, MULTI, subscribe-mode and
 CLIENT REPLY rules live. A key
 signalled for blocked clients gates the running connection too, so they are served before
@@ -138,6 +140,12 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         'pubsub',
         # CLIENT TRACKING (store/tracking.py): its ClientTracking while tracking is on
         'tracking',
+        # cluster mode (store/cluster/routing.py): the server's Cluster (None in standalone
+        # mode: the hot path's one test), ASKING for the next command (gates the connection
+        # while set), READONLY reads from a replica
+        'cluster',
+        'asking',
+        'readonly',
         # parked: commands held while the current one waits, and the blocking wait
         'deferred',
         'deferred_bytes',
@@ -202,6 +210,10 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
         self.subscriptions = 0
         self.pubsub: Subscriber | None = None  # store.pubsub Subscriber, from the first subscribe
         self.tracking: ClientTracking | None = None  # store.tracking, while tracking is on
+        # cluster mode: every command is routed. (The server builds its scripts' own
+        # connections before its Cluster: they are never routed, scriptCall checks instead.)
+        self.cluster = server.cluster
+        self.asking = self.readonly = False  # ASKING, READONLY (cluster mode)
         self.deferred: list[list[bytes]] | None = None  # commands held while parked
         self.deferred_bytes = 0  # what they hold (sizes.queued_size), in used_memory
         self.blocked: Waiter | None = None  # the blocking.Waiter while a blocking command waits
@@ -510,6 +522,9 @@ class Connection(ConnectionGate, ConnectionTurns, ConnectionQuery, asyncio.Proto
             if (n != arity) if arity > 0 else (n < -arity):
                 self._execute_gated(cmd, args)
                 t0 = _perf_ns()
+                continue
+            if self.cluster is not None and self._misrouted(cmd, args):
+                t0 = _perf_ns()  # another node's slot, CROSSSLOT, CLUSTERDOWN: answered
                 continue
             # maxmemory (store/memory/eviction.py): evict, or refuse with -OOM
             if ks.used > ks.check_at and self.server.evictor.gate(self, cmd, args):

@@ -5,12 +5,15 @@ user's table of commands it may run unchecked (store/acl.py) and its arity is ri
 Anything else comes here (`_execute_gated`), and so does every command of a connection in
 a special state: `update_gate` sets `gated` whenever one holds (closing, not
 authenticated, ACL checks, MULTI, RESP2 subscribe mode, CLIENT REPLY OFF/SKIP, parked,
-a busy script, loading, writes refused, CLIENT NO-TOUCH, tracking, MONITOR, CLIENT PAUSE),
+a busy script, loading, writes refused, CLIENT NO-TOUCH, tracking, MONITOR, CLIENT PAUSE,
+a cluster client's ASKING, which lasts for one command or transaction: `_asking_done`),
 so the hot path tests one flag.
 
 The checks run in processCommand's order, each rejecting with Redis's error (counted in
 errorstats, and marking a MULTI as failed): QUIT first, then unknown command, arity,
-subcommand, NOAUTH, no-multi, ACL, subscribe mode, LOADING (a replica's async loading
+subcommand, NOAUTH, no-multi, ACL, the cluster's redirection (-MOVED, -ASK, -CROSSSLOT,
+-CLUSTERDOWN...: store/cluster/routing.py, not for the master's link; an EXEC so refused
+discards its transaction, with no EXECABORT), subscribe mode, LOADING (a replica's async loading
 refuses fewer), MISCONF / NOREPLICAS / READONLY, MASTERDOWN, BUSY, OOM (the eviction
 gate), a monitor's commands, CLIENT PAUSE (held, to run again in order). Then a command
 is queued in MULTI or run (`call`, which EXEC uses too), its reply emitted as CLIENT REPLY
@@ -24,6 +27,7 @@ its own: the fields are Connection's `__slots__`, declared below for the type ch
 
 from typing import TYPE_CHECKING, Any
 
+from .cluster.routing import route, subcommand_of
 from .command_table import Command, call
 from .commands.gates import E_MASTERDOWN, SCRIPT_CALLS, denies_stale, writes
 from .commands.monitor import E_REPLICA, touches_keyspace
@@ -54,6 +58,11 @@ class ConnectionGate:
         multi_error: bool
         subscriptions: int
         tracking: ClientTracking | None
+        cluster: Any
+        asking: bool
+        readonly: bool
+        user: Any
+        blocked: Any
         deferred: list[list[bytes]] | None
         out_limit: OutputLimits | None
         last_cmd: Command | None
@@ -98,6 +107,7 @@ class ConnectionGate:
             or self.tracking is not None  # its reads are remembered on the gated path
             or bool(self.server.monitors)  # MONITOR: commands are fed from the gated path
             or self.server.pause.kind is not None  # CLIENT PAUSE: held on the gated path
+            or self.asking  # ASKING: cleared after the next command (_execute_gated)
         )
 
     def _reject(self, cmd: Command | None, message: str) -> None:
@@ -112,6 +122,32 @@ class ConnectionGate:
             self.multi_error = True
         self.server.stats.error(message)
         self._emit(RedisError(message))
+
+    def _misrouted(self, cmd: Command, args: list[bytes]) -> bool:
+        """processCommand's cluster redirection (store/cluster/routing.py), in cluster
+        mode: True when this node does not serve the command, which is then answered
+        (-MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN...). Never for the master's link, nor
+        the AOF (the loader's user): obeyed as they come."""
+        if self.user is self.server.acl.loader:
+            return False
+        err = route(self.cluster, self, cmd, args, writes)
+        if err is None:
+            return False
+        self._redirect(cmd, args, err)
+        return True
+
+    def _redirect(self, cmd: Command, args: list[bytes], err: RedisError) -> None:
+        """The answer to a command this cluster node does not serve: an EXEC discards
+        its transaction, a command queued in MULTI fails it, and the error goes out as
+        is (no EXECABORT: clusterRedirectClient is not rejectCommand)."""
+        shown = subcommand_of(cmd, args)
+        shown.rejected += 1
+        if cmd.name == 'exec':
+            self.end_multi()
+        elif self.multi is not None:
+            self.multi_error = True
+        self.server.stats.error(err.msg)
+        self._emit(err)
 
     def _emit(self, value: Any) -> None:
         mode = self.reply_mode
@@ -130,7 +166,10 @@ class ConnectionGate:
         (REPLCONF ACK has none), as Redis's _addReplyToBufferOrList logs and frees a
         replica that generated one."""
         if not self.is_replica():
-            return self._execute_checked(cmd, args)
+            self._execute_checked(cmd, args)
+            if self.asking:
+                self._asking_done(args)
+            return None
         before = len(self.out)
         self._execute_checked(cmd, args)
         reply = b''.join(self.out[before:])
@@ -152,6 +191,16 @@ class ConnectionGate:
                 '#',
             )
             self.abort()
+
+    def _asking_done(self, args: list[bytes]) -> None:
+        """resetClient: ASKING lasts for one command (or one transaction), not counting
+        itself; a command held to run again later (CLIENT PAUSE) has not had it yet."""
+        if self.multi is not None or args[0].lower() == b'asking':
+            return
+        if self.deferred is not None and self.blocked is None:
+            return
+        self.asking = False
+        self.update_gate()
 
     def _execute_checked(self, cmd: Command | None, args: list[bytes]) -> None:
         """Every rule the hot path skips: closing, case-folded names, arity errors, auth,
@@ -205,6 +254,8 @@ class ConnectionGate:
             denied = self.server.acl.deny(self, shown, args)
             if denied is not None:
                 return self._reject(shown, denied)
+        if self.cluster is not None and self._misrouted(cmd, args):
+            return None
         if self.subscriptions > 0 and self.proto == 2 and not cmd.pubsub_ok:
             return self._reject(
                 cmd,

@@ -11,7 +11,7 @@ MONITOR and CLIENT PAUSE).
 `server` is `Services`: what handlers reach on the server, listed, so a handler that
 reaches for anything else fails the type check until it is added there, where a reviewer
 sees the context grow. The services of the layers below this module are typed (CONFIG,
-ACL, pub/sub, tracking, blocking, the expiry gate); those of the layers above
+ACL, pub/sub, tracking, blocking, the expiry gate, the cluster); those of the layers above
 (persistence, replication, scripting, CLIENT PAUSE, shutdown) are Any.
 """
 
@@ -25,6 +25,7 @@ from .lifecycle import KeyWatcher
 if TYPE_CHECKING:
     from .acl import Acl
     from .blocking import BlockingRegistry
+    from .cluster.service import Cluster
     from .config import Config
     from .expiry.gate import ExpiryGate
     from .keyspace import Keyspace
@@ -86,6 +87,9 @@ class Services(Protocol):
     functions: Any
     busy: Any
 
+    # cluster mode (store/cluster): None in standalone mode
+    cluster: Cluster | None
+
 
 class Client(KeyWatcher, Protocol):
     """A connection as handlers see it; a KeyWatcher too (WATCH observes its keys)."""
@@ -127,6 +131,9 @@ class Client(KeyWatcher, Protocol):
     deferred: list[list[bytes]] | None  # commands held while parked (CLIENT PAUSE)
     last_cmd: Any
     last_sub: Any
+    # cluster mode: ASKING (for the next command), READONLY (store/cluster/routing.py)
+    asking: bool
+    readonly: bool
 
     def call(self, cmd: Any, args: list[bytes]) -> Any: ...
 

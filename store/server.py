@@ -24,6 +24,8 @@ from . import crash, listen, proc_title, process, tls, watchdog
 from .acl import Acl
 from .acl_checks import channel_in
 from .blocking import BlockingRegistry
+from .cluster import routing
+from .cluster.service import Cluster, ClusterStartError
 from .command_table import build_table
 from .commands import MODULES
 from .commands.client import close_after_this_reply, kill_connection
@@ -64,7 +66,7 @@ LOGO = r"""                _._
            _.-``__ ''-._
       _.-``    `.  `_.  ''-._           Redis %s (00000000/0) 64 bit
   .-`` .-```.  ```\/    _.,_ ''-._
- (    '      ,       .-`  | `,    )     Running in standalone mode
+ (    '      ,       .-`  | `,    )     Running in %s mode
  |`-._`-...-` __...-.``-._|'` _.-'|     Port: %d
  |    `-._   `._    /     _.-'    |     PID: %d
   `-._    `-._  `-./  _.-'    _.-'
@@ -109,6 +111,9 @@ class Server:
     ) -> None:
         self.config = config or Config()
         cfg = self.config
+        # cluster-enabled: a Redis Cluster node (store/cluster), built below once what it
+        # uses exists; None in standalone mode (connections made before read it)
+        self.cluster: Cluster | None = None
         self.commands = build_table(*MODULES)
         for old, new in cfg.renames:  # rename-command: the command answers to its new name
             cmd = self.commands.pop(old.encode())
@@ -208,6 +213,9 @@ class Server:
         self.quicklist_packed_threshold = 1 << 30
         self.reply_buffers = ReplyBuffers(self)  # CLIENT LIST's rbs (store/reply_buffer.py)
         self.cron_hooks.append(self.reply_buffers.cron)
+        if cfg['cluster-enabled']:
+            self.cluster = Cluster(self)
+            routing.attach(self)  # blocked clients redirected when their slot moves
         self.apply_all()
 
     @property
@@ -264,6 +272,8 @@ class Server:
             self.tls.set_auth(cfg[name])
         elif name == 'watchdog-period':
             self.watchdog.apply()
+        elif name.startswith('cluster-') and self.cluster is not None:
+            self.cluster.apply_config()
         elif name == 'requirepass':
             # The default user's password; connections keep their authentication.
             self.acl.set_default_password(cfg[name])
@@ -447,6 +457,15 @@ class Server:
                 server.close()
             raise LoadError(errors)
         self.show_logo()
+        if self.cluster is not None:  # clusterInit: nodes.conf, the bus port
+            try:
+                self.cluster.load()
+                await self.cluster.start()
+            except ClusterStartError as e:
+                self.log(str(e), '#')
+                for server in self.listeners:
+                    server.close()
+                raise LoadError(str(e)) from None
         self.log('Server initialized', '#')
         try:
             await self.persistence.load()
@@ -455,6 +474,12 @@ class Server:
             for server in self.listeners:
                 server.close()
             raise
+        if self.cluster is not None and not self.cluster.verify_with_data():
+            msg = "You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting."
+            self.log(msg, '#')
+            for server in self.listeners:
+                server.close()
+            raise LoadError(msg)
         # after the data is in, as Redis logs it: supervisors and Redis's test harness read
         # this line as "serving"
         self.log('Ready to accept connections')
@@ -481,11 +506,12 @@ class Server:
         else one line. Its ` PID: ` line is what Redis's test harness waits for."""
         cfg = self.config
         port = self.port or cfg['tls-port']
+        mode = 'cluster' if self.cluster is not None else 'standalone'
         on_terminal = not cfg['logfile'] and not cfg['syslog-enabled'] and sys.stdout.isatty()
         if not (cfg['always-show-logo'] or on_terminal):
-            self.log(f'Running mode=standalone, port={port}.')
+            self.log(f'Running mode={mode}, port={port}.')
             return
-        logo = LOGO % (VERSION, port, os.getpid())
+        logo = LOGO % (VERSION, mode, port, os.getpid())
         try:
             print(logo, file=self.log_stream, flush=True)
         except (OSError, ValueError):
@@ -561,6 +587,8 @@ class Server:
         and closed, the listeners' ends awaited."""
         if self.cron_handle is not None:
             self.cron_handle.cancel()
+        if self.cluster is not None:
+            await self.cluster.close()
         self.expiry_gate.hold('shutdown')
         for server in self.listeners:
             server.close()

@@ -134,6 +134,8 @@ def _db_index(b: bytes, msg: str) -> int:
     summary='Swaps two Redis databases',
 )
 def swapdb(c: Client, args: list[bytes]) -> Any:
+    if c.server.cluster is not None:  # a cluster node has database 0 only
+        raise RedisError('ERR SWAPDB is not allowed in cluster mode')
     a = _db_index(args[1], 'ERR invalid first DB index')
     b = _db_index(args[2], 'ERR invalid second DB index')
     databases = c.ks.databases

@@ -79,6 +79,8 @@ def _flags(conn: Client) -> str:
         f += 'd'
     if conn.closing:
         f += 'c'
+    if conn.readonly:  # READONLY (cluster mode)
+        f += 'r'
     if conn.no_evict:
         f += 'e'
     if conn.no_touch:

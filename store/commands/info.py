@@ -136,7 +136,7 @@ def _server_section(server: Any) -> Fields:
         ('redis_git_sha1', '00000000'),
         ('redis_git_dirty', 0),
         ('redis_build_id', '0'),
-        ('redis_mode', 'standalone'),
+        ('redis_mode', 'cluster' if server.cluster is not None else 'standalone'),
         ('os', f'{uname.sysname} {uname.release} {uname.machine}'),
         ('arch_bits', 64 if sys.maxsize > 2**32 else 32),
         ('monotonic_clock', 'POSIX clock_gettime'),

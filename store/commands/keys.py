@@ -207,6 +207,8 @@ def _db_index(c: Client, b: bytes) -> int:
     key_specs='RW access update; index 1; range 0 1 0',
 )
 def move(c: Client, args: list[bytes]) -> int:
+    if c.server.cluster is not None:  # a cluster node has database 0 only
+        raise RedisError('ERR MOVE is not allowed in cluster mode')
     ks, src_db, key = c.ks, c.db, args[1]
     dst_db = _db_index(c, args[2])
     if dst_db == src_db:
@@ -250,6 +252,8 @@ def copy_(c: Client, args: list[bytes]) -> int:
         else:
             raise SYNTAX
         i += 1
+    if (db != 0 or dst_db != 0) and c.server.cluster is not None:
+        raise RedisError('ERR Copying to another database is not allowed in cluster mode')
     if dst_db == db and src == dst:
         raise RedisError(E_SAME_OBJECT)
     value = ks.read(db, src)

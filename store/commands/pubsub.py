@@ -117,9 +117,16 @@ def spublish(c: Client, args: list[bytes]) -> Any:
 
 def _publish(c: Client, args: list[bytes], kind: int) -> Any:
     """PUBLISH / SPUBLISH: delivered here, and to the replicas, whose subscribers get it
-    too (a publish held for backpressure is propagated when it runs)."""
+    too (a publish held for backpressure is propagated when it runs). A cluster node
+    sends it over the bus instead (clusterPropagatePublish): PUBLISH to every node,
+    SPUBLISH to the nodes of its shard."""
     n = c.server.pubsub.publish_command(c, args, kind)
-    if c.server.replication.active and n is not DEFERRED:
+    if n is DEFERRED:
+        return n
+    cluster = c.server.cluster
+    if cluster is not None:
+        cluster.propagate_publish(args[1], args[2], kind == SHARD_CHANNELS)
+    elif c.server.replication.active:
         c.server.persistence.aof.to_replicas(c.db, args)
     return n
 

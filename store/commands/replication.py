@@ -118,6 +118,8 @@ REPLICAOF = dict(
 def _replicaof(c: Client, args: list[bytes]) -> Any:
     """replicaofCommand: NO ONE makes this server a master (it keeps its data); a host and
     port make it a replica of that master (store/replica.py)."""
+    if c.server.cluster is not None:  # a cluster node replicates its master by CLUSTER
+        raise RedisError('ERR REPLICAOF not allowed in cluster mode.')
     replication = c.server.replication
     if replication.failover_state != 'no-failover':
         raise RedisError('ERR REPLICAOF not allowed while failing over.')
@@ -152,6 +154,10 @@ def slaveof(c: Client, args: list[bytes]) -> Any:
 def failover(c: Client, args: list[bytes]) -> Any:
     """failoverCommand: FAILOVER [TO host port [FORCE]] [TIMEOUT ms], or FAILOVER ABORT.
     It answers at once; the failover goes on in the background (store/replication.py)."""
+    if c.server.cluster is not None:
+        raise RedisError(
+            'ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.'
+        )
     replication = c.server.replication
     if len(args) == 2 and lower(args[1]) == 'abort':
         if replication.failover_state == 'no-failover':

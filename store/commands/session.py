@@ -57,6 +57,8 @@ def select(c: Client, args: list[bytes]) -> Any:
         raise RedisError(E_NOT_INT)
     if not -(2**31) <= db < 2**31:
         raise RedisError('ERR value is out of range, value must between -2147483648 and 2147483647')
+    if db != 0 and c.server.cluster is not None:  # a cluster node has database 0 only
+        raise RedisError('ERR SELECT is not allowed in cluster mode')
     if not 0 <= db < c.ks.databases:
         raise RedisError(E_DB_RANGE)
     c.db = db
@@ -166,7 +168,7 @@ def hello(c: Client, args: list[bytes]) -> Any:
             (b'version', c.server.config['announce-redis-version'].encode()),
             (b'proto', c.proto),
             (b'id', c.id),
-            (b'mode', b'standalone'),
+            (b'mode', b'cluster' if c.server.cluster is not None else b'standalone'),
             (b'role', b'master'),
             (b'modules', []),
         ]
@@ -193,6 +195,7 @@ def reset(c: Client, args: list[bytes]) -> Any:
     if c.reply_mode != 'skip':
         c.reply_mode = 'on'
     c.no_touch = False
+    c.asking = c.readonly = False  # cluster mode's ASKING and READONLY
     c.set_user(c.server.acl.default)  # clientSetDefaultAuth
     c.authenticated = not c.server.acl.auth_required()
     c.update_gate()

@@ -278,9 +278,13 @@ def _sort(c: Client, args: list[bytes], readonly: bool) -> Any:
             if b'*' not in _c_string(sortby):
                 dontsort = True
             else:
+                if c.server.cluster is not None:  # its keys may be in any slot
+                    raise RedisError('ERR BY option of SORT denied in Cluster mode.')
                 _check_key_access(c, args, readonly, 'BY')
             j += 1
         elif opt == b'get' and left >= 1:
+            if c.server.cluster is not None:  # its keys may be in any slot
+                raise RedisError('ERR GET option of SORT denied in Cluster mode.')
             _check_key_access(c, args, readonly, 'GET')
             gets.append(args[j + 1])
             j += 1

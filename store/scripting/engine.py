@@ -9,7 +9,8 @@ a script's run in it.
   crosses through redis.call and scriptCall's checks.
 - A run (`execute`, on a ScriptRun of run_context.py): on the caller's database, time
   frozen at its start for expiry (store/clock.py) as Redis freezes it, its commands one
-  unit in the AOF; redis.set_repl lasts for the run.
+  unit in the AOF; redis.set_repl lasts for the run. On a cluster node its calls may
+  touch only keys this node serves, of one slot (redis_api.py's scriptCall checks).
 - The script's result to the caller (luaReplyToRedisReply, sandbox.lua's reply): string
   -> bulk, number -> integer (truncated as C casts), true -> 1, false -> null, tables with
   err / ok / double / big_number / verbatim_string / map / set, else an array up to the
@@ -30,6 +31,7 @@ from typing import Any
 import lupa.lua51 as lua51
 
 from .. import clock
+from ..db_slice import key_slot
 from ..resp import CountedError, FailedRaw, Raw, RedisError
 from ..version import VERSION
 from . import libs
@@ -114,6 +116,9 @@ class LuaEngine(RedisApi):
         self.monitors = server.monitors  # MONITOR clients
         self.tracked = None  # the running script's caller, if it has CLIENT TRACKING on
         self.acl_caller: Any = None  # the running script's caller, if its ACL user is restricted
+        # cluster mode: the Cluster, while a script runs for a client this node does not
+        # obey unchecked (not its master, not the AOF): each call's keys are checked
+        self.cluster: Any = None
         self.caller_command = b''
         self.plain_calls = False  # see _plain_calls
         self.fresh = self._boot_bytes = 0  # see memory()
@@ -168,6 +173,13 @@ class LuaEngine(RedisApi):
         self.tracked = caller if caller.tracking is not None else None
         self.acl_caller = caller if caller.acl_rules else None
         self.caller_command = args[0]  # EVAL, FCALL, ...: what the ACL log says it ran
+        cluster = self.server.cluster
+        if cluster is not None and caller.user is not self.server.acl.loader:
+            self.cluster = cluster  # scriptVerifyClusterState, at each call
+            if numkeys:  # its declared keys: one slot, routing checked (c->slot)
+                run.slot = key_slot(args[3])
+        else:
+            self.cluster = None
         self.plain_calls = self._plain_calls()
         frozen = clock.freeze_now()
         aof = self.server.persistence.aof  # a run's commands are one unit

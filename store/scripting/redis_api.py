@@ -6,7 +6,8 @@ what crosses through redis.call both ways.
   "%.17g" (`number_arg`); the command runs on the engine's own client (a Connection with
   no socket, as Redis's lua_client) after scriptCall's checks in its order (unknown
   command, arity, `noscript`, a stale replica, the caller's ACL user, writes from
-  read-only scripts or while writes are refused, denyoom over maxmemory), through the
+  read-only scripts or while writes are refused, denyoom over maxmemory, on a cluster node
+  keys of another node or of a second slot), through the
   executor inlined, so commandstats, keyspace events, WATCH, MONITOR, SLOWLOG and
   blocked clients see it as any other command. A refusal or the command's error reply is
   raised in the script as its error table, counted in errorstats as sent.
@@ -34,6 +35,7 @@ import lupa.lua51 as lua51
 
 from ..acl_checks import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY
 from ..acl_checks import OK as ALLOWED
+from ..cluster.routing import script_access_error
 from ..command_table import MAY_REPLICATE, find_command
 from ..latency import observe
 from ..memory.eviction import OOM
@@ -101,6 +103,7 @@ class RedisApi:
     monitors: Any
     tracked: Any
     acl_caller: Any
+    cluster: Any  # the Cluster while a script runs for a client not obeyed unchecked
     caller_command: bytes
     ldb: Any
     allow_noscript: bool
@@ -166,8 +169,8 @@ class RedisApi:
 
     def _check_call(self, cmd: Any, argv: list[bytes], write: bool) -> None:
         """scriptCall's checks after the command's own: a stale replica's, the caller's
-        ACL user, and a write's (`plain_calls` is False when any of them may refuse; a
-        stale replica is read-only, unless replica-read-only is off)."""
+        ACL user, a write's, and a cluster node's (`plain_calls` is False when any of
+        them may refuse; a stale replica is read-only, unless replica-read-only is off)."""
         server = self.server
         link = server.replica_link
         if (
@@ -183,6 +186,10 @@ class RedisApi:
             self._check_write(cmd)
         elif cmd.name in MAY_REPLICATE and self.run is not None and self.run.read_only:
             self._reject(b'ERR Write commands are not allowed from read-only scripts.', cmd)
+        if self.cluster is not None and self.run is not None:  # scriptVerifyClusterState
+            err = script_access_error(self.cluster, self.run.caller, cmd, argv, self.run)
+            if err is not None:
+                self._reject(err.encode(), cmd)
 
     def _plain_calls(self) -> bool:
         """Whether _check_call has nothing to check for the running script: its caller
@@ -193,6 +200,7 @@ class RedisApi:
         return not (
             run is None
             or self.acl_caller is not None
+            or self.cluster is not None  # each call's keys are checked
             or run.read_only
             or run.oom
             or server.readonly_denied  # the refusals' messages, None when writes pass

@@ -3,8 +3,9 @@ starts (scriptPrepareForRun, in Redis's order), and the state the engine, the bu
 script's other clients (busy.py) and SCRIPT KILL share while it runs.
 
 A script declaring flags (a shebang, a function's flags) is checked once, here: one that
-may write is refused while used memory is over maxmemory (unless `allow-oom`), while
-writes are refused (-READONLY, -MISCONF, -NOREPLICAS) and by the _RO commands. One
+says `no-cluster` is refused by a cluster node; one that may write is refused while used
+memory is over maxmemory (unless `allow-oom`), while writes are refused (-READONLY,
+-MISCONF, -NOREPLICAS) and by the _RO commands. One
 without flags (Redis's compatibility mode) is checked at each call instead
 (redis_api.py), and notes here whether memory is over maxmemory at its start, for its
 first denyoom call (scriptVerifyOOM).
@@ -43,6 +44,8 @@ class ScriptRun:
         'killed',
         'written',
         'oom',
+        'cross_slot',
+        'slot',
     )
 
     def __init__(
@@ -62,6 +65,8 @@ class ScriptRun:
         and by the _RO commands; one without flags notes whether memory is over maxmemory
         now, for its first denyoom call (scriptVerifyOOM)."""
         oom = False
+        if flags is not None and 'no-cluster' in flags and server.cluster is not None:
+            raise RedisError("ERR Can not run script on cluster, 'no-cluster' flag is set.")
         if flags is None:
             read_only = ro
             evictor = server.evictor
@@ -93,3 +98,9 @@ class ScriptRun:
         self.killed: str | None = None  # 'kill' or 'shutdown' once asked to stop
         self.written = False  # a write ran: SCRIPT KILL refuses (UNKILLABLE)
         self.oom = oom  # over maxmemory at the start: no first denyoom call (no shebang)
+        # cluster mode (store/cluster/routing.py's script_access_error): the script may
+        # touch keys of several slots (allow-cross-slot-keys, or no flags at all: an EVAL
+        # script of Redis's compatibility mode), and the slot of the keys it declared or
+        # first touched (-1: none yet; the engine sets it when the run starts)
+        self.cross_slot = flags is None or 'allow-cross-slot-keys' in flags
+        self.slot = -1

@@ -10,6 +10,10 @@ redis-server clusters of the same shape, in the same run.
    owner. The kinds alternate per test, so drift on a shared machine hits both.
 2. Idle cost: a cluster of 3 masters with a replica each, left alone (gossip only) for
    --idle seconds: each node's CPU time over that period, as a share of one core.
+3. Failover: in a cluster of 3 masters with a replica each (--node-timeout, default
+   2000 ms as Redis's create-cluster), a master killed with SIGKILL: the time from the
+   kill until another master reports cluster_state:ok with the killed master's replica
+   serving its slots, --failovers times per kind.
 
 Prints Markdown tables (docs/benchmarks.md records them). A process per node: on a
 machine with fewer cores than nodes plus redis-benchmark, the nodes share cores, which
@@ -168,15 +172,59 @@ def idle_cpu(seconds, work):
     return out
 
 
+def failover_time(kind, node_timeout, work):
+    """Seconds from a master's SIGKILL to the cluster ok again with its replica promoted."""
+    nodes = start_nodes(kind, 6, work, node_timeout)
+    try:
+        form_cluster(nodes, replicas_of=[0, 1, 2])
+        watcher = redis.Redis(host='127.0.0.1', port=nodes[1].port, decode_responses=True)
+        replica_id = redis.Redis(
+            host='127.0.0.1', port=nodes[3].port, decode_responses=True
+        ).execute_command('CLUSTER', 'MYID')
+
+        def role_of(node_id):
+            for line in watcher.execute_command('CLUSTER', 'NODES').splitlines():
+                fields = line.split()
+                if fields[0] == node_id:
+                    return 'master' if 'master' in fields[2].split(',') else 'slave'
+            return None
+
+        wait(lambda: role_of(replica_id) == 'slave')
+
+        def recovered():
+            info = watcher.execute_command('CLUSTER', 'INFO')
+            return 'cluster_state:ok' in info and role_of(replica_id) == 'master'
+
+        start = time.monotonic()
+        nodes[0].proc.kill()
+        end = start + 120
+        while not recovered():
+            if time.monotonic() > end:
+                raise TimeoutError('no failover')
+            time.sleep(0.01)
+        took = time.monotonic() - start
+        watcher.close()
+        return took
+    finally:
+        for n in nodes:
+            n.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--requests', type=int, default=200000)
     ap.add_argument('--masters', type=int, nargs='+', default=[1, 2, 3])
     ap.add_argument('--idle', type=float, default=10.0)
+    ap.add_argument('--node-timeout', type=int, default=2000)
+    ap.add_argument('--failovers', type=int, default=3)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as work:
         rows = throughput(args.masters, args.requests, work)
         idle = idle_cpu(args.idle, work)
+        failovers = {
+            kind: [failover_time(kind, args.node_timeout, work) for _ in range(args.failovers)]
+            for kind in ('ours', 'redis')
+        }
     reproduce(__file__, *sys.argv[1:])
     print(f'\ncommit {git_state(ROOT)}, {os.cpu_count()} cores\n')
     print('| masters | test | pipeline | ours req/s | redis req/s | ratio |')
@@ -193,6 +241,15 @@ def main():
     for kind, cpus in idle.items():
         cells = ' '.join(f'{c:.2f}' for c in cpus)
         print(f'| {kind} | {cells} | {sum(cpus) / len(cpus):.2f} |')
+    print(
+        f'\nFailover (node timeout {args.node_timeout} ms): seconds from a master\'s SIGKILL '
+        'to cluster_state:ok with its replica promoted\n'
+    )
+    print('| kind | runs | median |')
+    print('|---|---|---|')
+    for kind, times in failovers.items():
+        cells = ' '.join(f'{t:.2f}' for t in times)
+        print(f'| {kind} | {cells} | {sorted(times)[len(times) // 2]:.2f} |')
 
 
 if __name__ == '__main__':

@@ -109,6 +109,18 @@ def test_our_cluster_of_three_masters_and_three_replicas(tmp_path):
             c.execute_command('READONLY')
             wait_until(lambda: c.get(key) == '11', 'the replica has the key')
         rc.close()
+        # DEBUG CLUSTERLINK KILL closes both links with a node; the cron makes them again
+        first, other = cluster.nodes[0], cluster.nodes[1]
+
+        def links_to_other():
+            links = first.call('CLUSTER', 'LINKS')
+            return sorted(x['direction'] for x in links if x['node'] == other.name)
+
+        wait_until(lambda: links_to_other() == ['from', 'to'], 'both links up')
+        assert first.call('DEBUG', 'CLUSTERLINK', 'KILL', 'ALL', other.name) == 'OK'
+        wait_until(lambda: links_to_other() == ['from', 'to'], 'both links made again')
+        with pytest.raises(redis.ResponseError, match='^Unknown node x$'):
+            first.call('DEBUG', 'CLUSTERLINK', 'KILL', 'ALL', 'x')
 
 
 def slot_ranges(node):

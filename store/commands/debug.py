@@ -332,6 +332,14 @@ def debug(c: Client, args: list[bytes]) -> Any:
         return OK
     if sub == 'replybuffer' and n == 4:
         return debug_replybuffer(c, args)
+    if sub == 'drop-cluster-packet-filter' and n == 3:
+        # packets of that type are dropped on receipt (-1: none), for the cluster tests
+        drop = int_arg(args[2])
+        if server.cluster is not None and server.cluster.gossip is not None:
+            server.cluster.gossip.drop_filter = drop
+        return OK
+    if sub == 'clusterlink' and n == 5 and lower(args[2]) == 'kill':
+        return debug_clusterlink_kill(c, args[3], args[4])
     # the crashes (store/crash.py writes Redis's report and ends the process as it does)
     if sub == 'segfault':
         crash.debug_segfault(server, args)
@@ -340,6 +348,24 @@ def debug(c: Client, args: list[bytes]) -> Any:
     if sub == 'assert':
         crash.assert_failed(server, '1 == 2', conn=c, args=args)
     raise unknown_subcommand(args)
+
+
+def debug_clusterlink_kill(c: Client, direction: bytes, name: bytes) -> Any:
+    """DEBUG CLUSTERLINK KILL to|from|all <node-id>: close this node's link(s) with
+    that node, which the cron then reconnects."""
+    cluster = c.server.cluster
+    if cluster is None:
+        raise RedisError('ERR Debug option only available for cluster mode enabled setup!')
+    node = cluster.state.lookup(name)
+    if node is None:
+        raise RedisError(f'ERR Unknown node {as_text(name)}')
+    way = lower(direction)
+    if way not in ('to', 'from', 'all'):
+        raise RedisError(f'ERR Unknown direction {as_text(direction)}')
+    for link in (node.link if way != 'from' else None, node.inbound_link if way != 'to' else None):
+        if link is not None:
+            link.free()
+    return OK
 
 
 def unknown_subcommand(args: list[bytes]) -> RedisError:

@@ -190,6 +190,10 @@ def failover_time(kind, node_timeout, work):
             return None
 
         wait(lambda: role_of(replica_id) == 'slave')
+        replica = redis.Redis(host='127.0.0.1', port=nodes[3].port, decode_responses=True)
+        # a replica that never synced does not fail over (Redis: down since ever)
+        wait(lambda: replica.info('replication').get('master_link_status') == 'up')
+        replica.close()
 
         def recovered():
             info = watcher.execute_command('CLUSTER', 'INFO')

@@ -107,7 +107,13 @@ class _LinkProtocol(asyncio.StreamReaderProtocol):
 
 class MasterLink(PayloadLoad):
     def __init__(
-        self, server: Any, host: str, port: int, failover: bool = False, resume: bool = False
+        self,
+        server: Any,
+        host: str,
+        port: int,
+        failover: bool = False,
+        resume: bool = False,
+        down_since: float = 0.0,
     ) -> None:
         self.server = server
         self.host = host
@@ -125,7 +131,9 @@ class MasterLink(PayloadLoad):
         self.writer: asyncio.StreamWriter | None = None
         self.socket: _LinkProtocol | None = None  # sees the socket's end (an old one's is late)
         self.last_io = time.time()
-        self.down_since = time.time()
+        # repl_down_since: when the link to a master went down, 0 while it never was up
+        # (INFO says -1, and a cluster replica that never synced does not fail over)
+        self.down_since = down_since
         self.syncs = 0
         self.getack = False  # REPLCONF GETACK in the read being applied
         self.in_multi = False  # the stream applied so far ends inside MULTI ... EXEC
@@ -506,7 +514,8 @@ class MasterLink(PayloadLoad):
             ('slave_repl_offset', self.applied_offset()),
         ]
         if not up:
-            fields.append(('master_link_down_since_seconds', int(now - self.down_since)))
+            down = int(now - self.down_since) if self.down_since else -1
+            fields.append(('master_link_down_since_seconds', down))
         fields += [
             ('slave_priority', self.server.config['replica-priority']),
             ('slave_read_only', int(self.server.config['replica-read-only'])),

@@ -544,9 +544,12 @@ class Replication(FullSync, Failover):
         the link continues this server's own history (its replication id and offset)."""
         server = self.server
         link = server.replica_link
+        down_since = 0.0  # a master becoming a replica: down since ever (replicationSetMaster)
         if link is not None:
             if (link.host, link.port) == (host, port):
                 return True
+            # the old master's link ends now if it was up (replicationHandleMasterDisconnection)
+            down_since = time.time() if link.up() else link.down_since
             if link.conn is not None:  # the cached master's database: a stream continued
                 self.resume_db = link.conn.db  # at the next master goes on in it
             link.stop()
@@ -558,7 +561,9 @@ class Replication(FullSync, Failover):
         self.unblock_all()
         self.own_keys.install()
         history.start_proxy(self)
-        server.replica_link = MasterLink(server, host, port, failover, resume or failover)
+        server.replica_link = MasterLink(
+            server, host, port, failover, resume or failover, down_since
+        )
         server.config.values['replicaof'] = f'{host} {port}'  # what CONFIG REWRITE saves
         server.apply_config('keyevent-journal-events')  # no journal of its own
         self.refresh_readonly()

@@ -1464,3 +1464,20 @@ def test_a_replica_that_sends_a_command_with_a_reply_is_disconnected(sync, cmd, 
     finally:
         for proc, _ in servers:
             stop(proc)
+
+
+def test_a_link_never_up_is_down_since_ever(make_server, redis_ref):
+    """INFO's master_link_down_since_seconds is -1 while the replica never reached its
+    master (repl_down_since 0), as redis-server says; a cluster replica in that state does
+    not fail over (its data is as old as can be)."""
+    closed = free_port()
+    ours = make_server()
+    for client in (ours.client(), redis.Redis(*redis_ref)):
+        try:
+            client.replicaof('127.0.0.1', closed)
+            info = client.info('replication')
+            assert info['master_link_status'] == 'down'
+            assert info['master_link_down_since_seconds'] == -1
+        finally:
+            client.replicaof('no', 'one')
+            client.close()

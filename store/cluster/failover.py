@@ -278,6 +278,7 @@ class Failover:
             return 0
         if link.up():
             return int((time.time() - link.last_io) * 1000)
+        # never up: down since ever, as Redis counts it (repl_down_since 0)
         return int(time.time() - link.down_since) * 1000
 
     def handle_replica_failover(self) -> None:

@@ -36,6 +36,7 @@ from .node import (
     FLAG_NOFAILOVER,
     FLAG_PFAIL,
     FLAG_SLAVE,
+    SLOTS_BYTES,
     Node,
     PeerLink,
     mstime,
@@ -427,8 +428,13 @@ class Gossip:
         if sender.is_master and dirty:
             state.update_slots_config_with(sender, sender_config_epoch, hdr.myslots)
         if dirty:
-            # the sender claims slots a node of a greater epoch serves: tell it
-            for slot in m.iter_slots(hdr.myslots):
+            # the sender claims slots a node of a greater epoch serves: tell it (only
+            # slots it claims and does not serve in our table can be such, so only those
+            # are walked; cluster.c walks all 16384)
+            claimed = int.from_bytes(hdr.myslots, 'little')
+            served = int.from_bytes(sender.slots, 'little')
+            others = (claimed & ~served).to_bytes(SLOTS_BYTES, 'little')
+            for slot in m.iter_slots(others):
                 owner = state.slots[slot]
                 if owner is sender or owner is None or state.slot_unclaimed(slot):
                     continue

@@ -11,14 +11,27 @@ burst of packets saves the file once.
 Invariants: `slots[j]` is the node whose bitmap has bit j, or None; a node's `replicas`
 and `master` agree (node.py); `myself` is in `nodes` under its name; `current_epoch` is at
 least every known node's config epoch once nodes.conf is loaded.
+
+Costs: a reshard runs the transitions once a slot on every node (SETSLOT, then the
+target's PONG), so none walks the 16384 slots in Python. The first invariant lets them
+work per node or on whole bitmaps instead: `update_slots_config_with` compares bitmaps as
+integers and walks only the slots changing hands, `update_state` sums the nodes'
+`numslots`, `describe_nodes` (CLUSTER NODES, each nodes.conf save) groups the slot table
+with itertools.groupby and finds open slots by chunks. Measured in-process with 6 nodes
+(walking the slots before, in brackets): a PING that moves one slot 0.1 ms (3.2 ms), the
+nodes' description 0.3 ms (1.5-2 ms), the state 0.001 ms (0.3-0.5 ms); a reshard of 1000 slots
+between 3 idle nodes on 2 cores 17 s (110 s; redis-server's 3 s; 8 s with nodes.conf
+written in place as Redis writes it, rather than renamed over: nodes_conf.save).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import time
+from itertools import groupby
 from typing import Any, Protocol
 
+from .messages import iter_slots
 from .node import (
     FLAG_FAIL,
     FLAG_HANDSHAKE,
@@ -372,28 +385,32 @@ class ClusterState:
         curmaster = me if me.is_master else me.master
         newmaster: Node | None = None
         dirty: list[int] = []
-        sender_slots = migrated = 0
-        for j in range(SLOTS):
+        migrated = 0
+        # cluster.c walks the 16384 slots; here whole bitmaps are compared at once and
+        # only the slots the sender claims but does not serve yet are walked (a PING
+        # whose slots differ from what we know differs in a few, during a reshard one):
+        # slots it claims and serves are claimed again, slots it serves and no longer
+        # claims are marked so (slots[j] is sender exactly when its bitmap has bit j)
+        claimed = int.from_bytes(slots, 'little')
+        served = int.from_bytes(sender.slots, 'little')
+        sender_slots = claimed.bit_count()
+        not_claiming = int.from_bytes(self.owner_not_claiming, 'little')
+        not_claiming = (not_claiming & ~(claimed & served)) | (served & ~claimed)
+        self.owner_not_claiming[:] = not_claiming.to_bytes(SLOTS_BYTES, 'little')
+        for j in iter_slots((claimed & ~served).to_bytes(SLOTS_BYTES, 'little')):
             owner = self.slots[j]
-            if slots[j >> 3] & (1 << (j & 7)):
-                sender_slots += 1
-                if owner is sender:
-                    self.set_not_claiming(j, False)
-                    continue
-                if self.importing_from[j] is not None:
-                    continue
-                if self.slot_unclaimed(j) or (owner is not None and owner.config_epoch < epoch):
-                    if owner is me and self.host.count_keys_in_slot(j):
-                        dirty.append(j)
-                    if owner is curmaster:
-                        newmaster = sender
-                        migrated += 1
-                    self.del_slot(j)
-                    self.add_slot(sender, j)
-                    self.set_not_claiming(j, False)
-                    self.do_before_sleep(TODO_SAVE_CONFIG | TODO_UPDATE_STATE | TODO_FSYNC_CONFIG)
-            elif owner is sender:
-                self.set_not_claiming(j, True)
+            if self.importing_from[j] is not None:
+                continue
+            if self.slot_unclaimed(j) or (owner is not None and owner.config_epoch < epoch):
+                if owner is me and self.host.count_keys_in_slot(j):
+                    dirty.append(j)
+                if owner is curmaster:
+                    newmaster = sender
+                    migrated += 1
+                self.del_slot(j)
+                self.add_slot(sender, j)
+                self.set_not_claiming(j, False)
+                self.do_before_sleep(TODO_SAVE_CONFIG | TODO_UPDATE_STATE | TODO_FSYNC_CONFIG)
         todo = TODO_SAVE_CONFIG | TODO_UPDATE_STATE | TODO_FSYNC_CONFIG
         if (
             newmaster is not None
@@ -437,17 +454,21 @@ class ClusterState:
         ):
             return
         new_state = CLUSTER_OK
-        if self.require_full_coverage:
-            for owner in self.slots:
-                if owner is None or owner.flags & FLAG_FAIL:
-                    new_state = CLUSTER_FAIL
-                    break
-        size = reachable = 0
+        size = reachable = assigned = 0
+        failed_owner = False
+        # per node rather than per slot: slots[j] is the node whose bitmap has bit j, so
+        # the slots served add up to 16384 when none is unassigned
         for node in self.nodes.values():
+            if node.numslots:
+                assigned += node.numslots
+                if node.flags & FLAG_FAIL:
+                    failed_owner = True
             if node.is_master and node.numslots:
                 size += 1
                 if not node.flags & (FLAG_FAIL | FLAG_PFAIL):
                     reachable += 1
+        if self.require_full_coverage and (assigned < SLOTS or failed_owner):
+            new_state = CLUSTER_FAIL
         self.size = size
         if reachable < size // 2 + 1:
             new_state = CLUSTER_FAIL
@@ -471,15 +492,12 @@ class ClusterState:
         """clusterGenNodesDescription: one line per node without a flag of `skip`. The
         slot runs come from the slot table, as clusterGenNodesSlotsInfo builds them."""
         runs: dict[Node, list[tuple[int, int]]] = {}
-        slots = self.slots
         start = 0
-        owner = slots[0]
-        for j in range(1, SLOTS + 1):
-            here = slots[j] if j < SLOTS else None
-            if j == SLOTS or here is not owner:
-                if owner is not None:
-                    runs.setdefault(owner, []).append((start, j - 1))
-                start, owner = j, here
+        for owner, run in groupby(self.slots):  # runs of one owner, at C speed
+            end = start + len(list(run))
+            if owner is not None:
+                runs.setdefault(owner, []).append((start, end - 1))
+            start = end
         lines = []
         for node in self.nodes.values():
             if node.flags & skip:
@@ -489,16 +507,18 @@ class ClusterState:
         return ''.join(lines)
 
     def open_slot_marks(self) -> str:
-        marks = []
-        for j in range(SLOTS):
-            to = self.migrating_to[j]
-            if to is not None:
-                marks.append(f' [{j}->-{to.name}]')
-                continue
+        """myself's ' [slot->-target]' and ' [slot-<-source]' marks, in slot order (a
+        migrating slot shows only its migration)."""
+        marks: dict[int, str] = {}
+        for j in _open(self.importing_from):
             frm = self.importing_from[j]
             if frm is not None:
-                marks.append(f' [{j}-<-{frm.name}]')
-        return ''.join(marks)
+                marks[j] = f' [{j}-<-{frm.name}]'
+        for j in _open(self.migrating_to):
+            to = self.migrating_to[j]
+            if to is not None:
+                marks[j] = f' [{j}->-{to.name}]'
+        return ''.join(marks[j] for j in sorted(marks))
 
     def reset(self, hard: bool) -> None:
         """clusterReset's table part: every other node forgotten, no slots, and under
@@ -521,6 +541,17 @@ class ClusterState:
             self.add_node(me)
             self.host.log(f"Node hard reset, now I'm {me.name}")
         self.do_before_sleep(TODO_SAVE_CONFIG | TODO_UPDATE_STATE | TODO_FSYNC_CONFIG)
+
+
+def _open(targets: list[Node | None], chunk: int = 256) -> list[int]:
+    """The slots whose entry is a node, in slot order: a chunk of None entries is
+    skipped at C speed (count), so a few open slots cost a pass of C, not of Python."""
+    out: list[int] = []
+    for base in range(0, SLOTS, chunk):
+        part = targets[base : base + chunk]
+        if part.count(None) != chunk:
+            out.extend(base + i for i, node in enumerate(part) if node is not None)
+    return out
 
 
 def add_replica(master: Node, replica: Node) -> bool:

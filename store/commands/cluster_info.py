@@ -243,16 +243,16 @@ MESSAGE_TYPES = (
 def info(c: Client, cluster: Cluster, args: list[bytes]) -> Verbatim:
     state = cluster.state
     assigned = ok = pfail = fail = 0
-    for node in state.slots:
-        if node is None:
+    for node in state.nodes.values():  # a node serves numslots slots (the slot table's)
+        if not node.numslots:
             continue
-        assigned += 1
+        assigned += node.numslots
         if node.failed:
-            fail += 1
+            fail += node.numslots
         elif node.timed_out:
-            pfail += 1
+            pfail += node.numslots
         else:
-            ok += 1
+            ok += node.numslots
     me = state.myself
     epoch = me.master.config_epoch if me.is_replica and me.master else me.config_epoch
     lines = [

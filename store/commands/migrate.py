@@ -1,6 +1,8 @@
 """MIGRATE (Redis 7.0 cluster.c's migrateCommand): move keys to another server with the
 RESTORE it understands, DUMP payloads being Redis's own (store/persistence/rdb_encoder.py),
-so the target may be a redis-server as well as this server.
+so the target may be a redis-server as well as this server. A cluster node sends
+RESTORE-ASKING, as Redis does, which the target serves while it imports the slot (a
+RESTORE would be redirected back with -MOVED).
 
 As in Redis the transfer is synchronous: the event loop waits for the target, at most
 `timeout` ms for each connect, write and read (MIGRATE is for moving keys between
@@ -186,6 +188,8 @@ def _transfer(
     select = cached[1] != db
     commands = ([auth] if auth else []) + ([[b'SELECT', b'%d' % db]] if select else [])
     moved = []
+    # a cluster node imports the slot: RESTORE-ASKING is served there without ASKING
+    restore = b'RESTORE-ASKING' if c.server.cluster is not None else b'RESTORE'
     for key in keys:
         deadline = ks.deadline(c.db, key)
         value = ks.materialize(c.db, key)
@@ -195,7 +199,7 @@ def _transfer(
         if deadline is not None:
             ttl = max(ttl, 1)
         payload = persistence.dump(value)
-        commands.append([b'RESTORE', key, b'%d' % ttl, payload] + ([b'REPLACE'] if replace else []))
+        commands.append([restore, key, b'%d' % ttl, payload] + ([b'REPLACE'] if replace else []))
         moved.append(key)
     reader = hiredis.Reader(notEnoughData=False)
     try:

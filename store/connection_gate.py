@@ -234,7 +234,9 @@ class ConnectionGate:
         if not cmd.arity_ok(len(args)):
             return self._reject(cmd, f"ERR wrong number of arguments for '{cmd.name}' command")
         shown = cmd
-        if cmd.subcommands:  # Redis rejects bad subcommands here (and flags MULTI)
+        # Redis rejects bad subcommands here (and flags MULTI); a container called alone
+        # (COMMAND, whose arity allows it) runs as itself
+        if cmd.subcommands and len(args) > 1:
             shown = cmd.subcommands.get(args[1].decode('utf-8', 'replace').lower())
             if shown is None:
                 return self._reject(

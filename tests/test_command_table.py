@@ -115,3 +115,25 @@ def test_getkeysandflags_match_redis(server, redis_ref, command):
         _raw(p, 'COMMAND', 'GETKEYSANDFLAGS', *command) for p in (server.port, redis_ref[1])
     )
     assert ours == theirs
+
+
+def test_command_alone_on_the_gated_path(server, redis_ref):
+    """COMMAND without a subcommand (its arity allows it) runs as itself wherever it goes:
+    in MULTI, in mixed case, for a user with key rules (the gated path). It used to close
+    the connection there, which redis-py's RedisCluster hits on its first connection."""
+    for port in (server.port, redis_ref[1]):
+        conn = RawConn(port)
+        try:
+            assert len(hiredis_parse(conn.cmd('Command'))) > 200
+            assert conn.cmd('MULTI') == b'+OK\r\n'
+            assert conn.cmd('COMMAND') == b'+QUEUED\r\n'
+            (table,) = hiredis_parse(conn.cmd('EXEC'))
+            assert len(table) > 200
+        finally:
+            conn.close()
+
+
+def hiredis_parse(data):
+    reader = hiredis.Reader()
+    reader.feed(data)
+    return reader.gets()

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..args import int_arg
+from ..cluster.messages import TYPE_NAMES
 from ..cluster.node import SLOTS, Node, mstime
 from ..cluster.routing import client_port, preferred_endpoint, uses_plaintext_port
 from ..command_table import Family
@@ -215,21 +216,6 @@ def help_(c: Client, cluster: Cluster, args: list[bytes]) -> list[str]:
 
 # -- INFO ---------------------------------------------------------------------------------
 
-# clusterGetMessageTypeString, by CLUSTERMSG_TYPE_* number
-MESSAGE_TYPES = (
-    'ping',
-    'pong',
-    'meet',
-    'fail',
-    'publish',
-    'auth-req',
-    'auth-ack',
-    'update',
-    'mfstart',
-    'module',
-    'publishshard',
-)
-
 
 @subcommand(
     'info',
@@ -271,7 +257,7 @@ def info(c: Client, cluster: Cluster, args: list[bytes]) -> Verbatim:
         for kind, count in enumerate(stats):
             if count:
                 total += count
-                lines.append(f'cluster_stats_messages_{MESSAGE_TYPES[kind]}_{way}:{count}')
+                lines.append(f'cluster_stats_messages_{TYPE_NAMES[kind]}_{way}:{count}')
         lines.append(f'cluster_stats_messages_{way}:{total}')
     lines.append(f'total_cluster_links_buffer_limit_exceeded:{state.links_buffer_limit_exceeded}')
     return Verbatim(''.join(line + '\r\n' for line in lines).encode())

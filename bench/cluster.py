@@ -22,8 +22,6 @@ limits what more masters can add (the table says how many cores the machine has)
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +29,14 @@ import time
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, ServerProc, free_port, git_state, reproduce  # noqa: E402
+from common import (  # noqa: E402
+    ROOT,
+    ServerProc,
+    free_port,
+    git_state,
+    redis_benchmark,
+    reproduce,
+)
 
 SLOTS = 16384
 TESTS = ['set', 'get']
@@ -100,36 +105,7 @@ def benchmark(port, test, requests, pipeline, masters):
     # (redis-benchmark --cluster refuses a cluster of one node: one master owns every slot,
     # so plain redis-benchmark sends it every key)
     cluster = ['--cluster'] if masters > 1 else []
-    out = subprocess.run(
-        [
-            shutil.which('redis-benchmark'),
-            *cluster,
-            '-h',
-            '127.0.0.1',
-            '-p',
-            str(port),
-            '-n',
-            str(requests),
-            '-c',
-            '50',
-            '-P',
-            str(pipeline),
-            '-r',
-            '100000',
-            '-t',
-            test,
-            '--csv',
-            '-q',
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for line in out.splitlines():
-        parts = [p.strip('"') for p in line.split('","')]
-        if len(parts) >= 2 and parts[0].startswith(test.upper()):
-            return float(parts[1])
-    raise RuntimeError(f'no result in redis-benchmark output: {out!r}')
+    return redis_benchmark(port, test, requests, 50, pipeline, extra=['-r', '100000', *cluster])
 
 
 def throughput(shapes, requests, work):

@@ -58,7 +58,7 @@ class Pair:
         ours_args, ours_dir, ours_cport = _cluster_args(tmp, 'ours')
         redis_args, _, redis_cport = _cluster_args(tmp, 'redis')
         self.procs = []
-        # (--bind: the bus listens where clients do, and the default's '-::*' fails there)
+        # (--bind: loopback only, as every test server)
         proc, ours_port = spawn_store(*ours_args, '--dir', str(ours_dir), '--bind', '127.0.0.1')
         self.procs.append(proc)
         proc, redis_port = spawn_redis(*redis_args)

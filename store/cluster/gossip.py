@@ -25,6 +25,7 @@ from typing import Protocol
 
 from . import messages as m
 from .failover import Failover
+from .messages import SLOTS_BYTES, valid_name
 from .node import (
     FLAG_FAIL,
     FLAG_HANDSHAKE,
@@ -36,11 +37,9 @@ from .node import (
     FLAG_NOFAILOVER,
     FLAG_PFAIL,
     FLAG_SLAVE,
-    SLOTS_BYTES,
     Node,
     PeerLink,
     mstime,
-    valid_name,
 )
 from .state import (
     CLUSTER_FAIL,

@@ -620,17 +620,23 @@ def slot_count(bitmap: bytes | bytearray) -> int:
 
 
 def slot_ranges(bitmap: bytes | bytearray) -> list[tuple[int, int]]:
-    """The runs of set slots as (first, last) pairs, in order."""
+    """The runs of set slots as (first, last) pairs, in order. Whole bytes inside a run
+    or a gap cost one test (a node's slots are a few long runs)."""
     out: list[tuple[int, int]] = []
-    start = prev = -2
-    for s in iter_slots(bitmap):
-        if s != prev + 1:
-            if start >= 0:
-                out.append((start, prev))
-            start = s
-        prev = s
+    start = -1
+    for i, byte in enumerate(bitmap):
+        if byte == 0xFF and start >= 0 or byte == 0 and start < 0:
+            continue
+        base = i << 3
+        for bit in range(8):
+            if byte & (1 << bit):
+                if start < 0:
+                    start = base + bit
+            elif start >= 0:
+                out.append((start, base + bit - 1))
+                start = -1
     if start >= 0:
-        out.append((start, prev))
+        out.append((start, (len(bitmap) << 3) - 1))
     return out
 
 

@@ -16,12 +16,11 @@ its latest report, in the order the reports first came.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Protocol
 
-SLOTS = 16384
-SLOTS_BYTES = SLOTS // 8
+from . import messages
+from .messages import SLOTS_BYTES, slot_ranges
 
 # cluster.h's CLUSTER_NODE_* flags: a node's state, sent as is in PINGs and gossip
 FLAG_MASTER = 1
@@ -56,42 +55,12 @@ def mstime() -> int:
 
 def random_name() -> str:
     """getRandomHexChars: a new node's name."""
-    return os.urandom(20).hex()
-
-
-def valid_name(name: str | bytes) -> bool:
-    """verifyClusterNodeId: 40 characters of [a-z0-9]."""
-    if len(name) != 40:
-        return False
-    s = name.decode('latin-1') if isinstance(name, bytes) else name
-    return all('a' <= ch <= 'z' or '0' <= ch <= '9' for ch in s)
+    return messages.random_name().decode()
 
 
 def flags_text(flags: int) -> str:
     """representClusterNodeFlags: 'myself,master', or 'noflags'."""
     return ','.join(name for flag, name in FLAG_NAMES if flags & flag) or 'noflags'
-
-
-def slot_ranges(bitmap: bytes | bytearray) -> list[tuple[int, int]]:
-    """The runs of set bits of a slot bitmap, as (first, last) pairs in slot order."""
-    ranges: list[tuple[int, int]] = []
-    start = -1
-    for byte_index, byte in enumerate(bitmap):
-        if byte == 0xFF and start >= 0:
-            continue
-        if byte == 0 and start < 0:
-            continue
-        base = byte_index << 3
-        for bit in range(8):
-            if byte & (1 << bit):
-                if start < 0:
-                    start = base + bit
-            elif start >= 0:
-                ranges.append((start, base + bit - 1))
-                start = -1
-    if start >= 0:
-        ranges.append((start, SLOTS - 1))
-    return ranges
 
 
 def ranges_text(ranges: list[tuple[int, int]]) -> str:

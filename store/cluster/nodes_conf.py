@@ -73,16 +73,15 @@ from collections.abc import Callable
 
 from ..cnum import atoi
 from ..request_parser import split_args
+from .messages import SLOTS, valid_name
 from .node import (
     FLAG_BY_NAME,
     FLAG_FAIL,
     FLAG_HANDSHAKE,
     FLAG_MYSELF,
     PORT_INCR,
-    SLOTS,
     Node,
     mstime,
-    valid_name,
 )
 from .state import TODO_FSYNC_CONFIG, TODO_SAVE_CONFIG, ClusterState, add_replica
 

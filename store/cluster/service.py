@@ -24,6 +24,8 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..pubsub.channel_store import CHANNELS, SHARD_CHANNELS
+from ..pubsub.shard_slots import remove_shard_channels_in_slot
 from . import nodes_conf
 from .node import FLAG_MASTER, FLAG_MYSELF, PORT_INCR, Node
 from .state import (
@@ -262,7 +264,7 @@ class Cluster:
         return deleted
 
     def remove_channels_in_slot(self, slot: int) -> None:
-        self.server.pubsub.remove_shard_channels_in_slot(slot)
+        remove_shard_channels_in_slot(self.server.pubsub, slot)
 
     def set_master(self, ip: str, port: int) -> None:
         self.server.replication.replicate(ip, port)
@@ -277,7 +279,7 @@ class Cluster:
 
     def deliver_publish(self, channel: bytes, message: bytes, sharded: bool) -> None:
         """A PUBLISH or SPUBLISH another node sent over the bus: to our subscribers."""
-        self.server.pubsub.deliver(channel, message, sharded)
+        self.server.pubsub.publish(channel, message, SHARD_CHANNELS if sharded else CHANNELS)
 
     # -- what CLUSTER's subcommands ask -------------------------------------------------
 

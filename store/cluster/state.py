@@ -31,7 +31,7 @@ import time
 from itertools import groupby
 from typing import Any, Protocol
 
-from .messages import iter_slots
+from .messages import SLOTS, SLOTS_BYTES, iter_slots, slot_ranges
 from .node import (
     FLAG_FAIL,
     FLAG_HANDSHAKE,
@@ -41,12 +41,9 @@ from .node import (
     FLAG_MYSELF,
     FLAG_PFAIL,
     FLAG_SLAVE,
-    SLOTS,
-    SLOTS_BYTES,
     Node,
     mstime,
     random_name,
-    slot_ranges,
 )
 
 CLUSTER_OK = 0

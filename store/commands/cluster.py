@@ -31,7 +31,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..args import E_SYNTAX, int_arg, lower
-from ..cluster.node import PORT_INCR, SLOTS
+from ..cluster.messages import SLOTS
+from ..cluster.node import PORT_INCR
 from ..cluster.routing import uses_plaintext_port
 from ..cluster.state import TODO_FSYNC_CONFIG, TODO_SAVE_CONFIG, TODO_UPDATE_STATE
 from ..context import Client

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..args import int_arg
-from ..cluster.messages import TYPE_NAMES
-from ..cluster.node import SLOTS, Node, mstime
+from ..cluster.messages import SLOTS, TYPE_NAMES
+from ..cluster.node import Node, mstime
 from ..cluster.routing import client_port, preferred_endpoint, uses_plaintext_port
 from ..command_table import Family
 from ..context import Client

@@ -33,6 +33,12 @@ Updates are batched per shard per command (`Updater`), mirroring Dragonfly's
 ChannelStoreUpdater; in this single-threaded server that keeps each shard's changes together
 and leaves one place to add locking if shards ever move to threads.
 
+Shard channels by slot. A shard channel belongs to the hash slot of its name, as a key
+does; `shard_slots` files the shard channels with a subscriber by slot, kept as channels
+come and go (Redis's slots_to_channels), so a cluster node that stops serving a slot finds
+its channels without a scan (pubsub/shard_slots.py). It costs a CRC16 when a shard channel
+gets its first subscriber or loses its last, nothing on the publish path.
+
 Complexity: subscribe/unsubscribe of one connection to a channel with n subscribers is O(n)
 (the tuple copy, a C-level memcpy); publish is O(subscribers + distinct index lengths +
 candidate patterns x match cost).
@@ -43,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator
 from typing import TypeAlias
 
+from ..db_slice import key_slot
 from ..glob import Glob, compile_glob
 
 # The store keeps subscribers without looking inside them (dispatch.py's Subscriber is one),
@@ -135,6 +142,7 @@ class ChannelStore:
     ]  # the three, by kind
     _subscriber_maps: tuple[list[dict[bytes, Subscribers]], ...]  # `subscribers`, by kind
     counts: list[int]  # live keys per kind
+    shard_slots: dict[int, set[bytes]]  # slot -> its shard channels with a subscriber
     by_prefix: _LengthIndex
     by_suffix: _LengthIndex
     unindexed: dict[bytes, PatternEntry]
@@ -148,6 +156,7 @@ class ChannelStore:
         # shards that stay empty
         self._subscriber_maps = (self.channels, [{} for _ in range(NSHARDS)], self.shard_channels)
         self.counts = [0, 0, 0]
+        self.shard_slots = {}
         self.by_prefix = _LengthIndex()
         self.by_suffix = _LengthIndex()
         self.unindexed = {}
@@ -205,6 +214,10 @@ class ChannelStore:
         for shard in self.maps[kind]:
             yield from shard
 
+    def shard_channels_in_slot(self, slot: int) -> list[bytes]:
+        """The shard channels of hash slot `slot` that have a subscriber, in byte order."""
+        return sorted(self.shard_slots.get(slot, ()))
+
     # -- writes ----------------------------------------------------------------------------
 
     def updater(self, kind: int, sub: Subscriber, add: bool) -> Updater:
@@ -233,18 +246,27 @@ class ChannelStore:
                         entry.subs = _drop(entry.subs, sub)
             return
         m = self._subscriber_maps[kind][shard]
+        by_slot = self.shard_slots if kind == SHARD_CHANNELS else None
         for key in keys:
             subs = m.get(key)
             if add:
                 if subs is None:
                     m[key] = (sub,)
                     self.counts[kind] += 1
+                    if by_slot is not None:
+                        by_slot.setdefault(key_slot(key), set()).add(key)
                 else:
                     m[key] = subs + (sub,)
             elif subs is not None:
                 if len(subs) == 1:
                     del m[key]
                     self.counts[kind] -= 1
+                    if by_slot is not None:
+                        slot = key_slot(key)
+                        channels = by_slot[slot]
+                        channels.discard(key)
+                        if not channels:
+                            del by_slot[slot]
                 else:
                     m[key] = _drop(subs, sub)
 

@@ -36,12 +36,6 @@ Accounting and limits
   (queue discarded, socket aborted). The normal class is checked by the connection itself
   (store/output_limit.py).
 
-Cluster mode: when this node stops serving a slot, its shard channels' subscribers are
-unsubscribed and sent the sunsubscribe push (`remove_shard_channels_in_slot`, Redis's
-removeChannelsInSlot); a slot -> shard channels index is kept between such calls while no
-shard subscription changes, so dropping all of a node's slots costs one pass over the
-channels.
-
 Invariants: a subscriber's queue is non-empty only while it has subscriptions (fully
 unsubscribing, RESET and disconnect clear it) or receives client-tracking invalidations
 (`push`, `pushes`); `queued == sum(s.qbytes)`; `buffered ==
@@ -55,7 +49,6 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..db_slice import key_slot
 from ..output_limit import OutputLimits, exceeded
 from ..resp import NO_REPLY, Raw
 from .channel_store import CHANNELS, PATTERNS, SHARD_CHANNELS, ChannelStore, PatternEntry
@@ -196,10 +189,6 @@ class PubSub:
         # counters for INFO
         self.messages = 0  # deliveries (receivers summed over publishes)
         self.publisher_waits = 0  # times a PUBLISH had to wait
-        # cluster mode: slot -> its shard channels, built when a slot's channels are
-        # dropped (remove_shard_channels_in_slot) and forgotten when shard subscriptions
-        # change, so dropping every slot of a node walks the channels once
-        self.shard_slots: dict[int, list[bytes]] | None = None
         # client-output-buffer-limit, every class (the hub created first, connections after)
         self.limits = OutputLimits(server)
         self.apply_config()
@@ -253,8 +242,6 @@ class PubSub:
             frames.append(b'%s%s:%d\r\n' % (head, _bulk(key), self._count(sub, kind)))
         if updater is not None:
             updater.apply()
-            if kind == SHARD_CHANNELS:
-                self.shard_slots = None
         self._set_total(conn, sub)
         return _push(conn, b''.join(frames))
 
@@ -292,44 +279,9 @@ class PubSub:
                 )
         if updater is not None:
             updater.apply()
-            if kind == SHARD_CHANNELS:
-                self.shard_slots = None
         if sub is not None:
             self._set_total(conn, sub)
         return _push(conn, b''.join(frames)) if notify else None
-
-    def remove_shard_channels_in_slot(self, slot: int) -> None:
-        """removeChannelsInSlot (cluster mode): this node no longer serves `slot`, so
-        every subscriber of its shard channels is unsubscribed from them and told, as if
-        it had sent SUNSUBSCRIBE: channels in byte order, each one's subscribers in the
-        order they subscribed. Messages already queued for a subscriber go out first."""
-        store = self.store
-        if not store.counts[SHARD_CHANNELS]:
-            return
-        index = self.shard_slots
-        if index is None:
-            index = {}
-            for ch in store.keys(SHARD_CHANNELS):
-                index.setdefault(key_slot(ch), []).append(ch)
-            self.shard_slots = index
-        channels = index.pop(slot, None)
-        if not channels:
-            return
-        for channel in sorted(channels):
-            snapshot: Snapshot = store.subscribers(channel, SHARD_CHANNELS) or ()
-            for s in snapshot:
-                conn = s.conn
-                if s.queue:
-                    data = b''.join(s.queue)
-                    self.queued -= s.qbytes
-                    s.qbytes = 0
-                    s.queue.clear()
-                    conn.out.append(data)
-                frames = self.unsubscribe(conn, SHARD_CHANNELS, [channel])
-                if frames:  # (already in the output with CLIENT REPLY OFF)
-                    conn.out.append(bytes(frames))
-                conn.flush_later()
-        self.shard_slots = index  # (the unsubscribes forgot it: only these channels left)
 
     def forget(self, conn: Any) -> None:
         """Leave no trace of `conn` (RESET, disconnect): cost is what it holds."""
@@ -369,14 +321,10 @@ class PubSub:
 
     # -- publish -------------------------------------------------------------------------------
 
-    def publish(self, channel: bytes, message: bytes) -> int:
-        """Internal publish (keyspace notifications): never waits. Returns receivers."""
-        return self._deliver(channel, message, CHANNELS, None)
-
-    def deliver(self, channel: bytes, message: bytes, sharded: bool) -> int:
-        """A message another cluster node published (store/cluster/gossip.py): to this
-        node's subscribers, never waiting."""
-        return self._deliver(channel, message, SHARD_CHANNELS if sharded else CHANNELS, None)
+    def publish(self, channel: bytes, message: bytes, kind: int = CHANNELS) -> int:
+        """Internal publish (keyspace notifications; a message another cluster node
+        published, to a channel or a shard channel): never waits. Returns receivers."""
+        return self._deliver(channel, message, kind, None)
 
     def publish_batch(self, channel: bytes, messages: Sequence[bytes]) -> int:
         """Publish several messages on one channel as one coalesced dispatch: one lookup,

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from cluster_nodes import parse_nodes, start_cluster
 from conftest import WAIT, stop, wait_until
 from store.cluster import nodes_conf
+from store.cluster.messages import SLOTS
 from store.cluster.node import (
     FLAG_FAIL,
     FLAG_HANDSHAKE,
@@ -38,7 +39,6 @@ from store.cluster.node import (
     FLAG_NOFAILOVER,
     FLAG_PFAIL,
     FLAG_SLAVE,
-    SLOTS,
     Node,
     flags_text,
 )
